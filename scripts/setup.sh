@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create the virtual environment and install assay, every plugin under plugins/ (editable)
+# and the test dependencies. Called by `make setup` (and so by `make run` / `make test`).
+set -euo pipefail
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+cd "$(dirname "$0")/.."
+
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
+
+args=(-e ".[test,plot]")
+for plugin in plugins/*/; do
+    [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
+done
+"${PIP[@]}" "${args[@]}"
+echo "assay installed in $VENV with plugins: $(ls plugins | tr '\n' ' ')"

@@ -1,0 +1,104 @@
+"""Data formats: how a file's text becomes pool items. JSON Lines is built in.
+
+A data format is registered through ``assay_register_data_formats`` (this module is
+itself a built-in plugin) and is used by :meth:`assay.DataPool.from_file` and, on Spark,
+on the executors that read the files. Subclass :class:`DataFormat` and implement
+:meth:`DataFormat.parse`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidParameterError
+from assay.plugins.hookspecs import hookimpl
+
+__all__ = ["DataFormat", "DataFormatError", "JsonLinesFormat"]
+
+
+class DataFormatError(InvalidParameterError):
+    """Malformed input; the message names the source and the line."""
+
+    def __init__(self, message: str, *, source: str, line: int | None = None) -> None:
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {message}")
+        self.source = source
+        self.line = line
+
+    def __reduce__(self):  # keep source / line across process boundaries (Spark, processes)
+        message = str(self).split(": ", 1)[1] if ": " in str(self) else str(self)
+        return (_rebuild_format_error, (type(self), message, self.source, self.line))
+
+
+def _rebuild_format_error(cls: type, message: str, source: str, line: int | None) -> DataFormatError:
+    return cls(message, source=source, line=line)
+
+
+class DataFormat:
+    """Base class of data formats.
+
+    Subclasses set ``name`` and ``extensions`` and implement :meth:`parse`. Items are
+    whatever the format's sentence evaluators expect (dicts for JSON Lines, sentence
+    objects for CoNLL-U). ``parse`` must accept any whole file's text, so that a file
+    can be parsed where it is read (a Spark executor) and an item never straddles two
+    files.
+    """
+
+    name: str = ""
+    extensions: tuple[str, ...] = ()
+
+    def parse(self, text: str, *, source: str = "<string>") -> list[Any]:
+        """Parse a whole document's text into a list of items."""
+        raise NotImplementedError(f"{type(self).__name__} must implement parse(text, source=...)")
+
+    def read(self, path: str | os.PathLike[str]) -> list[Any]:
+        """Read and parse one file (UTF-8)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(f"No such data file: {str(p)!r}") from None
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", source=str(p)) from None
+        return self.parse(text, source=str(p))
+
+    def dumps(self, items: list[Any]) -> str:
+        """Serialise items back to this format's text (optional)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot write its items")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class JsonLinesFormat(DataFormat):
+    """JSON Lines: one JSON value per line; blank lines are skipped.
+
+    >>> JsonLinesFormat().parse('{"a": 1}\\n\\n[2, 3]\\n')
+    [{'a': 1}, [2, 3]]
+    """
+
+    name = "jsonl"
+    extensions = (".jsonl", ".ndjson")
+
+    def parse(self, text: str, *, source: str = "<string>") -> list[Any]:
+        items: list[Any] = []
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(f"invalid JSON ({exc.msg}, column {exc.colno})", source=source, line=lineno) from None
+        return items
+
+    def dumps(self, items: list[Any]) -> str:
+        return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
+
+
+@hookimpl
+def assay_register_data_formats(register):
+    register("jsonl", JsonLinesFormat, extensions=JsonLinesFormat.extensions,
+             description="JSON Lines: one JSON value per line")

@@ -1,0 +1,31 @@
+"""The sections of ``assay demo``, run in order."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from assay.errors import InvalidParameterError
+
+#: section name -> module with ``run(out_dir: Path) -> None``
+SECTIONS: dict[str, str] = {
+    "treebank": "assay.demo.treebank",
+}
+
+
+def run_demo(out_dir: Path, *, sections: Sequence[str] | None = None) -> int:
+    chosen = list(sections or SECTIONS)
+    for name in chosen:
+        if name not in SECTIONS:
+            raise InvalidParameterError(f"Unknown demo section {name!r}; choose from {', '.join(SECTIONS)}.")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in chosen:
+        print(f"\n=== assay demo: {name} ===", flush=True)
+        start = time.perf_counter()
+        importlib.import_module(SECTIONS[name]).run(out_dir / name)
+        print(f"--- {name} done in {time.perf_counter() - start:.1f} s, files in {out_dir / name}", flush=True)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,73 @@
+"""The exceptions assay raises, in one small hierarchy.
+
+Every error assay raises on purpose is an :class:`AssayError`. The subclasses that
+stand for bad input also derive from the builtin a caller would expect
+(``ValueError``, ``TypeError``, ``LookupError``), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AssayError",
+    "DuplicateRegistrationError",
+    "EvaluationError",
+    "InvalidParameterError",
+    "MissingDependencyError",
+    "PluginLoadError",
+    "UnknownNameError",
+    "WorkerDiedError",
+]
+
+
+class AssayError(Exception):
+    """Base class of every error assay raises on purpose."""
+
+
+class PluginLoadError(AssayError):
+    """A plugin could not be imported or registered (fatal only with ``ASSAY_STRICT_PLUGINS=1``)."""
+
+
+class DuplicateRegistrationError(PluginLoadError):
+    """Two plugins registered the same name for the same kind."""
+
+
+class InvalidParameterError(AssayError, ValueError, TypeError):
+    """A parameter has the wrong type or value; the message names it, the expectation and the value."""
+
+
+class UnknownNameError(AssayError, LookupError):
+    """A name asked for from a registry is not registered; the message lists close matches."""
+
+
+class MissingDependencyError(AssayError, ImportError):
+    """An optional dependency is missing; the message carries the ``pip install`` hint."""
+
+    def __init__(self, package: str, *, extra: str | None = None, purpose: str = "") -> None:
+        hint = f"pip install 'assay[{extra}]'" if extra else f"pip install {package}"
+        what = f" for {purpose}" if purpose else ""
+        super().__init__(f"{package} is required{what} but is not installed; install it with: {hint}")
+        self.package = package
+        self.hint = hint
+
+
+class EvaluationError(AssayError):
+    """A sentence evaluator failed, or returned something that is not a valid tally.
+
+    ``shard`` and ``item`` locate the failure (``item`` is the index in the pool).
+    """
+
+    def __init__(self, message: str, *, shard: int | None = None, item: int | None = None) -> None:
+        super().__init__(message)
+        self.shard = shard
+        self.item = item
+
+    def __reduce__(self):  # keep shard / item when the error crosses a process boundary
+        return (_rebuild_evaluation_error, (type(self), self.args[0], self.shard, self.item))
+
+
+class WorkerDiedError(EvaluationError):
+    """A worker process ended without returning its shard's tally (killed, out of memory)."""
+
+
+def _rebuild_evaluation_error(cls: type, message: str, shard: int | None, item: int | None) -> EvaluationError:
+    return cls(message, shard=shard, item=item)

@@ -1,0 +1,147 @@
+"""The hooks an assay plugin implements: the plugin author's reference.
+
+A plugin is any importable object (usually a module) with functions marked
+``@assay.hookimpl``, advertised through an entry point in the group ``assay``::
+
+    # pyproject.toml of your distribution
+    [project.entry-points.assay]
+    my_metrics = "my_metrics.plugin"
+
+    # my_metrics/plugin.py
+    from assay import hookimpl
+
+    @hookimpl
+    def assay_register_metrics(register):
+        register("my_metric", MyMetric, description="What it measures")
+
+Every hook follows the same register-callback style. ``register(name, factory,
+**metadata)`` adds one entry to that kind's registry:
+
+``name``
+    The registered name users load it by (``assay.load_metric("my_metric[k=v]")``).
+    Lower case, digits, ``_``, ``-`` and ``.``. A name already registered by another
+    plugin is an error naming both plugins; the later plugin is then skipped whole.
+``factory``
+    A callable returning the object (usually the class itself). ``load_<kind>`` calls
+    it with the keyword overrides the user gave; overrides the factory's signature does
+    not accept are rejected with the close matches listed.
+``**metadata``
+    Free-form facts about the entry, shown by ``assay list <kind>`` and available as
+    ``registry.get(name).metadata``. ``description=`` is shown in listings.
+
+Keep plugin modules cheap to import: assay imports them on the first registry
+lookup, so heavy libraries (torch, scipy, sacrebleu ...) belong inside the factory or
+the methods that need them, not at module top level.
+
+A hook that raises is recorded (``assay plugins`` shows it) and the plugin's
+registrations are dropped; assay goes on with the other plugins unless
+``ASSAY_STRICT_PLUGINS=1`` is set.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+import pluggy
+
+PROJECT = "assay"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class Register(Protocol):
+    """The callback every registration hook receives."""
+
+    def __call__(self, name: str, factory: Callable[..., Any], **metadata: Any) -> None: ...
+
+
+@hookspec
+def assay_register_metrics(register: Register) -> None:
+    """Register metrics (instance, bulk or global; see :mod:`assay.metrics`).
+
+    The factory returns a metric object with ``map`` / ``reduce`` (or
+    ``update`` / ``compute`` / ``merge``) as documented in the metrics guide.
+    Loaded with ``assay.load_metric("name[key=value]")``.
+    """
+
+
+@hookspec
+def assay_register_estimators(register: Register) -> None:
+    """Register uncertainty estimators (:class:`assay.uncertainty.Estimator` subclasses).
+
+    An estimator declares its ``level`` (``"sequence"``, ``"token"`` or ``"claim"``) and
+    the statistics it depends on; it returns uncertainty, higher = more uncertain.
+    Loaded with ``assay.load_estimator(name)``.
+    """
+
+
+@hookspec
+def assay_register_stat_calculators(register: Register) -> None:
+    """Register statistic calculators (:class:`assay.uncertainty.StatCalculator`).
+
+    A calculator declares the statistics it produces and those it needs; the
+    :class:`~assay.uncertainty.UEManager` orders them as a dependency graph and runs
+    each once. Loaded with ``assay.load_stat_calculator(name)``.
+    """
+
+
+@hookspec
+def assay_register_ue_metrics(register: Register) -> None:
+    """Register uncertainty-estimation metrics, called as ``ue_metric(uncertainty, quality) -> float``.
+
+    ``uncertainty`` is higher = more uncertain, ``quality`` higher = better (binary
+    correctness is 1 / 0). Loaded with ``assay.load_ue_metric("prr[max_rejection=0.5]")``.
+    """
+
+
+@hookspec
+def assay_register_sentence_evaluators(register: Register) -> None:
+    """Register sentence evaluators usable as ``sentence_evaluator=`` by name.
+
+    The factory returns a callable ``(sent, w_vector) -> (correct_num, gold_set_size)``
+    with two non-negative ints, ``correct_num <= gold_set_size``. It must be picklable
+    (a module-level function or an instance of a module-level class), because parallel
+    executors send it to workers. Loaded with ``assay.load_sentence_evaluator(name)``.
+    """
+
+
+@hookspec
+def assay_register_executors(register: Register) -> None:
+    """Register executors: how the shards of a :class:`assay.DataPool` are run.
+
+    The factory takes keyword options (``workers=``, ``progress=``, ...) and returns an
+    object with ``run(tasks, shared, *, progress) -> list`` as described in
+    :mod:`assay.executors`. assay's own ``serial``, ``threads`` and ``processes``
+    executors are registered through this same hook. Loaded with
+    ``assay.load_executor("processes[workers=4]")``.
+    """
+
+
+@hookspec
+def assay_register_data_formats(register: Register) -> None:
+    """Register data formats that turn a file's text into pool items.
+
+    The factory returns an :class:`assay.DataFormat` (``parse(text, source=...)`` to a
+    list of items; ``read(path)``). Register ``extensions=(".conllu",)`` as metadata so
+    ``DataPool.from_file`` can guess the format from a file name. Loaded with
+    ``assay.load_data_format(name)``.
+    """
+
+
+@hookspec
+def assay_register_tasks(register: Register) -> None:
+    """Register downstream tasks (ValUES style: OoD detection, failure detection, ...).
+
+    The factory returns a callable task that turns the loaded maps and references of an
+    experiment into a nested metrics dictionary. Loaded with ``assay.load_task(name)``.
+    """
+
+
+@hookspec
+def assay_register_aggregations(register: Register) -> None:
+    """Register aggregations of a pixel / voxel uncertainty map to one score per image.
+
+    The factory returns a callable ``(uncertainty_map) -> float`` working on 2-D and
+    3-D arrays. Loaded with ``assay.load_aggregation("patch_max[patch_size=10]")``.
+    """
