@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import types
+
+import pytest
+
+import assay
+from assay import hookimpl
+from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError, UnknownNameError
+from assay.plugins import PluginSystem, use_plugin_system
+from assay.plugins.registry import Registry
+
+
+class Scaled:
+    def __init__(self, factor: float = 1.0, *, label: str = "x") -> None:
+        self.factor = factor
+        self.label = label
+
+
+def make_plugin(**hooks):
+    module = types.ModuleType("fake_plugin")
+    for name, fn in hooks.items():
+        setattr(module, name, hookimpl(fn))
+    return module
+
+
+@pytest.fixture
+def system():
+    system = PluginSystem(entry_points=False)
+
+    def assay_register_metrics(register):
+        register("scaled", Scaled, description="Scales things")
+        register("scaled_up", Scaled)
+
+    def assay_register_aggregations(register):
+        register("anything", lambda **kw: kw)
+
+    system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics,
+                                       assay_register_aggregations=assay_register_aggregations), "fake")
+    with use_plugin_system(system):
+        yield system
+
+
+def test_load_with_overrides_in_the_name_and_as_keywords(system):
+    m = assay.load_metric("scaled[factor=2.5, label=a]")
+    assert (m.factor, m.label) == (2.5, "a")
+    m = assay.load_metric("scaled", factor=4)
+    assert m.factor == 4
+    m = assay.load_metric("scaled[factor=4]", factor=4)  # same value twice is fine
+    assert m.factor == 4
+
+
+def test_conflicting_override_is_an_error(system):
+    with pytest.raises(InvalidParameterError, match="given twice"):
+        assay.load_metric("scaled[factor=4]", factor=5)
+
+
+def test_unknown_name_lists_close_matches(system):
+    with pytest.raises(UnknownNameError, match=r"No metric named 'scaledd'\. Did you mean: scaled"):
+        assay.load_metric("scaledd")
+
+
+def test_unknown_key_lists_close_matches_and_accepted_keys(system):
+    with pytest.raises(InvalidParameterError, match=r"Unknown override 'factr'.*Did you mean: factor\?.*"
+                                                     r"Accepted keys: factor, label"):
+        assay.load_metric("scaled[factr=2]")
+
+
+def test_factory_with_kwargs_accepts_any_key(system):
+    assert assay.load_aggregation("anything[a=1, b=[x]]") == {"a": 1, "b": ["x"]}
+
+
+def test_empty_registry_says_to_install_a_plugin(system):
+    with pytest.raises(UnknownNameError, match="No estimator is registered"):
+        assay.load_estimator("msp")
+
+
+def test_entry_metadata_and_description(system):
+    entry = system.registry("metric").get("scaled")
+    assert entry.plugin == "fake" and entry.description == "Scales things"
+    assert system.registry("metric").get("scaled_up").description == ""
+    assert entry.accepted_keys() == ["factor", "label"]
+
+
+def test_register_plugin_duplicate_raises_and_leaves_registry_intact(system):
+    def assay_register_metrics(register):
+        register("fresh", Scaled)
+        register("scaled", Scaled)
+
+    with pytest.raises(PluginLoadError, match="registered by both 'fake' and 'other'"):
+        system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "other")
+    assert "fresh" not in system.registry("metric")
+
+
+@pytest.mark.parametrize("bad_name", ["has space", "", "a/b", 3])
+def test_invalid_registered_names_are_rejected(bad_name):
+    system = PluginSystem(entry_points=False)
+
+    def assay_register_metrics(register):
+        register(bad_name, Scaled)
+
+    with pytest.raises(PluginLoadError, match="invalid metric name"):
+        system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "bad")
+
+
+def test_non_callable_factory_is_rejected():
+    system = PluginSystem(entry_points=False)
+
+    def assay_register_metrics(register):
+        register("n", 42)
+
+    with pytest.raises(PluginLoadError, match="not callable"):
+        system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "bad")
+
+
+def test_unknown_kind_lists_close_matches():
+    with pytest.raises(InvalidParameterError, match="Did you mean: metric"):
+        Registry("metrik")
+
+
+def test_duplicate_error_type():
+    assert issubclass(DuplicateRegistrationError, PluginLoadError)
+
+
+def test_builtin_executors_and_formats_register_through_hooks():
+    system = PluginSystem(entry_points=False)
+    builtins = {p.name: p for p in system.plugins}
+    assert builtins["assay.core.formats"].registered["data_format"] == ("jsonl",)
+    assert {"serial", "threads", "processes"} <= set(builtins["assay.executors.builtin"].registered["executor"])
