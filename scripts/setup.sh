@@ -11,7 +11,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 
-args=(-e ".[test,plot]")
+# Spark (issue 5): pyspark 4.x needs a Java 17+ runtime; install one when missing.
+bash scripts/ensure-java.sh >/dev/null
+
+args=(-e ".[test,plot,spark]")
 for plugin in plugins/*/; do
     [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
 done
