@@ -1,0 +1,268 @@
+"""unitxt's three kinds of metric, and pipelines, built on :class:`~assay.metrics.Metric`.
+
+- :class:`InstanceMetric`: a score per instance; the global score is their mean
+  (NaN instance scores are left out of the mean, as unitxt does). Additive: the
+  statistics are ``(sum of values, number of non-NaN values)`` per score.
+- :class:`BulkInstanceMetric`: the same, but instance scores are computed for a whole
+  batch at once (a model, a vectorized formula).
+- :class:`GlobalMetric`: the score is a function of the whole collection (corpus
+  BLEU, ROC AUC); ``reduce`` re-runs it on any subset, instance scores run it on one
+  instance.
+- :class:`MetricPipeline`: pre-processing steps, a wrapped metric, score renames.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from assay.errors import EvaluationError, InvalidParameterError
+from assay.metrics.base import Metric, divide, metric_name
+
+__all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "MetricPipeline"]
+
+
+def _as_score_dict(value: Any, names: Sequence[str], metric: Metric) -> dict[str, float]:
+    if isinstance(value, Mapping):
+        return {k: float(value[k]) if value[k] is not None else math.nan for k in value}
+    if len(names) != 1:
+        raise EvaluationError(
+            f"Metric {metric_name(metric)!r} reports scores {list(names)}; its instance score must be a dict, "
+            f"got {type(value).__name__}."
+        )
+    return {names[0]: float(value) if value is not None else math.nan}
+
+
+class _MeanOfInstances(Metric):
+    """Shared machinery of instance and bulk metrics: mean of per-instance scores."""
+
+    additive = True
+    vectorized = True
+    #: names of the per-instance scores (default: ``[main_score]``)
+    score_names: Sequence[str] | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.score_names) if self.score_names else (self.main_score,)
+
+    @property
+    def n_stats(self) -> int:  # type: ignore[override]
+        return 2 * len(self.names)
+
+    def _rows(self, scores: Sequence[Any]) -> np.ndarray:
+        names = self.names
+        vals = np.full((len(scores), len(names)), np.nan)
+        for i, sc in enumerate(scores):
+            d = _as_score_dict(sc, names, self)
+            for j, name in enumerate(names):
+                if name not in d:
+                    raise EvaluationError(
+                        f"Metric {metric_name(self)!r} did not report score {name!r} for instance {i}; got {sorted(d)}."
+                    )
+                vals[i, j] = d[name]
+        ok = np.isfinite(vals)
+        return np.concatenate([np.where(ok, vals, 0.0), ok.astype(float)], axis=1)
+
+    def reduce(self, totals: np.ndarray) -> dict[str, Any]:
+        totals = np.asarray(totals, dtype=float)
+        k = len(self.names)
+        sums, counts = totals[..., :k], totals[..., k:]
+        means = divide(sums, counts)
+        return {name: means[..., j] for j, name in enumerate(self.names)}
+
+    def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
+        arr = np.asarray(intermediates, dtype=float)
+        k = len(self.names)
+        vals = np.where(arr[:, k:] > 0, arr[:, :k], np.nan)
+        return [dict(zip(self.names, row)) for row in vals.tolist()]
+
+    def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
+        """A score whose instance values are all 0 or 1 is a proportion (Wilson applies)."""
+        arr = np.asarray(intermediates, dtype=float)
+        k = len(self.names)
+        out: dict[str, tuple[float, float]] = {}
+        for j, name in enumerate(self.names):
+            ok = arr[:, k + j] > 0
+            v = arr[ok, j]
+            if np.all((v == 0) | (v == 1)):
+                out[name] = (float(v.sum()), float(ok.sum()))
+        return out
+
+
+class InstanceMetric(_MeanOfInstances):
+    """A metric scored on each instance alone; the global score is the mean.
+
+    Implement :meth:`compute_instance`, returning a float (the ``main_score``) or a
+    dict with every name in ``score_names``. NaN instance scores are excluded from the
+    mean; a global score with no valid instance is NaN.
+
+    .. math:: \\text{score} = \\frac{1}{|V|} \\sum_{i \\in V} s_i, \\quad V = \\{i : s_i \\text{ is not NaN}\\}
+
+    Examples
+    --------
+    >>> class ExactMatch(InstanceMetric):
+    ...     main_score = "exact_match"
+    ...     def compute_instance(self, prediction, references, task_data=None):
+    ...         return float(prediction in references)
+    >>> ExactMatch().update(["a", "b"], [["a"], ["c"]]).compute()["exact_match"]
+    0.5
+    """
+
+    def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float | Mapping[str, float]:
+        raise NotImplementedError(f"{type(self).__name__} must implement compute_instance()")
+
+    def map(self, prediction: Any, references: Any, task_data: Any = None) -> np.ndarray:
+        return self._rows([self.compute_instance(prediction, references, task_data)])[0]
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
+                  task_data: Sequence[Any] | None) -> np.ndarray:
+        n = len(predictions)
+        refs = references if references is not None else [None] * n
+        tds = task_data if task_data is not None else [None] * n
+        return self._rows([self.compute_instance(p, r, t) for p, r, t in zip(predictions, refs, tds)])
+
+
+class BulkInstanceMetric(_MeanOfInstances):
+    """Instance scores computed for a batch at once; the global score is their mean.
+
+    Implement :meth:`compute_bulk`, returning one float or dict per instance (as
+    :meth:`InstanceMetric.compute_instance` does for one).
+    """
+
+    def compute_bulk(self, predictions: Sequence[Any], references: Sequence[Any] | None,
+                     task_data: Sequence[Any] | None) -> Sequence[float | Mapping[str, float]]:
+        raise NotImplementedError(f"{type(self).__name__} must implement compute_bulk()")
+
+    def map(self, prediction: Any, references: Any, task_data: Any = None) -> np.ndarray:
+        return self.map_batch([prediction], [references], [task_data])[0]
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
+                  task_data: Sequence[Any] | None) -> np.ndarray:
+        scores = self.compute_bulk(predictions, references, task_data)
+        if isinstance(scores, np.ndarray) and scores.ndim == 1 and len(self.names) == 1:
+            scores = scores.tolist()
+        if len(scores) != len(predictions):
+            raise EvaluationError(
+                f"compute_bulk of metric {metric_name(self)!r} returned {len(scores)} scores for "
+                f"{len(predictions)} instances."
+            )
+        return self._rows(scores)
+
+
+class GlobalMetric(Metric):
+    """A metric defined on the whole collection (corpus BLEU, ROC AUC, correlations).
+
+    Implement :meth:`compute_global`, returning a float (the ``main_score``) or a
+    dict of named scores. The intermediate of an instance is the triple
+    ``(prediction, references, task_data)``; confidence intervals re-run
+    ``compute_global`` on every resample, so prefer an additive :class:`Metric` when the
+    score is a function of summed statistics.
+    """
+
+    def compute_global(self, predictions: list[Any], references: list[Any],
+                       task_data: list[Any]) -> float | Mapping[str, float]:
+        raise NotImplementedError(f"{type(self).__name__} must implement compute_global()")
+
+    def map(self, prediction: Any, references: Any, task_data: Any = None) -> tuple[Any, Any, Any]:
+        return (prediction, references, task_data)
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
+                  task_data: Sequence[Any] | None) -> list[tuple[Any, Any, Any]]:
+        n = len(predictions)
+        refs = references if references is not None else [None] * n
+        tds = task_data if task_data is not None else [None] * n
+        return list(zip(predictions, refs, tds))
+
+    def reduce(self, intermediates: Sequence[tuple[Any, Any, Any]]) -> dict[str, float]:
+        preds = [t[0] for t in intermediates]
+        refs = [t[1] for t in intermediates]
+        tds = [t[2] for t in intermediates]
+        value = self.compute_global(preds, refs, tds)
+        return _as_score_dict(value, (self.main_score,), self)
+
+
+class MetricPipeline(Metric):
+    """Pre-processing steps, a wrapped metric, and score renames.
+
+    Parameters
+    ----------
+    metric : Metric
+        The wrapped metric.
+    preprocess : sequence of callables
+        Each step takes and returns an instance dict with keys ``prediction``,
+        ``references`` and ``task_data`` (applied in order, before the wrapped metric's
+        ``prediction_type`` check).
+    rename : mapping of str to str, optional
+        Score renames applied to everything the wrapped metric reports.
+    main_score : str, optional
+        The pipeline's main score (default: the wrapped main score, after ``rename``).
+    score_prefix : str
+        As for every metric.
+
+    Examples
+    --------
+    >>> from assay.metrics import InstanceMetric
+    >>> class Match(InstanceMetric):
+    ...     main_score = "match"
+    ...     def compute_instance(self, prediction, references, task_data=None):
+    ...         return float(prediction in references)
+    >>> lower = lambda inst: {**inst, "prediction": inst["prediction"].lower()}
+    >>> p = MetricPipeline(Match(), preprocess=[lower], rename={"match": "match_lower"})
+    >>> p.update(["A", "b"], [["a"], ["c"]]).compute()["match_lower"]
+    0.5
+    """
+
+    def __init__(self, metric: Metric, *, preprocess: Sequence[Callable[[dict], dict]] = (),
+                 rename: Mapping[str, str] | None = None, main_score: str | None = None,
+                 score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        if not isinstance(metric, Metric):
+            raise InvalidParameterError(f"MetricPipeline's 'metric' must be a Metric; got {type(metric).__name__}.")
+        for step in preprocess:
+            if not callable(step):
+                raise InvalidParameterError(f"MetricPipeline's 'preprocess' steps must be callable; got {step!r}.")
+        self.metric = metric
+        self.preprocess = list(preprocess)
+        self.rename = dict(rename or {})
+        self.main_score = main_score or self.rename.get(metric.main_score, metric.main_score)
+        self.higher_is_better = metric.higher_is_better
+        self.additive = metric.additive
+        self.vectorized = metric.vectorized
+        self.per_instance = metric.per_instance
+        self.n_stats = metric.n_stats
+        self.requirements = metric.requirements
+        self.ci_scores = [self.rename.get(s, s) for s in metric.score_names_for_ci]
+
+    def _renamed(self, scores: Mapping[str, Any]) -> dict[str, Any]:
+        return {self.rename.get(k, k): v for k, v in scores.items()}
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
+                  task_data: Sequence[Any] | None) -> Any:
+        if self.preprocess:
+            n = len(predictions)
+            refs = references if references is not None else [None] * n
+            tds = task_data if task_data is not None else [None] * n
+            insts = [{"prediction": p, "references": r, "task_data": t} for p, r, t in zip(predictions, refs, tds)]
+            for step in self.preprocess:
+                insts = [step(inst) for inst in insts]
+            predictions = [i["prediction"] for i in insts]
+            references = [i["references"] for i in insts] if references is not None else None
+            task_data = [i["task_data"] for i in insts] if task_data is not None else None
+        return self.metric.map_all(predictions, references, task_data)
+
+    def map(self, prediction: Any, references: Any, task_data: Any = None) -> Any:
+        return self.map_batch([prediction], [references], [task_data])[0]
+
+    def reduce(self, intermediates: Any) -> dict[str, Any]:
+        return self._renamed(self.metric.reduce(intermediates))
+
+    def reduce_totals_many(self, totals: np.ndarray) -> dict[str, np.ndarray]:
+        return self._renamed(self.metric.reduce_totals_many(totals))
+
+    def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
+        return [self._renamed(d) for d in self.metric.instance_scores(intermediates)]
+
+    def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
+        return self._renamed(self.metric.proportions(intermediates))
