@@ -10,6 +10,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
+# Editable installs and the tests' own `pip install` of the plugin template need a modern setuptools.
+"${PIP[@]}" --upgrade "pip>=23.1" "setuptools>=68" wheel
 
 # Spark (issue 5): pyspark 4.x needs a Java 17+ runtime; install one when missing.
 bash scripts/ensure-java.sh >/dev/null

@@ -1,0 +1,1 @@
+"""assay-template: copy this folder to start an assay plugin."""
