@@ -1,0 +1,335 @@
+"""``EvaluatorBase``: sequential and sharded parallel evaluation of additive tallies.
+
+Subclass it, implement ``sentence_evaluator(sent, w_vector) -> (correct_num,
+gold_set_size)``, and call :meth:`EvaluatorBase.sequentialEvaluate` or
+:meth:`EvaluatorBase.parallelEvaluate` (snake_case spellings too)::
+
+    class HeadAccuracy(EvaluatorBase):
+        def sentence_evaluator(self, sent, w_vector):
+            predicted = w_vector.parse(sent)
+            return sum(p == g for p, g in zip(predicted, sent["heads"])), len(sent["heads"])
+
+    r = HeadAccuracy().parallelEvaluate(DataPool(sentences, num_shards=8), model)
+
+Both run the same per-shard function (:func:`evaluate_shard`) over the pool's shards --
+sequentially through the ``serial`` executor, in parallel through ``processes`` (or
+any executor, or Spark) -- and add the shard tallies in shard order, so the totals
+are identical by construction.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, Callable, Sequence
+
+from assay.core.log import log_result
+from assay.core.pool import DataPool
+from assay.core.result import EvaluationResult, UndefinedMetricWarning
+from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+
+__all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard"]
+
+#: ``(sent, w_vector) -> (correct_num, gold_set_size)``
+SentenceEvaluator = Callable[[Any, Any], Any]
+
+
+# --------------------------------------------------------------------------- per shard
+def _bad_tally(value: Any, shard: Any, offset: int, why: str) -> EvaluationError:
+    return EvaluationError(
+        f"sentence_evaluator returned {value!r} for {shard.describe(offset)} (shard {shard.index}); "
+        f"expected two non-negative ints (correct_num, gold_set_size) with correct_num <= gold_set_size: {why}.",
+        shard=shard.index, item=shard.pool_index(offset),
+    )
+
+
+def _as_count(x: Any) -> int | None:
+    """``x`` as an int when it is an integer that is not a bool (numpy integers allowed), else None."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        try:  # numpy bools and other integer-likes that do not register as Integral
+            import numpy as np
+
+            if isinstance(x, np.integer) and not isinstance(x, np.bool_):
+                return int(x)
+        except ImportError:  # pragma: no cover
+            pass
+        return None
+    return int(x)
+
+
+def _check_tally(value: Any, shard: Any, offset: int) -> tuple[int, int]:
+    """Validate one sentence_evaluator return value (the slow path of :func:`evaluate_shard`)."""
+    try:
+        if isinstance(value, (str, bytes)) or len(value) != 2:
+            raise TypeError
+        correct, gold = value
+    except TypeError:
+        raise _bad_tally(value, shard, offset, "not a pair") from None
+    c, g = _as_count(correct), _as_count(gold)
+    if c is None or g is None:
+        wrong = correct if c is None else gold
+        raise _bad_tally(value, shard, offset, f"{type(wrong).__name__} {wrong!r} is not an int") from None
+    if c < 0 or g < 0:
+        raise _bad_tally(value, shard, offset, "a count is negative")
+    if c > g:
+        raise _bad_tally(value, shard, offset, "correct_num > gold_set_size")
+    return c, g
+
+
+def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> EvaluationResult:
+    """Run the sentence evaluator over one shard; the task function every executor runs.
+
+    ``shared`` is ``(sentence_evaluator, w_vector)``. Returns the shard's
+    :class:`EvaluationResult` (``feature_count`` is left to the caller). A raising
+    sentence evaluator or an invalid return value raises :class:`EvaluationError` naming
+    the shard and the item (its index in the pool), with the original exception chained.
+    """
+    sentence_evaluator, w_vector = shared
+    correct_total = gold_total = 0
+    offset = -1
+    for offset, sent in enumerate(shard.items()):
+        try:
+            value = sentence_evaluator(sent, w_vector)
+        except Exception as exc:
+            raise EvaluationError(
+                f"sentence_evaluator raised {type(exc).__name__} on {shard.describe(offset)} "
+                f"(shard {shard.index}): {exc}",
+                shard=shard.index, item=shard.pool_index(offset),
+            ) from exc
+        # Fast path: a tuple of two plain ints in order. Everything else is checked in full.
+        if type(value) is tuple and len(value) == 2:
+            correct, gold = value
+            if type(correct) is int and type(gold) is int and 0 <= correct <= gold:
+                correct_total += correct
+                gold_total += gold
+                continue
+        correct, gold = _check_tally(value, shard, offset)
+        correct_total += correct
+        gold_total += gold
+    return EvaluationResult(correct_total, gold_total, offset + 1)
+
+
+def _feature_count(w_vector: Any) -> int | None:
+    try:
+        n = len(w_vector)
+    except Exception:  # noqa: BLE001 - no length (TypeError) or a broken __len__: no count
+        return None
+    return n if isinstance(n, int) and n >= 0 else None
+
+
+# --------------------------------------------------------------------------- the base class
+class EvaluatorBase:
+    """Base class of evaluators: implement :meth:`sentence_evaluator`, call an ``...Evaluate`` method.
+
+    After a successful run ``correct_num`` and ``gold_set_size`` hold the totals; a run
+    that fails leaves them as they were. Each run also returns an immutable
+    :class:`~assay.EvaluationResult` and logs the seed toolkit's lines on the
+    ``EVALUATOR`` logger.
+
+    Examples
+    --------
+    >>> from assay import EvaluatorBase, DataPool
+    >>> class Exact(EvaluatorBase):
+    ...     def sentence_evaluator(self, sent, w_vector):
+    ...         predicted, gold = sent
+    ...         return sum(p == g for p, g in zip(predicted, gold)), len(gold)
+    >>> pool = DataPool([([1, 2, 3], [1, 2, 0]), ([4], [4])], num_shards=2)
+    >>> r = Exact().sequentialEvaluate(pool, None)
+    >>> (r.correct_num, r.gold_set_size, r.accuracy)
+    (3, 4, 0.75)
+    """
+
+    correct_num: int
+    gold_set_size: int
+
+    def __init__(self) -> None:
+        self.correct_num = 0
+        self.gold_set_size = 0
+
+    def sentence_evaluator(self, sent: Any, w_vector: Any) -> tuple[int, int]:
+        """Score one item: return ``(correct_num, gold_set_size)``, two non-negative ints.
+
+        Override this, or pass ``sentence_evaluator=`` (a callable or a registered name)
+        to the ``...Evaluate`` methods. For parallel runs it must be picklable with the
+        evaluator (a method of a module-level class, or a module-level function).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement sentence_evaluator(self, sent, w_vector); "
+            "override it or pass sentence_evaluator=... (a callable or a registered name)."
+        )
+
+    # ------------------------------------------------------------ seed-compatible API
+    def sequentialEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
+                           sparkContext: Any = None, hadoop: Any = None) -> EvaluationResult:
+        """Evaluate every item of ``data_pool`` in this process, shard by shard.
+
+        Parameters
+        ----------
+        data_pool : DataPool or sized sequence
+            The items. Its ``num_shards`` (default 1) decides the per-shard results.
+        w_vector : object
+            The model, passed to every ``sentence_evaluator`` call; ``len(w_vector)`` is
+            logged as the feature count when it has a length.
+        sentence_evaluator : callable or str, optional
+            ``(sent, w_vector) -> (correct_num, gold_set_size)`` or a registered name
+            (``load_sentence_evaluator``). Default: ``self.sentence_evaluator``.
+        sparkContext, hadoop
+            Accepted for compatibility with the seed toolkit's signature and ignored: a
+            sequential run never uses Spark.
+
+        Returns
+        -------
+        EvaluationResult
+        """
+        evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
+        pool = _as_pool(data_pool)
+        from assay.plugins import load_executor
+
+        with load_executor("serial", progress=False) as executor:
+            return self._run(pool, w_vector, evaluator, executor, pool.shards())
+
+    def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
+                         sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
+                         num_shards: int | None = None, workers: int | None = None) -> EvaluationResult:
+        """Evaluate the shards of ``data_pool`` in parallel: local processes, or Spark with a ``sparkContext``.
+
+        Parameters
+        ----------
+        data_pool, w_vector, sentence_evaluator
+            As for :meth:`sequentialEvaluate`.
+        sparkContext : pyspark.SparkContext, optional
+            Run on Spark (the ``spark`` executor, from the Spark extra): one Spark task per
+            shard, the model and the sentence evaluator broadcast once.
+        hadoop : optional
+            Passed to the Spark executor (the seed's flag for reading pools from HDFS).
+        executor : str or Executor, optional
+            Where shards run: a registered name with options (``"processes[workers=2]"``,
+            ``"threads"``, ``"serial"``) or an :class:`~assay.Executor`. Default
+            ``"processes"``. Not together with ``sparkContext``.
+        num_shards : int, optional
+            Shards to cut (one task each). Default: the pool's ``num_shards``, else one
+            per worker.
+        workers : int, optional
+            Worker count for an executor given by name (default: the CPU count).
+
+        Returns
+        -------
+        EvaluationResult
+            The totals, with the per-shard results in ``shards`` (shard order).
+        """
+        evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
+        pool = _as_pool(data_pool)
+        if num_shards is not None and (isinstance(num_shards, bool) or not isinstance(num_shards, int)
+                                       or num_shards < 1):
+            raise InvalidParameterError(
+                f"The 'num_shards' parameter must be a positive int or None. Got {num_shards!r} instead."
+            )
+        runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers)
+        try:
+            n = num_shards or pool.num_shards or max(1, int(getattr(runner, "workers", 1) or 1))
+            return self._run(pool, w_vector, evaluator, runner, pool.shards(n))
+        finally:
+            if owned:
+                runner.close()
+
+    # ------------------------------------------------------------ snake_case spellings
+    def sequential_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
+                            sparkContext: Any = None, hadoop: Any = None) -> EvaluationResult:
+        """Same as :meth:`sequentialEvaluate`."""
+        return self.sequentialEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop)
+
+    def parallel_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
+                          sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
+                          num_shards: int | None = None, workers: int | None = None) -> EvaluationResult:
+        """Same as :meth:`parallelEvaluate`."""
+        return self.parallelEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
+                                     executor=executor, num_shards=num_shards, workers=workers)
+
+    # ------------------------------------------------------------ internals
+    def _resolve_sentence_evaluator(self, sentence_evaluator: Any) -> SentenceEvaluator:
+        if sentence_evaluator is None:
+            if type(self).sentence_evaluator is EvaluatorBase.sentence_evaluator \
+                    and "sentence_evaluator" not in vars(self):
+                raise InvalidParameterError(
+                    f"{type(self).__name__} has no sentence evaluator: override "
+                    "sentence_evaluator(self, sent, w_vector) or pass the 'sentence_evaluator' parameter "
+                    "(a callable or a registered name)."
+                )
+            return self.sentence_evaluator
+        if isinstance(sentence_evaluator, str):
+            from assay.plugins import load_sentence_evaluator
+
+            return load_sentence_evaluator(sentence_evaluator)
+        if callable(sentence_evaluator):
+            return sentence_evaluator
+        raise InvalidParameterError(
+            "The 'sentence_evaluator' parameter must be a callable (sent, w_vector) -> (correct_num, "
+            f"gold_set_size) or a registered name. Got {type(sentence_evaluator).__name__} instead."
+        )
+
+    def _run(self, pool: DataPool, w_vector: Any, sentence_evaluator: SentenceEvaluator, executor: Any,
+             shards: Sequence[Any]) -> EvaluationResult:
+        parts = executor.run(evaluate_shard, shards, (sentence_evaluator, w_vector),
+                             desc=type(self).__name__)
+        if len(parts) != len(shards):  # a broken third-party executor must not shrink the total
+            raise EvaluationError(
+                f"Executor {executor!r} returned {len(parts)} shard results for {len(shards)} shards."
+            )
+        result = EvaluationResult.from_shards(parts, feature_count=_feature_count(w_vector))
+        # Only a complete run updates the counters.
+        self.correct_num = result.correct_num
+        self.gold_set_size = result.gold_set_size
+        if result.gold_set_size == 0:
+            what = "the data pool is empty" if result.sentence_num == 0 else "no item has a gold count"
+            warnings.warn(f"{type(self).__name__}: {what}, so accuracy is undefined (NaN).",
+                          UndefinedMetricWarning, stacklevel=3)
+        log_result(result)
+        return result
+
+
+# --------------------------------------------------------------------------- helpers
+def _as_pool(data_pool: Any) -> DataPool:
+    if isinstance(data_pool, DataPool):
+        return data_pool
+    try:
+        return DataPool(data_pool)
+    except InvalidParameterError:
+        raise InvalidParameterError(
+            "The 'data_pool' parameter must be a DataPool or a sized sequence of items. "
+            f"Got {type(data_pool).__name__} instead."
+        ) from None
+
+
+def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any) -> tuple[Any, bool]:
+    """``(executor object, whether we created it and must close it)``."""
+    from assay.plugins import get_registry, load_executor
+
+    options: dict[str, Any] = {} if workers is None else {"workers": workers}
+    if spark_context is not None:
+        if executor is not None:
+            raise InvalidParameterError(
+                "Pass either the 'sparkContext' parameter or the 'executor' parameter, not both."
+            )
+        if "spark" not in get_registry("executor"):
+            raise MissingDependencyError(
+                "pyspark", extra="spark",
+                purpose="parallelEvaluate with a sparkContext (the 'spark' executor is not registered)",
+            )
+        return load_executor("spark", context=spark_context, hadoop=hadoop, **options), True
+    if hadoop:
+        raise InvalidParameterError("The 'hadoop' parameter needs a 'sparkContext' (it selects HDFS input on Spark).")
+    if executor is None:
+        return load_executor("processes", **options), True
+    if isinstance(executor, str):
+        return load_executor(executor, **options), True
+    if callable(getattr(executor, "run", None)):
+        if workers is not None:
+            raise InvalidParameterError(
+                f"The 'workers' parameter applies only to an executor given by name; {executor!r} is already "
+                "built (set its workers when creating it)."
+            )
+        return executor, False
+    raise InvalidParameterError(
+        "The 'executor' parameter must be a registered executor name (e.g. 'processes[workers=2]') or an "
+        f"Executor. Got {type(executor).__name__} instead."
+    )

@@ -1,0 +1,112 @@
+"""The ``EVALUATOR`` logger and the seed toolkit's result lines.
+
+After every evaluation assay logs, at INFO on the logger named ``EVALUATOR``::
+
+    2026-11-21 10:00:00,000 EVALUATOR [INFO]: Feature count: 668751
+    2026-11-21 10:00:00,000 EVALUATOR [INFO]: Unlabelled accuracy: 0.811463184488 (26659, 32853)
+    2026-11-21 10:00:00,000 EVALUATOR [INFO]: Unlabelled attachment accuracy: 0.818883593088 (28005, 34199)
+
+(``Feature count`` only when the model has a length.)
+
+How the lines reach the console
+-------------------------------
+Importing this module attaches one :class:`DefaultHandler` to ``EVALUATOR`` (never a
+second one) and sets the logger's level to INFO if nobody has set it. The handler
+writes to ``sys.stderr`` (looked up at each line, so redirections work) in the seed's
+format :data:`LOG_FORMAT`.
+
+It **stands aside** as soon as the application configures logging itself: when the
+root logger has a handler and ``EVALUATOR`` propagates to it, the default handler
+writes nothing and the application's handlers get the record (with their own
+format), so lines never appear twice, whichever of ``import assay`` and
+``logging.basicConfig()`` came first. To silence the lines use
+``logging.getLogger("EVALUATOR").setLevel(logging.WARNING)``; to drop assay's handler
+entirely, ``logger.removeHandler(assay.core.log.default_handler)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from assay.core.result import EvaluationResult
+
+__all__ = ["LOG_FORMAT", "LOGGER_NAME", "DefaultHandler", "default_handler", "log_result", "logger"]
+
+LOGGER_NAME = "EVALUATOR"
+#: The seed toolkit's line format (``logging``'s default asctime: ``2026-11-21 10:00:00,000``).
+LOG_FORMAT = "%(asctime)s %(name)s [%(levelname)s]: %(message)s"
+
+logger = logging.getLogger(LOGGER_NAME)
+
+
+class DefaultHandler(logging.StreamHandler):
+    """assay's console handler for ``EVALUATOR``: stderr, seed format, quiet once the app configures logging."""
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)  # not StreamHandler.__init__: ``stream`` is a property
+        self.setFormatter(logging.Formatter(LOG_FORMAT))
+
+    @property
+    def stream(self) -> Any:  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:  # StreamHandler.setStream; the target stays sys.stderr
+        pass
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _application_handles(logging.getLogger(record.name)):
+            return
+        super().emit(record)
+
+
+def _application_handles(log: logging.Logger) -> bool:
+    """True when a propagated-to ancestor logger has a handler of its own (the app configured logging)."""
+    current: logging.Logger | None = log
+    while current is not None and current.propagate:
+        current = current.parent
+        if current is not None and current.handlers:
+            return True
+    return False
+
+
+def _install() -> DefaultHandler:
+    for handler in logger.handlers:
+        if isinstance(handler, DefaultHandler) or type(handler).__name__ == "DefaultHandler":
+            return handler  # type: ignore[return-value]  # e.g. after importlib.reload
+    handler = DefaultHandler()
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+    return handler
+
+
+#: The handler assay attached to ``EVALUATOR`` (remove it to take full control).
+default_handler = _install()
+
+
+def log_result(result: EvaluationResult, *, log: logging.Logger | None = None) -> None:
+    """Log ``result`` as the seed toolkit did (12 decimals; NaN printed as ``nan``).
+
+    >>> from assay import EvaluationResult
+    >>> import logging, sys
+    >>> h = logging.StreamHandler(sys.stdout); h.setFormatter(logging.Formatter("%(message)s"))
+    >>> demo = logging.getLogger("assay-doctest"); demo.propagate = False; demo.addHandler(h)
+    >>> demo.setLevel(logging.INFO)
+    >>> log_result(EvaluationResult(26659, 32853, 1346, feature_count=668751), log=demo)
+    Feature count: 668751
+    Unlabelled accuracy: 0.811463184488 (26659, 32853)
+    Unlabelled attachment accuracy: 0.818883593088 (28005, 34199)
+    """
+    from assay.core.result import ratio
+
+    log = logger if log is None else log
+    correct, gold, sentences = result.correct_num, result.gold_set_size, result.sentence_num
+    if result.feature_count is not None:
+        log.info("Feature count: %d", result.feature_count)
+    log.info("Unlabelled accuracy: %.12f (%d, %d)", ratio(correct, gold), correct, gold)
+    log.info("Unlabelled attachment accuracy: %.12f (%d, %d)",
+             ratio(correct + sentences, gold + sentences), correct + sentences, gold + sentences)
