@@ -1,0 +1,31 @@
+"""Lazy imports of the heavy libraries this plugin builds on, with install hints.
+
+scipy, rapidfuzz and sacrebleu are imported inside the metrics that need them, never at
+module top level, so ``import assay`` and plugin discovery stay cheap. A missing library is
+a :class:`assay.errors.MissingDependencyError` that carries the ``pip install`` command.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from assay.errors import MissingDependencyError
+
+__all__ = ["REQUIREMENTS", "require"]
+
+#: import name -> (distribution to install, what it is used for)
+REQUIREMENTS: dict[str, tuple[str, str]] = {
+    "scipy.stats": ("scipy", "the correlation metrics (spearman, kendall_tau, pearson)"),
+    "rapidfuzz.distance": ("rapidfuzz", "the char_edit_distance metric"),
+    "sacrebleu.metrics": ("sacrebleu", "the bleu metric"),
+}
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingDependencyError` naming the package to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        package, purpose = REQUIREMENTS.get(module, (module.split(".")[0], ""))
+        raise MissingDependencyError(package, purpose=purpose) from exc
