@@ -21,6 +21,7 @@ __all__ = ["build_parser", "main"]
 #: sub-command modules, in the order ``assay --help`` lists them
 COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
+    "assay.cli.parse_eval",
     "assay.cli.plugins",
 )
 

@@ -1,0 +1,153 @@
+"""``assay parse-eval GOLD SYSTEM``: UAS, LAS, CLAS and tagging accuracy of a system parse.
+
+The data formats (``conllu``, ``conllx``) and the sentence evaluators (``uas``, ``las``,
+``clas``, ``tagging_accuracy``) come from the ``assay-parsing`` plugin, looked up by their
+registered names like any plugin object. Each evaluator runs once over the pool of
+``(gold, system)`` sentence pairs -- in this process by default, sharded in parallel with
+``--shards`` / ``--workers`` / ``--executor`` / ``--spark`` -- logging the seed toolkit's
+``EVALUATOR`` lines; then a table sums up. See ``docs/parsing.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+#: (registered sentence evaluator, label in the table)
+METRICS: tuple[tuple[str, str], ...] = (
+    ("uas", "UAS"),
+    ("las", "LAS"),
+    ("clas", "CLAS (F1)"),
+    ("tagging_accuracy", "UPOS accuracy"),
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "parse-eval", help="score a system CoNLL-U / CoNLL-X parse against the gold file (UAS, LAS, CLAS, UPOS)",
+        description="Score a system dependency parse against the gold file, sentence by sentence, as the "
+        "CoNLL 2018 shared task defines UAS, LAS and CLAS (syntactic words only, relations compared on "
+        "their universal part), plus UPOS tagging accuracy. Both files must have the same sentences and "
+        "words. Runs in this process unless --shards, --workers, --executor or --spark is given.",
+        epilog="CLAS is an F1; its tally is (2 x correct, gold + system content words). "
+        "Needs the assay-parsing plugin.",
+    )
+    p.add_argument("gold", type=Path, metavar="GOLD", help="gold-standard file")
+    p.add_argument("system", type=Path, metavar="SYSTEM", help="system output with the same words")
+    p.add_argument("--format", choices=("conllu", "conllx"), default=None,
+                   help="file format (default: from the gold file's extension; .conllx/.conll are CoNLL-X, "
+                   "anything else CoNLL-U)")
+    p.add_argument("--shards", type=int, default=None, metavar="N", help="evaluate in N shards, in parallel")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="parallel workers (default: the CPU count)")
+    p.add_argument("--executor", default=None, metavar="NAME",
+                   help="registered executor for the parallel run (default: processes; see 'assay list executor')")
+    p.add_argument("--spark", default=None, metavar="MASTER",
+                   help="run on Apache Spark with this master URL, e.g. local[2] (needs assay[spark])")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    pairs = read_pairs(args.gold, args.system, format=args.format)
+    parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
+    executor = None
+    if parallel:
+        executor = make_executor(args.executor, spark=args.spark, workers=args.workers)
+    try:
+        results = evaluate_pairs(pairs, executor=executor, num_shards=args.shards)
+    finally:
+        if executor is not None:
+            executor.close()
+    print(format_table(results))
+    return 0
+
+
+# --------------------------------------------------------------------------- helpers (also used by the demo)
+def _require_parsing_plugin() -> None:
+    from assay.errors import MissingDependencyError
+    from assay.plugins import get_registry
+
+    if "uas" not in get_registry("sentence_evaluator") or "conllu" not in get_registry("data_format"):
+        raise MissingDependencyError("assay-parsing", purpose="parsing evaluation (formats conllu/conllx and "
+                                     "the uas, las, clas, tagging_accuracy evaluators)")
+
+
+def read_pairs(gold: Path, system: Path, *, format: str | None = None) -> list[tuple[Any, Any]]:
+    """Read both files with a registered data format and pair their sentences in order.
+
+    Word-level differences are reported by the evaluators (naming the sentence and line);
+    a different number of sentences is reported here, with the first sentence that differs.
+    """
+    from assay.errors import InvalidParameterError
+    from assay.plugins import load_data_format
+
+    _require_parsing_plugin()
+    if format is None:
+        format = "conllx" if gold.suffix.lower() in (".conllx", ".conll") else "conllu"
+    fmt = load_data_format(format)
+    gold_sents, system_sents = fmt.read(gold), fmt.read(system)
+    if len(gold_sents) != len(system_sents):
+        first = next((i for i, (g, s) in enumerate(zip(gold_sents, system_sents)) if g.forms() != s.forms()),
+                     min(len(gold_sents), len(system_sents)))
+        where = (f"; the first sentence whose words differ is {gold_sents[first].describe()}"
+                 if first < len(gold_sents) else "")
+        raise InvalidParameterError(
+            f"The gold file {str(gold)!r} has {len(gold_sents)} sentences and the system file {str(system)!r} "
+            f"has {len(system_sents)}{where}. Gold and system must have the same sentences and words.")
+    return list(zip(gold_sents, system_sents))
+
+
+def make_executor(name: str | None = None, *, spark: str | None = None, workers: int | None = None) -> Any:
+    """Create the executor for a parallel run (one object reused for every evaluator)."""
+    from assay.errors import InvalidParameterError, MissingDependencyError
+    from assay.plugins import get_registry, load_executor
+
+    options: dict[str, Any] = {} if workers is None else {"workers": workers}
+    if spark is not None:
+        if name not in (None, "spark"):
+            raise InvalidParameterError(f"Give either --spark or --executor, not both (got --executor {name!r}).")
+        if "spark" not in get_registry("executor"):
+            raise MissingDependencyError("pyspark", extra="spark", purpose="--spark (the 'spark' executor)")
+        return load_executor("spark", master=spark, **options)
+    return load_executor(name or "processes", **options)
+
+
+def evaluate_pairs(pairs: Sequence[Any], *, executor: Any = None, num_shards: int | None = None,
+                   metrics: Sequence[tuple[str, str]] = METRICS, announce: str = "") -> dict[str, Any]:
+    """Run each registered evaluator over ``pairs``; sequentially when ``executor`` is None.
+
+    Returns ``{label: EvaluationResult}``. Before each run a header line goes to stdout,
+    and the run logs its ``EVALUATOR`` lines (stderr by default).
+    """
+    from assay import DataPool, EvaluatorBase
+    from assay.plugins import load_sentence_evaluator
+
+    _require_parsing_plugin()
+    pool = DataPool(pairs)
+    ev = EvaluatorBase()
+    results: dict[str, Any] = {}
+    for name, label in metrics:
+        mode = "sequential" if executor is None else f"parallel, {executor!r}"
+        print(f"{label}{announce} ({mode}):", flush=True)
+        sentence_evaluator = load_sentence_evaluator(name)
+        if executor is None:
+            results[label] = ev.sequentialEvaluate(pool, None, sentence_evaluator=sentence_evaluator)
+        else:
+            results[label] = ev.parallelEvaluate(pool, None, sentence_evaluator=sentence_evaluator,
+                                                 executor=executor, num_shards=num_shards)
+        sys.stderr.flush()
+    return results
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The results as a small fixed-width table: metric, value, correct, total."""
+    width = max(len("metric"), *(len(label) for label in results))
+    lines = [f"{'metric':<{width}}  {'value':>9}  {'correct':>9}  {'total':>9}",
+             f"{'-' * width}  {'-' * 9}  {'-' * 9}  {'-' * 9}"]
+    for label, r in results.items():
+        lines.append(f"{label:<{width}}  {r.accuracy:>9.4%}  {r.correct_num:>9d}  {r.gold_set_size:>9d}")
+    if any(label.startswith("CLAS") for label in results):
+        lines.append("CLAS counts are (2 x correct, gold + system content words): the ratio is the F1.")
+    return "\n".join(lines)
