@@ -1,0 +1,255 @@
+"""Experiment configs for downstream tasks: YAML, ``defaults`` composition, interpolation, checks.
+
+The structure follows ValUES' evaluation configs::
+
+    defaults:                      # other files merged in order; "_self_" marks this file's place
+      - segmentation/tasks         # relative to this file, ".yaml" optional
+      - models@experiments_base    # "FILE@key.path" places that file's content under key.path
+    base_path: data                # relative paths are relative to the config file
+    output_path: results
+    executor: processes[workers=2]
+    experiments:
+      - iter_params: {pred_model: [Softmax, Ensemble], seed: [1, 2, 3]}
+        naming_scheme_version: "seed{seed}"
+        prediction_models:
+          Softmax: {unc_types: [predictive_uncertainty], aggregations: [image_mean]}
+    tasks: [segmentation_performance, ood_detection]
+    task_params:
+      ood_detection:
+        datasets: [id, ood]
+        function: ood_detection[query_fraction=0.5]
+
+Without ``_self_`` in ``defaults`` the file's own keys come last (they override the
+defaults), as in Hydra. Mappings merge key by key; any other value replaces. A string
+that is exactly ``${a.b}`` becomes the value at key path ``a.b`` of the composed config;
+``${a.b}`` inside a longer string is replaced by its text.
+
+Every error is a :class:`ConfigError` naming the file, the key path and what was
+expected, e.g. ``experiments.yaml: experiments[0].iter_params.seed: expected a non-empty
+list, got 3``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidParameterError
+
+__all__ = ["ConfigError", "load_config", "validate_config"]
+
+_REF = re.compile(r"\$\{([A-Za-z0-9_.\-]+)\}")
+
+
+class ConfigError(InvalidParameterError):
+    """An experiment config is invalid; the message names the file, the key path and the expectation."""
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+class _Origins:
+    """Which file set each key path (the deepest recorded prefix answers)."""
+
+    def __init__(self) -> None:
+        self.map: dict[tuple[Any, ...], str] = {}
+
+    def record(self, value: Any, path: tuple[Any, ...], file: str) -> None:
+        self.map[path] = file
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.record(v, path + (k,), file)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                self.record(v, path + (i,), file)
+
+    def file(self, path: tuple[Any, ...], default: str) -> str:
+        for n in range(len(path), -1, -1):
+            if path[:n] in self.map:
+                return self.map[path[:n]]
+        return default
+
+
+def _fail(origins: _Origins, root: str, path: tuple[Any, ...], expected: str, got: Any) -> ConfigError:
+    got_text = repr(got) if len(repr(got)) < 80 else repr(got)[:77] + "..."
+    return ConfigError(f"{origins.file(path, root)}: {_path_text(path)}: expected {expected}, got {got_text}")
+
+
+def _merge(base: dict, new: dict, origins: _Origins, file: str, path: tuple[Any, ...] = ()) -> dict:
+    out = dict(base)
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value, origins, file, path + (key,))
+        else:
+            out[key] = value
+            origins.record(value, path + (key,), file)
+    return out
+
+
+def _read_yaml(path: Path, origins: _Origins, *, chain: tuple[Path, ...]) -> dict:
+    import yaml
+
+    if path in chain:
+        raise ConfigError(f"{path}: defaults: expected no cycle, got {' -> '.join(str(p) for p in chain + (path,))}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        where = f" (listed in the defaults of {chain[-1]})" if chain else ""
+        raise ConfigError(f"{path}: expected an existing config file{where}, got no such file") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: expected valid YAML, got a parse error: {exc}") from None
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: (top level): expected a mapping of keys, got {type(data).__name__}")
+    defaults = data.pop("defaults", [])
+    if not isinstance(defaults, list):
+        raise ConfigError(f"{path}: defaults: expected a list of file names, got {defaults!r}")
+    own = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("#"))}
+    result: dict = {}
+    if "_self_" not in defaults:
+        defaults = defaults + ["_self_"]
+    for i, entry in enumerate(defaults):
+        if entry == "_self_":
+            result = _merge(result, own, origins, str(path))
+            continue
+        if not isinstance(entry, str) or not entry.strip():
+            raise ConfigError(f"{path}: defaults[{i}]: expected a file name such as 'tasks/base', got {entry!r}")
+        name, _, package = entry.partition("@")
+        sub = Path(name.strip())
+        if sub.suffix not in (".yaml", ".yml"):
+            sub = sub.with_name(sub.name + ".yaml")
+        content = _read_yaml((path.parent / sub).resolve(), origins, chain=chain + (path,))
+        if package.strip():
+            for key in reversed(package.strip().split(".")):
+                content = {key: content}
+        result = _merge(result, content, origins, str((path.parent / sub).resolve()))
+    return result
+
+
+def _lookup(config: dict, dotted: str) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise KeyError(dotted)
+    return node
+
+
+def _interpolate(value: Any, config: dict, origins: _Origins, root: str, path: tuple[Any, ...], depth: int = 0) -> Any:
+    if depth > 20:
+        raise _fail(origins, root, path, "interpolations without a cycle", value)
+    if isinstance(value, dict):
+        return {k: _interpolate(v, config, origins, root, path + (k,), depth) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, config, origins, root, path + (i,), depth) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    whole = _REF.fullmatch(value)
+    try:
+        if whole:
+            return _interpolate(_lookup(config, whole.group(1)), config, origins, root, path, depth + 1)
+        return _REF.sub(lambda m: str(_interpolate(_lookup(config, m.group(1)), config, origins, root, path,
+                                                    depth + 1)), value)
+    except KeyError as exc:
+        raise _fail(origins, root, path, f"an interpolation of an existing key (no key {exc.args[0]!r})",
+                    value) from None
+
+
+def load_config(path: str | Path) -> dict:
+    """Read, compose, interpolate and check an experiment config; relative paths resolve against its folder.
+
+    Returns the composed config as plain dicts and lists, with ``base_path``,
+    ``output_path`` (default ``results``) and ``config_dir`` as absolute paths.
+    """
+    path = Path(path).resolve()
+    origins = _Origins()
+    config = _read_yaml(path, origins, chain=())
+    config = _interpolate(config, config, origins, str(path), ())
+    validate_config(config, origins=origins, root=str(path))
+    for key, default in (("base_path", None), ("output_path", "results")):
+        value = config.get(key, default)
+        if value is not None:
+            p = Path(value).expanduser()
+            config[key] = str(p if p.is_absolute() else (path.parent / p).resolve())
+    config["config_dir"] = str(path.parent)
+    return config
+
+
+def _expect_str_list(cfg: Any, origins: _Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False) -> None:
+    if not isinstance(cfg, list) or (not cfg and not allow_empty) or not all(isinstance(v, (str, int)) for v in cfg):
+        raise _fail(origins, root, path, "a non-empty list of names", cfg)
+
+
+def validate_config(config: dict, *, origins: Any = None, root: str = "<config>") -> None:
+    """Check the structure of a composed config; raise :class:`ConfigError` at the first problem."""
+    origins = origins if origins is not None else _Origins()
+    if not isinstance(config.get("base_path"), str):
+        raise _fail(origins, root, ("base_path",), "a path string (where the experiment data lives)",
+                    config.get("base_path"))
+    experiments = config.get("experiments")
+    if not isinstance(experiments, list) or not experiments:
+        raise _fail(origins, root, ("experiments",), "a non-empty list of experiments", experiments)
+    for i, exp in enumerate(experiments):
+        at = ("experiments", i)
+        if not isinstance(exp, dict):
+            raise _fail(origins, root, at, "a mapping with iter_params and prediction_models", exp)
+        iters = exp.get("iter_params")
+        if not isinstance(iters, dict) or "pred_model" not in iters:
+            raise _fail(origins, root, at + ("iter_params",), "a mapping with at least 'pred_model'", iters)
+        for key, values in iters.items():
+            if not isinstance(values, list) or not values:
+                raise _fail(origins, root, at + ("iter_params", key), "a non-empty list", values)
+        models = exp.get("prediction_models")
+        if not isinstance(models, dict):
+            raise _fail(origins, root, at + ("prediction_models",), "a mapping of prediction model -> settings",
+                        models)
+        for pm in iters["pred_model"]:
+            if pm not in models:
+                raise _fail(origins, root, at + ("prediction_models",),
+                            f"settings for pred_model {pm!r} (listed in iter_params)", sorted(models))
+            settings = models[pm]
+            if not isinstance(settings, dict):
+                raise _fail(origins, root, at + ("prediction_models", pm), "a mapping with unc_types", settings)
+            unc_types = settings.get("unc_types", exp.get("unc_types"))
+            _expect_str_list(unc_types, origins, root, at + ("prediction_models", pm, "unc_types"))
+            aggs = settings.get("aggregations", exp.get("aggregations", []))
+            if isinstance(aggs, dict):
+                for name, spec in aggs.items():
+                    if not isinstance(spec, str):
+                        raise _fail(origins, root, at + ("prediction_models", pm, "aggregations", name),
+                                    "a registered aggregation such as 'patch_max[patch_size=10]'", spec)
+            else:
+                _expect_str_list(aggs, origins, root, at + ("prediction_models", pm, "aggregations"),
+                                 allow_empty=True)
+    tasks = config.get("tasks")
+    _expect_str_list(tasks, origins, root, ("tasks",))
+    params = config.get("task_params", {})
+    if not isinstance(params, dict):
+        raise _fail(origins, root, ("task_params",), "a mapping of task -> parameters", params)
+    for task in tasks:
+        entry = params.get(task, {"function": task})
+        if not isinstance(entry, dict):
+            raise _fail(origins, root, ("task_params", task), "a mapping with 'function' and 'datasets'", entry)
+        fn = entry.get("function", task)
+        if isinstance(fn, dict):
+            if not isinstance(fn.get("name"), str):
+                raise _fail(origins, root, ("task_params", task, "function", "name"), "a registered task name",
+                            fn.get("name"))
+        elif not isinstance(fn, str):
+            raise _fail(origins, root, ("task_params", task, "function"),
+                        "a registered task such as 'ood_detection' or a mapping with 'name'", fn)
+        if "datasets" in entry:
+            _expect_str_list(entry["datasets"], origins, root, ("task_params", task, "datasets"))
+    executor = config.get("executor", "serial")
+    if not isinstance(executor, str):
+        raise _fail(origins, root, ("executor",), "a registered executor such as 'processes[workers=4]'", executor)

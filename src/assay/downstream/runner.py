@@ -1,0 +1,257 @@
+"""Run every task of an experiment config for every experiment version (``assay run``).
+
+Work over images runs through an executor (``executor:`` in the config, default
+``serial``; e.g. ``processes[workers=4]``): each image is loaded once per pass and every
+task that needs it computes its per-image values there; the per-version reductions and
+the writing happen in this process. Results are written atomically, one file per task,
+version and split, plus a manifest (:data:`~assay.downstream.results.MANIFEST`) that
+``assay table`` and ``assay plot`` read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from assay.downstream.config import ConfigError, load_config
+from assay.downstream.data import list_images, load_image
+from assay.downstream.grid import ExperimentVersion, build_grid
+from assay.downstream.results import MANIFEST, write_json_atomic
+from assay.downstream.task import Task, TaskContext
+
+__all__ = ["RunSummary", "run_experiments"]
+
+
+@attrs.frozen
+class RunSummary:
+    """What a run did: versions, tasks, files written, fitted values, seconds taken."""
+
+    output_dir: Path
+    versions: int
+    tasks: tuple[str, ...]
+    files: tuple[Path, ...]
+    images: int
+    fitted: dict[str, Any]
+    seconds: float
+
+
+@attrs.frozen
+class _Planned:
+    key: str
+    task: Task
+    datasets: tuple[str, ...]
+
+
+def _load_tasks(config: dict) -> list[_Planned]:
+    from assay.plugins import get_registry, load_task
+
+    planned = []
+    for key in config["tasks"]:
+        entry = config.get("task_params", {}).get(key, {})
+        fn = entry.get("function", key)
+        try:
+            if isinstance(fn, dict):
+                overrides = {k: v for k, v in fn.items() if k != "name"}
+                task = load_task(fn["name"], **overrides)
+            else:
+                task = load_task(fn)
+        except LookupError as exc:
+            known = ", ".join(get_registry("task").names()) or "none (is assay-segmentation installed?)"
+            raise ConfigError(f"task_params.{key}.function: expected a registered task ({known}), got {fn!r}: {exc}") \
+                from None
+        datasets = tuple(str(d) for d in entry.get("datasets", task.default_datasets))
+        planned.append(_Planned(key=key, task=task, datasets=datasets))
+    return planned
+
+
+def _load_aggregations(versions: list[ExperimentVersion]) -> dict[str, Any]:
+    from assay.plugins import load_aggregation
+
+    objects: dict[str, Any] = {}
+    for v in versions:
+        for spec in v.aggregations.values():
+            if spec not in objects:
+                objects[spec] = load_aggregation(spec)
+    return objects
+
+
+def _fit_aggregations(versions: list[ExperimentVersion], objects: dict[str, Any], base_path: str,
+                      progress: bool | None) -> tuple[dict[int, dict[str, dict[str, Any]]], dict[str, Any]]:
+    """Per version: unc_type -> aggregation name -> callable; fits (thresholds) pooled per prediction model."""
+    needs_fit = {spec for spec, obj in objects.items() if getattr(obj, "needs_fit", False)}
+    fitted: dict[tuple[str, str, str], Any] = {}
+    info: dict[str, Any] = {}
+    if needs_fit:
+        pools: dict[tuple[str, str], tuple[list, list]] = defaultdict(lambda: ([], []))
+        for v in versions:
+            if not any(spec in needs_fit for spec in v.aggregations.values()):
+                continue
+            split_dir = v.data_dir / "val"
+            try:
+                ids = list_images(split_dir)
+            except FileNotFoundError:
+                raise ConfigError(f"Aggregations {sorted(needs_fit)} of {v.key} are fitted on the 'val' split, "
+                                  f"but {split_dir} does not exist.") from None
+            for image_id in ids:
+                img = load_image(split_dir, image_id, split="val", kinds=("pred_seg", *v.unc_types))
+                for unc in v.unc_types:
+                    maps, preds = pools[(v.pred_model, unc)]
+                    maps.append(img.uncertainty[unc])
+                    preds.append(img.pred_seg)
+        for (pm, unc), (maps, preds) in pools.items():
+            for spec in needs_fit:
+                obj = objects[spec].fit(maps, preds)
+                fitted[(pm, unc, spec)] = obj
+                info.setdefault(pm, {}).setdefault(unc, {})[spec] = obj.fit_info() if hasattr(obj, "fit_info") else {}
+    per_version: dict[int, dict[str, dict[str, Any]]] = {}
+    for i, v in enumerate(versions):
+        per_version[i] = {
+            unc: {name: fitted.get((v.pred_model, unc, spec), objects[spec]) for name, spec in v.aggregations.items()}
+            for unc in v.unc_types
+        }
+    return per_version, info
+
+
+def _image_job(job: tuple, shared: dict) -> dict[str, Any]:
+    """One image, every task that needs it in this pass (runs in a worker)."""
+    vi, split, image_id, keys, phase = job
+    version: ExperimentVersion = shared["versions"][vi]
+    tasks: dict[str, Task] = shared["tasks"]
+    needs = set().union(*(tasks[k].needs for k in keys))
+    kinds = [k for k in ("pred_seg", "pred_samples", "ref_segs") if k in needs]
+    if needs & {"uncertainty", "aggregated"}:
+        kinds += list(version.unc_types)
+    ref_dir = version.reference_dir(split, shared["base_path"])
+    image = load_image(version.data_dir / split, image_id, split=split, kinds=kinds, reference_dir=ref_dir)
+    if "aggregated" in needs:
+        aggs = shared["aggregations"][vi]
+        image = attrs.evolve(image, aggregated={
+            unc: {name: float(fn(image.uncertainty[unc])) for name, fn in aggs[unc].items()}
+            for unc in version.unc_types})
+    out = {}
+    for key in keys:
+        ctx = shared["contexts"][(key, vi, split)]
+        task = tasks[key]
+        out[key] = task.fit_image(image, ctx) if phase == "fit" else task.image_metrics(image, ctx)
+    return out
+
+
+def _context(p: _Planned, v: ExperimentVersion, split: str, aggs: dict, base_path: str, fitted: Any) -> TaskContext:
+    return TaskContext(version=v, split=split, splits=p.datasets, aggregations=aggs, base_path=base_path,
+                       output_dir=v.output_dir / split, fitted=fitted)
+
+
+def run_experiments(config: dict | str | Path, *, output: str | Path | None = None, executor: Any = None,
+                    progress: bool | None = None, verbose: bool = False) -> RunSummary:
+    """Run every configured task for every experiment version and write the result trees.
+
+    Parameters
+    ----------
+    config : dict or path
+        A config file (see :mod:`assay.downstream.config`) or an already loaded config.
+    output : path, optional
+        The results folder (default: the config's ``output_path``).
+    executor : str or executor, optional
+        A registered executor spec (``"processes[workers=4]"``) or an executor object;
+        default: the config's ``executor`` or ``"serial"``.
+    """
+    from assay.plugins import load_executor
+
+    start = time.perf_counter()
+    if not isinstance(config, dict):
+        config = load_config(config)
+    if output is not None:
+        config = {**config, "output_path": str(Path(output).resolve())}
+    versions = build_grid(config)
+    planned = _load_tasks(config)
+    base_path = config["base_path"]
+    objects = _load_aggregations(versions)
+    aggs, agg_info = _fit_aggregations(versions, objects, base_path, progress)
+    spec = executor if executor is not None else config.get("executor", "serial")
+    ex = load_executor(spec) if isinstance(spec, str) else spec
+    owned = isinstance(spec, str)
+    tasks = {p.key: p.task for p in planned}
+    images: dict[tuple[int, str], list[str]] = {}
+
+    def ids(vi: int, split: str) -> list[str]:
+        if (vi, split) not in images:
+            images[(vi, split)] = list_images(versions[vi].data_dir / split)
+        return images[(vi, split)]
+
+    def run_pass(phase: str, fitted: dict) -> dict[tuple[str, int, str], dict[str, Any]]:
+        grouped: dict[tuple[int, str], list[str]] = defaultdict(list)
+        contexts = {}
+        for p in planned:
+            splits = ((p.task.fit_split,) if p.task.fit_split else ()) if phase == "fit" else p.datasets
+            for vi, v in enumerate(versions):
+                for split in splits:
+                    contexts[(p.key, vi, split)] = _context(p, v, split, aggs[vi], base_path,
+                                                            fitted.get((p.key, vi)))
+                    if phase == "fit" or p.task.needs:
+                        grouped[(vi, split)].append(p.key)
+        jobs = [(vi, split, image_id, tuple(keys), phase)
+                for (vi, split), keys in grouped.items() for image_id in ids(vi, split)]
+        shared = {"versions": versions, "tasks": tasks, "contexts": contexts, "aggregations": aggs,
+                  "base_path": base_path}
+        results = ex.run(_image_job, jobs, shared, progress=progress, desc=f"assay run ({phase})") if jobs else []
+        gathered: dict[tuple[str, int, str], dict[str, Any]] = defaultdict(dict)
+        for (vi, split, image_id, keys, _), res in zip(jobs, results):
+            for key in keys:
+                gathered[(key, vi, split)][image_id] = res[key]
+        gathered["__contexts__"] = contexts  # type: ignore[index]
+        return gathered
+
+    written: list[Path] = []
+    n_images = 0
+    try:
+        fitted: dict[tuple[str, int], Any] = {}
+        if any(p.task.fit_split for p in planned):
+            fit_results = run_pass("fit", {})
+            contexts = fit_results.pop("__contexts__")  # type: ignore[arg-type]
+            for p in planned:
+                if p.task.fit_split:
+                    for vi in range(len(versions)):
+                        ctx = contexts[(p.key, vi, p.task.fit_split)]
+                        fitted[(p.key, vi)] = p.task.fit(fit_results.get((p.key, vi, p.task.fit_split), {}), ctx)
+        results = run_pass("eval", fitted)
+        contexts = results.pop("__contexts__")  # type: ignore[arg-type]
+        for p in planned:
+            for vi, v in enumerate(versions):
+                groups = [p.datasets] if p.task.combine_splits else [(s,) for s in p.datasets]
+                for group in groups:
+                    per_image: dict[str, Any] = {}
+                    for split in group:
+                        part = results.get((p.key, vi, split), {})
+                        n_images += len(part)
+                        prefix = f"{split}/" if p.task.combine_splits and len(group) > 1 else ""
+                        per_image.update({prefix + k: val for k, val in part.items()})
+                    ctx = contexts[(p.key, vi, group[0])]
+                    if p.task.combine_splits and len(group) > 1:
+                        ctx = attrs.evolve(ctx, split="+".join(group), output_dir=v.output_dir)
+                    tree = p.task.reduce(per_image, ctx)
+                    written.append(write_json_atomic(ctx.output_dir / p.task.file_name, tree))
+                    if verbose:
+                        print(f"wrote {written[-1]}")
+    finally:
+        if owned:
+            ex.close()
+    out_dir = Path(config["output_path"])
+    manifest = {
+        "config_dir": config.get("config_dir"),
+        "base_path": base_path,
+        "versions": [v.to_dict() | {"output_dir": str(v.output_dir.relative_to(out_dir))
+                                    if v.output_dir.is_relative_to(out_dir) else str(v.output_dir)}
+                     for v in versions],
+        "tasks": {p.key: {"function": p.task.name, "file_name": p.task.file_name, "datasets": list(p.datasets),
+                          "combine_splits": bool(p.task.combine_splits and len(p.datasets) > 1),
+                          "metrics": [m.to_dict() for m in p.task.metrics]} for p in planned},
+        "fitted_aggregations": agg_info,
+    }
+    written.append(write_json_atomic(out_dir / MANIFEST, manifest))
+    return RunSummary(output_dir=out_dir, versions=len(versions), tasks=tuple(p.key for p in planned),
+                      files=tuple(written), images=n_images, fitted=agg_info,
+                      seconds=time.perf_counter() - start)
