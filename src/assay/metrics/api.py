@@ -1,0 +1,137 @@
+"""``assay.evaluate`` and ``assay.compare``.
+
+>>> import assay
+>>> from assay.metrics import Metric, divide
+>>> class Acc(Metric):
+...     main_score = "accuracy"; additive = True; vectorized = True; n_stats = 2
+...     def map(self, prediction, references, task_data=None):
+...         return [float(prediction in references), 1.0]
+...     def reduce(self, totals):
+...         return {"accuracy": divide(totals[..., 0], totals[..., 1])}
+>>> res = assay.evaluate([3, 799, 50], [[5], [800], [50]], metrics=[Acc()], n_resamples=0)
+>>> res[0]["score"]["global"]["score"], res[2]["score"]["instance"]["accuracy"]
+(0.3333333333333333, 1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.metrics.base import Metric
+from assay.metrics.catalog import check_collisions, resolve_metrics
+from assay.metrics.ci import intervals
+from assay.metrics.results import EvaluationResults, load_results, to_jsonable
+from assay.metrics.significance import Comparison, compare
+
+__all__ = ["Comparison", "EvaluationResults", "compare", "evaluate", "load_results", "new_seed"]
+
+
+def new_seed() -> int:
+    """A fresh seed from the operating system's entropy (recorded in the results)."""
+    return int(np.random.SeedSequence().entropy % (2**63))
+
+
+def _check_resampling(n_resamples: Any, confidence_level: Any) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise InvalidParameterError(f"'n_resamples' must be a non-negative integer; got {n_resamples!r}.")
+    if not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
+        raise InvalidParameterError(f"'confidence_level' must be a number in (0, 1); got {confidence_level!r}.")
+    return int(n_resamples)
+
+
+def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None,
+             metrics: Any = (), task_data: Sequence[Any] | None = None, *,
+             n_resamples: int = 1000, confidence_level: float = 0.95, ci_method: str = "percentile",
+             seed: int | None = 0, groups: Sequence[Any] | None = None,
+             strata: Sequence[Any] | None = None) -> EvaluationResults:
+    """Score predictions with metrics, per instance and globally, with confidence intervals.
+
+    Parameters
+    ----------
+    predictions : sequence
+        One prediction per instance.
+    references : sequence, optional
+        One entry per instance: the list of references of that instance.
+    metrics : str, Metric or sequence of them
+        Registered names with overrides (``"f1[average=macro, score_prefix=m_]"``) or
+        metric objects. The first metric's main score is the global ``score``.
+    task_data : sequence of dict, optional
+        Extra per-instance data passed to the metrics.
+    n_resamples : int
+        Bootstrap resamples for the intervals (0: no intervals).
+    confidence_level : float
+        Coverage of the intervals.
+    ci_method : {"percentile", "bca", "wilson"}
+        Interval method; ``"wilson"`` applies to proportions and falls back to the
+        percentile bootstrap (with a note) for other scores.
+    seed : int or None
+        Seed of the resampling (``None``: a fresh one, recorded in ``results.info``).
+    groups, strata : sequence, optional
+        Cluster and stratum label per instance (cluster / stratified bootstrap).
+
+    Returns
+    -------
+    EvaluationResults
+        ``results[i]["score"]["instance"]`` and ``results[i]["score"]["global"]`` as in
+        unitxt: named scores, ``score``, ``score_name``, and for every ``ci_scores`` entry
+        ``<name>_ci_low`` / ``<name>_ci_high`` (``score_ci_low`` / ``score_ci_high`` for
+        the main score); ``results.info["ci_notes"]`` explains NaN or one-point intervals.
+    """
+    n_resamples = _check_resampling(n_resamples, confidence_level)
+    if isinstance(predictions, (str, bytes)) or not hasattr(predictions, "__len__"):
+        raise InvalidParameterError(f"'predictions' must be a sequence; got {type(predictions).__name__}.")
+    n = len(predictions)
+    ms = resolve_metrics(metrics)
+    seed = new_seed() if seed is None else int(seed)
+    inters = [m.map_all(predictions, references, task_data) for m in ms]
+    raw = [m.scores_of(inter) for m, inter in zip(ms, inters)]
+    check_collisions(ms, {i: list(r) for i, r in enumerate(raw)})
+    notes: dict[str, str] = {}
+    cis: list[dict[str, tuple[float, float]]] = [{} for _ in ms]
+    if n_resamples:
+        cis, notes = intervals(ms, inters, raw, n=n, n_resamples=n_resamples, confidence_level=confidence_level,
+                               method=ci_method, seed=seed, groups=groups, strata=strata)
+    g: dict[str, Any] = {}
+    for i, m in enumerate(ms):
+        formatted = m.format_scores(raw[i])
+        if i == 0:
+            g["score"], g["score_name"] = formatted["score"], formatted["score_name"]
+            if m.main_score in cis[0]:
+                g["score_ci_low"], g["score_ci_high"] = cis[0][m.main_score]
+        for k, v in raw[i].items():
+            g[(m.score_prefix or "") + k] = v
+            if k in cis[i]:
+                g[f"{m.score_prefix or ''}{k}_ci_low"], g[f"{m.score_prefix or ''}{k}_ci_high"] = cis[i][k]
+    g["num_of_instances"] = n
+
+    per_inst = [m.instance_scores(inter) for m, inter in zip(ms, inters)]
+    main_i = next((i for i, m in enumerate(ms) if m.per_instance), None)
+    instances = []
+    for j in range(n):
+        sc: dict[str, Any] = {}
+        for i, m in enumerate(ms):
+            for k, v in per_inst[i][j].items():
+                sc[(m.score_prefix or "") + k] = v
+        if main_i is not None and ms[main_i].main_score in per_inst[main_i][j]:
+            sc["score"] = per_inst[main_i][j][ms[main_i].main_score]
+            sc["score_name"] = (ms[main_i].score_prefix or "") + ms[main_i].main_score
+        inst: dict[str, Any] = {"prediction": predictions[j]}
+        if references is not None:
+            inst["references"] = references[j]
+        if task_data is not None:
+            inst["task_data"] = task_data[j]
+        inst["score"] = {"instance": sc, "global": g}
+        instances.append(inst)
+    info = {
+        "metrics": [m.name or type(m).__name__ for m in ms],
+        "higher_is_better": {(m.score_prefix or "") + m.main_score: bool(m.higher_is_better) for m in ms},
+        "n_resamples": n_resamples, "confidence_level": confidence_level, "ci_method": ci_method, "seed": seed,
+        "groups": to_jsonable(list(groups)) if groups is not None else None,
+        "strata": to_jsonable(list(strata)) if strata is not None else None,
+        "ci_notes": notes,
+    }
+    records = {m.name or type(m).__name__: (m, inter) for m, inter in zip(ms, inters)}
+    return EvaluationResults(instances, g, info, records)

@@ -1,0 +1,84 @@
+"""Metrics by registered name, with ``[key=value]`` overrides, and score-name bookkeeping.
+
+``score_prefix`` is understood for every metric, whether or not its constructor takes
+it. When one registered metric is used in several configurations in one evaluation
+(``["f1[average=macro]", "f1[average=micro]"]``) and a configuration gives no
+``score_prefix``, its scores are prefixed with its catalog name and a slash
+(``f1[average=macro]/f1``), so the override is visible in every score name. Any other
+clash of score names between metrics is an error that asks for ``score_prefix``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable
+
+from assay.errors import InvalidParameterError
+from assay.metrics.base import Metric
+from assay.plugins import format_name, get_registry, parse_name
+
+__all__ = ["check_collisions", "resolve_metric", "resolve_metrics"]
+
+
+def resolve_metric(spec: Any) -> tuple[Metric, str, bool]:
+    """``(metric, base name, explicit prefix?)`` for a name, a ``name[k=v]`` spec or a Metric."""
+    if isinstance(spec, Metric):
+        return spec, spec.name or type(spec).__name__, bool(spec.score_prefix)
+    if not isinstance(spec, str):
+        raise InvalidParameterError(
+            f"Each entry of 'metrics' must be a registered name or a Metric; got {type(spec).__name__} {spec!r:.60}."
+        )
+    name, overrides = parse_name(spec)
+    prefix = overrides.pop("score_prefix", None)
+    entry = get_registry("metric").get(name)
+    accepted = entry.accepted_keys()
+    if prefix is not None and (accepted is None or "score_prefix" in accepted):
+        metric = entry.create(score_prefix=prefix, **overrides)
+    else:
+        metric = entry.create(**overrides)
+        if prefix is not None:
+            metric.score_prefix = str(prefix)
+    if not isinstance(metric, Metric):
+        raise InvalidParameterError(
+            f"Metric {name!r} (from plugin {entry.plugin!r}) is a {type(metric).__name__}, not an assay.metrics.Metric."
+        )
+    shown = dict(overrides)
+    if prefix is not None:
+        shown["score_prefix"] = prefix
+    metric.name = format_name(name, shown)
+    return metric, name, prefix is not None
+
+
+def resolve_metrics(metrics: Any) -> list[Metric]:
+    """Resolve every entry, giving same-named configurations distinct score prefixes."""
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    resolved = [resolve_metric(m) for m in metrics]
+    if not resolved:
+        raise InvalidParameterError("'metrics' must name at least one metric.")
+    count = Counter(base for _, base, _ in resolved)
+    for metric, base, explicit in resolved:
+        if count[base] > 1 and not explicit and metric.name != base:
+            metric.score_prefix = f"{metric.name}/"
+    check_collisions(resolved_metric for resolved_metric, _, _ in resolved)
+    return [m for m, _, _ in resolved]
+
+
+def check_collisions(metrics: Iterable[Metric], score_names: dict[int, Iterable[str]] | None = None) -> None:
+    """Raise if two metrics would report the same (prefixed) main score name."""
+    seen: dict[str, str] = {}
+    for i, m in enumerate(metrics):
+        names = [m.main_score] if score_names is None else list(score_names[i])
+        for raw in names:
+            full = (m.score_prefix or "") + raw
+            if full in seen and seen[full] != m.name:
+                raise InvalidParameterError(
+                    f"Metrics {seen[full]!r} and {m.name!r} both report the score {full!r}; give one of them a "
+                    f"score_prefix (e.g. '{m.name}[score_prefix=b_]' or Metric(score_prefix='b_'))."
+                )
+            if full in seen:
+                raise InvalidParameterError(
+                    f"Metric {m.name!r} is listed twice with the same configuration; remove one or give it a "
+                    f"score_prefix."
+                )
+            seen[full] = m.name or type(m).__name__

@@ -1,0 +1,214 @@
+"""The one resampling engine behind every confidence interval and paired test.
+
+A :class:`Resampler` describes one bootstrap draw over ``n`` instances: the number of
+resamples, the seed, and optionally clusters (``groups``: whole clusters are drawn)
+and strata (``strata``: each stratum is resampled within itself, keeping its size).
+Everything that is evaluated in one call (all metrics, both systems of a comparison)
+is resampled from the same draw.
+
+Additive statistics never need ``map`` again: the totals of resample ``b`` are
+``sum_u c_bu * s_u`` where ``c_bu`` is how often unit ``u`` is drawn. Two paths
+compute them:
+
+- **few distinct rows** (accuracy, exact match: the statistics take a handful of
+  values): the number of draws that land on each distinct row is multinomial with
+  probabilities ``n_j / n``, so each resample costs one multinomial draw over the
+  distinct rows; no index matrix exists. This has exactly the distribution of drawing
+  ``n`` indices uniformly with replacement.
+- **indices** (continuous statistics, or metrics that are not additive): resamples are
+  drawn in chunks of ``b`` rows of ``n`` indices, with ``b`` chosen so that a chunk's
+  arrays stay under ``max_bytes`` (256 MiB by default): memory does not grow with
+  ``n_resamples``, and at ``n = 10,000,000`` one resample is processed at a time.
+
+Draws use ``numpy.random.default_rng(seed)``; the same seed, data size, groups and
+strata give the same resamples.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+
+__all__ = ["Resampler", "codes"]
+
+#: try the multinomial path when the statistics have at most this many distinct rows
+MAX_DISTINCT = 256
+
+
+def codes(labels: Any, n: int, what: str) -> np.ndarray:
+    """Integer codes ``0..G-1`` for a sequence of hashable labels (first-seen order)."""
+    if len(labels) != n:
+        raise InvalidParameterError(f"'{what}' must have one label per instance ({n}); got {len(labels)}.")
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "iub" and arr.ndim == 1:
+        _, inv = np.unique(arr, return_inverse=True)
+        return inv.astype(np.intp)
+    mapping: dict[Any, int] = {}
+    return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in labels], dtype=np.intp)
+
+
+def _hashable(x: Any) -> Any:
+    return tuple(x) if isinstance(x, (list, np.ndarray)) else x
+
+
+class Resampler:
+    """One bootstrap draw over ``n`` instances.
+
+    Parameters
+    ----------
+    n : int
+        Number of instances.
+    n_resamples : int
+        Number of bootstrap resamples ``B``.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    groups : sequence, optional
+        Cluster label per instance: clusters are drawn with replacement, whole.
+    strata : sequence, optional
+        Stratum label per instance: each stratum is resampled separately, keeping its
+        size (with ``groups``, a cluster must lie in one stratum).
+    max_bytes : int
+        Memory bound for one chunk of the index path.
+    """
+
+    def __init__(self, n: int, *, n_resamples: int, seed: int, groups: Any = None, strata: Any = None,
+                 max_bytes: int = 256 * 2**20) -> None:
+        if n_resamples < 1:
+            raise InvalidParameterError(f"'n_resamples' must be a positive integer; got {n_resamples!r}.")
+        self.n = n
+        self.n_resamples = int(n_resamples)
+        self.seed = seed
+        self.max_bytes = max_bytes
+        self.groups = None if groups is None else codes(groups, n, "groups")
+        st = None if strata is None else codes(strata, n, "strata")
+        if self.groups is not None:
+            self.n_units = int(self.groups.max()) + 1 if n else 0
+            order = np.argsort(self.groups, kind="stable")
+            self._members = order
+            self._offsets = np.concatenate([[0], np.cumsum(np.bincount(self.groups, minlength=self.n_units))])
+            if st is not None:
+                unit_st = np.full(self.n_units, -1)
+                unit_st[self.groups] = st
+                if np.any(unit_st[self.groups] != st):
+                    raise InvalidParameterError("Every cluster in 'groups' must lie within one stratum of 'strata'.")
+                st = unit_st
+        else:
+            self.n_units = n
+        self.unit_strata = st
+        if st is None:
+            self._strata_units = [np.arange(self.n_units)]
+        else:
+            order = np.argsort(st, kind="stable")
+            bounds = np.cumsum(np.bincount(st))
+            self._strata_units = np.split(order, bounds[:-1])
+
+    # ------------------------------------------------------------------ units
+    def unit_stats(self, stats: np.ndarray) -> np.ndarray:
+        """Statistics per unit: summed over each cluster's members (or the rows themselves)."""
+        if self.groups is None:
+            return stats
+        out = np.zeros((self.n_units, stats.shape[1]))
+        np.add.at(out, self.groups, stats)
+        return out
+
+    def unit_instances(self, units: np.ndarray) -> np.ndarray:
+        """Instance indices of the given units, concatenated in the order given."""
+        if self.groups is None:
+            return units
+        starts, ends = self._offsets[units], self._offsets[units + 1]
+        lengths = ends - starts
+        if len(units) == 0:
+            return np.zeros(0, dtype=np.intp)
+        pos = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        return self._members[np.arange(lengths.sum()) + pos]
+
+    # ------------------------------------------------------------------ the draw
+    def run(self, stats: np.ndarray | None = None,
+            on_indices: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray | None:
+        """Resample totals of additive ``stats`` (``(n, K)``) and/or visit each resample's indices.
+
+        Returns the ``(B, K)`` array of resampled totals (or ``None`` without ``stats``).
+        ``on_indices(b, index)`` is called with the instance indices of resample ``b``
+        (clusters expanded) when given; the totals then come from the same indices.
+        """
+        rng = np.random.default_rng(self.seed)
+        su = None if stats is None else self.unit_stats(np.asarray(stats, dtype=float))
+        if on_indices is None and su is not None:
+            few = self._distinct(su)
+            if few is not None:
+                return self._multinomial(rng, su, few)
+        return self._indices(rng, su, on_indices)
+
+    def _distinct(self, su: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+        """Per stratum: (distinct rows, their counts), when few enough; else None."""
+        out = []
+        for units in self._strata_units:
+            rows = su[units]
+            probe = rows[:: max(1, len(rows) // 2048)]
+            if len(np.unique(probe, axis=0)) > MAX_DISTINCT:
+                return None
+            uniq, counts = np.unique(rows, axis=0, return_counts=True)
+            if len(uniq) > MAX_DISTINCT:
+                return None
+            out.append((uniq, counts))
+        return out
+
+    def _multinomial(self, rng: np.random.Generator, su: np.ndarray,
+                     few: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        totals = np.zeros((self.n_resamples, su.shape[1]))
+        for uniq, counts in few:
+            m = int(counts.sum())
+            draws = rng.multinomial(m, counts / m, size=self.n_resamples)
+            totals += draws @ uniq
+        return totals
+
+    def _chunk(self, k: int) -> int:
+        per_resample = self.n_units * (8 + 8 * max(1, min(k, 2))) + 1
+        return int(max(1, min(self.n_resamples, self.max_bytes // per_resample)))
+
+    def _indices(self, rng: np.random.Generator, su: np.ndarray | None,
+                 on_indices: Callable[[int, np.ndarray], None] | None) -> np.ndarray | None:
+        B = self.n_resamples
+        k = 0 if su is None else su.shape[1]
+        totals = None if su is None else np.empty((B, k))
+        chunk = self._chunk(k)
+        dtype = np.int32 if self.n_units < 2**31 - 1 else np.int64
+        for start in range(0, B, chunk):
+            b = min(chunk, B - start)
+            parts = []
+            for units in self._strata_units:
+                m = len(units)
+                draw = rng.integers(0, m, size=(b, m), dtype=dtype) if m else np.zeros((b, 0), dtype=dtype)
+                parts.append(units[draw] if len(self._strata_units) > 1 else draw)
+            idx = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+            if su is not None:
+                if k <= 2:
+                    for j in range(k):
+                        totals[start:start + b, j] = np.take(su[:, j], idx).sum(axis=1)
+                else:
+                    counts = np.stack([np.bincount(row, minlength=self.n_units) for row in idx]).astype(float)
+                    totals[start:start + b] = counts @ su
+            if on_indices is not None:
+                for r in range(b):
+                    on_indices(start + r, self.unit_instances(idx[r]) if self.groups is not None else idx[r])
+        return totals
+
+    # ------------------------------------------------------------------ jackknife (BCa)
+    def jackknife_blocks(self, max_blocks: int = 2000) -> tuple[list[np.ndarray], str | None]:
+        """Blocks of units left out one at a time: every unit alone when there are at most
+        ``max_blocks`` units, else a seeded random partition into ``max_blocks`` blocks
+        (a grouped jackknife, noted in the returned message)."""
+        if self.n_units <= max_blocks:
+            return [np.array([u]) for u in range(self.n_units)], None
+        perm = np.random.default_rng(self.seed).permutation(self.n_units)
+        note = f"BCa acceleration from a grouped jackknife ({max_blocks} random blocks of units)"
+        return np.array_split(perm, max_blocks), note
+
+    def instances_without(self, block: np.ndarray) -> np.ndarray:
+        keep = np.ones(self.n_units, dtype=bool)
+        keep[block] = False
+        units = np.flatnonzero(keep)
+        return self.unit_instances(units) if self.groups is not None else units

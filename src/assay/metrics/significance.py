@@ -1,0 +1,229 @@
+"""Paired significance: ``assay.compare(a, b, metric=...)``.
+
+Two systems scored on the same instances are compared on the difference
+``delta = score(b) - score(a)`` (``a`` is the baseline):
+
+paired bootstrap
+    Both systems are resampled with the **same** indices (one draw of the shared
+    :class:`~assay.metrics.resample.Resampler`); ``delta_b`` is the difference on
+    resample ``b``. Interval: percentile of ``delta_b``. Two-sided p-value of
+    ``delta = 0`` by the shift method (Berg-Kirkpatrick et al. 2012), with the +1
+    correction: ``p = (1 + #{|delta_b - delta| >= |delta|}) / (B + 1)``.
+approximate randomization
+    Under the null hypothesis the two systems' outputs are exchangeable per instance
+    (per cluster with ``groups``): each round swaps every pair with probability 1/2
+    and recomputes the difference ``delta_r``;
+    ``p = (1 + #{|delta_r| >= |delta|}) / (R + 1)`` (Noreen 1989; Riezler & Maxwell 2005).
+
+Additive metrics need no ``map`` again: a swap moves ``s_b - s_a`` from one total to the
+other, and with few distinct difference rows the number of swaps per row is binomial.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import attrs
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.metrics.base import Metric, take
+from assay.metrics.catalog import resolve_metric
+from assay.metrics.intervals import percentile_interval
+from assay.metrics.resample import MAX_DISTINCT, Resampler
+
+__all__ = ["Comparison", "compare"]
+
+
+@attrs.frozen
+class Comparison:
+    """The outcome of :func:`compare` (``difference = score_b - score_a``)."""
+
+    metric: str
+    score_name: str
+    n: int
+    score_a: float
+    score_b: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+    p_value_bootstrap: float
+    p_value_randomization: float
+    n_resamples: int
+    seed: int
+    higher_is_better: bool
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = attrs.asdict(self)
+        d["notes"] = list(self.notes)
+        return d
+
+    def __str__(self) -> str:
+        better = "b" if (self.difference > 0) == self.higher_is_better else "a"
+        lines = [
+            f"{self.score_name} ({self.metric}), {self.n} paired instances",
+            f"  a: {self.score_a:.4f}   b: {self.score_b:.4f}   b - a: {self.difference:+.4f} "
+            f"[{self.ci_low:+.4f}, {self.ci_high:+.4f}] ({self.confidence_level:.0%} paired bootstrap)",
+            f"  p-value: {self.p_value_bootstrap:.4g} (paired bootstrap), "
+            f"{self.p_value_randomization:.4g} (approximate randomization); {self.n_resamples} rounds, seed {self.seed}",
+        ]
+        if self.difference != 0 and math.isfinite(self.difference):
+            lines.append(f"  {better} is better on {self.score_name}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
+    """The metric and its intermediates for results ``res`` (stored, or re-mapped)."""
+    records = getattr(res, "records", {}) or {}
+    if isinstance(metric, str) and metric in records:
+        return records[metric]
+    if metric is None:
+        names = list(getattr(res, "info", {}).get("metrics", []))
+        if len(names) != 1:
+            raise InvalidParameterError(
+                f"'metric' must name the metric to compare; results {which} hold {names or 'no metrics'}."
+            )
+        metric = names[0]
+        if metric in records:
+            return records[metric]
+    m = resolve_metric(metric)[0] if isinstance(metric, str) else metric.clone()
+    if not isinstance(m, Metric):
+        raise InvalidParameterError(f"'metric' must be a registered name or a Metric; got {type(metric).__name__}.")
+    preds = res.predictions if hasattr(res, "predictions") else None
+    if preds is None:
+        raise InvalidParameterError(f"results {which} carry no predictions to score with {metric!r}.")
+    return m, m.map_all(preds, res.references, res.task_data)
+
+
+def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, confidence_level: float = 0.95,
+            seed: int | None = 0, score: str | None = None, groups: Any = None) -> Comparison:
+    """Paired bootstrap and approximate randomization test of ``score(b) - score(a)``.
+
+    Parameters
+    ----------
+    a, b : EvaluationResults
+        Results of :func:`assay.evaluate` (or :func:`assay.metrics.api.load_results`) on the
+        same instances, in the same order.
+    metric : str or Metric, optional
+        The metric to compare (a name used in both evaluations, or any registered name or
+        Metric, then computed from the stored predictions). Optional when the results hold
+        one metric.
+    n_resamples : int
+        Bootstrap resamples and randomization rounds.
+    seed : int or None
+        Seed (``None``: a fresh one); recorded in the result.
+    score : str, optional
+        Which score of the metric (default: its main score).
+    groups : sequence, optional
+        Cluster label per instance (clusters are resampled and swapped whole).
+    """
+    from assay.metrics.api import _check_resampling, new_seed
+
+    n_resamples = _check_resampling(n_resamples, confidence_level)
+    if n_resamples < 1:
+        raise InvalidParameterError("'n_resamples' must be at least 1 for a comparison.")
+    if len(a) != len(b):
+        raise InvalidParameterError(f"Results to compare must cover the same instances; got {len(a)} and {len(b)}.")
+    ra, rb = getattr(a, "references", None), getattr(b, "references", None)
+    if ra is not None and rb is not None and to_key(ra) != to_key(rb):
+        raise InvalidParameterError("Results to compare have different references: they are not paired.")
+    seed = new_seed() if seed is None else int(seed)
+    ma, ia = _intermediates(a, metric, "a")
+    mb, ib = _intermediates(b, metric, "b")
+    if groups is None:
+        groups = getattr(a, "info", {}).get("groups")
+    name = score or ma.main_score
+    n = len(a)
+    notes: list[str] = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sa, sb = ma.scores_of(ia)[name], mb.scores_of(ib)[name]
+        delta = sb - sa
+        rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups)
+        boot = _bootstrap_deltas(rs, ma, ia, ib, name)
+        perm = _randomization_deltas(rs, ma, ia, ib, name, np.random.default_rng([seed, 1]))
+    lo, hi, why = percentile_interval(boot, confidence_level)
+    if why:
+        notes.append(f"interval: {why}")
+    if not math.isfinite(delta) or not np.all(np.isfinite(boot)):
+        p_boot = math.nan
+        notes.append("bootstrap p-value undefined: the score is NaN on the data or on some resamples")
+    else:
+        p_boot = (1 + int(np.count_nonzero(np.abs(boot - delta) >= abs(delta)))) / (n_resamples + 1)
+    if not math.isfinite(delta) or not np.all(np.isfinite(perm)):
+        p_perm = math.nan
+        notes.append("randomization p-value undefined: the score is NaN on the data or on some rounds")
+    else:
+        p_perm = (1 + int(np.count_nonzero(np.abs(perm) >= abs(delta) - 1e-12 * max(1.0, abs(delta))))) \
+            / (n_resamples + 1)
+    return Comparison(metric=ma.name or type(ma).__name__, score_name=(ma.score_prefix or "") + name, n=n,
+                      score_a=sa, score_b=sb, difference=delta, ci_low=lo, ci_high=hi,
+                      confidence_level=confidence_level, p_value_bootstrap=p_boot, p_value_randomization=p_perm,
+                      n_resamples=n_resamples, seed=seed, higher_is_better=bool(ma.higher_is_better),
+                      notes=tuple(notes))
+
+
+def to_key(x: Any) -> str:
+    import json
+
+    from assay.metrics.results import to_jsonable
+
+    return json.dumps(to_jsonable(x), sort_keys=True, default=repr)
+
+
+def _bootstrap_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str) -> np.ndarray:
+    B = rs.n_resamples
+    if m.additive:
+        A, Bs = np.asarray(ia, dtype=float), np.asarray(ib, dtype=float)
+        k = A.shape[1]
+        totals = rs.run(np.concatenate([A, Bs], axis=1))
+        return m.reduce_totals_many(totals[:, k:])[name] - m.reduce_totals_many(totals[:, :k])[name]
+    out = np.empty(B)
+
+    def visit(b: int, index: np.ndarray) -> None:
+        out[b] = float(m.reduce(take(ib, index))[name]) - float(m.reduce(take(ia, index))[name])
+
+    rs.run(None, visit)
+    return out
+
+
+def _randomization_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str,
+                          rng: np.random.Generator) -> np.ndarray:
+    R = rs.n_resamples
+    if m.additive:
+        A, Bs = rs.unit_stats(np.asarray(ia, dtype=float)), rs.unit_stats(np.asarray(ib, dtype=float))
+        D = Bs - A
+        ta, tb = A.sum(axis=0), Bs.sum(axis=0)
+        nz = np.any(D != 0, axis=1)
+        uniq, counts = np.unique(D[nz], axis=0, return_counts=True) if nz.any() else (D[:0], np.zeros(0, int))
+        if len(uniq) <= MAX_DISTINCT:
+            moved = rng.binomial(counts, 0.5, size=(R, len(counts))) @ uniq if len(counts) else np.zeros((R, D.shape[1]))
+        else:
+            moved = np.empty((R, D.shape[1]))
+            chunk = max(1, int(2**27 // max(1, len(D))))
+            for s in range(0, R, chunk):
+                e = min(R, s + chunk)
+                moved[s:e] = (rng.random((e - s, len(D))) < 0.5).astype(float) @ D
+        new_a, new_b = ta + moved, tb - moved
+        return m.reduce_totals_many(new_b)[name] - m.reduce_totals_many(new_a)[name]
+    out = np.empty(R)
+    for r in range(R):
+        swap_units = rng.random(rs.n_units) < 0.5
+        swap = swap_units[rs.groups] if rs.groups is not None else swap_units
+        xa, xb = _swap(ia, ib, swap)
+        out[r] = float(m.reduce(xb)[name]) - float(m.reduce(xa)[name])
+    return out
+
+
+def _swap(ia: Any, ib: Any, swap: np.ndarray) -> tuple[Any, Any]:
+    if isinstance(ia, np.ndarray) and isinstance(ib, np.ndarray):
+        mask = swap.reshape((-1,) + (1,) * (ia.ndim - 1))
+        return np.where(mask, ib, ia), np.where(mask, ia, ib)
+    xa = [y if s else x for x, y, s in zip(ia, ib, swap.tolist())]
+    xb = [x if s else y for x, y, s in zip(ia, ib, swap.tolist())]
+    return xa, xb
