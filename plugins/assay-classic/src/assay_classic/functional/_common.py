@@ -15,8 +15,11 @@ __all__ = ["UndefinedMetricWarning", "ZeroDivision", "check_zero_division", "div
 ZeroDivision = Union[str, float]
 
 
-class UndefinedMetricWarning(RuntimeWarning):
-    """A metric is undefined on the given data (a zero denominator, a single class ...)."""
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined on the given data (a zero denominator, a single class ...).
+
+    A ``UserWarning``, as scikit-learn's ``UndefinedMetricWarning``.
+    """
 
 
 def check_zero_division(value: ZeroDivision, *, metric: str = "metric") -> ZeroDivision:

@@ -22,8 +22,10 @@ from assay_classic.functional._common import ZeroDivision, check_zero_division, 
 
 __all__ = [
     "AVERAGES",
+    "label_count_rows",
     "label_counts",
     "matthews_from_counts",
+    "multilabel_count_rows",
     "multilabel_counts",
     "precision_recall_fscore",
     "sorted_labels",
@@ -78,19 +80,22 @@ def multilabel_counts(y_true: Any, y_pred: Any) -> np.ndarray:
     return np.stack([tp, fp, fn], axis=1).astype(np.int64)
 
 
-def _nanaverage(values: np.ndarray, weights: np.ndarray | None) -> float:
-    """Average ignoring NaN; with weights that sum to zero, the plain mean (scikit-learn's rule)."""
-    if values.size == 0:
-        return math.nan
+def _nanaverage(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Average over the last axis ignoring NaN; weights summing to zero give the plain mean.
+
+    scikit-learn's ``_nanaverage``: no label or only NaN values give NaN.
+    """
     keep = ~np.isnan(values)
-    if not keep.any():
-        return math.nan
-    values = values[keep]
-    if weights is not None:
-        w = np.asarray(weights, dtype=np.float64)[keep]
-        if w.sum() != 0:
-            return float(np.average(values, weights=w))
-    return float(np.mean(values))
+    clean = np.where(keep, values, 0.0)
+    count = keep.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plain = np.where(count > 0, clean.sum(axis=-1) / np.maximum(count, 1), np.nan)
+        if weights is None:
+            return plain
+        w = np.where(keep, np.asarray(weights, dtype=np.float64), 0.0)
+        wsum = w.sum(axis=-1)
+        weighted = (w * clean).sum(axis=-1) / np.where(wsum == 0, 1.0, wsum)
+    return np.where(wsum != 0, weighted, plain)
 
 
 def precision_recall_fscore(
@@ -99,8 +104,8 @@ def precision_recall_fscore(
     average: str,
     beta: float = 1.0,
     zero_division: ZeroDivision = "warn",
-) -> tuple[float, float, float]:
-    r"""Precision, recall and F-beta from per-label counts ``(K, 3)`` = ``tp, fp, fn``.
+) -> tuple[Any, Any, Any]:
+    r"""Precision, recall and F-beta from per-label counts ``(..., K, 3)`` = ``tp, fp, fn``.
 
     .. math::
 
@@ -112,14 +117,18 @@ def precision_recall_fscore(
     every support is zero); ``binary`` expects one row (the positive label). A zero
     denominator gives ``zero_division`` (``"warn"``: 0.0 and a warning); NaN values are left
     out of the averages. Equal to ``sklearn.metrics.precision_recall_fscore_support``.
+    Leading axes are batches (bootstrap resamples): the results then have their shape;
+    a single ``(K, 3)`` table gives three floats.
     """
     if average not in AVERAGES:
         raise InvalidParameterError(f"The 'average' parameter must be one of {AVERAGES}. Got {average!r} instead.")
     zero_division = check_zero_division(zero_division)
-    counts = np.asarray(counts, dtype=np.int64).reshape(-1, 3)
-    tp, fp, fn = counts[:, 0], counts[:, 1], counts[:, 2]
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim < 2 or counts.shape[-1] != 3:
+        counts = counts.reshape(-1, 3)
+    tp, fp, fn = counts[..., 0], counts[..., 1], counts[..., 2]
     if average == "micro":
-        tp, fp, fn = tp.sum(keepdims=True), fp.sum(keepdims=True), fn.sum(keepdims=True)
+        tp, fp, fn = tp.sum(-1, keepdims=True), fp.sum(-1, keepdims=True), fn.sum(-1, keepdims=True)
     precision = divide(tp, tp + fp, zero_division, what="Precision")
     recall = divide(tp, tp + fn, zero_division, what="Recall")
     if math.isinf(beta):
@@ -128,13 +137,16 @@ def precision_recall_fscore(
         fscore = precision
     else:
         b2 = beta * beta
-        fscore = divide((1 + b2) * tp.astype(np.float64), (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score")
+        fscore = divide((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score")
     weights = (tp + fn) if average == "weighted" else None
-    return (_nanaverage(precision, weights), _nanaverage(recall, weights), _nanaverage(fscore, weights))
+    out = tuple(_nanaverage(v, weights) for v in (precision, recall, fscore))
+    if counts.ndim == 2:
+        return tuple(float(v) for v in out)  # type: ignore[return-value]
+    return out
 
 
-def matthews_from_counts(counts: np.ndarray) -> float:
-    r"""Matthews correlation coefficient (multiclass, Gorodkin's :math:`R_K`) from counts ``(K, 3)``.
+def matthews_from_counts(counts: np.ndarray) -> Any:
+    r"""Matthews correlation coefficient (multiclass, Gorodkin's :math:`R_K`) from counts ``(..., K, 3)``.
 
     With :math:`t_k = tp_k + fn_k` (true count), :math:`p_k = tp_k + fp_k` (predicted count),
     :math:`c = \sum_k tp_k` and :math:`s = \sum_k p_k`:
@@ -143,19 +155,69 @@ def matthews_from_counts(counts: np.ndarray) -> float:
 
         MCC = \frac{c\, s - \sum_k p_k t_k}{\sqrt{(s^2 - \sum_k p_k^2)(s^2 - \sum_k t_k^2)}}
 
-    0.0 when the denominator is zero (scikit-learn's convention; NaN for no data at all).
+    0.0 when the denominator is zero (scikit-learn's convention); NaN for no data at all.
+    Leading axes are batches, as in :func:`precision_recall_fscore`.
     """
-    counts = np.asarray(counts, dtype=np.float64).reshape(-1, 3)
-    t_sum = counts[:, 0] + counts[:, 2]
-    p_sum = counts[:, 0] + counts[:, 1]
-    n_correct = counts[:, 0].sum()
-    n = p_sum.sum()
-    if n == 0:
-        return math.nan
-    cov_tp = n_correct * n - np.dot(t_sum, p_sum)
-    cov_pp = n * n - np.dot(p_sum, p_sum)
-    cov_tt = n * n - np.dot(t_sum, t_sum)
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim < 2 or counts.shape[-1] != 3:
+        counts = counts.reshape(-1, 3)
+    t_sum = counts[..., 0] + counts[..., 2]
+    p_sum = counts[..., 0] + counts[..., 1]
+    n_correct = counts[..., 0].sum(-1)
+    n = p_sum.sum(-1)
+    cov_tp = n_correct * n - (t_sum * p_sum).sum(-1)
+    cov_pp = n * n - (p_sum * p_sum).sum(-1)
+    cov_tt = n * n - (t_sum * t_sum).sum(-1)
     denom = cov_pp * cov_tt
-    if denom == 0:
-        return 0.0
-    return float(cov_tp / np.sqrt(denom))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(denom == 0, 0.0, cov_tp / np.sqrt(np.where(denom == 0, 1.0, denom)))
+    value = np.where(n == 0, np.nan, value)
+    return float(value) if counts.ndim == 2 else value
+
+
+def label_count_rows(
+    y_true: Sequence[Hashable], y_pred: Sequence[Hashable], labels: Sequence[Hashable]
+) -> np.ndarray:
+    """Per-instance ``tp, fp, fn`` rows, shape ``(n, len(labels) * 3)``; their sum is :func:`label_counts`."""
+    index = {label: i for i, label in enumerate(labels)}
+    k, n = len(index), len(y_true)
+    t = np.fromiter((index.get(v, k) for v in y_true), dtype=np.intp, count=n)
+    p = np.fromiter((index.get(v, k) for v in y_pred), dtype=np.intp, count=n)
+    rows = np.zeros((n, k + 1, 3))
+    i = np.arange(n)
+    hit = t == p
+    rows[i[hit], t[hit], 0] = 1.0
+    rows[i[~hit], p[~hit], 1] = 1.0
+    rows[i[~hit], t[~hit], 2] = 1.0
+    return rows[:, :k, :].reshape(n, 3 * k)
+
+
+def multilabel_count_rows(
+    y_true: Sequence[Iterable[Hashable]], y_pred: Sequence[Iterable[Hashable]], labels: Sequence[Hashable] | None
+) -> np.ndarray:
+    """Per-instance ``tp, fp, fn`` of label sets: ``(n, 3 * len(labels))``, or ``(n, 3)`` pooled when ``labels`` is None.
+
+    The pooled form (``labels=None``) holds ``|P & T|``, ``|P - T|``, ``|T - P|`` per
+    instance, which is all a micro average needs.
+    """
+    n = len(y_true)
+    if labels is None:
+        rows = np.empty((n, 3))
+        for i, (t, p) in enumerate(zip(y_true, y_pred)):
+            ts, ps = set(t), set(p)
+            rows[i] = (len(ts & ps), len(ps - ts), len(ts - ps))
+        return rows
+    index = {label: j for j, label in enumerate(labels)}
+    rows = np.zeros((n, len(index), 3))
+    for i, (t, p) in enumerate(zip(y_true, y_pred)):
+        ts, ps = set(t), set(p)
+        for label in ts & ps:
+            if label in index:
+                rows[i, index[label], 0] = 1.0
+        for label in ps - ts:
+            if label in index:
+                rows[i, index[label], 1] = 1.0
+        for label in ts - ps:
+            if label in index:
+                rows[i, index[label], 2] = 1.0
+    return rows.reshape(n, 3 * len(index))

@@ -1,0 +1,300 @@
+"""Classification metrics: accuracy, precision / recall / F-beta, Matthews correlation.
+
+All are additive where the label set is known: an instance maps to ``tp, fp, fn`` rows
+(per label), shards merge by addition and a bootstrap resample is a count-matrix product.
+The label set is known for ``average="binary"`` (the positive label), for ``"micro"``
+(pooled counts need no labels) and whenever ``labels=`` is given. ``"macro"`` /
+``"weighted"`` and MCC without ``labels=`` must discover the labels from the data (as
+scikit-learn does), so they keep the ``(reference, prediction)`` pairs and count them in
+``reduce`` (still exact, merged in shard order; intervals re-count each resample).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.metrics import InstanceMetric, Metric
+from assay_classic._inputs import is_collection, one_reference_each, reference_list
+from assay_classic.functional._common import ZeroDivision, check_zero_division
+from assay_classic.functional.classification import (
+    AVERAGES,
+    label_count_rows,
+    matthews_from_counts,
+    multilabel_count_rows,
+    precision_recall_fscore,
+    sorted_labels,
+)
+
+__all__ = ["Accuracy", "F1", "MatthewsCorrcoef", "Precision", "Recall"]
+
+LabelSet = Union[list, tuple, set, frozenset, np.ndarray]
+
+
+class Accuracy(InstanceMetric):
+    r"""Share of instances whose prediction is one of its references.
+
+    .. math:: \mathrm{accuracy} = \frac1n \sum_i [\hat y_i \in R_i]
+
+    With one reference per instance this is ``sklearn.metrics.accuracy_score``. Additive:
+    each instance maps to ``(hit, 1)``; the interval of a proportion is available as
+    Wilson's. No data gives NaN.
+
+    Examples
+    --------
+    >>> Accuracy().update([3, 799, 50], [[5], [800], [50]]).compute()["accuracy"]
+    0.3333333333333333
+    """
+
+    main_score = "accuracy"
+    prediction_type = Hashable
+    examples = [{"predictions": [1, 2, 3, 3], "references": [[1], [2], [2], [1, 3]], "global_target": {"accuracy": 0.75}}]
+
+    def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
+        return float(any(prediction == r for r in reference_list(references)))
+
+
+class _LabelCountMetric(Metric):
+    """Shared machinery: per-label ``tp, fp, fn`` counts, additive when the label set is known."""
+
+    main_score = "f1"
+
+    def __init__(
+        self,
+        *,
+        average: str = "binary",
+        labels: Sequence[Hashable] | None = None,
+        pos_label: Hashable = 1,
+        multi_label: bool = False,
+        zero_division: ZeroDivision = "warn",
+        score_prefix: str = "",
+    ) -> None:
+        super().__init__(score_prefix=score_prefix)
+        if average not in AVERAGES:
+            raise InvalidParameterError(
+                f"The 'average' parameter of {self.main_score} must be one of {AVERAGES}. Got {average!r} instead."
+            )
+        if multi_label and average == "binary":
+            raise InvalidParameterError(
+                f"The 'average' parameter of {self.main_score} cannot be 'binary' with multi_label=True; "
+                "use 'micro', 'macro' or 'weighted'."
+            )
+        if labels is not None and (isinstance(labels, str) or not is_collection(labels) or len(labels) == 0):
+            raise InvalidParameterError(f"The 'labels' parameter of {self.main_score} must be a non-empty list; got {labels!r}.")
+        self.average = average
+        self.labels = list(labels) if labels is not None else None
+        self.pos_label = pos_label
+        self.multi_label = bool(multi_label)
+        self.zero_division = check_zero_division(zero_division, metric=self.main_score)
+        if self.multi_label:
+            self.prediction_type = LabelSet
+        # the tracked labels decide the statistics layout (None: pooled micro counts)
+        if average == "binary":
+            self._tracked: list[Hashable] | None = [pos_label]
+        elif self.labels is not None:
+            self._tracked = self.labels
+        else:
+            self._tracked = None
+        pooled = average == "micro" and self.labels is None
+        self.additive = self._tracked is not None or pooled
+        self.vectorized = self.additive
+        self.n_stats = 3 * len(self._tracked) if self._tracked is not None else (3 if pooled else None)
+
+    prediction_type: Any = Hashable
+
+    # ------------------------------------------------------------------ map
+    def _pairs(self, predictions: Sequence[Any], references: Sequence[Any] | None) -> tuple[list, list]:
+        if not self.multi_label:
+            return one_reference_each(references, metric=self.main_score), list(predictions)
+        if references is None:
+            raise InvalidParameterError(f"{self.main_score} needs references; got None.")
+        truths = []
+        for i, ref in enumerate(references):
+            ref = list(ref) if is_collection(ref) else [ref]
+            if len(ref) == 1 and is_collection(ref[0]):  # [[labels]]: the one reference is a label set
+                ref = list(ref[0])
+            elif any(is_collection(r) for r in ref):
+                raise InvalidParameterError(
+                    f"{self.main_score} (multi_label) expects one label set per instance; instance {i} has {ref!r:.80}."
+                )
+            truths.append(ref)
+        return truths, [list(p) for p in predictions]
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> Any:
+        truths, preds = self._pairs(predictions, references)
+        if self.average == "binary":
+            present = set(truths) | set(preds)
+            if len(present) > 2:
+                raise InvalidParameterError(
+                    f"{self.main_score} with average='binary' needs at most two labels; got {len(present)} "
+                    f"({sorted_labels(present)[:5]} ...). Use average='micro', 'macro' or 'weighted'."
+                )
+        if self.multi_label:
+            if self.additive:
+                return multilabel_count_rows(truths, preds, self._tracked)
+            return [(frozenset(t), frozenset(p)) for t, p in zip(truths, preds)]
+        if self._tracked is not None:
+            return label_count_rows(truths, preds, self._tracked)
+        if self.additive:  # pooled micro: (hit, miss, miss)
+            hit = np.fromiter((t == p for t, p in zip(truths, preds)), dtype=np.float64, count=len(preds))
+            return np.stack([hit, 1.0 - hit, 1.0 - hit], axis=1)
+        return list(zip(truths, preds))
+
+    # ------------------------------------------------------------------ reduce
+    def counts(self, intermediates: Any) -> np.ndarray:
+        """Per-label counts ``(..., K, 3)`` of summed statistics or of gathered pairs."""
+        if self.additive:
+            totals = np.asarray(intermediates, dtype=np.float64)
+            return totals.reshape(*totals.shape[:-1], -1, 3)
+        pairs = list(intermediates)
+        if self.multi_label:
+            labels = sorted_labels(label for t, p in pairs for label in (*t, *p))
+            return multilabel_count_rows([t for t, _ in pairs], [p for _, p in pairs], labels).sum(0).reshape(-1, 3)
+        tally = Counter(pairs)
+        labels = sorted_labels(label for pair in tally for label in pair)
+        index = {label: i for i, label in enumerate(labels)}
+        out = np.zeros((len(labels), 3))
+        for (t, p), c in tally.items():
+            if t == p:
+                out[index[t], 0] += c
+            else:
+                out[index[p], 1] += c
+                out[index[t], 2] += c
+        return out
+
+    def _prf(self, intermediates: Any) -> tuple[Any, Any, Any]:
+        return precision_recall_fscore(self.counts(intermediates), average=self.average, zero_division=self.zero_division)
+
+
+class Precision(_LabelCountMetric):
+    r"""Precision, :math:`tp / (tp + fp)`, averaged as scikit-learn's ``precision_score``.
+
+    Parameters
+    ----------
+    average : {"binary", "micro", "macro", "weighted"}
+        ``binary`` scores ``pos_label``; ``micro`` pools the counts of all labels;
+        ``macro`` is the unweighted mean over labels; ``weighted`` weights by support.
+    labels : list, optional
+        The labels to score (default: every label seen in references or predictions).
+    pos_label : label
+        The positive label of ``average="binary"`` (default 1).
+    multi_label : bool
+        Predictions and references are label sets (multi-label classification).
+    zero_division : {"warn", 0.0, 1.0, nan}
+        The value of an undefined ratio (``"warn"``: 0.0 and a warning).
+
+    References
+    ----------
+    scikit-learn, ``sklearn.metrics.precision_recall_fscore_support``.
+    """
+
+    main_score = "precision"
+
+    def reduce(self, intermediates: Any) -> dict[str, Any]:
+        return {"precision": self._prf(intermediates)[0]}
+
+
+class Recall(_LabelCountMetric):
+    r"""Recall, :math:`tp / (tp + fn)`, averaged as scikit-learn's ``recall_score``.
+
+    Options as :class:`Precision`.
+    """
+
+    main_score = "recall"
+
+    def reduce(self, intermediates: Any) -> dict[str, Any]:
+        return {"recall": self._prf(intermediates)[1]}
+
+
+class F1(_LabelCountMetric):
+    r"""F-beta score (F1 by default), averaged as scikit-learn's ``fbeta_score``.
+
+    .. math:: F_\beta = \frac{(1 + \beta^2)\, tp}{(1 + \beta^2)\, tp + \beta^2 fn + fp}
+
+    per label (or on pooled counts for ``micro``); a zero denominator gives
+    ``zero_division``. Options as :class:`Precision`, plus ``beta`` (default 1).
+
+    Examples
+    --------
+    >>> F1(average="macro").update([0, 1, 1], [0, 1, 0]).compute()["f1"]
+    0.6666666666666666
+    """
+
+    main_score = "f1"
+    examples = [
+        {"predictions": [0, 1, 1, 0], "references": [[0], [1], [0], [1]], "global_target": {"f1": 0.5}},
+    ]
+
+    def __init__(
+        self,
+        *,
+        average: str = "binary",
+        labels: Sequence[Hashable] | None = None,
+        pos_label: Hashable = 1,
+        beta: float = 1.0,
+        multi_label: bool = False,
+        zero_division: ZeroDivision = "warn",
+        score_prefix: str = "",
+    ) -> None:
+        super().__init__(
+            average=average,
+            labels=labels,
+            pos_label=pos_label,
+            multi_label=multi_label,
+            zero_division=zero_division,
+            score_prefix=score_prefix,
+        )
+        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
+            raise InvalidParameterError(f"The 'beta' parameter of f1 must be a number >= 0. Got {beta!r} instead.")
+        self.beta = float(beta)
+
+    def reduce(self, intermediates: Any) -> dict[str, Any]:
+        counts = self.counts(intermediates)
+        f = precision_recall_fscore(counts, average=self.average, beta=self.beta, zero_division=self.zero_division)[2]
+        return {"f1": f}
+
+
+class MatthewsCorrcoef(_LabelCountMetric):
+    r"""Matthews correlation coefficient (multiclass :math:`R_K`), as ``sklearn.metrics.matthews_corrcoef``.
+
+    .. math::
+
+        MCC = \frac{c\, s - \sum_k p_k t_k}{\sqrt{(s^2 - \sum_k p_k^2)(s^2 - \sum_k t_k^2)}}
+
+    with :math:`t_k` / :math:`p_k` the true / predicted count of label :math:`k`, :math:`c`
+    the number correct and :math:`s` the number of instances; 0.0 when the denominator is
+    zero. Additive when ``labels=`` lists every label; otherwise the pairs are kept.
+
+    References
+    ----------
+    Gorodkin (2004), "Comparing two K-category assignments by a K-category correlation
+    coefficient"; scikit-learn ``matthews_corrcoef``.
+    """
+
+    main_score = "matthews_corrcoef"
+    examples = [
+        {"predictions": [1, 1, 0, 0, 1], "references": [[1], [0], [0], [0], [1]],
+         "global_target": {"matthews_corrcoef": 2 / 3}},
+    ]
+
+    def __init__(self, *, labels: Sequence[Hashable] | None = None, score_prefix: str = "") -> None:
+        super().__init__(average="macro", labels=labels, zero_division=0.0, score_prefix=score_prefix)
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> Any:
+        if self.labels is not None:
+            truths, preds = self._pairs(predictions, references)
+            known = set(self.labels)
+            for i, (t, p) in enumerate(zip(truths, preds)):
+                if t not in known or p not in known:
+                    raise InvalidParameterError(
+                        f"matthews_corrcoef: instance {i} has a label outside labels={self.labels!r:.80} "
+                        f"(reference {t!r}, prediction {p!r}); MCC needs every label listed."
+                    )
+        return super().map_batch(predictions, references, task_data)
+
+    def reduce(self, intermediates: Any) -> dict[str, Any]:
+        return {"matthews_corrcoef": matthews_from_counts(self.counts(intermediates))}

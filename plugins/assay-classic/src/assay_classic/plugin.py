@@ -1,0 +1,47 @@
+"""The assay-classic plugin: registers the classic metrics by name.
+
+Loaded through the entry point ``classic = "assay_classic.plugin"`` (group ``assay``).
+Importing this module imports no heavy library: scipy, rapidfuzz and sacrebleu are
+imported inside the metrics that use them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from assay import hookimpl
+
+#: registered name -> (module, class, description); classes are imported on first load
+METRICS: dict[str, tuple[str, str, str]] = {
+    "accuracy": ("classification", "Accuracy", "Share of predictions found among the references"),
+    "exact_match": ("text", "ExactMatch", "Share of predicted strings equal to a reference"),
+    "precision": ("classification", "Precision", "Precision tp / (tp + fp), binary / micro / macro / weighted"),
+    "recall": ("classification", "Recall", "Recall tp / (tp + fn), binary / micro / macro / weighted"),
+    "f1": ("classification", "F1", "F-beta (F1) score, binary / micro / macro / weighted, multi-label"),
+    "matthews_corrcoef": ("classification", "MatthewsCorrcoef", "Matthews correlation coefficient (multiclass)"),
+    "token_overlap": ("text", "TokenOverlap", "Token precision / recall / F1 against the best reference"),
+    "char_edit_distance": ("text", "CharEditDistance", "Normalized character Levenshtein distance (rapidfuzz)"),
+    "bleu": ("text", "Bleu", "Corpus BLEU with sacreBLEU's tokenizer, from additive segment statistics"),
+    "spearman": ("regression", "Spearman", "Spearman's rank correlation (scipy.stats)"),
+    "kendall_tau": ("regression", "KendallTau", "Kendall's tau-b (scipy.stats)"),
+    "pearson": ("regression", "Pearson", "Pearson's correlation (scipy.stats)"),
+    "mae": ("regression", "MeanAbsoluteError", "Mean absolute error"),
+    "mse": ("regression", "MeanSquaredError", "Mean squared error"),
+    "rmse": ("regression", "RootMeanSquaredError", "Root mean squared error"),
+    "roc_auc": ("ranking", "RocAuc", "Area under the ROC curve of scores against binary labels"),
+}
+
+
+def metric_class(name: str) -> type:
+    """The class registered as ``name`` (imports its module)."""
+    import importlib
+
+    module, cls, _ = METRICS[name]
+    return getattr(importlib.import_module(f"assay_classic.{module}"), cls)
+
+
+@hookimpl
+def assay_register_metrics(register: Callable[..., Any]) -> None:
+    """Register every classic metric under its name (see ``docs/classic-metrics.md``)."""
+    for name, (_, _, description) in METRICS.items():
+        register(name, metric_class(name), description=description)
