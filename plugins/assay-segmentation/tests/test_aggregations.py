@@ -1,0 +1,104 @@
+"""The registered aggregations and find_threshold against hand-derived values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import assay
+from assay.errors import InvalidParameterError
+from assay_segmentation import find_threshold
+
+
+def agg(spec):
+    return assay.load_aggregation(spec)
+
+
+def test_image_mean_and_sum():
+    u = [[0.1, 0.2], [0.3, 0.4]]
+    assert agg("image_mean")(u) == pytest.approx(0.25)
+    assert agg("image_sum")(u) == pytest.approx(1.0)
+    vol = np.full((2, 3, 4), 0.5)
+    assert agg("image_mean")(vol) == pytest.approx(0.5)
+    assert agg("image_sum")(vol) == pytest.approx(12.0)
+
+
+def test_patch_max_2d():
+    u = np.array([[1.0, 0, 0], [0, 0, 0], [0, 0, 5]])
+    # 2x2 windows: top-left 1, top-right 0, bottom-left 0, bottom-right 5
+    assert agg("patch_max[patch_size=2]")(u) == pytest.approx(5.0)
+    assert agg("patch_max[patch_size=2, mean=true]")(u) == pytest.approx(5.0 / 4)
+
+
+def test_patch_max_3d():
+    u = np.zeros((3, 3, 3))
+    u[0, 0, 0] = 1
+    u[1, 1, 1] = 1
+    u[2, 2, 2] = 7
+    # the window at (1,1,1) covers (1,1,1) and (2,2,2): 8; the one at (0,0,0): 2
+    assert agg("patch_max[patch_size=2]")(u) == pytest.approx(8.0)
+
+
+def test_patch_max_matches_brute_force():
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    rng = np.random.default_rng(1)
+    for shape, k in (((17, 23), 5), ((6, 7, 8), 3)):
+        u = rng.random(shape)
+        brute = sliding_window_view(u, (k,) * u.ndim).sum(axis=tuple(range(u.ndim, 2 * u.ndim))).max()
+        assert agg(f"patch_max[patch_size={k}]")(u) == pytest.approx(brute)
+
+
+def test_patch_max_larger_than_image_is_clipped():
+    u = [[1.0, 2.0], [3.0, 4.0]]
+    assert agg("patch_max")(u) == pytest.approx(10.0)  # default patch_size=10, clipped to 2x2
+    assert agg("patch_max[mean=true]")(u) == pytest.approx(2.5)
+
+
+def test_constant_map():
+    u = np.full((12, 12), 0.2)
+    assert agg("patch_max")(u) == pytest.approx(0.2 * 100)
+    assert agg("threshold_mean[threshold=0.1]")(u) == pytest.approx(0.2)
+    assert agg("image_mean")(u) == pytest.approx(0.2)
+
+
+def test_patch_size_validation():
+    with pytest.raises(InvalidParameterError, match="patch_size"):
+        agg("patch_max[patch_size=0]")
+
+
+def test_threshold_mean():
+    u = [[0.1, 0.5], [0.7, 0.9]]
+    assert agg("threshold_mean[threshold=0.5]")(u) == pytest.approx((0.5 + 0.7 + 0.9) / 3)  # at or above
+    assert agg("threshold_mean[threshold=1.0]")(u) == 0.0  # none reach it
+    with pytest.raises(InvalidParameterError, match="threshold"):
+        agg("threshold_mean")(u)
+
+
+def test_threshold_mean_fit_uses_find_threshold():
+    fitted = agg("threshold_mean").fit([[[0.0, 1.0], [2.0, 3.0]]], [[[1, 0], [0, 0]]])
+    assert fitted.threshold == pytest.approx(2.25)
+    assert fitted([[0.0, 2.0], [2.5, 3.0]]) == pytest.approx((2.5 + 3.0) / 2)
+
+
+def test_find_threshold_hand():
+    # background fraction 3/4 -> 0.75-quantile of [0, 1, 2, 3]: position 0.75 * 3 = 2.25
+    assert find_threshold([[[0.0, 1.0], [2.0, 3.0]]], [[[1, 0], [0, 0]]]) == pytest.approx(2.25)
+    # fractions 0.5 and 1.0 -> q = 0.75 over the pooled values 0..7: position 0.75 * 7 = 5.25
+    maps = [np.array([[0.0, 1], [2, 3]]), np.array([[4.0, 5], [6, 7]])]
+    preds = [np.array([[1, 1], [0, 0]]), np.zeros((2, 2))]
+    assert find_threshold(maps, preds) == pytest.approx(5.25)
+
+
+def test_find_threshold_errors():
+    with pytest.raises(InvalidParameterError):
+        find_threshold([], [])
+
+
+def test_bad_maps():
+    with pytest.raises(InvalidParameterError, match="2-D or 3-D"):
+        agg("image_mean")([0.1, 0.2])
+    with pytest.warns(RuntimeWarning, match="empty"):
+        assert math.isnan(agg("image_sum")(np.zeros((0, 3))))
