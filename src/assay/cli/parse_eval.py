@@ -142,12 +142,13 @@ def evaluate_pairs(pairs: Sequence[Any], *, executor: Any = None, num_shards: in
 
 
 def format_table(results: dict[str, Any]) -> str:
-    """The results as a small fixed-width table: metric, value, correct, total."""
+    """The results as a small fixed-width table: metric, value, correct, total (value n/a when total is 0)."""
     width = max(len("metric"), *(len(label) for label in results))
     lines = [f"{'metric':<{width}}  {'value':>9}  {'correct':>9}  {'total':>9}",
              f"{'-' * width}  {'-' * 9}  {'-' * 9}  {'-' * 9}"]
     for label, r in results.items():
-        lines.append(f"{label:<{width}}  {r.accuracy:>9.4%}  {r.correct_num:>9d}  {r.gold_set_size:>9d}")
+        value = f"{r.correct_num / r.gold_set_size:>9.4%}" if r.gold_set_size else f"{'n/a':>9}"
+        lines.append(f"{label:<{width}}  {value}  {r.correct_num:>9d}  {r.gold_set_size:>9d}")
     if any(label.startswith("CLAS") for label in results):
         lines.append("CLAS counts are (2 x correct, gold + system content words): the ratio is the F1.")
     return "\n".join(lines)
