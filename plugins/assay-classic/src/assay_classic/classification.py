@@ -166,8 +166,10 @@ class _LabelCountMetric(Metric):
                 out[index[t], 2] += c
         return out
 
-    def _prf(self, intermediates: Any) -> tuple[Any, Any, Any]:
-        return precision_recall_fscore(self.counts(intermediates), average=self.average, zero_division=self.zero_division)
+    def _prf(self, intermediates: Any, warn_for: str) -> tuple[Any, Any, Any]:
+        return precision_recall_fscore(
+            self.counts(intermediates), average=self.average, zero_division=self.zero_division, warn_for=(warn_for,)
+        )
 
 
 class Precision(_LabelCountMetric):
@@ -195,7 +197,7 @@ class Precision(_LabelCountMetric):
     main_score = "precision"
 
     def reduce(self, intermediates: Any) -> dict[str, Any]:
-        return {"precision": self._prf(intermediates)[0]}
+        return {"precision": self._prf(intermediates, "precision")[0]}
 
 
 class Recall(_LabelCountMetric):
@@ -207,7 +209,7 @@ class Recall(_LabelCountMetric):
     main_score = "recall"
 
     def reduce(self, intermediates: Any) -> dict[str, Any]:
-        return {"recall": self._prf(intermediates)[1]}
+        return {"recall": self._prf(intermediates, "recall")[1]}
 
 
 class F1(_LabelCountMetric):
@@ -254,7 +256,9 @@ class F1(_LabelCountMetric):
 
     def reduce(self, intermediates: Any) -> dict[str, Any]:
         counts = self.counts(intermediates)
-        f = precision_recall_fscore(counts, average=self.average, beta=self.beta, zero_division=self.zero_division)[2]
+        f = precision_recall_fscore(
+            counts, average=self.average, beta=self.beta, zero_division=self.zero_division, warn_for=("f-score",)
+        )[2]
         return {"f1": f}
 
 

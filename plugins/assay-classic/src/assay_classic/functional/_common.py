@@ -41,12 +41,13 @@ def check_zero_division(value: ZeroDivision, *, metric: str = "metric") -> ZeroD
 
 
 def divide(
-    numerator: np.ndarray, denominator: np.ndarray, zero_division: ZeroDivision, *, what: str
+    numerator: np.ndarray, denominator: np.ndarray, zero_division: ZeroDivision, *, what: str, warn: bool = True
 ) -> np.ndarray:
     """``numerator / denominator`` elementwise; a zero denominator gives ``zero_division``.
 
     With ``zero_division="warn"`` the value is 0.0 and one :class:`UndefinedMetricWarning`
-    names ``what`` (scikit-learn's convention).
+    names ``what`` (scikit-learn's convention); ``warn=False`` keeps quiet (batches of
+    bootstrap resamples).
     """
     numerator = np.asarray(numerator, dtype=np.float64)
     denominator = np.asarray(denominator, dtype=np.float64)
@@ -55,7 +56,7 @@ def divide(
     result = numerator / safe
     if mask.any():
         result = np.where(mask, 0.0 if zero_division == "warn" else float(zero_division), result)
-        if zero_division == "warn":
+        if zero_division == "warn" and warn:
             warnings.warn(
                 f"{what} is ill-defined (a zero denominator) and set to 0.0; "
                 "use zero_division= to choose the value and silence this warning.",

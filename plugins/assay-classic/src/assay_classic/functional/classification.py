@@ -104,6 +104,7 @@ def precision_recall_fscore(
     average: str,
     beta: float = 1.0,
     zero_division: ZeroDivision = "warn",
+    warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
 ) -> tuple[Any, Any, Any]:
     r"""Precision, recall and F-beta from per-label counts ``(..., K, 3)`` = ``tp, fp, fn``.
 
@@ -116,7 +117,7 @@ def precision_recall_fscore(
     per-label values; ``weighted`` weights them by support ``tp + fn`` (the plain mean when
     every support is zero); ``binary`` expects one row (the positive label). A zero
     denominator gives ``zero_division`` (``"warn"``: 0.0 and a warning); NaN values are left
-    out of the averages. Equal to ``sklearn.metrics.precision_recall_fscore_support``.
+    out of the averages; only the scores in ``warn_for`` warn. Equal to ``sklearn.metrics.precision_recall_fscore_support``.
     Leading axes are batches (bootstrap resamples): the results then have their shape;
     a single ``(K, 3)`` table gives three floats.
     """
@@ -127,17 +128,18 @@ def precision_recall_fscore(
     if counts.ndim < 2 or counts.shape[-1] != 3:
         counts = counts.reshape(-1, 3)
     tp, fp, fn = counts[..., 0], counts[..., 1], counts[..., 2]
+    warn = counts.ndim == 2  # one table warns; batches of resamples stay quiet
     if average == "micro":
         tp, fp, fn = tp.sum(-1, keepdims=True), fp.sum(-1, keepdims=True), fn.sum(-1, keepdims=True)
-    precision = divide(tp, tp + fp, zero_division, what="Precision")
-    recall = divide(tp, tp + fn, zero_division, what="Recall")
+    precision = divide(tp, tp + fp, zero_division, what="Precision", warn=warn and "precision" in warn_for)
+    recall = divide(tp, tp + fn, zero_division, what="Recall", warn=warn and "recall" in warn_for)
     if math.isinf(beta):
         fscore = recall
     elif beta == 0:
         fscore = precision
     else:
         b2 = beta * beta
-        fscore = divide((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score")
+        fscore = divide((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score", warn=warn and "f-score" in warn_for)
     weights = (tp + fn) if average == "weighted" else None
     out = tuple(_nanaverage(v, weights) for v in (precision, recall, fscore))
     if counts.ndim == 2:
