@@ -250,8 +250,9 @@ class AmbiguityModeling(Task):
 
 
 def _resolve(template: str, ctx: TaskContext, **extra: Any) -> Path:
-    p = Path(template.format(base_path=ctx.base_path, pred_model=ctx.version.pred_model,
-                             version_name=ctx.version.version_name, split=ctx.split, **ctx.version.params, **extra))
+    values = {**ctx.version.params, "base_path": ctx.base_path, "pred_model": ctx.version.pred_model,
+              "version_name": ctx.version.version_name, "split": ctx.split, **extra}
+    p = Path(template.format(**values))
     return p if p.is_absolute() else Path(ctx.base_path) / p
 
 
