@@ -46,7 +46,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "assay"
 
 #: assay's own plugins, imported on first use and registered like any other.
-BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.core.formats")
+BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats")
 
 _VALID_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 

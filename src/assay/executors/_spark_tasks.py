@@ -1,0 +1,195 @@
+"""What runs inside Spark's Python workers for the ``spark`` executor (private).
+
+Kept apart from :mod:`assay.executors.spark` so that a worker imports only this small
+module (and, through the pickled task function, whatever the evaluation needs). Nothing
+here imports pyspark at module level.
+
+Three jobs:
+
+- :func:`shared_value`: turn the broadcast bytes into the shared object **once per worker
+  process** (cached by a token), so the model is unpickled once per Python worker, not
+  once per task.
+- :func:`run_task_partition` / :func:`run_file_partition`: the function each partition
+  runs. A partition is exactly one shard; it yields one ``(position, result)`` pair.
+- :func:`encode_failure` / :func:`decode_failures`: an exception raised in a worker is
+  re-raised as :class:`SparkTaskFailure`, whose message carries a marker with the shard,
+  the item and the original exception (pickled); Spark retries the task as configured
+  (``spark.task.maxFailures``), and when the job finally fails the driver finds the marker
+  in Spark's error text and re-raises the original exception.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import fnmatch
+import json
+import pickle
+import posixpath
+import re
+from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import urlsplit
+
+from assay.core.pool import PathShard
+
+__all__ = [
+    "LoadedPathShard",
+    "SparkTaskFailure",
+    "decode_failures",
+    "encode_failure",
+    "order_files",
+    "path_key",
+    "run_file_partition",
+    "run_task_partition",
+    "shared_value",
+]
+
+#: token -> shared object, per worker process (a few recent runs only).
+_SHARED: collections.OrderedDict[str, Any] = collections.OrderedDict()
+_SHARED_KEEP = 4
+#: token -> how many times this process unpickled it (read by the tests).
+LOAD_COUNTS: dict[str, int] = {}
+
+_MARKER = re.compile(r"assay-failure:([A-Za-z0-9+/=]+):end")
+_MAX_PICKLE = 256 * 1024
+
+
+def shared_value(token: str, broadcast: Any) -> Any:
+    """The shared object of run ``token``, unpickled from ``broadcast`` once per process."""
+    try:
+        value = _SHARED[token]
+    except KeyError:
+        value = pickle.loads(broadcast.value)
+        _SHARED[token] = value
+        LOAD_COUNTS[token] = LOAD_COUNTS.get(token, 0) + 1
+        while len(_SHARED) > _SHARED_KEEP:
+            _SHARED.popitem(last=False)
+    return value
+
+
+# --------------------------------------------------------------------------- failures
+class SparkTaskFailure(RuntimeError):
+    """Raised in a Spark worker when a shard fails; its message carries the encoded cause."""
+
+
+def _dump_exception(exc: BaseException) -> str | None:
+    from pyspark import cloudpickle  # the worker has pyspark; cloudpickle handles __main__ classes
+
+    try:
+        exc.__traceback__ = None
+        data = cloudpickle.dumps(exc)
+    except Exception:  # noqa: BLE001 - an exception that cannot be pickled is described instead
+        return None
+    return base64.b64encode(data).decode("ascii") if len(data) <= _MAX_PICKLE else None
+
+
+def encode_failure(exc: BaseException, *, shard: int, position: int, traceback_text: str) -> SparkTaskFailure:
+    """A :class:`SparkTaskFailure` whose message encodes ``exc``, its shard and its traceback."""
+    payload = {
+        "shard": shard,
+        "position": position,
+        "item": getattr(exc, "item", None),
+        "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
+        "message": str(exc),
+        "traceback": traceback_text,
+        "pickle": _dump_exception(exc),
+    }
+    blob = base64.b64encode(json.dumps(payload).encode("utf-8")).decode("ascii")
+    return SparkTaskFailure(f"shard {shard} failed: {type(exc).__name__}: {exc} assay-failure:{blob}:end")
+
+
+def decode_failures(text: str) -> list[dict[str, Any]]:
+    """Every failure marker in ``text`` (Spark's error message), oldest first."""
+    found = []
+    for match in _MARKER.finditer(text):
+        try:
+            found.append(json.loads(base64.b64decode(match.group(1)).decode("utf-8")))
+        except (ValueError, UnicodeDecodeError):  # a truncated marker: skip it
+            continue
+    return found
+
+
+def _call(fn: Callable[[Any, Any], Any], task: Any, shared: Any, *, shard: int, position: int) -> Any:
+    try:
+        return fn(task, shared)
+    except Exception as exc:  # noqa: BLE001 - every failure goes back to the driver, encoded
+        import traceback
+
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        raise encode_failure(exc, shard=shard, position=position, traceback_text=tb) from None
+
+
+# --------------------------------------------------------------------------- in-memory shards
+def run_task_partition(split: int, records: Iterable[tuple[int, int, Any]], *, fn: Callable[[Any, Any], Any],
+                       token: str, broadcast: Any) -> Iterator[tuple[int, Any]]:
+    """Run ``fn(task, shared)`` for the partition's one ``(position, shard label, task)`` record."""
+    for position, label, task in records:
+        shared = shared_value(token, broadcast)
+        yield position, _call(fn, task, shared, shard=label, position=position)
+
+
+# --------------------------------------------------------------------------- files read by Spark
+class LoadedPathShard(PathShard):
+    """A :class:`~assay.core.pool.PathShard` whose files Spark has already read on this executor.
+
+    ``items()`` parses the texts Spark handed over (in the shard's file order) instead of
+    opening the files itself, so it works for any file system Hadoop can read (HDFS, S3,
+    local); ``describe`` names the file and the item in it, as for a local path shard.
+    """
+
+    __slots__ = ("_texts",)
+
+    def __init__(self, shard: PathShard, texts: list[tuple[str, str]]) -> None:
+        super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format)
+        self._texts = texts
+
+    def items(self) -> list[Any]:
+        items: list[Any] = []
+        bounds: list[tuple[int, str]] = []
+        for path, text in self._texts:
+            bounds.append((len(items), path))
+            items.extend(self.parse(text, source=path))
+        self._bounds = bounds
+        return items
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LoadedPathShard, (PathShard(self.index, self.paths, self.format, self.data_format), self._texts))
+
+
+def path_key(path: str) -> str:
+    """The path part of a path or URI, normalised (``hdfs://nn:8020/a/b`` and ``/a/b`` give ``/a/b``)."""
+    parts = urlsplit(path)
+    raw = parts.path if parts.scheme else path
+    return posixpath.normpath(raw) if raw else raw
+
+
+def order_files(records: Iterable[tuple[str, str]], wanted: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Sort ``(path, text)`` records read by Spark into the order of ``wanted`` (the shard's files).
+
+    A record matches the first wanted entry equal to its path, or matched by it as a glob
+    pattern, or lying under it as a folder; records matched by the same entry keep their
+    path order (as a sorted glob would).
+    """
+    keys = [path_key(w) for w in wanted]
+
+    def rank(record: tuple[str, str]) -> tuple[int, str]:
+        key = path_key(record[0])
+        for i, want in enumerate(keys):
+            if key == want or fnmatch.fnmatchcase(key, want) or key.startswith(want.rstrip("/") + "/"):
+                return i, key
+        return len(keys), key
+
+    return sorted(records, key=rank)
+
+
+def run_file_partition(split: int, records: Iterable[tuple[str, str]], *, fn: Callable[[Any, Any], Any],
+                       token: str, broadcast: Any, shards: list[tuple[int, int, PathShard]]) -> Iterator[tuple[int, Any]]:
+    """Parse the files of one shard (``records``: ``(path, text)`` from ``wholeTextFiles``) and run ``fn``.
+
+    ``shards[split]`` is ``(position, shard label, PathShard)`` for this partition.
+    """
+    position, label, shard = shards[split]
+    texts = order_files(list(records), shard.paths)
+    loaded = LoadedPathShard(shard, texts)
+    shared = shared_value(token, broadcast)
+    yield position, _call(fn, loaded, shared, shard=label, position=position)

@@ -1,0 +1,391 @@
+"""The ``spark`` executor: shards as Spark partitions, the model as a broadcast variable.
+
+>>> from assay import load_executor                                      # doctest: +SKIP
+>>> executor = load_executor("spark", master="local[2]")                  # doctest: +SKIP
+>>> executor.run(pow, [1, 2, 3], 2)                                       # doctest: +SKIP
+[1, 4, 9]
+
+How a run works (``run(fn, tasks, shared)``, the protocol of :mod:`assay.executors.base`):
+
+1. ``shared`` (for an evaluation: the sentence evaluator and the model) is pickled once
+   on the driver with cloudpickle (so classes defined in ``__main__`` travel too) and sent
+   as **one broadcast variable**; each Python worker unpickles it once and keeps it for
+   every shard it runs.
+2. Each task (shard) becomes **one Spark partition**; the partition runs
+   ``fn(shard, shared)`` on the executor and sends back only its result (a tally).
+3. The driver puts the results back in shard order; the caller adds them in that order,
+   so a Spark run equals the sequential one bit for bit.
+
+``hadoop=True`` (a path pool from :meth:`assay.DataPool.from_paths`): the driver resolves
+the paths, folders and globs (HDFS, S3, local, anything Hadoop reads) with Hadoop's
+``FileSystem`` -- names only -- and groups the files, in order, into exactly as many
+shards as were asked for (file counts differing by at most one; a file is never split,
+so an item never straddles two shards; with fewer files than shards the last shards are
+empty). Each shard's files are read on the executors with ``wholeTextFiles`` (one
+partition per shard) and parsed there by the pool's data format; the driver never sees a
+sentence.
+
+Failures: an exception in a shard fails its Spark task, which Spark retries as configured
+(``spark.task.maxFailures``; ``local[N, F]`` for local masters). When the job finally
+fails, the original exception is raised on the driver: an
+:class:`~assay.errors.EvaluationError` naming the shard and the item, as the evaluator
+raised it (other assay errors, such as a data format's line-numbered error, unchanged);
+any other exception is wrapped in an ``EvaluationError`` naming the shard. Its
+``__cause__`` is the worker's traceback. A Python worker that dies gives a
+:class:`~assay.errors.WorkerDiedError` naming the shard. No partial result is returned.
+
+pyspark is an optional dependency (``pip install 'assay[spark]'``, and a Java 17+ runtime
+for pyspark 4); it is imported only when this executor is created.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import re
+import sys
+import threading
+import uuid
+from typing import Any, Sequence
+
+from assay.core.pool import PathShard, split_evenly
+from assay.errors import AssayError, EvaluationError, InvalidParameterError, MissingDependencyError, WorkerDiedError
+from assay.executors.base import Executor, RemoteTraceback, TaskFunction, task_label
+from assay.plugins.hookspecs import hookimpl
+
+__all__ = ["SparkExecutor", "import_pyspark"]
+
+_TASK_NUMBER = re.compile(r"Task (\d+) in stage [\d.]+ failed")
+_GLOB_OR_COMMA = re.compile(r"([,*?\[\]{}\\])")
+
+
+def import_pyspark() -> Any:
+    """Import pyspark, or raise :class:`~assay.errors.MissingDependencyError` with the install hint."""
+    try:
+        import pyspark
+    except ImportError as exc:
+        raise MissingDependencyError("pyspark", extra="spark", purpose="the 'spark' executor") from exc
+    return pyspark
+
+
+class SparkExecutor(Executor):
+    """Run shards as Spark partitions (one partition per shard), the shared objects broadcast once.
+
+    Parameters
+    ----------
+    context : pyspark.SparkContext, optional
+        The context to run on. It is used as given and never stopped by assay.
+    master : str, optional
+        A master URL (``"local[2]"``, ``"spark://host:7077"``, ``"yarn"``,
+        ``"k8s://https://..."``) used when no ``context`` is given: the running
+        SparkContext is reused if its master is the same, else one is created (Spark allows
+        one per process). Default: the running context, else ``local[workers]``
+        (``local[*]`` without ``workers``).
+    hadoop : bool, optional
+        Read path pools on the executors with Spark (``wholeTextFiles``); see the module
+        docstring. Default False (``None`` means False): tasks are pickled on the driver and shipped to the
+        executors (a path shard then reads its files with plain Python where it runs).
+    progress : bool, optional
+        ``True`` / ``False`` forces a progress bar (tasks completed, polled from Spark's
+        status tracker) on or off; ``None`` shows it on a terminal for more than a few shards.
+    workers : int, optional
+        Only used to build the default ``local[workers]`` master. Afterwards ``workers``
+        is the context's default parallelism.
+    app_name : str
+        The application name of a context this executor creates.
+    conf : dict, optional
+        Extra Spark settings for a context this executor creates (``{"spark.executor.memory": "4g"}``).
+    stop_on_close : bool, optional
+        Stop the context on :meth:`close`. Default: only a context this executor created.
+
+    Notes
+    -----
+    When it creates a context and ``PYSPARK_PYTHON`` is not set, the executor sets it to
+    the running interpreter (``sys.executable``) so that local Python workers import the
+    same assay and plugins as the driver. On a cluster, assay and every plugin the
+    evaluation uses must be installed in the executors' Python (see ``docs/cluster.md``).
+    """
+
+    name = "spark"
+
+    def __init__(self, *, context: Any = None, master: str | None = None, hadoop: bool | None = False,
+                 progress: bool | None = None, workers: int | None = None, app_name: str = "assay",
+                 conf: dict[str, Any] | None = None, stop_on_close: bool | None = None) -> None:
+        super().__init__(workers=workers, progress=progress)
+        if context is not None and not (hasattr(context, "parallelize") and hasattr(context, "broadcast")):
+            raise InvalidParameterError(
+                f"The 'context' parameter of the spark executor must be a pyspark.SparkContext. "
+                f"Got {type(context).__name__} instead."
+            )
+        if master is not None and (not isinstance(master, str) or not master.strip()):
+            raise InvalidParameterError(
+                f"The 'master' parameter of the spark executor must be a master URL such as 'local[2]'. "
+                f"Got {master!r} instead."
+            )
+        if context is not None and master is not None and getattr(context, "master", master) != master:
+            raise InvalidParameterError(
+                f"The spark executor got both a context (master {context.master!r}) and master={master!r}; "
+                "pass only one."
+            )
+        if hadoop is None:  # the seed's default: not given
+            hadoop = False
+        if not isinstance(hadoop, bool):
+            raise InvalidParameterError(f"The 'hadoop' parameter must be True, False or None. Got {hadoop!r} instead.")
+        if conf is not None and not isinstance(conf, dict):
+            raise InvalidParameterError(f"The 'conf' parameter must be a dict of Spark settings. Got {conf!r} instead.")
+        if context is None:
+            import_pyspark()  # fail now, with the install hint, rather than at the first run
+        self._requested_workers = workers
+        self.master = master
+        self.hadoop = hadoop
+        self.app_name = app_name
+        self.conf = dict(conf or {})
+        self._context = context
+        self._owned = False
+        self._stop_on_close = stop_on_close
+        if context is not None:
+            self.workers = max(1, int(getattr(context, "defaultParallelism", 1) or 1))
+
+    # ------------------------------------------------------------------ the context
+    @property
+    def context(self) -> Any:
+        """The SparkContext (created or reused on first use)."""
+        if self._context is None:
+            self._context, self._owned = self._get_or_create()
+            self.workers = max(1, int(self._context.defaultParallelism or 1))
+        return self._context
+
+    def _get_or_create(self) -> tuple[Any, bool]:
+        pyspark = import_pyspark()
+        active = pyspark.SparkContext._active_spark_context
+        if active is not None:
+            if self.master is not None and active.master != self.master:
+                raise InvalidParameterError(
+                    f"The 'master' parameter is {self.master!r} but a SparkContext with master "
+                    f"{active.master!r} is already running in this process (Spark allows one); "
+                    "pass context=... or stop that context first."
+                )
+            return active, False
+        master = self.master or f"local[{self._requested_workers or '*'}]"
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        conf = pyspark.SparkConf().setMaster(master).setAppName(self.app_name)
+        conf.set("spark.ui.showConsoleProgress", "false")  # assay draws its own bar
+        for key, value in self.conf.items():
+            conf.set(str(key), str(value))
+        return pyspark.SparkContext(conf=conf), True
+
+    def close(self) -> None:
+        """Stop the context if this executor created it (or ``stop_on_close=True``)."""
+        stop = self._owned if self._stop_on_close is None else self._stop_on_close
+        if stop and self._context is not None:
+            self._context.stop()
+            self._context = None
+            self._owned = False
+
+    # ------------------------------------------------------------------ running
+    def run(self, fn: TaskFunction, tasks: Sequence[Any], shared: Any, *,
+            progress: bool | None = None, desc: str | None = None) -> list[Any]:
+        """Run ``fn(task, shared)`` for every task, one Spark partition each; results in task order."""
+        tasks = list(tasks)
+        if not tasks:
+            return []
+        if self.hadoop:
+            bad = [t for t in tasks if not isinstance(t, PathShard)]
+            if bad:
+                raise InvalidParameterError(
+                    "The spark executor with hadoop=True needs a path pool (DataPool.from_paths(...)), whose "
+                    f"shards are groups of files. Got a task of type {type(bad[0]).__name__} instead."
+                )
+        from pyspark import cloudpickle
+
+        sc = self.context
+        labels = [task_label(task, i) for i, task in enumerate(tasks)]
+        try:
+            payload = cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - say what could not be shipped
+            raise InvalidParameterError(
+                "The shared objects (sentence evaluator and model) must be picklable to be broadcast to "
+                f"the Spark executors; pickling failed with {type(exc).__name__}: {exc}"
+            ) from exc
+        token = uuid.uuid4().hex
+        broadcast = sc.broadcast(payload)
+        try:
+            if self.hadoop:
+                rdd = self._file_rdd(sc, tasks, labels, fn, token, broadcast)
+            else:
+                rdd = self._task_rdd(sc, tasks, labels, fn, token, broadcast)
+            pairs = self._collect(sc, rdd, len(tasks), labels, token, progress, desc)
+        finally:
+            broadcast.destroy()
+        results: list[Any] = [None] * len(tasks)
+        seen = set()
+        for position, result in pairs:
+            results[position] = result
+            seen.add(position)
+        missing = [labels[i] for i in range(len(tasks)) if i not in seen]
+        if missing:
+            raise WorkerDiedError(f"Spark returned no result for shard(s) {missing}; nothing was counted.",
+                                  shard=missing[0])
+        return results
+
+    def _task_rdd(self, sc: Any, tasks: list[Any], labels: list[int], fn: TaskFunction,
+                  token: str, broadcast: Any) -> Any:
+        from assay.executors._spark_tasks import run_task_partition
+
+        records = [(i, labels[i], task) for i, task in enumerate(tasks)]
+        rdd = sc.parallelize(records, len(records))  # one record, so one shard, per partition
+        return rdd.mapPartitionsWithIndex(functools.partial(run_task_partition, fn=fn, token=token,
+                                                            broadcast=broadcast))
+
+    def _file_rdd(self, sc: Any, tasks: list[PathShard], labels: list[int], fn: TaskFunction,
+                  token: str, broadcast: Any) -> Any:
+        from assay.executors._spark_tasks import run_file_partition
+
+        shards = regroup_files(sc, tasks)
+        parts = []
+        for shard in shards:
+            if shard.paths:
+                joined = ",".join(_GLOB_OR_COMMA.sub(r"\\\1", p) for p in shard.paths)
+                parts.append(sc.wholeTextFiles(joined, minPartitions=1).coalesce(1))
+            else:
+                parts.append(sc.parallelize([], 1))
+        union = sc.union(parts)
+        if union.getNumPartitions() != len(shards):  # pragma: no cover - a Spark change would break this
+            raise AssayError(f"Spark built {union.getNumPartitions()} partitions for {len(shards)} shards.")
+        specs = [(i, labels[i], shard) for i, shard in enumerate(shards)]
+        return union.mapPartitionsWithIndex(functools.partial(run_file_partition, fn=fn, token=token,
+                                                              broadcast=broadcast, shards=specs))
+
+    def _collect(self, sc: Any, rdd: Any, n_tasks: int, labels: list[int], token: str,
+                 progress: bool | None, desc: str | None) -> list[tuple[int, Any]]:
+        group = f"assay-{token}"
+        previous = sc.getLocalProperty("spark.jobGroup.id")
+        sc.setJobGroup(group, desc or "assay evaluation", interruptOnCancel=True)
+        bar = self._bar(n_tasks, progress, desc)
+        stop = threading.Event()
+        watcher = None
+        if type(bar).__name__ != "_NoBar":
+            watcher = threading.Thread(target=_follow, args=(sc, group, bar, stop), daemon=True)
+            watcher.start()
+        try:
+            return rdd.collect()
+        except Exception as exc:  # noqa: BLE001 - translated below when it is a Spark job failure
+            translated = _translate(exc, labels)
+            if translated is None:
+                raise
+            raise translated from translated.__cause__
+        finally:
+            stop.set()
+            if watcher is not None:
+                watcher.join(timeout=2)
+            bar.close()
+            sc.setLocalProperty("spark.jobGroup.id", previous)
+
+    def __repr__(self) -> str:
+        master = self._context.master if self._context is not None else self.master
+        return f"SparkExecutor(master={master!r}, hadoop={self.hadoop}, progress={self.progress})"
+
+
+# ---------------------------------------------------------------------- helpers
+def _follow(sc: Any, group: str, bar: Any, stop: threading.Event) -> None:
+    """Advance ``bar`` with the completed tasks of the job group (polled every 0.2 s)."""
+    tracker = sc.statusTracker()
+    done = 0
+    while not stop.wait(0.2):
+        try:
+            completed = 0
+            for job_id in tracker.getJobIdsForGroup(group):
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job else ():
+                    stage = tracker.getStageInfo(stage_id)
+                    completed += stage.numCompletedTasks if stage else 0
+        except Exception:  # noqa: BLE001 - the bar is cosmetic; never fail a run for it
+            return
+        if completed > done:
+            bar.update(completed - done)
+            done = completed
+
+
+def _translate(exc: BaseException, labels: list[int]) -> BaseException | None:
+    """The assay error for a failed Spark job, or None when ``exc`` is not a Spark job failure."""
+    from assay.executors._spark_tasks import decode_failures
+
+    text = str(exc)
+    failures = decode_failures(text)
+    if failures:
+        failure = failures[-1]  # the last attempt
+        cause = RemoteTraceback(failure.get("traceback") or "")
+        original = _unpickle(failure.get("pickle"))
+        if isinstance(original, AssayError):
+            original.__cause__ = cause
+            return original
+        label, item = failure.get("shard"), failure.get("item")
+        where = f"shard {label}" + (f", item {item}" if item is not None else "")
+        error = EvaluationError(f"The Spark task of {where} failed after Spark's retries: "
+                                f"{failure.get('type')}: {failure.get('message')}", shard=label, item=item)
+        error.__cause__ = original if isinstance(original, BaseException) else cause
+        if isinstance(original, BaseException):
+            original.__cause__ = cause
+        return error
+    if "org.apache.spark" not in text and type(exc).__name__ not in ("Py4JJavaError", "PythonException"):
+        return None
+    match = _TASK_NUMBER.search(text)
+    label = labels[int(match.group(1))] if match and int(match.group(1)) < len(labels) else None
+    first = next((line.strip() for line in text.splitlines() if "failure" in line.lower() or "Error" in line), "")
+    where = f"shard {label}" if label is not None else "a shard"
+    error = WorkerDiedError(f"The Spark task of {where} failed without an assay error (a Python worker crashed or "
+                            f"an executor was lost); nothing was counted. Spark said: {first[:500]}", shard=label)
+    error.__cause__ = RemoteTraceback(text[-4000:])
+    return error
+
+
+def _unpickle(data: str | None) -> Any:
+    if not data:
+        return None
+    import base64
+
+    try:
+        return pickle.loads(base64.b64decode(data))
+    except Exception:  # noqa: BLE001 - an exception class missing on the driver: use the text
+        return None
+
+
+def _hadoop_files(sc: Any, path: str) -> list[str]:
+    """The files ``path`` names (a file, a folder or a glob), resolved by Hadoop's FileSystem, sorted."""
+    jvm = sc._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    fs = hpath.getFileSystem(sc._jsc.hadoopConfiguration())
+    statuses = fs.globStatus(hpath)
+    if not statuses:
+        raise FileNotFoundError(f"No file matches {path!r} (resolved with Hadoop's FileSystem for hadoop=True).")
+    files: list[str] = []
+    for status in sorted(statuses, key=lambda s: s.getPath().toString()):
+        if status.isDirectory():
+            children = [c for c in fs.listStatus(status.getPath())
+                        if c.isFile() and not c.getPath().getName().startswith((".", "_"))]
+            files.extend(sorted(c.getPath().toString() for c in children))
+        else:
+            files.append(status.getPath().toString())
+    return files
+
+
+def regroup_files(sc: Any, shards: Sequence[PathShard]) -> list[PathShard]:
+    """Resolve the shards' paths with Hadoop and regroup the files into the same number of shards.
+
+    Files keep their order; shard ``i`` gets the ``i``-th contiguous group, file counts
+    differing by at most one (:func:`~assay.core.pool.split_evenly`).
+    """
+    files: list[str] = []
+    for shard in shards:
+        for path in shard.paths:
+            files.extend(_hadoop_files(sc, path))
+    first = shards[0]
+    return [PathShard(shard.index, tuple(files[start:stop]), first.format, first.data_format)
+            for shard, (start, stop) in zip(shards, split_evenly(len(files), len(shards)))]
+
+
+@hookimpl
+def assay_register_executors(register):
+    register("spark", SparkExecutor,
+             description="Run shards as Apache Spark partitions, the model broadcast once (needs assay[spark])")

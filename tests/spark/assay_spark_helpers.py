@@ -1,0 +1,83 @@
+"""Module-level helpers for the Spark tests (not a test module).
+
+The session fixture ships this file to Spark's Python workers with ``sc.addPyFile`` and
+puts its folder on the driver's ``sys.path``, so objects defined here are pickled by
+reference and found again on both sides.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from assay import EvaluatorBase
+
+
+def _rebuild_model(path: str, offset: int) -> "CountingModel":
+    with open(path, "a", encoding="utf-8") as f:  # one line per unpickling, with the process that did it
+        f.write(f"{os.getpid()}\n")
+    return CountingModel(path, offset)
+
+
+class CountingModel:
+    """A toy parser (predicts ``pred[i] + offset``) that logs every unpickling to ``path``."""
+
+    def __init__(self, path: str, offset: int = 0) -> None:
+        self.path = path
+        self.offset = offset
+
+    def parse(self, sent: dict) -> list[int]:
+        return [p + self.offset for p in sent["pred"]]
+
+    def __reduce__(self):
+        return (_rebuild_model, (self.path, self.offset))
+
+    def __len__(self) -> int:
+        return 42
+
+
+def unpicklings(path: str | os.PathLike[str]) -> list[int]:
+    """The pids that unpickled a :class:`CountingModel` logging to ``path`` (one per unpickling)."""
+    p = Path(path)
+    return [int(line) for line in p.read_text().split()] if p.exists() else []
+
+
+class HeadAccuracy(EvaluatorBase):
+    """Correct heads out of gold heads, with the model's predictions."""
+
+    def sentence_evaluator(self, sent, w_vector):
+        predicted = w_vector.parse(sent)
+        gold = sent["heads"]
+        return sum(p == g for p, g in zip(predicted, gold)), len(gold)
+
+
+class FailsOn(EvaluatorBase):
+    """Raises on the sentence whose ``id`` is ``bad_id``."""
+
+    def __init__(self, bad_id: int) -> None:
+        super().__init__()
+        self.bad_id = bad_id
+
+    def sentence_evaluator(self, sent, w_vector):
+        if sent["id"] == self.bad_id:
+            raise ZeroDivisionError(f"cannot score sentence {sent['id']}")
+        return len(sent["heads"]), len(sent["heads"])
+
+
+class CrashesOn(EvaluatorBase):
+    """Kills its Python worker (``os._exit``) on the sentence whose ``id`` is ``bad_id``."""
+
+    def __init__(self, bad_id: int) -> None:
+        super().__init__()
+        self.bad_id = bad_id
+
+    def sentence_evaluator(self, sent, w_vector):
+        if sent["id"] == self.bad_id:
+            os._exit(3)
+        return 0, len(sent["heads"])
+
+
+def times_shared(task, shared):
+    """``fn(task, shared)`` for executor-level tests: the task's items times the shared factor."""
+    return [x * shared for x in task.items()]
+

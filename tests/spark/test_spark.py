@@ -1,0 +1,271 @@
+"""The ``spark`` executor on a real ``local[2]`` SparkContext (issue 5).
+
+Expected values are derived in the tests themselves: totals by a plain loop over the
+sentences, per-shard tallies by slicing the sentences into contiguous runs whose sizes
+differ by at most one (the larger ones first), file groups likewise.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from assay import DataPool, EvaluationResult
+from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, WorkerDiedError
+from assay.plugins import get_registry, load_executor
+
+
+def make_sentences(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    sents = []
+    for i in range(n):
+        length = rng.randint(1, 6)
+        sents.append({"id": i, "heads": [rng.randrange(5) for _ in range(length)],
+                      "pred": [rng.randrange(5) for _ in range(length)]})
+    return sents
+
+
+def tally(sents: list[dict]) -> tuple[int, int, int]:
+    """(correct, gold, sentences), counted by hand."""
+    correct = sum(sum(1 for p, g in zip(s["pred"], s["heads"]) if p == g) for s in sents)
+    return correct, sum(len(s["heads"]) for s in sents), len(sents)
+
+
+def contiguous(seq: list, parts: int) -> list[list]:
+    """``parts`` contiguous runs of ``seq``; the first ``len % parts`` runs one longer."""
+    size, extra = divmod(len(seq), parts)
+    out, start = [], 0
+    for i in range(parts):
+        stop = start + size + (i < extra)
+        out.append(seq[start:stop])
+        start = stop
+    return out
+
+
+def shard_tallies(result: EvaluationResult) -> list[tuple[int, int, int]]:
+    return [(s.correct_num, s.gold_set_size, s.sentence_num) for s in result.shards]
+
+
+# --------------------------------------------------------------------------- registration
+def test_spark_is_registered_and_importing_assay_does_not_import_pyspark():
+    assert "spark" in get_registry("executor")
+    code = ("import sys, assay; from assay.plugins import get_registry; "
+            "assert 'spark' in get_registry('executor'); print('pyspark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_missing_pyspark_gives_the_install_hint():
+    code = ("import sys; sys.modules['pyspark'] = None\n"
+            "from assay.plugins import load_executor\n"
+            "try:\n    load_executor('spark', master='local[1]')\n"
+            "except Exception as e:\n    print(type(e).__name__, '|', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("MissingDependencyError |")
+    assert "pip install 'assay[spark]'" in out
+    assert issubclass(MissingDependencyError, ImportError)
+
+
+def test_bad_options_are_rejected_by_name(sc):
+    with pytest.raises(InvalidParameterError, match="'hadoop'"):
+        load_executor("spark", context=sc, hadoop="yes")
+    with pytest.raises(InvalidParameterError, match="'context'"):
+        load_executor("spark", context="local[2]")
+    with pytest.raises(InvalidParameterError, match="'master'"):
+        load_executor("spark", master="local[3]").context  # a local[2] context is already running
+
+
+# --------------------------------------------------------------------------- executor protocol
+def test_run_returns_results_in_task_order_one_partition_per_task(sc, helpers):
+    pool = DataPool(list(range(11)), num_shards=5)
+    executor = load_executor("spark", context=sc)
+    out = executor.run(helpers.times_shared, pool.shards(), 10)
+    assert out == [[0, 10, 20], [30, 40], [50, 60], [70, 80], [90, 100]]
+    assert executor.run(helpers.times_shared, [], 10) == []
+    executor.close()
+    assert not sc._jsc.sc().isStopped()  # a context we were given is never stopped
+
+
+def test_reuses_the_running_context_for_the_same_master(sc, helpers):
+    executor = load_executor("spark", master="local[2]")
+    assert executor.context is sc
+    assert executor.workers == sc.defaultParallelism == 2
+    executor.close()
+    assert not sc._jsc.sc().isStopped()
+
+
+# --------------------------------------------------------------------------- equality with the other runners
+@pytest.mark.parametrize(("n", "shards"), [(23, 4), (7, 3), (5, 9), (1, 2), (0, 3)])
+def test_spark_equals_processes_and_sequential(sc, helpers, tmp_path, n, shards):
+    sents = make_sentences(n, seed=n)
+    model = helpers.CountingModel(str(tmp_path / "loads"))
+    pool = DataPool(sents, num_shards=shards)
+    ev = helpers.HeadAccuracy()
+    with pytest.warns(RuntimeWarning) if n == 0 else _nothing():
+        seq = ev.sequentialEvaluate(pool, model)
+        spark = ev.parallelEvaluate(pool, model, sparkContext=sc)
+        procs = ev.parallelEvaluate(pool, model, executor="processes[workers=2]")
+    assert spark == seq == procs  # totals, feature count and every shard
+    assert (spark.correct_num, spark.gold_set_size, spark.sentence_num) == tally(sents)
+    assert shard_tallies(spark) == [tally(part) for part in contiguous(sents, shards)]
+    assert spark.feature_count == 42
+    assert (ev.correct_num, ev.gold_set_size) == tally(sents)[:2]
+
+
+def test_seed_positional_signature(sc, helpers, tmp_path):
+    sents = make_sentences(12, seed=1)
+    model = helpers.CountingModel(str(tmp_path / "loads"))
+    ev = helpers.HeadAccuracy()
+    r = ev.parallelEvaluate(DataPool(sents, num_shards=3), model, None, sc)  # sentence_evaluator=None, sparkContext
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+
+
+# --------------------------------------------------------------------------- broadcast
+def test_model_is_broadcast_once_and_unpickled_once_per_worker(sc, helpers, tmp_path, monkeypatch):
+    log = tmp_path / "loads"
+    model = helpers.CountingModel(str(log))
+    calls = []
+    real = sc.broadcast
+    monkeypatch.setattr(sc, "broadcast", lambda value: calls.append(len(value)) or real(value))
+    sents = make_sentences(40, seed=2)
+    r = helpers.HeadAccuracy().parallelEvaluate(DataPool(sents, num_shards=10), model, sparkContext=sc)
+    assert (r.correct_num, r.gold_set_size) == tally(sents)[:2]
+    assert len(calls) == 1  # one broadcast variable for the run
+    pids = helpers.unpicklings(log)
+    assert len(pids) == len(set(pids))  # each Python worker unpickled the model once ...
+    assert 1 <= len(pids) <= 2  # ... and local[2] has at most two of them: not once per shard (10)
+
+
+# --------------------------------------------------------------------------- failures
+def test_a_raising_evaluator_names_shard_and_item_and_counts_nothing(sc, helpers, tmp_path):
+    sents = make_sentences(20, seed=3)
+    ev = helpers.FailsOn(bad_id=13)
+    ev.correct_num, ev.gold_set_size = 5, 9  # a previous run's totals
+    with pytest.raises(EvaluationError) as info:
+        ev.parallelEvaluate(DataPool(sents, num_shards=4), helpers.CountingModel(str(tmp_path / "l")),
+                            sparkContext=sc)
+    # 20 items in 4 shards of 5: item 13 is in shard 2
+    assert (info.value.shard, info.value.item) == (2, 13)
+    assert "item 13" in str(info.value) and "shard 2" in str(info.value)
+    assert "ZeroDivisionError" in str(info.value) and "cannot score sentence 13" in str(info.value)
+    assert "ZeroDivisionError" in str(info.value.__cause__)  # the worker's traceback
+    assert (ev.correct_num, ev.gold_set_size) == (5, 9)
+
+
+def test_an_invalid_tally_is_an_error_naming_the_item(sc, tmp_path, helpers):
+    sents = make_sentences(6, seed=4)
+
+    def backwards(sent, w_vector):  # correct > gold on sentence 4 only
+        return len(sent["heads"]) + (sent["id"] == 4), len(sent["heads"])
+
+    ev = helpers.HeadAccuracy()
+    with pytest.raises(EvaluationError) as info:
+        ev.parallelEvaluate(DataPool(sents, num_shards=2), None, backwards, sc)
+    assert info.value.shard == 1 and info.value.item == 4  # 6 items in 2 shards of 3
+    assert "correct_num > gold_set_size" in str(info.value)
+
+
+def test_a_crashed_worker_names_the_shard(sc, helpers, tmp_path):
+    sents = make_sentences(9, seed=5)
+    with pytest.raises(WorkerDiedError) as info:
+        helpers.CrashesOn(bad_id=7).parallelEvaluate(DataPool(sents, num_shards=3), None, sparkContext=sc)
+    assert info.value.shard == 2  # 9 items in 3 shards of 3: item 7 is in shard 2
+    # the context survives and runs the next job
+    r = helpers.HeadAccuracy().parallelEvaluate(DataPool(sents, num_shards=3),
+                                                helpers.CountingModel(str(tmp_path / "l")), sparkContext=sc)
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+
+
+# --------------------------------------------------------------------------- hadoop=True: files read by Spark
+FILE_SIZES = [3, 0, 4, 1, 6]  # sentences per file; file 1 is empty
+
+
+@pytest.fixture
+def jsonl_files(tmp_path):
+    sents = make_sentences(sum(FILE_SIZES), seed=6)
+    folder = tmp_path / "pool"
+    folder.mkdir()
+    files, start = [], 0
+    for i, size in enumerate(FILE_SIZES):
+        part = sents[start:start + size]
+        start += size
+        path = folder / f"part-{i:02d}.jsonl"
+        path.write_text("".join(json.dumps(s) + "\n" for s in part), encoding="utf-8")
+        files.append(part)
+    return folder, files
+
+
+@pytest.mark.parametrize("num_shards", [3, 5, 8])
+def test_hadoop_path_pool_equals_sequential(sc, helpers, tmp_path, jsonl_files, monkeypatch, num_shards):
+    folder, files = jsonl_files
+    pool = DataPool.from_paths(str(folder / "*.jsonl"), format="jsonl", num_shards=num_shards)
+    model = helpers.CountingModel(str(tmp_path / "loads"))
+    ev = helpers.HeadAccuracy()
+    seq = ev.sequentialEvaluate(pool, model)
+
+    # The driver must not read a sentence: make every driver-side read fail.
+    from assay.core.formats import DataFormat, JsonLinesFormat
+
+    def no_driver_reads(*args, **kwargs):
+        raise AssertionError("the driver read a data file")
+
+    monkeypatch.setattr(JsonLinesFormat, "parse", no_driver_reads)
+    monkeypatch.setattr(DataFormat, "read", no_driver_reads)
+    spark = ev.parallelEvaluate(pool, model, sparkContext=sc, hadoop=True)
+
+    assert spark == seq
+    everything = [s for part in files for s in part]
+    assert (spark.correct_num, spark.gold_set_size, spark.sentence_num) == tally(everything)
+    # shards are groups of whole files: 5 files in num_shards contiguous groups
+    groups = contiguous(files, num_shards)
+    assert len(spark.shards) == num_shards
+    assert shard_tallies(spark) == [tally([s for f in group for s in f]) for group in groups]
+
+
+@pytest.mark.parametrize("entry", ["file://{folder}/part-*.jsonl", "{folder}"])
+def test_hadoop_resolves_globs_and_folders_with_hadoop(sc, helpers, tmp_path, jsonl_files, entry):
+    folder, files = jsonl_files
+    pool = DataPool.from_paths([entry.format(folder=folder)], format="jsonl", num_shards=2)
+    assert len(pool.paths) == 1  # a list is kept as given; the executor expands the entry with Hadoop
+    r = helpers.HeadAccuracy().parallelEvaluate(pool, helpers.CountingModel(str(tmp_path / "l")),
+                                                sparkContext=sc, hadoop=True)
+    # 5 files into 2 shards: files 0-2 and files 3-4
+    assert shard_tallies(r) == [tally(files[0] + files[1] + files[2]), tally(files[3] + files[4])]
+
+
+def test_hadoop_error_names_shard_file_and_item(sc, helpers, tmp_path, jsonl_files):
+    folder, files = jsonl_files
+    bad_id = files[3][0]["id"]  # the only sentence of part-03, in shard 1 of 3 (files 0-1, 2-3, 4)
+    pool = DataPool.from_paths(str(folder / "*.jsonl"), format="jsonl", num_shards=3)
+    with pytest.raises(EvaluationError) as info:
+        helpers.FailsOn(bad_id).parallelEvaluate(pool, None, sparkContext=sc, hadoop=True)
+    assert info.value.shard == 1
+    message = str(info.value)
+    assert "part-03.jsonl" in message and "item 0 of file" in message and "item 4 of the shard" in message
+
+
+def test_hadoop_malformed_file_gives_the_format_error_with_line(sc, helpers, tmp_path, jsonl_files):
+    folder, _ = jsonl_files
+    (folder / "part-02.jsonl").write_text('{"id": 1, "heads": [1], "pred": [1]}\n{oops\n', encoding="utf-8")
+    pool = DataPool.from_paths(str(folder / "*.jsonl"), format="jsonl", num_shards=2)
+    with pytest.raises(Exception) as info:
+        helpers.HeadAccuracy().parallelEvaluate(pool, None, sparkContext=sc, hadoop=True)
+    assert "part-02.jsonl:2" in str(info.value)
+    assert "invalid JSON" in str(info.value)
+
+
+def test_hadoop_needs_a_path_pool(sc, helpers):
+    with pytest.raises(InvalidParameterError, match="from_paths"):
+        helpers.HeadAccuracy().parallelEvaluate(DataPool(make_sentences(3, 0)), None, sparkContext=sc, hadoop=True)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
