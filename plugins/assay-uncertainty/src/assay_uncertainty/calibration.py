@@ -1,0 +1,340 @@
+"""Calibration metrics: ECE, MCE, RMSCE (equal-width bins), adaptive ECE (equal mass), Brier score, NLL.
+
+Inputs: ``probs`` of shape ``(N, C)`` (multiclass: top-label, ``conf = max_c p_c``,
+``acc = [argmax_c p_c == label]``, argmax ties go to the first class) or ``(N,)`` (binary:
+the probability of the positive class against the 0 / 1 label), and integer ``labels``.
+Definitions: CONVENTIONS.md ("Calibration"); Guo et al. 2017 (ECE, MCE); Nixon et al.
+2019 (adaptive / equal-mass ECE); Brier 1950.
+
+Bins: bin ``b`` of ``n_bins`` equal-width bins holds confidences with
+``floor(n_bins * conf) == b`` (that is ``[b / n_bins, (b + 1) / n_bins)``, up to the
+rounding of the product), and 1.0 goes to the last bin.
+
+The metrics are :class:`assay.metrics.Metric` subclasses (``update(probs, labels)``,
+``compute()``, ``reset()``, ``merge()``, and ``assay.evaluate``): ECE / MCE / RMSCE,
+Brier and NLL keep additive per-bin tallies; adaptive ECE keeps ``(conf, acc)`` rows.
+The same names are UE metrics (:class:`CalibrationUEMetric`), called as
+``ue_metric(1 - p_correct, quality)`` with binary quality.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.metrics import Metric, divide
+from assay.uncertainty.base import UEMetric, nan_with_warning
+
+__all__ = [
+    "ECE", "MCE", "RMSCE", "AdaptiveECE", "BrierScore", "NLL", "CalibrationUEMetric",
+    "binned_tallies", "top_label",
+]
+
+
+def _check_bins(n_bins: Any) -> int:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InvalidParameterError(f"The 'n_bins' parameter must be a positive integer; got {n_bins!r}.")
+    return int(n_bins)
+
+
+def _as_inputs(probs: Any, labels: Any, *, validate: bool, name: str) -> tuple[np.ndarray, np.ndarray]:
+    p = np.asarray(probs)
+    if p.dtype.kind not in "fiub":
+        raise InvalidParameterError(f"{name}: expected numeric `probs`; got dtype {p.dtype}.")
+    p = p.astype(np.float64, copy=False)
+    y = np.asarray(labels)
+    if p.ndim not in (1, 2):
+        raise InvalidParameterError(f"{name}: expected `probs` of shape (N, C) or (N,); got {p.shape}.")
+    if y.ndim != 1 or y.shape[0] != p.shape[0]:
+        raise InvalidParameterError(
+            f"{name}: expected `labels` of shape ({p.shape[0]},) to match `probs` {p.shape}; got {y.shape}."
+        )
+    if y.size and (y.dtype.kind not in "iub" and not np.all(np.mod(y, 1) == 0)):
+        raise InvalidParameterError(f"{name}: expected integer class `labels`; got dtype {y.dtype}.")
+    y = y.astype(np.int64, copy=False)
+    n_classes = 2 if p.ndim == 1 else p.shape[1]
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise InvalidParameterError(
+            f"{name}: `labels` must be in [0, {n_classes - 1}]; got values from {y.min()} to {y.max()}."
+        )
+    if validate and p.size:
+        if p.min() < 0 or p.max() > 1:
+            raise InvalidParameterError(
+                f"{name}: `probs` must be probabilities in [0, 1]; got values from {p.min()} to {p.max()}."
+            )
+        if p.ndim == 2:
+            sums = p @ np.ones(p.shape[1])
+            if not np.allclose(sums, 1.0, atol=1e-4):
+                i = int(np.flatnonzero(~np.isclose(sums, 1.0, atol=1e-4))[0])
+                raise InvalidParameterError(
+                    f"{name}: each row of `probs` must sum to 1; row {i} sums to {sums[i]!r} "
+                    "(pass validate_args=False to skip this check)."
+                )
+    return p, y
+
+
+def top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence and correctness per example: top-label for ``(N, C)``, the probability and label for ``(N,)``."""
+    if p.ndim == 1:
+        return p, y.astype(np.float64)
+    n, c = p.shape
+    pred = np.argmax(p, axis=1)
+    flat = np.ascontiguousarray(p).reshape(-1)
+    conf = flat[np.arange(0, n * c, c) + pred]
+    return conf, (pred == y).astype(np.float64)
+
+
+def binned_tallies(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> np.ndarray:
+    """``(3, n_bins)``: per equal-width bin, the count, the sum of confidences and the sum of correctness."""
+    b = (conf * n_bins).astype(np.int64)
+    np.minimum(b, n_bins - 1, out=b)
+    counts = np.bincount(b * 2 + acc.astype(np.int64), minlength=2 * n_bins).reshape(n_bins, 2)
+    out = np.empty((3, n_bins))
+    out[0] = counts.sum(axis=1)
+    out[1] = np.bincount(b, weights=conf, minlength=n_bins)
+    out[2] = counts[:, 1]
+    return out
+
+
+def _binned_scores(t: np.ndarray) -> dict[str, float]:
+    n_b, conf_s, acc_s = t
+    n = n_b.sum()
+    if n == 0:
+        return {"ece": math.nan, "mce": math.nan, "rmsce": math.nan}
+    nz = n_b > 0
+    gap = np.abs(acc_s[nz] - conf_s[nz]) / n_b[nz]
+    w = n_b[nz] / n
+    return {"ece": float(np.sum(w * gap)), "mce": float(gap.max()), "rmsce": float(math.sqrt(np.sum(w * gap * gap)))}
+
+
+class _Binned(Metric):
+    additive = True
+    per_instance = True
+    higher_is_better = False
+    score: str = "ece"
+
+    def __init__(self, *, n_bins: int = 15, validate_args: bool = True, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.n_bins = _check_bins(n_bins)
+        self.validate_args = bool(validate_args)
+        self.n_stats = 3 * self.n_bins
+        self.main_score = self.score
+
+    def map_batch(self, predictions, references, task_data=None):
+        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
+        conf, acc = top_label(p, y)
+        rows = np.zeros((conf.size, 3 * self.n_bins))
+        b = np.minimum((conf * self.n_bins).astype(np.int64), self.n_bins - 1)
+        idx = np.arange(conf.size)
+        rows[idx, b] = 1.0
+        rows[idx, self.n_bins + b] = conf
+        rows[idx, 2 * self.n_bins + b] = acc
+        return rows
+
+    def update(self, probs, labels=None, task_data=None):  # fast path: bincount, no per-instance rows
+        p, y = _as_inputs(probs, labels, validate=self.validate_args, name=self.name)
+        conf, acc = top_label(p, y)
+        st = self.state
+        if conf.size:
+            t = binned_tallies(conf, acc, self.n_bins).reshape(-1)
+            st.totals = t if st.totals is None else st.totals + t
+        st.n += conf.size
+        return self
+
+    def reduce(self, totals):
+        scores = _binned_scores(np.asarray(totals, dtype=np.float64).reshape(3, self.n_bins))
+        return {self.score: scores[self.score]}
+
+
+class ECE(_Binned):
+    r"""Expected calibration error (equal-width bins); lower is better.
+
+    ``ECE = sum_b (n_b / N) |acc_b - conf_b|`` over non-empty bins (CONVENTIONS.md).
+    Reference: Guo et al., "On Calibration of Modern Neural Networks", 2017.
+
+    >>> m = ECE(n_bins=2)
+    >>> m.update([0.9, 0.8, 0.3], [1, 0, 0]).compute()["ece"]  # doctest: +ELLIPSIS
+    0.33333...
+    """
+
+    name = "ece"
+    score = "ece"
+
+
+class MCE(_Binned):
+    r"""Maximum calibration error: ``max_b |acc_b - conf_b|`` over non-empty equal-width bins; lower is better."""
+
+    name = "mce"
+    score = "mce"
+
+
+class RMSCE(_Binned):
+    r"""Root-mean-square calibration error: ``sqrt(sum_b (n_b / N)(acc_b - conf_b)^2)``; lower is better."""
+
+    name = "rmsce"
+    score = "rmsce"
+
+
+def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
+    """Equal-mass ECE of per-example confidences and correctness (see :class:`AdaptiveECE`)."""
+    n = conf.size
+    if n < n_bins:
+        raise InvalidParameterError(
+            f"adaptive_ece: needs at least n_bins={n_bins} examples for equal-mass bins; got {n}."
+        )
+    order = np.lexsort((acc, conf))  # ties in confidence: incorrect first, so the bins never depend on input order
+    c, a = conf[order], acc[order]
+    sizes = np.full(n_bins, n // n_bins)
+    sizes[: n % n_bins] += 1
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
+    cs = np.add.reduceat(c, bounds[:-1])
+    as_ = np.add.reduceat(a, bounds[:-1])
+    return float(np.sum(np.abs(as_ - cs)) / n)
+
+
+class AdaptiveECE(Metric):
+    r"""Adaptive (equal-mass) ECE; lower is better.
+
+    Sort confidences, split them into ``n_bins`` contiguous chunks whose sizes differ by at
+    most one (the first ``N mod n_bins`` chunks one larger), then
+    ``sum_b (n_b / N) |acc_b - conf_b|``. Binary input is top-label: ``conf = max(p, 1 - p)``,
+    predicted class 1 when ``p > 0.5`` (a tie goes to class 0, the first index). Ties in
+    confidence are ordered incorrect-first. Fewer examples than bins is an error.
+    Reference: Nixon et al., "Measuring Calibration in Deep Learning", 2019.
+    """
+
+    name = "adaptive_ece"
+    main_score = "adaptive_ece"
+    higher_is_better = False
+    per_instance = False
+
+    def __init__(self, *, n_bins: int = 15, validate_args: bool = True, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.n_bins = _check_bins(n_bins)
+        self.validate_args = bool(validate_args)
+
+    def map_batch(self, predictions, references, task_data=None):
+        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
+        if p.ndim == 1:
+            pred = (p > 0.5).astype(np.int64)
+            conf = np.where(pred == 1, p, 1.0 - p)
+            acc = (pred == y).astype(np.float64)
+        else:
+            conf, acc = top_label(p, y)
+        return np.stack([conf, acc], axis=1)
+
+    def reduce(self, intermediates):
+        rows = np.asarray(intermediates, dtype=np.float64).reshape(-1, 2)
+        return {"adaptive_ece": adaptive_ece_of(rows[:, 0], rows[:, 1], self.n_bins)}
+
+
+class BrierScore(Metric):
+    r"""Brier score; lower is better.
+
+    Multiclass ``(N, C)``: ``mean_i sum_c (p_ic - y_ic)^2`` with one-hot ``y``. Binary
+    ``(N,)``: ``mean_i (p_i - y_i)^2`` (the usual binary Brier score; the two-column form
+    would be twice this). Reference: Brier, 1950.
+    """
+
+    name = "brier"
+    main_score = "brier"
+    higher_is_better = False
+    additive = True
+    n_stats = 2
+    vectorized = True
+
+    def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.validate_args = bool(validate_args)
+
+    def map_batch(self, predictions, references, task_data=None):
+        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
+        if p.ndim == 1:
+            per = (p - y) ** 2
+        else:
+            sq = np.einsum("ij,ij->i", p, p)
+            py = p[np.arange(p.shape[0]), y]
+            per = sq - 2.0 * py + 1.0
+        return np.stack([per, np.ones_like(per)], axis=1)
+
+    def reduce(self, totals):
+        t = np.asarray(totals, dtype=np.float64)
+        return {"brier": divide(t[..., 0], t[..., 1])}
+
+
+class NLL(Metric):
+    r"""Negative log-likelihood ``mean_i -log p_i[y_i]`` (natural log); lower is better.
+
+    Binary ``(N,)``: ``-log p`` for label 1 and ``-log(1 - p)`` for label 0. A zero
+    probability on the true class gives ``inf`` (no clipping).
+    """
+
+    name = "nll"
+    main_score = "nll"
+    higher_is_better = False
+    additive = True
+    n_stats = 2
+    vectorized = True
+
+    def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.validate_args = bool(validate_args)
+
+    def map_batch(self, predictions, references, task_data=None):
+        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
+        py = np.where(y == 1, p, 1.0 - p) if p.ndim == 1 else p[np.arange(p.shape[0]), y]
+        with np.errstate(divide="ignore"):
+            per = -np.log(py)
+        return np.stack([per, np.ones_like(per)], axis=1)
+
+    def reduce(self, totals):
+        t = np.asarray(totals, dtype=np.float64)
+        return {"nll": divide(t[..., 0], t[..., 1])}
+
+
+class CalibrationUEMetric(UEMetric):
+    r"""A calibration metric as a UE metric: ``metric(uncertainty, quality)`` with ``p_correct = 1 - uncertainty``.
+
+    Quality must be binary (1 = correct) and uncertainty in [0, 1]; the wrapped metric
+    then scores the binary probabilities ``1 - u`` against the labels ``q``. Lower is
+    better. Use it for estimators whose output is one minus a probability of being
+    correct.
+    """
+
+    requires_binary = True
+    higher_is_better = False
+
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+        self.name = metric.name
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        if u.min() < 0 or u.max() > 1:
+            raise InvalidParameterError(
+                f"{self.name}: as a UE metric it needs uncertainty = 1 - P(correct) in [0, 1]; "
+                f"got values from {u.min()} to {u.max()}."
+            )
+        m = self.metric.clone().reset() if hasattr(self.metric, "reset") else self.metric
+        if isinstance(m, AdaptiveECE) and u.size < m.n_bins:
+            return nan_with_warning(f"{self.name}: fewer examples ({u.size}) than bins ({m.n_bins}); NaN.")
+        m.update(1.0 - u, q.astype(np.int64))
+        return float(m.compute()["score"])
+
+
+def _calibration_ue_factory(cls):
+    def factory(*, n_bins: int = 15) -> CalibrationUEMetric:
+        return CalibrationUEMetric(cls(n_bins=n_bins))
+
+    factory.__doc__ = f"{cls.__name__} as a UE metric, called as ``ue_metric(1 - p_correct, quality)``."
+    return factory
+
+
+def _plain_ue_factory(cls):
+    def factory() -> CalibrationUEMetric:
+        return CalibrationUEMetric(cls())
+
+    factory.__doc__ = f"{cls.__name__} as a UE metric, called as ``ue_metric(1 - p_correct, quality)``."
+    return factory

@@ -1,0 +1,213 @@
+"""Ensemble metrics (torch-uncertainty): Disagreement, Entropy, MutualInformation, VariationRatio.
+
+Input: probabilities of shape ``(B, N, C)`` (batch, ensemble members, classes). With
+``validate_args=True`` (default) the shape, the range [0, 1] and the normalisation of
+every member's distribution (``|sum_c p - 1| <= 1e-4``) are checked; that check reads the
+array a second time, so ``validate_args=False`` is the fast path for trusted inputs.
+Definitions: CONVENTIONS.md ("Ensembles"); natural log, ``0 log 0 = 0``; argmax ties go
+to the first class.
+
+``reduction="mean"`` (default) averages over the batch, ``"sum"`` sums, ``"none"``
+returns the per-example values (shape ``(B,)``, concatenated over updates). A bad
+reduction raises ``ValueError``. ``compute()`` returns a float (``"none"``: an array).
+
+>>> m = Disagreement(reduction="mean")
+>>> m.update([[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]]])
+>>> round(m.compute(), 4)
+0.3333
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+
+from assay_uncertainty._stateful import StatefulMetric
+
+__all__ = [
+    "Disagreement", "Entropy", "MutualInformation", "VariationRatio",
+    "check_ensemble_probs", "disagreement", "entropy", "expected_entropy", "mutual_information",
+    "predictive_entropy", "variation_ratio",
+]
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "probs") -> np.ndarray:
+    """Return ``probs`` as a ``(B, N, C)`` float array; check range and normalisation when ``validate``."""
+    p = np.asarray(probs)
+    if p.dtype.kind not in "fiub":
+        raise InvalidParameterError(f"Expected numeric `{name}`; got dtype {p.dtype}.")
+    if p.dtype.kind != "f":
+        p = p.astype(np.float64)
+    if p.ndim != 3:
+        raise InvalidParameterError(f"Expected `{name}` of shape (B, N, C) but got {p.shape}.")
+    if validate and p.size:
+        if p.min() < 0 or p.max() > 1:
+            raise InvalidParameterError(
+                f"Expected `{name}` to hold probabilities in [0, 1]; got values from {p.min()} to {p.max()}."
+            )
+        sums = p.reshape(-1, p.shape[2]) @ np.ones(p.shape[2], dtype=p.dtype)
+        bad = np.abs(sums - 1.0) > 1e-4
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            b, n = divmod(i, p.shape[1])
+            raise InvalidParameterError(
+                f"Expected each member's probabilities in `{name}` to sum to 1; example {b}, member {n} sums to "
+                f"{float(sums[i])!r} (pass validate_args=False to skip this check)."
+            )
+    return p
+
+
+def _entropy_last(p: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) over the last axis, ``0 log 0 = 0``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return -terms.sum(axis=-1)
+
+
+def disagreement(p: np.ndarray) -> np.ndarray:
+    """Per example ``1 - sum_c C(n_c, 2) / C(N, 2)``, ``n_c`` = members whose argmax is ``c``."""
+    b, n, _ = p.shape
+    if n < 2:
+        warnings.warn("disagreement: needs at least two ensemble members; NaN.", RuntimeWarning, stacklevel=3)
+        return np.full(b, math.nan)
+    preds = np.sort(np.argmax(p, axis=-1), axis=1)
+    same = preds[:, 1:] == preds[:, :-1]
+    # position of each member inside its run of equal predictions: sum over members = sum_c C(n_c, 2)
+    idx = np.broadcast_to(np.arange(1, n), same.shape)
+    run_start = np.maximum.accumulate(np.where(same, 0, idx), axis=1)
+    pairs = (idx - run_start).sum(axis=1, dtype=np.float64)  # earlier equal members, summed
+    return 1.0 - pairs / (n * (n - 1) / 2.0)
+
+
+def predictive_entropy(p: np.ndarray) -> np.ndarray:
+    """``H(mean_n p_n)`` per example."""
+    return _entropy_last(p.mean(axis=1))
+
+
+def expected_entropy(p: np.ndarray) -> np.ndarray:
+    """``mean_n H(p_n)`` per example."""
+    return _entropy_last(p).mean(axis=1)
+
+
+entropy = expected_entropy
+
+
+def mutual_information(p: np.ndarray) -> np.ndarray:
+    """``H(mean_n p_n) - mean_n H(p_n)`` per example, clamped at 0."""
+    return np.maximum(predictive_entropy(p) - expected_entropy(p), 0.0)
+
+
+def variation_ratio(p: np.ndarray, *, probabilistic: bool = False) -> np.ndarray:
+    """``c* = argmax mean_n p_n``; ``1 - mean_n p_n[c*]`` (probabilistic) or ``1 - #{argmax p_n = c*} / N``."""
+    mean = p.mean(axis=1)
+    star = np.argmax(mean, axis=-1)
+    if probabilistic:
+        return 1.0 - mean[np.arange(p.shape[0]), star]
+    votes = np.argmax(p, axis=-1) == star[:, None]
+    return 1.0 - votes.mean(axis=1)
+
+
+class _EnsembleMetric(StatefulMetric):
+    higher_is_better = False
+
+    def __init__(self, *, reduction: str = "mean", validate_args: bool = True) -> None:
+        if reduction is None:
+            reduction = "none"
+        if reduction not in REDUCTIONS:
+            raise InvalidParameterError(
+                f"The 'reduction' parameter of {self.name} must be one of 'mean', 'sum', 'none'; got {reduction!r}."
+            )
+        self.reduction = reduction
+        self.validate_args = bool(validate_args)
+        super().__init__()
+
+    def _initial_state(self) -> dict[str, Any]:
+        if self.reduction == "none":
+            return {"values": []}
+        return {"total": np.zeros(1), "count": np.zeros(1, dtype=np.int64)}
+
+    def _values(self, p: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def update(self, probs: Any) -> None:
+        """Add a batch of ensemble probabilities ``(B, N, C)``."""
+        p = check_ensemble_probs(probs, validate=self.validate_args)
+        values = self._values(p)
+        if self.reduction == "none":
+            self.state["values"].append(values)
+        else:
+            self.state["total"] = self.state["total"] + values.sum()
+            self.state["count"] = self.state["count"] + values.size
+
+    def compute(self) -> float | np.ndarray:
+        """The reduced value (``"none"``: the per-example array)."""
+        if self.reduction == "none":
+            vals = self.state["values"]
+            return np.concatenate(vals) if vals else np.zeros(0)
+        total, count = float(self.state["total"][0]), int(self.state["count"][0])
+        if self.reduction == "sum":
+            return total
+        if count == 0:
+            warnings.warn(f"{self.name}: no data seen; NaN.", RuntimeWarning, stacklevel=2)
+            return math.nan
+        return total / count
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(reduction={self.reduction!r})"
+
+
+class Disagreement(_EnsembleMetric):
+    r"""Ensemble disagreement: ``1 - sum_c C(n_c, 2) / C(N, 2)``; higher = more uncertain.
+
+    ``n_c`` is the number of members whose argmax is class ``c`` (ties to the first
+    class). ``N = 1`` gives NaN with a warning. Reference: torch-uncertainty ``Disagreement``.
+    """
+
+    name = "disagreement"
+
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return disagreement(p)
+
+
+class Entropy(_EnsembleMetric):
+    r"""Expected entropy of the members, ``mean_n H(p_n)`` (as torch-uncertainty's ``Entropy`` computes it).
+
+    The predictive entropy ``H(mean_n p_n)`` is the estimator ``predictive_entropy``.
+    """
+
+    name = "ensemble_entropy"
+
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return expected_entropy(p)
+
+
+class MutualInformation(_EnsembleMetric):
+    r"""Mutual information ``H(mean_n p_n) - mean_n H(p_n)`` (natural log), clamped at 0."""
+
+    name = "mutual_information"
+
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return mutual_information(p)
+
+
+class VariationRatio(_EnsembleMetric):
+    r"""Variation ratio: ``c* = argmax_c mean_n p_n[c]``; ``1 - #{n : argmax p_n = c*} / N``.
+
+    ``probabilistic=True``: ``1 - mean_n p_n[c*]``.
+    """
+
+    name = "variation_ratio"
+
+    def __init__(self, *, reduction: str = "mean", probabilistic: bool = False, validate_args: bool = True) -> None:
+        self.probabilistic = bool(probabilistic)
+        super().__init__(reduction=reduction, validate_args=validate_args)
+
+    def _values(self, p: np.ndarray) -> np.ndarray:
+        return variation_ratio(p, probabilistic=self.probabilistic)

@@ -1,0 +1,82 @@
+"""Registrations of the ``assay-uncertainty`` plugin (entry point ``assay.uncertainty``).
+
+Importing this module is cheap: the metric and estimator modules import only numpy and
+assay; scipy is imported inside the Spearman / Kendall / RPP metrics.
+"""
+
+from __future__ import annotations
+
+from assay import hookimpl
+
+from assay_uncertainty import calibration as cal
+from assay_uncertainty import ensemble as ens
+from assay_uncertainty import estimators as est
+from assay_uncertainty import ranking, rejection, stats
+from assay_uncertainty import risk_coverage as rc
+
+
+@hookimpl
+def assay_register_estimators(register):
+    for cls, desc in (
+        (est.MaximumSequenceProbability, "-sum log p of the generated tokens (maximum sequence probability)"),
+        (est.Perplexity, "-mean log p of the generated tokens"),
+        (est.MeanTokenEntropy, "mean token entropy"),
+        (est.MaxTokenEntropy, "max token entropy"),
+        (est.MonteCarloSequenceEntropy, "-mean log P(s) over sampled answers"),
+        (est.MonteCarloNormalizedSequenceEntropy, "-mean log P(s)/|s| over sampled answers"),
+        (est.LexicalSimilarity, "-mean pairwise ROUGE-L of sampled answers"),
+        (est.NumDistinctAnswers, "number of distinct sampled answers"),
+        (est.EigValLaplacian, "sum max(0, 1 - eigenvalue) of the similarity graph Laplacian"),
+        (est.TokenEntropy, "token level: entropy of each token"),
+        (est.TokenMaxProb, "token level: 1 - p of each generated token"),
+        (est.ClaimProbability, "claim level: 1 - product of the span's token probabilities"),
+        (est.PredictiveEntropy, "ensemble: entropy of the mean distribution"),
+        (est.ExpectedEntropy, "ensemble: mean entropy of the members"),
+        (est.MutualInformation, "ensemble: predictive minus expected entropy"),
+        (est.VariationRatio, "ensemble: 1 - share of members voting for the mean's class"),
+        (est.Disagreement, "ensemble: 1 - agreeing member pairs / all pairs"),
+    ):
+        register(cls.name, cls, description=desc, level=cls.level)
+
+
+@hookimpl
+def assay_register_stat_calculators(register):
+    register("token_entropies", stats.TokenEntropies, description="top_logprobs -> token_entropies")
+    register("sample_likelihoods", stats.SampleLikelihoods,
+             description="sample_log_probs -> sample_log_likelihoods, sample_lengths")
+
+
+@hookimpl
+def assay_register_ue_metrics(register):
+    register("prr", rejection.PRR, description="prediction-rejection area (raw; normalize=true: vs oracle and random)")
+    register("rcc_auc", rc.RCCAUC, description="LM-Polygraph RCC-AUC (lower is better)")
+    register("roc_auc", ranking.ROCAUC, description="ROC-AUC of uncertainty as a failure detector")
+    register("pr_auc", ranking.PRAUC, description="average precision of uncertainty as a failure detector")
+    register("spearman", ranking.SpearmanR, description="Spearman correlation of u with -quality")
+    register("kendall", ranking.KendallTau, description="Kendall tau-b of u with -quality")
+    register("rpp", ranking.RPP, description="reversed-pair proportion (lower is better)")
+    register("aurc", rc.AURC, description="area under the risk-coverage curve (convention=...)")
+    register("e_aurc", rc.EAURC, description="excess AURC over the optimal ranking")
+    register("augrc", rc.AUGRC, description="area under the generalized risk-coverage curve")
+    register("e_augrc", rc.EAUGRC, description="excess AUGRC")
+    register("fpr_at_recall", ranking.FPRAtRecall, description="FPR of failure detection at a recall level")
+    register("risk_at_coverage", rc.RiskAtCoverage, description="selective risk at a coverage")
+    register("coverage_at_risk", rc.CoverageAtRisk, description="largest coverage within a selective risk")
+    for name, cls in (("ece", cal.ECE), ("mce", cal.MCE), ("rmsce", cal.RMSCE), ("adaptive_ece", cal.AdaptiveECE)):
+        register(name, cal._calibration_ue_factory(cls), description=f"{name} of 1 - u against binary quality")
+    for name, cls in (("brier", cal.BrierScore), ("nll", cal.NLL)):
+        register(name, cal._plain_ue_factory(cls), description=f"{name} of 1 - u against binary quality")
+
+
+@hookimpl
+def assay_register_metrics(register):
+    register("ece", cal.ECE, description="expected calibration error (equal-width bins)")
+    register("mce", cal.MCE, description="maximum calibration error")
+    register("rmsce", cal.RMSCE, description="root-mean-square calibration error")
+    register("adaptive_ece", cal.AdaptiveECE, description="adaptive (equal-mass) ECE")
+    register("brier", cal.BrierScore, description="Brier score")
+    register("nll", cal.NLL, description="negative log-likelihood")
+    register("disagreement", ens.Disagreement, description="ensemble disagreement, probs (B, N, C)")
+    register("mutual_information", ens.MutualInformation, description="ensemble mutual information")
+    register("ensemble_entropy", ens.Entropy, description="ensemble expected entropy")
+    register("variation_ratio", ens.VariationRatio, description="ensemble variation ratio")

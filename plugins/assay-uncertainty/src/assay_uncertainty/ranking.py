@@ -1,0 +1,196 @@
+"""Ranking metrics of uncertainty against quality: ROC-AUC, PR-AUC, FPR at recall, Spearman, Kendall, RPP.
+
+Failure detection (``roc_auc``, ``pr_auc``, ``fpr_at_recall``): the uncertainty ``u`` scores
+each example as a detector of failure; the positive class is failure (quality 0), so
+these need binary quality. Ties in ``u`` are grouped (a tied positive / negative pair
+counts one half in ROC-AUC, as in the Mann-Whitney statistic).
+
+Correlations (``spearman``, ``kendall``) follow LM-Polygraph's orientation: they correlate
+``u`` with ``-normalize(q)`` (so a good estimator scores near +1); computed with
+``scipy.stats`` (Kendall's tau-b). ``rpp`` is LM-Polygraph's reversed-pair proportion.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from assay.errors import InvalidParameterError, MissingDependencyError
+from assay.uncertainty.base import UEMetric, nan_with_warning
+
+from assay_uncertainty._curves import group_ends
+
+__all__ = ["FPRAtRecall", "KendallTau", "PRAUC", "ROCAUC", "RPP", "SpearmanR"]
+
+
+def _failure_groups(u: np.ndarray, q: np.ndarray, name: str):
+    """Per tie group (increasing u): counts and failures; None (after a warning) for one class only."""
+    fail = 1.0 - q
+    K, S = group_ends(u, fail, binary=True)
+    n_pos = float(S[-1])
+    n_neg = u.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        which = "no failure (all quality 1)" if n_pos == 0 else "only failures (all quality 0)"
+        nan_with_warning(f"{name}: {which}; the score is undefined, NaN.")
+        return None
+    pos = np.diff(S, prepend=0.0)
+    cnt = np.diff(K, prepend=0).astype(np.float64)
+    return K, S, pos, cnt - pos, n_pos, n_neg
+
+
+class ROCAUC(UEMetric):
+    r"""Area under the ROC curve of uncertainty as a failure detector; higher is better.
+
+    ``AUC = P(u_fail > u_ok) + 0.5 P(u_fail = u_ok)`` over failure / success pairs
+    (quality must be binary). One class only gives NaN with a warning.
+    """
+
+    name = "roc_auc"
+    requires_binary = True
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        g = _failure_groups(u, q, self.name)
+        if g is None:
+            return math.nan
+        _, _, pos, neg, n_pos, n_neg = g
+        neg_below = np.cumsum(neg) - neg
+        return float(np.sum(pos * (neg_below + neg / 2.0)) / (n_pos * n_neg))
+
+
+class PRAUC(UEMetric):
+    r"""Average precision of uncertainty as a failure detector (scikit-learn's step definition); higher is better.
+
+    Thresholds run over the distinct uncertainty values from high to low;
+    ``AP = sum_t (recall_t - recall_{t-1}) precision_t``. No failure gives NaN with a
+    warning; no success gives 1.
+    """
+
+    name = "pr_auc"
+    requires_binary = True
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        fail = 1.0 - q
+        K, S = group_ends(u, fail, binary=True)
+        n_pos = float(S[-1])
+        if n_pos == 0:
+            return nan_with_warning(f"{self.name}: no failure (all quality 1); average precision is undefined, NaN.")
+        n = u.size
+        pos = np.diff(S, prepend=0.0)
+        tp = n_pos - (S - pos)  # failures at or above this group's threshold
+        predicted = n - (K - np.diff(K, prepend=0))
+        return float(np.sum(pos / n_pos * tp / predicted))
+
+
+class FPRAtRecall(UEMetric):
+    r"""False-positive rate of failure detection at a recall level; lower is better.
+
+    ``convention="standard"`` (default): the first threshold, going from high to low
+    uncertainty, whose recall of failures reaches ``recall``; FPR there.
+    ``convention="torch-uncertainty"``: among the thresholds up to recall 1, the one whose
+    recall is nearest to ``recall`` (ties: the lower threshold), as torch-uncertainty's
+    ``FPRx`` (after Hendrycks' anomaly-seg) computes it.
+    One class only gives NaN with a warning.
+    """
+
+    name = "fpr_at_recall"
+    higher_is_better = False
+    requires_binary = True
+
+    def __init__(self, *, recall: float = 0.95, convention: str = "standard") -> None:
+        if not 0.0 < float(recall) <= 1.0:
+            raise InvalidParameterError(f"The 'recall' parameter must be in (0, 1]; got {recall!r}.")
+        if convention not in ("standard", "torch-uncertainty"):
+            raise InvalidParameterError(
+                f"The 'convention' parameter must be 'standard' or 'torch-uncertainty'; got {convention!r}."
+            )
+        self.recall = float(recall)
+        self.convention = convention
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        g = _failure_groups(u, q, self.name)
+        if g is None:
+            return math.nan
+        K, S, pos, neg, n_pos, n_neg = g
+        # thresholds from high to low uncertainty: group g and everything above it flagged
+        tp = (n_pos - (S - pos))[::-1]
+        fp = (n_neg - ((K - S) - neg))[::-1]
+        rec = tp / n_pos
+        if self.convention == "standard":
+            i = int(np.flatnonzero(rec >= self.recall - 1e-12)[0])
+        else:
+            last = int(np.flatnonzero(tp == n_pos)[0])
+            d = np.abs(rec[: last + 1] - self.recall)
+            i = int(np.flatnonzero(d == d.min())[-1])
+        return float(fp[i] / n_neg)
+
+
+def _scipy_stats():
+    try:
+        import scipy.stats
+    except ImportError:  # pragma: no cover - scipy is a requirement of this plugin
+        raise MissingDependencyError("scipy", purpose="Spearman / Kendall UE metrics") from None
+    return scipy.stats
+
+
+class SpearmanR(UEMetric):
+    r"""Spearman rank correlation of ``u`` with ``-normalize(q)`` (scipy.stats.spearmanr); higher is better.
+
+    A constant ``u`` or ``q`` gives NaN with a warning.
+    """
+
+    name = "spearman"
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        if u.size < 2 or np.all(u == u[0]) or np.all(q == q[0]):
+            return nan_with_warning(f"{self.name}: needs two examples and non-constant inputs; NaN.")
+        return float(_scipy_stats().spearmanr(u, -q).statistic)
+
+
+class KendallTau(UEMetric):
+    r"""Kendall's tau-b of ``u`` with ``-normalize(q)`` (scipy.stats.kendalltau); higher is better.
+
+    A constant ``u`` or ``q`` gives NaN with a warning.
+    """
+
+    name = "kendall"
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        if u.size < 2 or np.all(u == u[0]) or np.all(q == q[0]):
+            return nan_with_warning(f"{self.name}: needs two examples and non-constant inputs; NaN.")
+        return float(_scipy_stats().kendalltau(u, -q).statistic)
+
+
+def _tie_pairs(*arrays: np.ndarray) -> float:
+    """Number of unordered pairs tied in every given array."""
+    if len(arrays) == 1:
+        _, counts = np.unique(arrays[0], return_counts=True)
+    else:
+        _, counts = np.unique(np.stack(arrays, axis=1), axis=0, return_counts=True)
+    counts = counts.astype(np.float64)
+    return float(np.sum(counts * (counts - 1) / 2.0))
+
+
+class RPP(UEMetric):
+    r"""Reversed-pair proportion (LM-Polygraph); lower is better.
+
+    ``RPP = #{(i, j) : u_i < u_j and q_i < q_j} / N^2``: ordered pairs where the more
+    confident example has the lower quality. Pairs tied in ``u`` or ``q`` are not reversed.
+    The count is exact for ``N`` up to ~10^7: it is recovered from Kendall's tau-b
+    (scipy, O(N log N)) and the tie counts, then rounded to an integer.
+    """
+
+    name = "rpp"
+    higher_is_better = False
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        n = u.size
+        if n < 2 or np.all(u == u[0]) or np.all(q == q[0]):
+            return 0.0
+        n0 = n * (n - 1) / 2.0
+        n1, n2, n3 = _tie_pairs(u), _tie_pairs(q), _tie_pairs(u, q)
+        tau = float(_scipy_stats().kendalltau(u, q).statistic)
+        c_minus_d = tau * math.sqrt(n0 - n1) * math.sqrt(n0 - n2)
+        c_plus_d = n0 - n1 - n2 + n3
+        concordant = round((c_plus_d + c_minus_d) / 2.0)
+        return float(concordant) / (n * n)

@@ -1,0 +1,117 @@
+"""Prediction-rejection ratio (PRR), LM-Polygraph's rejection-curve metric, with a closed-form random baseline.
+
+Definition (CONVENTIONS.md, "Rejection"): normalise quality by min-max (``q~``); order the
+examples by increasing uncertainty; ``M_k`` = mean of ``q~`` over the ``k`` most confident
+(interpolated inside tie groups, so ties never depend on the input order); with
+``R = floor(max_rejection * N)`` rejection levels,
+
+    PRR_raw = mean of M_k for k = N - R + 1 .. N        (rejecting 0 .. R - 1 examples)
+
+The oracle is the same area with the examples ordered by decreasing quality; the random
+baseline is ``mean(q~)`` exactly (the expected ``M_k`` of a random order, for every ``k``;
+LM-Polygraph estimates it from sampled permutations). Normalised:
+``(raw - random) / (oracle - random)``, and the raw value when oracle equals random.
+
+Reference: Malinin & Gales 2021 (PRR); Vashurin et al. 2024 (LM-Polygraph benchmark).
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.uncertainty.base import UEMetric, nan_with_warning
+
+from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
+
+__all__ = ["PRR", "PRRScores", "prr_scores"]
+
+
+@attrs.frozen
+class PRRScores:
+    """The areas of one PRR computation: model (``raw``), ``oracle``, ``random``, and ``normalized``."""
+
+    raw: float
+    oracle: float
+    random: float
+    normalized: float
+
+
+def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> PRRScores:
+    """Raw, oracle, random and normalised PRR of validated 1-D arrays (NaN + warning when undefined)."""
+    n = u.size
+    nan = PRRScores(math.nan, math.nan, math.nan, math.nan)
+    if n == 0:
+        nan_with_warning("prr: empty input; NaN.")
+        return nan
+    qn = minmax_normalize(q)
+    if qn is None:
+        nan_with_warning("prr: quality is constant, so rejection cannot change it (min-max normalisation "
+                         "is undefined); NaN.")
+        return nan
+    levels = math.floor(max_rejection * n + 1e-9)
+    if levels == 0:
+        nan_with_warning(f"prr: max_rejection={max_rejection} leaves no rejection level for {n} examples; NaN.")
+        return nan
+    binary = is_binary(qn)
+    k = np.arange(n - levels + 1, n + 1, dtype=np.float64)
+    K, S = group_ends(u, qn, binary=binary)
+    raw = float(np.mean(cumulative_at(k, K, S) / k))
+    if binary:
+        ones = float(S[-1])
+        oracle = float(np.mean(np.minimum(k, ones) / k))
+    else:
+        best = np.cumsum(np.sort(qn)[::-1])
+        oracle = float(np.mean(best[k.astype(np.int64) - 1] / k))
+    random = float(qn.mean())
+    if abs(oracle - random) <= 1e-12 * max(1.0, abs(random)):
+        normalized = raw
+    else:
+        normalized = (raw - random) / (oracle - random)
+    return PRRScores(raw, oracle, random, normalized)
+
+
+class PRR(UEMetric):
+    r"""Prediction-rejection area (LM-Polygraph); higher is better.
+
+    Parameters
+    ----------
+    max_rejection : float, default 1.0
+        The largest fraction of examples rejected; ``R = floor(max_rejection * N)``
+        rejection levels (0 .. R - 1 examples rejected).
+    normalize : bool, default False
+        False: the raw area ``mean_{k=N-R+1..N} M_k`` (LM-Polygraph's ``prr`` before
+        normalisation). True: ``(raw - random) / (oracle - random)`` (the raw value when
+        oracle equals random), with ``random = mean(q~)`` in closed form.
+
+    Constant quality or ``R = 0`` gives NaN with a warning. ``UEManager`` stores both the
+    raw value (``prr``) and the normalised one (``prr_normalized``).
+
+    >>> round(PRR(normalize=True)([0.1, 0.2, 0.3, 0.4], [1, 1, 1, 0]), 6)
+    1.0
+    """
+
+    name = "prr"
+    higher_is_better = True
+
+    def __init__(self, *, max_rejection: float = 1.0, normalize: bool = False) -> None:
+        if not 0.0 < float(max_rejection) <= 1.0:
+            raise InvalidParameterError(f"The 'max_rejection' parameter must be in (0, 1]; got {max_rejection!r}.")
+        if not isinstance(normalize, bool):
+            raise InvalidParameterError(f"The 'normalize' parameter must be true or false; got {normalize!r}.")
+        self.max_rejection = float(max_rejection)
+        self.normalize = normalize
+
+    def scores(self, uncertainty, quality) -> PRRScores:
+        """All four areas at once (the manager uses this to store ``prr`` and ``prr_normalized``)."""
+        from assay.uncertainty.base import check_ue_inputs
+
+        u, q = check_ue_inputs(uncertainty, quality, name=self.name)
+        return prr_scores(u, q, max_rejection=self.max_rejection)
+
+    def __call__(self, uncertainty, quality) -> float:
+        s = self.scores(uncertainty, quality)
+        return s.normalized if self.normalize else s.raw

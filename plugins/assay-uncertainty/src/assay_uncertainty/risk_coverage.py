@@ -1,0 +1,254 @@
+"""Risk-coverage metrics: AURC, E-AURC, AUGRC, E-AUGRC, RCC-AUC, risk at coverage, coverage at risk.
+
+Orientation: ``u`` higher = more uncertain, ``q`` higher = better, risk ``r = 1 - q``.
+Examples are ordered by increasing ``u`` (most confident first). For the first ``k``:
+selective risk ``R_k = sum(r) / k``, coverage ``k / N``, generalized risk
+``G_k = sum(r) / N``. Ties in ``u`` are grouped: curve points exist only at the end of a
+tie group; where every ``k`` is needed, the cumulative risk is interpolated linearly inside
+a tie group (the expectation over the orders of the tied examples). So no value depends
+on the input order. Definitions follow CONVENTIONS.md ("Risk-coverage family").
+
+References: Geifman & El-Yaniv 2017 (AURC, E-AURC); Jaeger et al. 2023 / fd-shifts
+(AURC conventions); Traub et al. 2024 (AUGRC); Vashurin et al. 2024 / LM-Polygraph (RCC-AUC).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.uncertainty.base import UEMetric, nan_with_warning
+
+from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
+
+__all__ = [
+    "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "CoverageAtRisk", "RCCAUC", "RiskAtCoverage",
+    "aurc", "augrc", "e_aurc", "e_augrc", "rcc_auc",
+]
+
+#: the accepted values of ``convention=`` for AURC / E-AURC
+CONVENTIONS = ("fd-shifts", "torch-uncertainty", "values", "lm-polygraph")
+
+
+def _check_convention(convention: str, allowed: tuple[str, ...] = CONVENTIONS) -> str:
+    if convention not in allowed:
+        raise InvalidParameterError(
+            f"The 'convention' parameter must be one of {', '.join(map(repr, allowed))}; got {convention!r}."
+        )
+    return convention
+
+
+def _trapezoid(x: np.ndarray, y: np.ndarray) -> float:
+    if x.size < 2:
+        return 0.0
+    return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1])) / 2.0)
+
+
+def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> float:
+    if convention in ("fd-shifts", "values"):
+        cov = K / n
+        risk = S / K
+        area = _trapezoid(cov, risk)
+        if convention == "fd-shifts":
+            area += cov[0] * risk[0]  # flat segment from coverage 0 at the first point's risk
+        return area
+    k = np.arange(1, n + 1, dtype=np.float64)
+    risk_k = cumulative_at(k, K, S) / k
+    if convention == "lm-polygraph":
+        return float(risk_k.mean())
+    # torch-uncertainty: trapezoid over k / N, k = 1..N, divided by (1 - 1/N)
+    if n == 1:
+        return nan_with_warning("aurc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
+    area = (float(risk_k.sum()) - (risk_k[0] + risk_k[-1]) / 2.0) / n
+    return area / (1.0 - 1.0 / n)
+
+
+def aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> float:
+    """Area under the selective-risk / coverage curve (lower is better); see :class:`AURC`."""
+    r = 1.0 - q
+    K, S = group_ends(u, r)
+    return _aurc_from_groups(K, S, u.size, convention)
+
+
+def _binary_optimal_aurc(e: float) -> float:
+    # e + (1 - e) ln(1 - e); the limit at e = 1 is 1
+    return 1.0 if e >= 1.0 else e + (1.0 - e) * math.log1p(-e)
+
+
+def e_aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> float:
+    """Excess AURC over the optimal ranking; see :class:`EAURC`."""
+    r = 1.0 - q
+    binary = is_binary(r)
+    n = u.size
+    K, S = group_ends(u, r, binary=binary)
+    value = _aurc_from_groups(K, S, n, convention)
+    if convention == "fd-shifts" and binary:
+        return value - _binary_optimal_aurc(float(S[-1]) / n)
+    if convention == "values":
+        rs = np.sort(r)
+        optimal = float(np.mean(np.cumsum(rs) / np.arange(1, n + 1)))
+        return value - optimal
+    Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
+    return value - _aurc_from_groups(Ko, So, n, convention)
+
+
+def augrc(u: np.ndarray, q: np.ndarray) -> float:
+    """Area under the generalized-risk / coverage curve (lower is better); see :class:`AUGRC`."""
+    r = 1.0 - q
+    n = u.size
+    K, S = group_ends(u, r)
+    return _trapezoid(np.concatenate(([0.0], K / n)), np.concatenate(([0.0], S / n)))
+
+
+def e_augrc(u: np.ndarray, q: np.ndarray) -> float:
+    """AUGRC minus its optimum (``e^2 / 2`` for binary risk with error rate ``e``)."""
+    r = 1.0 - q
+    n = u.size
+    binary = is_binary(r)
+    K, S = group_ends(u, r, binary=binary)
+    value = _trapezoid(np.concatenate(([0.0], K / n)), np.concatenate(([0.0], S / n)))
+    if binary:
+        e = float(S[-1]) / n
+        return value - e * e / 2.0
+    Ko, So = group_ends(r, r, binary=False)
+    return value - _trapezoid(np.concatenate(([0.0], Ko / n)), np.concatenate(([0.0], So / n)))
+
+
+def rcc_auc(u: np.ndarray, q: np.ndarray) -> float:
+    """LM-Polygraph's RCC-AUC: ``mean_k`` selective risk of ``1 - normalize(q)``; see :class:`RCCAUC`."""
+    qn = minmax_normalize(q)
+    if qn is None:
+        return nan_with_warning("rcc_auc: quality is constant, so min-max normalisation is undefined; NaN.")
+    return _aurc_from_groups(*group_ends(u, 1.0 - qn), u.size, "lm-polygraph")
+
+
+class AURC(UEMetric):
+    r"""Area under the risk-coverage curve (AURC); lower is better.
+
+    ``convention="fd-shifts"`` (default): trapezoid of the selective risk ``R`` over
+    coverage through the tie-group end points, plus the flat segment from coverage 0 to
+    the first point at the first point's risk.
+    ``"torch-uncertainty"``: trapezoid of ``R_k`` over ``k / N`` for ``k = 1..N``, divided
+    by ``1 - 1/N`` (NaN with a warning for ``N = 1``).
+    ``"values"``: the fd-shifts trapezoid without the segment from 0 (ValUES' legacy curve).
+    ``"lm-polygraph"``: ``mean_k R_k``.
+
+    Risk is ``1 - quality``; quality may be binary or continuous. Ties in uncertainty are
+    grouped (see the module docstring). Reference: Geifman & El-Yaniv (2017), fd-shifts.
+
+    >>> round(AURC()([0.1, 0.2, 0.3, 0.4], [1, 1, 0, 1]), 6)
+    0.114583
+    """
+
+    name = "aurc"
+    higher_is_better = False
+
+    def __init__(self, *, convention: str = "fd-shifts") -> None:
+        self.convention = _check_convention(convention)
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return aurc(u, q, convention=self.convention)
+
+
+class EAURC(UEMetric):
+    r"""Excess AURC: AURC minus the AURC of the optimal ranking; lower is better.
+
+    ``fd-shifts`` (default): for binary risk with error rate ``e`` the optimum is the
+    analytic ``e + (1 - e) ln(1 - e)`` (so E-AURC of a perfect ranking can be slightly
+    negative); for continuous risk, the same curve with risks sorted ascending.
+    ``values``: ``AURC(values) - mean_k Rsorted_k`` (mean of the ``k`` smallest risks).
+    ``torch-uncertainty`` / ``lm-polygraph``: that convention's AURC minus the same
+    convention's AURC of the risks sorted ascending.
+    """
+
+    name = "e_aurc"
+    higher_is_better = False
+
+    def __init__(self, *, convention: str = "fd-shifts") -> None:
+        self.convention = _check_convention(convention)
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return e_aurc(u, q, convention=self.convention)
+
+
+class AUGRC(UEMetric):
+    r"""Area under the generalized-risk / coverage curve (Traub et al. 2024); lower is better.
+
+    ``G_k = sum of the risks of the k most confident / N``; trapezoid over coverage through
+    the tie-group ends, starting at (0, 0).
+    """
+
+    name = "augrc"
+    higher_is_better = False
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return augrc(u, q)
+
+
+class EAUGRC(UEMetric):
+    r"""AUGRC minus the optimal AUGRC (``e^2 / 2`` for binary risk; the risks sorted ascending otherwise)."""
+
+    name = "e_augrc"
+    higher_is_better = False
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return e_augrc(u, q)
+
+
+class RCCAUC(UEMetric):
+    r"""LM-Polygraph's RCC-AUC: ``mean_k`` of the selective risk of ``1 - normalize(q)``; lower is better.
+
+    ``normalize`` is min-max over the examples; a constant quality gives NaN with a warning.
+    """
+
+    name = "rcc_auc"
+    higher_is_better = False
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return rcc_auc(u, q)
+
+
+class RiskAtCoverage(UEMetric):
+    r"""Selective risk of the ``ceil(N * coverage)`` most confident examples; lower is better.
+
+    Inside a tie group the cumulative risk is interpolated (expected risk over the orders
+    of the tied examples). Default coverage 0.8 (torch-uncertainty's ``RiskAt80Cov``).
+    """
+
+    name = "risk_at_coverage"
+    higher_is_better = False
+
+    def __init__(self, *, coverage: float = 0.8) -> None:
+        if not 0.0 < float(coverage) <= 1.0:
+            raise InvalidParameterError(f"The 'coverage' parameter must be in (0, 1]; got {coverage!r}.")
+        self.coverage = float(coverage)
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        n = u.size
+        k = min(n, max(1, math.ceil(n * self.coverage - 1e-9)))
+        K, S = group_ends(u, 1.0 - q)
+        return float(cumulative_at(np.array([k], dtype=np.float64), K, S)[0] / k)
+
+
+class CoverageAtRisk(UEMetric):
+    r"""Largest coverage (at a tie-group end) whose selective risk is at most ``risk``; higher is better.
+
+    NaN with a warning when no point qualifies. Default risk 0.05 (torch-uncertainty's ``CovAt5Risk``).
+    """
+
+    name = "coverage_at_risk"
+    higher_is_better = True
+
+    def __init__(self, *, risk: float = 0.05) -> None:
+        if not 0.0 <= float(risk) <= 1.0:
+            raise InvalidParameterError(f"The 'risk' parameter must be in [0, 1]; got {risk!r}.")
+        self.risk = float(risk)
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        K, S = group_ends(u, 1.0 - q)
+        ok = np.flatnonzero(S <= self.risk * K + 1e-12 * K)
+        if ok.size == 0:
+            return nan_with_warning(f"coverage_at_risk: no coverage reaches selective risk <= {self.risk}; NaN.")
+        return float(K[ok[-1]] / u.size)

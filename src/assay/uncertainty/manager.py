@@ -1,0 +1,357 @@
+"""``UEManager``: estimators, generation metrics and UE metrics over stored model outputs.
+
+>>> man = UEManager(records, estimators=["msp"], gen_metrics=["accuracy"], ue_metrics=["prr"])  # doctest: +SKIP
+>>> man()                                                                                         # doctest: +SKIP
+>>> man.metrics[("sequence", "msp", "accuracy", "prr")]                                          # doctest: +SKIP
+
+Keys: ``estimations[(level, estimator)]``, ``gen_metrics[(level, gen_metric)]`` and
+``metrics[(level, estimator, gen_metric, ue_metric)]``, with names as given (``"prr[max_rejection=0.5]"``).
+Every ``prr`` entry has a ``prr_normalized`` sibling (same overrides). Only pairs of the
+same level are scored; token- and claim-level values are flattened over the examples.
+A UE metric that needs binary quality (ROC-AUC) is skipped, with a note in ``notes``,
+for a generation metric that is not 0 / 1.
+
+NaN policy (``nan_policy=``): ``"drop"`` (default) scores each (estimator, generation
+metric) pair on the examples where both are finite, warns with the count dropped, and
+records it in ``dropped``; no value is ever replaced by a "most confident" substitute.
+``"raise"`` makes a NaN an error naming the estimator or metric and the example.
+No finite pair left gives NaN.
+
+``save(path)`` writes ``manager.json`` (names, levels, metrics, notes) and
+``arrays.npz`` (estimations and generation-metric values; ragged ones flat with their
+lengths); ``UEManager.load(path)`` reads them back without pickle, and ``rescore``
+computes further UE metrics on the saved values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.plugins.names import parse_name
+from assay.uncertainty.base import LEVELS, Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
+from assay.uncertainty.gen_metrics import GENERATION_METRICS
+from assay.uncertainty.graph import plan_calculators
+from assay.uncertainty.inputs import load_ue_data, records_to_columns
+
+__all__ = ["UEManager"]
+
+FORMAT_VERSION = 1
+NAN_POLICIES = ("drop", "raise")
+
+
+def _label(obj: Any, spec: Any) -> str:
+    return spec if isinstance(spec, str) else (getattr(obj, "name", "") or type(obj).__name__)
+
+
+def _sibling(ue_name: str) -> str | None:
+    """``prr[...]`` -> ``prr_normalized[...]``; None for other metrics."""
+    base = ue_name.split("[", 1)[0].strip()
+    if base != "prr":
+        return None
+    return "prr_normalized" + ue_name[len(ue_name.split("[", 1)[0]):].strip()
+
+
+class UEManager:
+    """Compute uncertainty estimations, generation metrics and every same-level UE metric.
+
+    Parameters
+    ----------
+    data : path, list of records, or mapping of columns
+        Stored model outputs (see :mod:`assay.uncertainty.inputs` for the schema).
+    estimators : sequence of registered names or :class:`Estimator`
+    gen_metrics : sequence of names from :data:`~assay.uncertainty.gen_metrics.GENERATION_METRICS`
+        or :class:`GenerationMetric` instances
+    ue_metrics : sequence of registered names (``"prr[max_rejection=0.5]"``) or :class:`UEMetric`
+    stat_calculators : optional extra :class:`StatCalculator` objects (or names); they take
+        precedence over the registered ones when two produce the same statistic
+    nan_policy : {"drop", "raise"}
+    """
+
+    def __init__(
+        self,
+        data: Any = None,
+        estimators: Sequence[Any] = (),
+        gen_metrics: Sequence[Any] = (),
+        ue_metrics: Sequence[Any] = (),
+        *,
+        stat_calculators: Sequence[Any] = (),
+        nan_policy: str = "drop",
+    ) -> None:
+        if nan_policy not in NAN_POLICIES:
+            raise InvalidParameterError(f"The 'nan_policy' parameter must be 'drop' or 'raise'; got {nan_policy!r}.")
+        self.nan_policy = nan_policy
+        self.stats: dict[str, Any] = self._columns(data) if data is not None else {}
+        self.n_examples = len(next(iter(self.stats.values()))) if self.stats else 0
+        self._estimators = [(_label(e, e), self._load("estimator", e, Estimator)) for e in estimators]
+        self._gen = [(_label(g, g), self._gen_metric(g)) for g in gen_metrics]
+        self._ue = [(_label(m, m), self._load("ue_metric", m, UEMetric)) for m in ue_metrics]
+        self._extra_calcs = [self._load("stat_calculator", c, StatCalculator) for c in stat_calculators]
+        self.estimations: dict[tuple[str, str], Any] = {}
+        self.gen_metrics: dict[tuple[str, str], Any] = {}
+        self.metrics: dict[tuple[str, str, str, str], float] = {}
+        self.dropped: dict[tuple[str, str, str], int] = {}
+        self.notes: list[str] = []
+        self.estimator_names = [n for n, _ in self._estimators]
+        self.gen_metric_names = [n for n, _ in self._gen]
+        self.ue_metric_names = [n for n, _ in self._ue]
+        self.levels: dict[str, str] = {}
+
+    # ---------------------------------------------------------------- construction helpers
+    @staticmethod
+    def _columns(data: Any) -> dict[str, Any]:
+        if isinstance(data, (str, os.PathLike)):
+            return records_to_columns(load_ue_data(data), source=str(data))
+        if isinstance(data, Mapping):
+            from assay.uncertainty.inputs import columns_to_records
+
+            return records_to_columns(columns_to_records(data), source="<columns>")
+        return records_to_columns(data)
+
+    @staticmethod
+    def _load(kind: str, spec: Any, cls: type) -> Any:
+        if isinstance(spec, str):
+            from assay.plugins import load
+
+            return load(kind, spec)
+        if not isinstance(spec, cls) and not callable(spec):
+            raise InvalidParameterError(f"Expected a registered {kind} name or a {cls.__name__}; got {spec!r}.")
+        return spec
+
+    @staticmethod
+    def _gen_metric(spec: Any) -> GenerationMetric:
+        if isinstance(spec, str):
+            name, overrides = parse_name(spec)
+            if name not in GENERATION_METRICS:
+                raise InvalidParameterError(
+                    f"Unknown generation metric {spec!r}; choose from {', '.join(GENERATION_METRICS)} "
+                    "or pass a GenerationMetric instance."
+                )
+            return GENERATION_METRICS[name](**overrides)
+        if not isinstance(spec, GenerationMetric):
+            raise InvalidParameterError(f"Expected a generation metric name or a GenerationMetric; got {spec!r}.")
+        return spec
+
+    # ---------------------------------------------------------------- running
+    def __call__(self) -> dict[tuple[str, str, str, str], float]:
+        """Compute statistics, estimations, generation metrics and UE metrics; return ``metrics``."""
+        self._compute_stats()
+        for name, est in self._estimators:
+            level = check_level(getattr(est, "level", "sequence"), owner=f"estimator {name!r}")
+            self.estimations[(level, name)] = self._checked(est(self.stats), level, f"estimator {name!r}")
+            self.levels[name] = level
+        for name, gm in self._gen:
+            level = check_level(gm.level, owner=f"generation metric {name!r}")
+            self.gen_metrics[(level, name)] = self._checked(gm(self.stats), level, f"generation metric {name!r}")
+        self._score(self._ue)
+        return self.metrics
+
+    def _compute_stats(self) -> None:
+        needed: dict[str, list[str]] = {}
+        for name, obj in [*self._estimators, *self._gen]:
+            for dep in getattr(obj, "dependencies", ()):
+                needed.setdefault(dep, []).append(repr(name))
+        from assay.plugins import get_registry
+
+        calcs = list(self._extra_calcs)
+        for entry in get_registry("stat_calculator"):
+            calcs.append(entry.create())
+        for calc in plan_calculators(needed, self.stats.keys(), calcs):
+            out = calc(self.stats)
+            for stat in calc.stats:
+                if stat not in out:
+                    raise InvalidParameterError(
+                        f"Stat calculator {calc.name or type(calc).__name__!r} declared {stat!r} but did not return it."
+                    )
+                if stat not in self.stats:
+                    self.stats[stat] = out[stat]
+
+    def _expected_lengths(self, level: str) -> list[int] | None:
+        if level == "token":
+            for f in ("log_probs", "token_entropies", "token_correct"):
+                if f in self.stats:
+                    return [len(v) for v in self.stats[f]]
+        if level == "claim" and "claim_spans" in self.stats:
+            return [len(v) for v in self.stats["claim_spans"]]
+        return None
+
+    def _checked(self, values: Any, level: str, who: str) -> Any:
+        n = self.n_examples
+        if level == "sequence":
+            arr = np.asarray(values, dtype=np.float64)
+            if arr.shape != (n,):
+                raise InvalidParameterError(f"{who} must return one value per example, shape ({n},); got {arr.shape}.")
+            return arr
+        if len(values) != n:
+            raise InvalidParameterError(f"{who} ({level} level) must return one array per example ({n}); got {len(values)}.")
+        out = [np.asarray(v, dtype=np.float64).reshape(-1) for v in values]
+        expected = self._expected_lengths(level)
+        if expected is not None:
+            for i, (v, m) in enumerate(zip(out, expected)):
+                if v.size != m:
+                    raise InvalidParameterError(
+                        f"{who} returned {v.size} values for example {i}, which has {m} {level}s."
+                    )
+        return out
+
+    def _pair(self, level: str, est: str, gen: str) -> tuple[np.ndarray, np.ndarray] | None:
+        u, q = self.estimations[(level, est)], self.gen_metrics[(level, gen)]
+        if level != "sequence":
+            for i, (a, b) in enumerate(zip(u, q)):
+                if a.size != b.size:
+                    raise InvalidParameterError(
+                        f"Estimator {est!r} and generation metric {gen!r} disagree on the number of {level}s in "
+                        f"example {i}: {a.size} and {b.size}."
+                    )
+            u = np.concatenate(u) if u else np.zeros(0)
+            q = np.concatenate(q) if q else np.zeros(0)
+        ok = np.isfinite(u) & np.isfinite(q)
+        if not ok.all():
+            if self.nan_policy == "raise":
+                i = int(np.flatnonzero(~ok)[0])
+                who = f"estimator {est!r}" if not np.isfinite(u[i]) else f"generation metric {gen!r}"
+                raise InvalidParameterError(f"{who} is NaN at {level} {i} (nan_policy='raise').")
+            dropped = int((~ok).sum())
+            self.dropped[(level, est, gen)] = dropped
+            warnings.warn(
+                f"UEManager: dropped {dropped} of {u.size} {level}s with a NaN estimation ({est!r}) or quality "
+                f"({gen!r}).", RuntimeWarning, stacklevel=3,
+            )
+            u, q = u[ok], q[ok]
+        return u, q
+
+    def _score(self, ue_metrics: Iterable[tuple[str, Any]]) -> dict[tuple[str, str, str, str], float]:
+        new: dict[tuple[str, str, str, str], float] = {}
+        ue_metrics = list(ue_metrics)
+        for (level, est) in self.estimations:
+            for (glevel, gen) in self.gen_metrics:
+                if glevel != level:
+                    continue
+                u, q = self._pair(level, est, gen)
+                binary = bool(np.all((q == 0) | (q == 1)))
+                for ue_name, metric in ue_metrics:
+                    if getattr(metric, "requires_binary", False) and not binary:
+                        self.notes.append(f"{ue_name} skipped for ({level}, {est}, {gen}): needs binary quality.")
+                        continue
+                    sibling = _sibling(ue_name)
+                    if u.size == 0:
+                        warnings.warn(f"UEManager: no finite pair for ({level}, {est}, {gen}); {ue_name} is NaN.",
+                                      RuntimeWarning, stacklevel=2)
+                        new[(level, est, gen, ue_name)] = math.nan
+                        if sibling:
+                            new[(level, est, gen, sibling)] = math.nan
+                        continue
+                    if sibling and hasattr(metric, "scores"):
+                        s = metric.scores(u, q)
+                        new[(level, est, gen, ue_name)] = s.normalized if metric.normalize else s.raw
+                        new[(level, est, gen, sibling)] = s.normalized
+                    else:
+                        new[(level, est, gen, ue_name)] = float(metric(u, q))
+        self.metrics.update(new)
+        return new
+
+    def rescore(self, ue_metrics: Sequence[Any]) -> dict[tuple[str, str, str, str], float]:
+        """Score further UE metrics on the saved estimations; returns the new entries (also added to ``metrics``)."""
+        loaded = [(_label(m, m), self._load("ue_metric", m, UEMetric)) for m in ue_metrics]
+        for name, _ in loaded:
+            if name not in self.ue_metric_names:
+                self.ue_metric_names.append(name)
+        return self._score(loaded)
+
+    # ---------------------------------------------------------------- tables
+    def table(self, *, level: str = "sequence", gen_metric: str | None = None) -> str:
+        """A Markdown table: one row per estimator, one column per UE metric (and ``prr_normalized``)."""
+        keys = [k for k in self.metrics if k[0] == level and (gen_metric is None or k[2] == gen_metric)]
+        cols: list[tuple[str, str]] = []
+        for k in keys:
+            if (k[2], k[3]) not in cols:
+                cols.append((k[2], k[3]))
+        rows = list(dict.fromkeys(k[1] for k in keys))
+        head = "| estimator | " + " | ".join(f"{u} ({g})" for g, u in cols) + " |"
+        lines = [head, "|" + "---|" * (len(cols) + 1)]
+        for est in rows:
+            vals = [self.metrics.get((level, est, g, u)) for g, u in cols]
+            lines.append(f"| {est} | " + " | ".join("" if v is None else f"{v:.4f}" for v in vals) + " |")
+        return "\n".join(lines)
+
+    # ---------------------------------------------------------------- persistence
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write ``manager.json`` and ``arrays.npz`` into the folder ``path`` (created); no pickle."""
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {}
+        index: list[dict[str, Any]] = []
+        for kind, table in (("estimation", self.estimations), ("gen_metric", self.gen_metrics)):
+            for (level, name), values in table.items():
+                key = f"a{len(index)}"
+                entry = {"kind": kind, "level": level, "name": name, "key": key}
+                if level == "sequence":
+                    arrays[key] = np.asarray(values, dtype=np.float64)
+                else:
+                    arrays[key] = np.concatenate(values) if values else np.zeros(0)
+                    arrays[key + "__lengths"] = np.array([v.size for v in values], dtype=np.int64)
+                index.append(entry)
+        np.savez(out / "arrays.npz", **arrays)
+        doc = {
+            "format": "assay.uncertainty.UEManager",
+            "version": FORMAT_VERSION,
+            "n_examples": self.n_examples,
+            "nan_policy": self.nan_policy,
+            "estimators": self.estimator_names,
+            "gen_metrics": self.gen_metric_names,
+            "ue_metrics": self.ue_metric_names,
+            "arrays": index,
+            "metrics": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "ue_metric": k[3],
+                         "value": None if v is None or (isinstance(v, float) and math.isnan(v)) else v}
+                        for k, v in self.metrics.items()],
+            "dropped": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "count": v}
+                        for k, v in self.dropped.items()],
+            "notes": self.notes,
+        }
+        (out / "manager.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "UEManager":
+        """Read a folder written by :meth:`save` (JSON and ``.npz`` with ``allow_pickle=False``)."""
+        p = Path(path)
+        meta_path = p / "manager.json"
+        if not meta_path.exists():
+            raise FileNotFoundError(f"No saved UEManager in {str(p)!r} (manager.json is missing).")
+        doc = json.loads(meta_path.read_text(encoding="utf-8"))
+        if doc.get("format") != "assay.uncertainty.UEManager":
+            raise InvalidParameterError(f"{meta_path} is not a saved UEManager (format {doc.get('format')!r}).")
+        man = cls(nan_policy=doc.get("nan_policy", "drop"))
+        man.n_examples = int(doc["n_examples"])
+        man.estimator_names = list(doc["estimators"])
+        man.gen_metric_names = list(doc["gen_metrics"])
+        man.ue_metric_names = list(doc["ue_metrics"])
+        with np.load(p / "arrays.npz", allow_pickle=False) as z:
+            for entry in doc["arrays"]:
+                arr = z[entry["key"]]
+                level = entry["level"]
+                if level in LEVELS[1:]:
+                    lengths = z[entry["key"] + "__lengths"]
+                    arr = np.split(arr, np.cumsum(lengths)[:-1]) if lengths.size else []
+                table = man.estimations if entry["kind"] == "estimation" else man.gen_metrics
+                table[(level, entry["name"])] = arr
+                if entry["kind"] == "estimation":
+                    man.levels[entry["name"]] = level
+        for m in doc["metrics"]:
+            v = m["value"]
+            man.metrics[(m["level"], m["estimator"], m["gen_metric"], m["ue_metric"])] = math.nan if v is None else float(v)
+        for d in doc.get("dropped", []):
+            man.dropped[(d["level"], d["estimator"], d["gen_metric"])] = int(d["count"])
+        man.notes = list(doc.get("notes", []))
+        return man
+
+    def __repr__(self) -> str:
+        return (f"UEManager({self.n_examples} examples, estimators={self.estimator_names}, "
+                f"gen_metrics={self.gen_metric_names}, ue_metrics={self.ue_metric_names})")
