@@ -1,0 +1,179 @@
+"""assay.evaluate: unitxt's output contract, catalog names, collisions, intervals, JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import assay
+from assay.errors import InvalidParameterError, UnknownNameError
+from assay.metrics.api import load_results
+from assay_metric_samples import SampleAccuracy, SampleAUC, SampleExactMatch, SampleF1, SampleMedianAE
+
+
+def test_output_contract(samples_system):
+    res = assay.evaluate([3, 799, 50], [[5], [800], [50]], metrics=["sample_accuracy"], n_resamples=200, seed=0)
+    g = res[0]["score"]["global"]
+    assert g is res[2]["score"]["global"] is res.global_scores
+    assert g["score"] == g["accuracy"] == pytest.approx(1 / 3) and g["score_name"] == "accuracy"
+    assert {"score_ci_low", "score_ci_high", "accuracy_ci_low", "accuracy_ci_high"} <= set(g)
+    assert g["score_ci_low"] == g["accuracy_ci_low"] and g["num_of_instances"] == 3
+    assert res[0]["score"]["instance"] == {"accuracy": 0.0, "score": 0.0, "score_name": "accuracy"}
+    assert res[2]["score"]["instance"]["accuracy"] == 1.0
+    assert res[1]["prediction"] == 799 and res[1]["references"] == [800]
+    assert res.info["seed"] == 0 and res.info["n_resamples"] == 200
+
+
+def test_first_metric_is_the_main_score_and_prefix(samples_system):
+    preds, refs = [1, 0, 1, 1], [[1], [0], [0], [1]]
+    res = assay.evaluate(preds, refs, metrics=["sample_f1[score_prefix=m_]", "sample_accuracy"], n_resamples=0)
+    g = res.global_scores
+    # tp = 2, fp = 1, fn = 0 -> F1 = 4 / 5; accuracy 3 / 4
+    assert g["score_name"] == "m_f1" and g["score"] == pytest.approx(0.8)
+    assert g["m_precision"] == pytest.approx(2 / 3) and g["accuracy"] == 0.75
+    assert "score_ci_low" not in g  # n_resamples=0: no intervals
+    assert res[0]["score"]["instance"]["score_name"] == "m_f1"
+
+
+def test_two_configurations_show_their_overrides(samples_system):
+    preds, refs = [1, 0, 1, 1], [[1], [0], [0], [1]]
+    res = assay.evaluate(preds, refs, metrics=["sample_f1", "sample_f1[positive=0]"], n_resamples=0)
+    g = res.global_scores
+    assert g["f1"] == pytest.approx(0.8)
+    # positive = 0: tp = 1, fp = 0, fn = 1 -> F1 = 2 / 3
+    assert g["sample_f1[positive=0]/f1"] == pytest.approx(2 / 3)
+
+
+def test_collisions_are_errors(samples_system):
+    with pytest.raises(InvalidParameterError, match="score_prefix"):
+        assay.evaluate([1], [[1]], metrics=[SampleAccuracy(), SampleAccuracy()], n_resamples=0)
+    with pytest.raises(InvalidParameterError, match="listed twice"):
+        assay.evaluate([1], [[1]], metrics=["sample_accuracy", "sample_accuracy"], n_resamples=0)
+
+    class OtherPrecision(SampleAccuracy):
+        main_score = "precision"
+
+        def reduce(self, totals):
+            return {"precision": totals[..., 0] / totals[..., 1]}
+
+    with pytest.raises(InvalidParameterError, match="both report the score 'precision'"):
+        assay.evaluate([1], [[1]], metrics=[SampleF1(), OtherPrecision()], n_resamples=0)
+    res = assay.evaluate([1], [[1]], metrics=[SampleF1(), OtherPrecision(score_prefix="o_")], n_resamples=0)
+    assert res.global_scores["o_precision"] == 1.0
+
+
+def test_unknown_metric_and_override(samples_system):
+    with pytest.raises(UnknownNameError, match="sample_accuracy"):
+        assay.evaluate([1], [[1]], metrics=["sample_acuracy"])
+    with pytest.raises(InvalidParameterError, match="Unknown override 'postive'"):
+        assay.evaluate([1], [[1]], metrics=["sample_f1[postive=0]"])
+
+
+def test_shared_draw_across_metrics():
+    # an additive and a non-additive metric computing the same number get the same interval:
+    # one index draw serves both
+    rng = np.random.default_rng(0)
+    refs = [[float(v)] for v in rng.integers(0, 2, 80)]
+    preds = [float(r[0]) if rng.random() < 0.7 else 1 - r[0] for r in refs]
+
+    class MeanMatch(SampleMedianAE):
+        main_score = "match"
+
+        def compute_global(self, predictions, references, task_data):
+            return float(np.mean([p == r[0] for p, r in zip(predictions, references)]))
+
+    res = assay.evaluate(preds, refs, metrics=[SampleAccuracy(), MeanMatch()], n_resamples=300, seed=4)
+    g = res.global_scores
+    assert g["accuracy"] == g["match"]
+    assert (g["accuracy_ci_low"], g["accuracy_ci_high"]) == (g["match_ci_low"], g["match_ci_high"])
+
+
+def test_interval_of_accuracy_is_close_to_the_normal_approximation():
+    n = 2000
+    preds = [1] * 1400 + [0] * 600
+    res = assay.evaluate(preds, [[1]] * n, metrics=[SampleAccuracy()], n_resamples=4000, seed=0)
+    g = res.global_scores
+    half = 1.959964 * math.sqrt(0.7 * 0.3 / n)  # the bootstrap of a mean is close to normal here
+    assert g["accuracy_ci_low"] == pytest.approx(0.7 - half, abs=0.003)
+    assert g["accuracy_ci_high"] == pytest.approx(0.7 + half, abs=0.003)
+
+
+def test_wilson_for_proportions_and_note_otherwise():
+    res = assay.evaluate([1] * 81 + [0] * 182, [[1]] * 263, metrics=[SampleAccuracy()], ci_method="wilson")
+    g = res.global_scores
+    assert g["accuracy_ci_low"] == pytest.approx(0.2553, abs=1e-4)  # Newcombe (1998)
+    res = assay.evaluate(["a", "bb"], [["a"], ["a"]], metrics=[SampleExactMatch()], ci_method="wilson",
+                         n_resamples=100)
+    assert "Wilson" in res.info["ci_notes"]["len_ratio"]
+    assert "em" not in res.info["ci_notes"]  # 0/1 instance scores are a proportion
+
+
+def test_degenerate_intervals_are_reported():
+    res = assay.evaluate([1] * 10, [[1]] * 10, metrics=[SampleAccuracy()], n_resamples=100)
+    g = res.global_scores
+    assert g["accuracy_ci_low"] == g["accuracy_ci_high"] == 1.0 and "equal" in res.info["ci_notes"]["accuracy"]
+    # AUC is undefined on resamples that draw only one class
+    res = assay.evaluate([0.9, 0.1, 0.2], [[1], [0], [0]], metrics=[SampleAUC()], n_resamples=200, seed=0)
+    g = res.global_scores
+    assert g["auc"] == 1.0 and math.isnan(g["auc_ci_low"]) and math.isnan(g["score_ci_high"])
+    assert "undefined (NaN) on" in res.info["ci_notes"]["auc"]
+    res = assay.evaluate([1] * 10, [[1]] * 10, metrics=[SampleAccuracy()], n_resamples=100, ci_method="bca")
+    assert math.isnan(res.global_scores["accuracy_ci_low"]) and "BCa is undefined" in res.info["ci_notes"]["accuracy"]
+
+
+def test_seed_reproducible_and_recorded():
+    x = list(np.random.default_rng(1).normal(size=100))
+    from assay_metric_samples import SampleAbsError
+
+    a = assay.evaluate(x, [[0.0]] * 100, metrics=[SampleAbsError()], seed=3, n_resamples=100).global_scores
+    b = assay.evaluate(x, [[0.0]] * 100, metrics=[SampleAbsError()], seed=3, n_resamples=100).global_scores
+    assert a == b
+    r = assay.evaluate(x, [[0.0]] * 100, metrics=[SampleAbsError()], seed=None, n_resamples=100)
+    again = assay.evaluate(x, [[0.0]] * 100, metrics=[SampleAbsError()], seed=r.info["seed"], n_resamples=100)
+    assert again.global_scores == r.global_scores
+
+
+def test_cluster_bootstrap_is_wider_for_correlated_clusters():
+    # 20 clusters of 10 identical outcomes: the cluster bootstrap sees 20 units, not 200
+    preds = np.repeat(np.r_[np.ones(10), np.zeros(10)], 10).astype(int).tolist()
+    groups = np.repeat(np.arange(20), 10).tolist()
+    plain = assay.evaluate(preds, [[1]] * 200, metrics=[SampleAccuracy()], n_resamples=2000, seed=0).global_scores
+    clus = assay.evaluate(preds, [[1]] * 200, metrics=[SampleAccuracy()], n_resamples=2000, seed=0,
+                          groups=groups).global_scores
+    w_plain = plain["accuracy_ci_high"] - plain["accuracy_ci_low"]
+    w_clus = clus["accuracy_ci_high"] - clus["accuracy_ci_low"]
+    # sd of a mean of 20 Bernoulli(0.5) clusters vs 200 instances: ratio sqrt(10)
+    assert w_clus / w_plain == pytest.approx(math.sqrt(10), rel=0.15)
+
+
+def test_stratified_bootstrap_with_constant_strata_has_no_width():
+    # every stratum is constant, so a stratified resample always reproduces the data
+    preds = [1] * 30 + [0] * 70
+    res = assay.evaluate(preds, [[1]] * 100, metrics=[SampleAccuracy()], n_resamples=200, seed=0,
+                         strata=[p for p in preds])
+    g = res.global_scores
+    assert g["accuracy_ci_low"] == g["accuracy_ci_high"] == 0.3
+
+
+def test_save_and_load_round_trip(tmp_path, samples_system):
+    res = assay.evaluate(["a", "b", "c"], [["a"], ["x"], [""]], metrics=["sample_em"], n_resamples=50)
+    path = res.save(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    assert data["format"] == "assay.evaluation/1"
+    back = load_results(path)
+    assert back.predictions == ["a", "b", "c"] and back.references == [["a"], ["x"], [""]]
+    assert back[1]["score"]["instance"]["em"] == 0.0 and math.isnan(back[2]["score"]["instance"]["len_ratio"])
+    assert back.global_scores["em_ci_low"] == res.global_scores["em_ci_low"]
+    assert "em" in res.summary() and "[" in res.summary()
+
+
+def test_bad_resampling_arguments():
+    with pytest.raises(InvalidParameterError, match="'n_resamples'"):
+        assay.evaluate([1], [[1]], metrics=[SampleAccuracy()], n_resamples=-1)
+    with pytest.raises(InvalidParameterError, match="'confidence_level'"):
+        assay.evaluate([1], [[1]], metrics=[SampleAccuracy()], confidence_level=95)
+    with pytest.raises(InvalidParameterError, match="'ci_method'"):
+        assay.evaluate([1], [[1]], metrics=[SampleAccuracy()], ci_method="normal")
