@@ -95,7 +95,8 @@ def test_table_and_log_lines(files, capsys, caplog, extra):
 
 
 def test_conllx_by_extension(tmp_path, capsys):
-    text = rows("1 Der der ART ART _ 2 NK _ _", "2 Hund Hund NN NN _ 0 ROOT _ _", "3 bellt bellen VV VV _ 0 ROOT _ _", "")
+    text = rows("1 Der der ART ART _ 2 NK _ _", "2 Hund Hund NN NN _ 0 ROOT _ _",
+                "3 bellt bellen VV VV _ 0 ROOT _ _", "")
     gold, system = tmp_path / "g.conll", tmp_path / "s.conllx"
     gold.write_text(text, encoding="utf-8")
     system.write_text(text.replace("2\tNK", "3\tNK"), encoding="utf-8")  # CoNLL-X: two roots allowed

@@ -7,9 +7,9 @@ CLAS and UPOS definitions. It is a test dependency (the plugin's ``test`` extra)
 fetched at run time and its code is not in this repository.
 
 The files compared are generated with random.Random (``make_treebank`` in conftest.py):
-random trees of 1 to 25 words, multiword tokens, empty nodes, relation subtypes, unknown labels, and a system output with
-re-attachments (kept trees, since the official script rejects cycles), relabellings
-(including subtype-only changes) and tag errors.
+random trees of 1 to 25 words, multiword tokens, empty nodes, relation subtypes, unknown
+labels, and a system output with re-attachments (kept trees, since the official script
+rejects cycles), relabellings (including subtype-only changes) and tag errors.
 """
 
 from __future__ import annotations

@@ -219,7 +219,7 @@ class _ConllFormat(DataFormat):
 
 
 class ConlluFormat(_ConllFormat):
-    """CoNLL-U (Universal Dependencies): comments, multiword ranges, empty nodes, 10 columns.
+    r"""CoNLL-U (Universal Dependencies): comments, multiword ranges, empty nodes, 10 columns.
 
     Parameters
     ----------
@@ -227,9 +227,11 @@ class ConlluFormat(_ConllFormat):
         Require every sentence's HEADs to form a tree (exactly one root, no cycle), as UD
         and the CoNLL 2018 evaluation script do.
 
-    >>> text = "# sent_id = 1\\n1-2\\tdel\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\n1\\tde\\t_\\tADP\\t_\\t_\\t2\\tcase\\t_\\t_\\n2\\tel\\t_\\tDET\\t_\\t_\\t0\\troot\\t_\\t_\\n"
-    >>> [s.forms() for s in ConlluFormat().parse(text)]
-    [('de', 'el')]
+    >>> rows = ["# sent_id = 1", "1-2\tdel" + "\t_" * 8,
+    ...         "1\tde\t_\tADP\t_\t_\t2\tcase\t_\t_", "2\tel\t_\tDET\t_\t_\t0\troot\t_\t_"]
+    >>> (s,) = ConlluFormat().parse("\n".join(rows) + "\n")
+    >>> s.sent_id, s.forms(), s.multiword_tokens[0].form
+    ('1', ('de', 'el'), 'del')
     """
 
     name = "conllu"
