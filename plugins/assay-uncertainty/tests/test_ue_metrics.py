@@ -1,0 +1,262 @@
+"""UE metrics against hand-derived values (derivations in the comments), peers and brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.plugins import PluginSystem, use_plugin_system
+from assay_uncertainty import plugin
+from assay_uncertainty.rejection import PRR
+from assay_uncertainty.risk_coverage import AURC, AUGRC, EAUGRC, EAURC, RCCAUC, CoverageAtRisk, RiskAtCoverage
+from assay_uncertainty.ranking import PRAUC, ROCAUC, RPP, FPRAtRecall, KendallTau, SpearmanR
+
+# Dataset A: u = [.1, .2, .3, .4], q = [1, 1, 0, 1]; risk r = [0, 0, 1, 0]; no ties.
+# Selective risks R_k = 0, 0, 1/3, 1/4 at coverages .25, .5, .75, 1.
+UA, QA = [0.1, 0.2, 0.3, 0.4], [1, 1, 0, 1]
+# Dataset B (ties): u = [.5, .5, .1, .9], q = [1, 0, 1, 0]. Groups by u: {.1: r 0}, {.5: r 0, 1}, {.9: r 1}
+# -> group ends K = 1, 3, 4 with cumulative risk S = 0, 1, 2.
+UB, QB = [0.5, 0.5, 0.1, 0.9], [1, 0, 1, 0]
+
+
+@pytest.fixture(scope="module")
+def ps():
+    system = PluginSystem(entry_points=False)
+    system.register_plugin(plugin, name="assay_uncertainty")
+    with use_plugin_system(system):
+        yield system
+
+
+def test_aurc_conventions_dataset_a():
+    # fd-shifts: trapezoid .25*(0+0)/2 + .25*(0+1/3)/2 + .25*(1/3+1/4)/2 = 11/96, flat segment .25 * 0
+    assert AURC()(UA, QA) == pytest.approx(11 / 96)
+    assert AURC(convention="values")(UA, QA) == pytest.approx(11 / 96)
+    # lm-polygraph: mean_k R_k = (0 + 0 + 1/3 + 1/4) / 4 = 7/48
+    assert AURC(convention="lm-polygraph")(UA, QA) == pytest.approx(7 / 48)
+    # torch-uncertainty: (1/4)(7/12 - (0 + 1/4)/2) = 11/96, divided by 1 - 1/4 -> 11/72
+    assert AURC(convention="torch-uncertainty")(UA, QA) == pytest.approx(11 / 72)
+
+
+def test_aurc_flat_segment_differs_between_fd_shifts_and_values():
+    # u = [.1, .2], q = [0, 1]: R = 1, 1/2 at coverage .5, 1. Trapezoid .5 * 1.5 / 2 = .375; flat .5 * 1
+    assert AURC()([0.1, 0.2], [0, 1]) == pytest.approx(0.875)
+    assert AURC(convention="values")([0.1, 0.2], [0, 1]) == pytest.approx(0.375)
+
+
+def test_e_aurc_dataset_a():
+    e = 0.25  # error rate; analytic optimum e + (1 - e) ln(1 - e)
+    assert EAURC()(UA, QA) == pytest.approx(11 / 96 - (e + (1 - e) * math.log(1 - e)))
+    # values: 11/96 - mean of the k smallest risks' means (0, 0, 0, 1/4) = 11/96 - 1/16 = 5/96
+    assert EAURC(convention="values")(UA, QA) == pytest.approx(5 / 96)
+    # lm-polygraph: 7/48 - mean_k over sorted risks (0, 0, 0, 1/4) = 7/48 - 1/16 = 4/48
+    assert EAURC(convention="lm-polygraph")(UA, QA) == pytest.approx(4 / 48)
+
+
+def test_e_aurc_continuous_risk_uses_sorted_risks():
+    # q = [.5, 1, 0] at u = [.1, .2, .3]: r = [.5, 0, 1]. Model R = .5, .25, .5; optimal (r sorted 0, .5, 1): 0, .25, .5
+    # fd-shifts model: (1/3)(.5) + (1/3)(.5 + .25)/2 + (1/3)(.25 + .5)/2 = 1/6 + 1/4 = 5/12; optimal: 0 + 1/24 + 1/8 = 1/6
+    assert AURC()([0.1, 0.2, 0.3], [0.5, 1.0, 0.0]) == pytest.approx(5 / 12)
+    assert EAURC()([0.1, 0.2, 0.3], [0.5, 1.0, 0.0]) == pytest.approx(5 / 12 - 1 / 6)
+
+
+def test_augrc_dataset_a():
+    # G = 0, 0, 1/4, 1/4 at coverage .25 .. 1 with (0, 0): .25 * (0 + 1/4)/2 + .25 * (1/4 + 1/4)/2 = 3/32
+    assert AUGRC()(UA, QA) == pytest.approx(3 / 32)
+    assert EAUGRC()(UA, QA) == pytest.approx(3 / 32 - 0.25**2 / 2)
+
+
+def test_ties_are_grouped_dataset_b():
+    # fd-shifts: points (.25, 0), (.75, 1/3), (1, 1/2): .5*(0+1/3)/2 + .25*(1/3+1/2)/2 = 9/48
+    assert AURC()(UB, QB) == pytest.approx(9 / 48)
+    # per-k cumulative risk interpolated in the tie group: C = 0, .5, 1, 2 -> R = 0, 1/4, 1/3, 1/2, mean 13/48
+    assert AURC(convention="lm-polygraph")(UB, QB) == pytest.approx(13 / 48)
+
+
+def test_per_k_tie_rule_equals_mean_over_orders_of_tied_examples():
+    u = np.array([0.2, 0.5, 0.5, 0.5, 0.9])
+    q = np.array([1.0, 0.0, 1.0, 0.3, 0.0])
+    tied = [1, 2, 3]
+    vals = []
+    for perm in itertools.permutations(tied):
+        order = [0, *perm, 4]
+        r = 1 - q[order]
+        vals.append(np.mean(np.cumsum(r) / np.arange(1, 6)))
+    assert AURC(convention="lm-polygraph")(u, q) == pytest.approx(np.mean(vals))
+
+
+def test_prr_dataset_a():
+    # M_k = 1, 1, 2/3, 3/4 -> raw 41/48; oracle (1, 1, 1, 0): 15/16; random = mean(q) = 3/4
+    m = PRR()
+    assert m(UA, QA) == pytest.approx(41 / 48)
+    s = m.scores(UA, QA)
+    assert (s.oracle, s.random) == (pytest.approx(15 / 16), pytest.approx(0.75))
+    assert PRR(normalize=True)(UA, QA) == pytest.approx((41 / 48 - 0.75) / (15 / 16 - 0.75))  # 5/9
+    # max_rejection=.5: R = 2 levels, k = 3, 4: raw (2/3 + 3/4)/2 = 17/24; oracle (1 + 3/4)/2 = 7/8 -> -1/3
+    assert PRR(max_rejection=0.5)(UA, QA) == pytest.approx(17 / 24)
+    assert PRR(max_rejection=0.5, normalize=True)(UA, QA) == pytest.approx(-1 / 3)
+
+
+def test_prr_ties_and_continuous_quality():
+    # B: q in u order: .1 -> 1, tie group {1, 0}, .9 -> 0: C = 1, 1.5, 2, 2 -> M = 1, .75, 2/3, .5 -> 35/48
+    # oracle (1, 1, 0, 0): M = 1, 1, 2/3, 1/2 -> 19/24; random .5 -> normalised 11/14
+    assert PRR()(UB, QB) == pytest.approx(35 / 48)
+    assert PRR(normalize=True)(UB, QB) == pytest.approx(11 / 14)
+    # continuous q = [2, 4, 0] (min-max -> [.5, 1, 0]) at u = [.1, .2, .3]: M = .5, .75, .5 -> 7/12;
+    # oracle (1, .5, 0): 1, .75, .5 -> 3/4; random 1/2 -> (7/12 - 1/2)/(3/4 - 1/2) = 1/3
+    assert PRR()([0.1, 0.2, 0.3], [2.0, 4.0, 0.0]) == pytest.approx(7 / 12)
+    assert PRR(normalize=True)([0.1, 0.2, 0.3], [2.0, 4.0, 0.0]) == pytest.approx(1 / 3)
+
+
+def test_prr_oracle_equals_random_gives_raw():
+    # one rejection level (k = N only): raw = oracle = random = mean(q) = 2/3
+    assert PRR(max_rejection=0.34, normalize=True)([0.1, 0.2, 0.3], [1, 0, 1]) == pytest.approx(2 / 3)
+
+
+def test_ranking_metrics_dataset_a():
+    # the failure (u=.3) is above 2 of 3 successes
+    assert ROCAUC()(UA, QA) == pytest.approx(2 / 3)
+    # thresholds high to low: .4 (success), .3 (failure): precision 1/2 at the only recall step
+    assert PRAUC()(UA, QA) == pytest.approx(0.5)
+    # recall 1 first reached at threshold .3, with 1 of 3 successes flagged
+    assert FPRAtRecall()(UA, QA) == pytest.approx(1 / 3)
+    # ranks u = 1..4, -q = [-1,-1,0,-1] ranks [2,2,4,2]: cov 1, var 5 and 3 -> 1/sqrt(15)
+    assert SpearmanR()(UA, QA) == pytest.approx(1 / math.sqrt(15))
+    # C = 2, D = 1, n0 = 6, ties in -q: 3 pairs -> 1 / sqrt(6 * 3)
+    assert KendallTau()(UA, QA) == pytest.approx(1 / math.sqrt(18))
+    # one pair with u_i < u_j and q_i < q_j: (u=.3, q=0) < (u=.4, q=1); / N^2
+    assert RPP()(UA, QA) == pytest.approx(1 / 16)
+
+
+def test_roc_auc_counts_ties_as_half():
+    # failures at u .5, .9; successes at .5, .1: (.5 vs .5) 1/2, the other three pairs 1 -> 3.5 / 4
+    assert ROCAUC()(UB, QB) == pytest.approx(0.875)
+
+
+def test_risk_and_coverage_levels():
+    assert RiskAtCoverage(coverage=0.8)(UA, QA) == pytest.approx(0.25)  # ceil(3.2) = 4 -> 1/4
+    assert RiskAtCoverage(coverage=0.75)(UA, QA) == pytest.approx(1 / 3)
+    assert RiskAtCoverage(coverage=0.5)(UA, QA) == pytest.approx(0.0)
+    assert CoverageAtRisk(risk=0.26)(UA, QA) == pytest.approx(1.0)  # R_4 = 1/4
+    assert CoverageAtRisk(risk=0.2)(UA, QA) == pytest.approx(0.5)
+    with pytest.warns(RuntimeWarning):
+        assert math.isnan(CoverageAtRisk(risk=0.1)([0.1, 0.2], [0, 1]))
+
+
+def test_rcc_auc_is_lm_polygraph_aurc_of_normalised_quality():
+    assert RCCAUC()(UA, QA) == pytest.approx(7 / 48)
+    # q = [2, 4, 0] -> normalised [.5, 1, 0], risk [.5, 0, 1]: R = .5, .25, .5 -> mean 5/12
+    assert RCCAUC()([0.1, 0.2, 0.3], [2.0, 4.0, 0.0]) == pytest.approx(5 / 12)
+
+
+def test_all_correct_all_wrong_single_example():
+    ones, zeros = [1, 1, 1], [0, 0, 0]
+    u = [0.1, 0.2, 0.3]
+    assert AURC()(u, ones) == 0.0 and EAURC()(u, ones) == pytest.approx(0.0)
+    assert AURC()(u, zeros) == pytest.approx(1.0) and EAURC()(u, zeros) == pytest.approx(0.0)
+    # all wrong: G = 1/3, 2/3, 1 with (0, 0): area 1/2 = the optimum e^2 / 2
+    assert AUGRC()(u, zeros) == pytest.approx(0.5) and EAUGRC()(u, zeros) == pytest.approx(0.0)
+    assert RPP()(u, ones) == 0.0
+    for metric in (ROCAUC(), FPRAtRecall(), SpearmanR(), PRR()):
+        with pytest.warns(RuntimeWarning):
+            assert math.isnan(metric(u, ones))
+    assert PRAUC()(u, zeros) == pytest.approx(1.0)  # every flagged example is a failure
+    assert AURC()([0.3], [0]) == pytest.approx(1.0)  # the flat segment from 0 at risk 1
+    with pytest.warns(RuntimeWarning):
+        assert math.isnan(AURC(convention="torch-uncertainty")([0.3], [0]))
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(ValueError, match="same length"):
+        AURC()([0.1, 0.2], [1])
+    with pytest.raises(ValueError, match="finite.*index 1"):
+        AURC()([0.1, float("nan")], [1, 0])
+    with pytest.raises(ValueError, match="binary 'quality'"):
+        ROCAUC()([0.1, 0.2], [0.5, 1])
+    with pytest.raises(ValueError, match="convention"):
+        AURC(convention="sklearn")
+    with pytest.raises(ValueError, match="max_rejection"):
+        PRR(max_rejection=0)
+
+
+def _rng_case(seed, n=60, levels=6, binary=True):
+    rng = np.random.default_rng(seed)
+    u = rng.integers(0, levels, n) / levels  # many ties
+    q = rng.integers(0, 2, n).astype(float) if binary else rng.random(n).round(1)
+    return u, q
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_peer_sklearn_roc_pr_fpr(seed):
+    sk = pytest.importorskip("sklearn.metrics")
+    u, q = _rng_case(seed)
+    fail = (q == 0).astype(int)
+    assert ROCAUC()(u, q) == pytest.approx(sk.roc_auc_score(fail, u))
+    assert PRAUC()(u, q) == pytest.approx(sk.average_precision_score(fail, u))
+    fpr, tpr, _ = sk.roc_curve(fail, u, drop_intermediate=False)
+    assert FPRAtRecall(recall=0.9)(u, q) == pytest.approx(fpr[np.searchsorted(tpr, 0.9 - 1e-12)])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rpp_and_fd_shifts_aurc_against_brute_force(seed):
+    u, q = _rng_case(seed, binary=False)
+    n = len(u)
+    brute = sum(1 for i in range(n) for j in range(n) if u[i] < u[j] and q[i] < q[j]) / n**2
+    assert RPP()(u, q) == pytest.approx(brute)
+    # fd-shifts by definition: one point per distinct u
+    vals = np.unique(u)
+    cov = np.array([np.mean(u <= v) for v in vals])
+    risk = np.array([np.mean(1 - q[u <= v]) for v in vals])
+    expected = cov[0] * risk[0] + sum((cov[i] - cov[i - 1]) * (risk[i] + risk[i - 1]) / 2 for i in range(1, len(vals)))
+    assert AURC()(u, q) == pytest.approx(expected)
+
+
+def test_torch_uncertainty_fpr_nearest_recall_convention():
+    # failures at u = .9, .8, .3 (positives); successes at .7, .5, .1. Thresholds high -> low:
+    # .9 rec 1/3 fp 0; .8 rec 2/3 fp 0; .7 rec 2/3 fp 1; .5 rec 2/3 fp 2; .3 rec 1 fp 2.
+    u = [0.9, 0.8, 0.3, 0.7, 0.5, 0.1]
+    q = [0, 0, 0, 1, 1, 1]
+    assert FPRAtRecall(recall=0.95)(u, q) == pytest.approx(2 / 3)  # first reaching: .3
+    # nearest to .7 is 2/3 at .8, .7 and .5; the lowest threshold wins (fp 2)
+    assert FPRAtRecall(recall=0.7, convention="torch-uncertainty")(u, q) == pytest.approx(2 / 3)
+    assert FPRAtRecall(recall=0.7)(u, q) == pytest.approx(2 / 3)  # first reaching .7: .3 (recall 1), fp 2
+    assert FPRAtRecall(recall=0.6, convention="torch-uncertainty")(u, q) == pytest.approx(2 / 3)
+    assert FPRAtRecall(recall=0.6)(u, q) == pytest.approx(0.0)  # first reaching .6: .8 with fp 0
+
+
+UE_NAMES = ["prr", "prr[normalize=true]", "prr[max_rejection=0.5]", "rcc_auc", "roc_auc", "pr_auc", "spearman",
+            "kendall", "rpp", "aurc", "aurc[convention=torch-uncertainty]", "aurc[convention=values]",
+            "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "augrc", "e_augrc",
+            "fpr_at_recall", "fpr_at_recall[convention=torch-uncertainty]", "risk_at_coverage",
+            "coverage_at_risk[risk=0.5]", "ece", "mce", "rmsce", "adaptive_ece[n_bins=2]", "brier", "nll"]
+
+
+def test_every_registered_ue_metric_is_in_the_property_test(ps):
+    assert {n.split("[")[0] for n in UE_NAMES} == set(ps.registry("ue_metric").names())
+
+
+@pytest.mark.parametrize("name", UE_NAMES)
+def test_empty_input_is_nan_with_warning(ps, name):
+    metric = ps.load("ue_metric", name)
+    with pytest.warns(RuntimeWarning):
+        assert math.isnan(metric([], []))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_permutation_invariance_of_every_ue_metric(ps, data):
+    n = data.draw(st.integers(2, 25))
+    u = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=float) / 5
+    q = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=float)
+    perm = np.array(data.draw(st.permutations(range(n))))
+    for name in UE_NAMES:
+        metric = ps.load("ue_metric", name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a, b = metric(u, q), metric(u[perm], q[perm])
+        assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-12), name
