@@ -116,8 +116,14 @@ def _fit_aggregations(versions: list[ExperimentVersion], objects: dict[str, Any]
     return per_version, info
 
 
+def _chunk_job(job: tuple, shared: dict) -> list[dict[str, Any]]:
+    """A chunk of images of one version and split, every task that needs them (runs in a worker)."""
+    vi, split, image_ids, keys, phase = job
+    return [_image_job((vi, split, image_id, keys, phase), shared) for image_id in image_ids]
+
+
 def _image_job(job: tuple, shared: dict) -> dict[str, Any]:
-    """One image, every task that needs it in this pass (runs in a worker)."""
+    """One image, every task that needs it in this pass."""
     vi, split, image_id, keys, phase = job
     version: ExperimentVersion = shared["versions"][vi]
     tasks: dict[str, Task] = shared["tasks"]
@@ -193,15 +199,20 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                                                             fitted.get((p.key, vi)))
                     if phase == "fit" or p.task.needs:
                         grouped[(vi, split)].append(p.key)
-        jobs = [(vi, split, image_id, tuple(keys), phase)
-                for (vi, split), keys in grouped.items() for image_id in ids(vi, split)]
+        total = sum(len(ids(vi, split)) for vi, split in grouped)
+        size = max(1, -(-total // (4 * max(1, int(getattr(ex, "workers", 1) or 1)))))  # ~4 chunks per worker
+        jobs = []
+        for (vi, split), keys in grouped.items():
+            names = ids(vi, split)
+            jobs += [(vi, split, tuple(names[i:i + size]), tuple(keys), phase) for i in range(0, len(names), size)]
         shared = {"versions": versions, "tasks": tasks, "contexts": contexts, "aggregations": aggs,
                   "base_path": base_path}
-        results = ex.run(_image_job, jobs, shared, progress=progress, desc=f"assay run ({phase})") if jobs else []
+        results = ex.run(_chunk_job, jobs, shared, progress=progress, desc=f"assay run ({phase})") if jobs else []
         gathered: dict[tuple[str, int, str], dict[str, Any]] = defaultdict(dict)
-        for (vi, split, image_id, keys, _), res in zip(jobs, results):
-            for key in keys:
-                gathered[(key, vi, split)][image_id] = res[key]
+        for (vi, split, image_ids, keys, _), chunk in zip(jobs, results):
+            for image_id, res in zip(image_ids, chunk):
+                for key in keys:
+                    gathered[(key, vi, split)][image_id] = res[key]
         gathered["__contexts__"] = contexts  # type: ignore[index]
         return gathered
 
