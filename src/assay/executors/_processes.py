@@ -20,6 +20,7 @@ data). They ignore SIGINT, so Ctrl-C reaches only the parent, which then termina
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import pickle
 import signal
@@ -170,6 +171,12 @@ class ProcessExecutor(Executor):
         inherit = self.start_method == "fork"
         workers: list[_Worker] = []
         results: list[Any] = [None] * len(tasks)
+        # Objects the children inherit stay out of their garbage collector, so a collection in a
+        # child does not touch (and copy-on-write) every page of the pool and the model. Skipped
+        # when the application froze objects itself (unfreeze would undo that).
+        inherit_frozen = inherit and gc.get_freeze_count() == 0
+        if inherit_frozen:
+            gc.freeze()
         try:
             parent_ends: list[Connection] = []
             for _ in range(min(self.workers, len(tasks))):
@@ -184,9 +191,14 @@ class ProcessExecutor(Executor):
                 child_end.close()
                 parent_ends.append(parent_end)
                 workers.append(_Worker(process, parent_end))
+            if inherit_frozen:
+                gc.unfreeze()
+                inherit_frozen = False
             self._dispatch(workers, tasks, results, inherit, progress, desc)
             return results
         finally:
+            if inherit_frozen:  # a worker failed to start
+                gc.unfreeze()
             self._shutdown(workers)
 
     def _dispatch(self, workers: list[_Worker], tasks: list[Any], results: list[Any], inherit: bool,
