@@ -152,3 +152,24 @@ def test_npz_input_with_ragged_fields(tmp_path):
     man = UEManager(path, estimators=["msp"], gen_metrics=["accuracy"], ue_metrics=["roc_auc"])
     man()
     assert man.metrics[("sequence", "msp", "accuracy", "roc_auc")] == pytest.approx(1.0)
+
+
+def test_cli_ue_writes_manager_table_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    from assay.cli import main
+
+    recs = [{"log_probs": [-0.1], "correct": 1}, {"log_probs": [-2.0], "correct": 0},
+            {"log_probs": [-0.5, -0.5], "correct": 1}]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (tmp_path / "c.yaml").write_text("data: d.jsonl\nestimators: [msp]\ngen_metrics: [accuracy]\n"
+                                     "ue_metrics: [prr, roc_auc]\nsave_path: out\n")
+    assert main(["ue", str(tmp_path / "c.yaml")]) == 0
+    out = tmp_path / "out"
+    table = (out / "table.md").read_text()
+    # msp .1, 2.0, 1.0 -> order correct 1, 1, 0: the failure is the most uncertain -> ROC-AUC 1
+    assert "| msp |" in table and "1.0000" in table
+    assert UEManager.load(out).metrics[("sequence", "msp", "accuracy", "roc_auc")] == 1.0
+    assert {p.name for p in out.glob("*.png")} >= {"risk_coverage_sequence_accuracy.png",
+                                                    "rejection_sequence_accuracy.png"}
+    (tmp_path / "bad.yaml").write_text("data: d.jsonl\nestimators: [msp]\ngen_metrics: [accuracy]\nue_metric: [prr]\n")
+    assert main(["ue", str(tmp_path / "bad.yaml")]) == 1

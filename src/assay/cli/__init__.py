@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
     "assay.cli.parse_eval",
     "assay.cli.plugins",
+    "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
 )
 

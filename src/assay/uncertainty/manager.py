@@ -238,7 +238,9 @@ class UEManager:
                 binary = bool(np.all((q == 0) | (q == 1)))
                 for ue_name, metric in ue_metrics:
                     if getattr(metric, "requires_binary", False) and not binary:
-                        self.notes.append(f"{ue_name} skipped for ({level}, {est}, {gen}): needs binary quality.")
+                        note = f"{ue_name} skipped for generation metric {gen!r} ({level} level): needs binary quality."
+                        if note not in self.notes:
+                            self.notes.append(note)
                         continue
                     sibling = _sibling(ue_name)
                     if u.size == 0:
