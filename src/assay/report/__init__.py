@@ -1,0 +1,18 @@
+"""Reports of downstream-task results: tables (Markdown, LaTeX, HTML) and bar plots.
+
+>>> from assay.report import load_results, render_table      # doctest: +SKIP
+>>> table = load_results("results/")                          # doctest: +SKIP
+>>> print(render_table(table, "latex"))                       # doctest: +SKIP
+
+Bar plots need matplotlib (``pip install 'assay[plot]'``); it is imported only when a
+plot is drawn.
+"""
+
+from __future__ import annotations
+
+from assay.report.collect import Column, ResultTable, load_results
+from assay.report.plots import bar_data, bar_plot
+from assay.report.tables import FORMATS, colour_scale, render_table, to_html, to_latex, to_markdown
+
+__all__ = ["FORMATS", "Column", "ResultTable", "bar_data", "bar_plot", "colour_scale", "load_results",
+           "render_table", "to_html", "to_latex", "to_markdown"]

@@ -1,0 +1,187 @@
+"""Tables of downstream-task results: Markdown, LaTeX and HTML.
+
+Cells show ``mean ± std`` over seeds (values multiplied by ``scale``, 100 by default as
+in ValUES' tables). LaTeX and HTML colour every column from best (green) through yellow
+to worst (red), following each metric's ``higher_is_better``; cells without a value are
+grey. Markdown marks the best value of each column in bold.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Sequence
+
+from assay.errors import InvalidParameterError
+from assay.report.collect import Column, ResultTable
+
+__all__ = ["FORMATS", "colour_scale", "render_table", "to_html", "to_latex", "to_markdown"]
+
+FORMATS = ("markdown", "latex", "html")
+_WORST, _MID, _BEST, _EMPTY = (248, 105, 107), (255, 235, 132), (99, 190, 123), "D3D3D3"
+
+
+def _mix(a: tuple[int, ...], b: tuple[int, ...], t: float) -> str:
+    return "".join(f"{round(x + (y - x) * t):02X}" for x, y in zip(a, b))
+
+
+def colour_scale(values: Sequence[float], *, higher_is_better: bool) -> list[str]:
+    """Hex colours (``RRGGBB``) for ``values``: best green, middle yellow, worst red; NaN grey.
+
+    The position is linear in the value between the column's worst and best; a column
+    whose values are all equal is yellow.
+    """
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        return [_EMPTY] * len(values)
+    lo, hi = min(finite), max(finite)
+    out = []
+    for v in values:
+        if math.isnan(v):
+            out.append(_EMPTY)
+            continue
+        t = 0.5 if hi == lo else (v - lo) / (hi - lo)
+        good = t if higher_is_better else 1 - t
+        out.append(_mix(_WORST, _MID, good * 2) if good < 0.5 else _mix(_MID, _BEST, good * 2 - 1))
+    return out
+
+
+def _fmt(table: ResultTable, row: tuple[str, ...], col: Column, digits: int, scale: float, pm: str) -> str:
+    m, s = table.mean(row, col), table.std(row, col)
+    if math.isnan(m):
+        return "–"
+    text = f"{m * scale:.{digits}f}"
+    return text if math.isnan(s) else f"{text}{pm}{s * scale:.{digits}f}"
+
+
+def _column_means(table: ResultTable, col: Column) -> list[float]:
+    return [table.mean(row, col) for row in table.rows]
+
+
+def _task_groups(table: ResultTable) -> list[tuple[str, int]]:
+    groups: list[tuple[str, int]] = []
+    for col in table.columns:
+        if groups and groups[-1][0] == col.task:
+            groups[-1] = (col.task, groups[-1][1] + 1)
+        else:
+            groups.append((col.task, 1))
+    return groups
+
+
+def _shown_index(table: ResultTable) -> list[list[str]]:
+    """Index cells with repeats of the row above left blank (a grouped look)."""
+    shown, previous = [], None
+    for row in table.rows:
+        cells = list(row)
+        if previous is not None:
+            for i in range(len(row)):
+                if row[: i + 1] == previous[: i + 1]:
+                    cells[i] = ""
+                else:
+                    break
+        shown.append(cells)
+        previous = row
+    return shown
+
+
+def to_markdown(table: ResultTable, *, digits: int = 2, scale: float = 100.0) -> str:
+    """A Markdown (GitHub) table; the best value of each column is bold."""
+    header = list(table.index_names) + [f"{c.task}: {c.label}" for c in table.columns]
+    best: dict[Column, float] = {}
+    for col in table.columns:
+        finite = [v for v in _column_means(table, col) if not math.isnan(v)]
+        if finite:
+            best[col] = max(finite) if col.higher_is_better else min(finite)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(table.index_names)
+                                                              + ["---:"] * len(table.columns)) + "|"]
+    for row, shown in zip(table.rows, _shown_index(table)):
+        cells = list(shown)
+        for col in table.columns:
+            text = _fmt(table, row, col, digits, scale, " ± ")
+            cells.append(f"**{text}**" if col in best and table.mean(row, col) == best[col] else text)
+        lines.append("| " + " | ".join(cells) + " |")
+    arrows = ", ".join(f"{c.task}: {c.label} {'↑' if c.higher_is_better else '↓'}" for c in table.columns)
+    return "\n".join(lines) + f"\n\nMean ± std over seeds, x{scale:g}. Higher / lower is better: {arrows}.\n"
+
+
+def _tex(text: str) -> str:
+    out = []
+    for ch in str(text):
+        out.append({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}.get(ch, ch))
+    return "".join(out)
+
+
+def to_latex(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standalone: bool = False,
+             caption: str | None = None) -> str:
+    """A booktabs LaTeX table with a colour scale per column (``xcolor`` with the ``table`` option).
+
+    ``standalone=True`` wraps it in a complete document that compiles with pdflatex.
+    """
+    colours = {col: colour_scale(_column_means(table, col), higher_is_better=col.higher_is_better)
+               for col in table.columns}
+    groups = _task_groups(table)
+    spec = "l" * len(table.index_names) + "".join("|" + "c" * n for _, n in groups)
+    n_index = len(table.index_names)
+    lines = [r"\begin{tabular}{" + spec + "}", r"\toprule"]
+    top = [""] * n_index + [rf"\multicolumn{{{n}}}{{c}}{{{_tex(task)}}}" for task, n in groups]
+    lines.append(" & ".join(top) + r" \\")
+    start, rules = n_index + 1, []
+    for _, n in groups:
+        rules.append(rf"\cmidrule(lr){{{start}-{start + n - 1}}}")
+        start += n
+    lines.append(" ".join(rules))
+    second = [_tex(n) for n in table.index_names]
+    second += [_tex(c.label) + (r" $\uparrow$" if c.higher_is_better else r" $\downarrow$") for c in table.columns]
+    lines += [" & ".join(second) + r" \\", r"\midrule"]
+    for i, (row, shown) in enumerate(zip(table.rows, _shown_index(table))):
+        if i and shown[0]:
+            lines.append(r"\midrule")
+        cells = [_tex(s) for s in shown]
+        for col in table.columns:
+            text = _fmt(table, row, col, digits, scale, r" $\pm$ ")
+            cells.append(rf"\cellcolor[HTML]{{{colours[col][i]}}}" + (text if text != "–" else ""))
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    body = "\n".join(lines)
+    cap = caption or f"Mean $\\pm$ std over seeds ($\\times{scale:g}$); green is best, red worst per column."
+    tabular = "\\begin{table}[ht]\n\\centering\n\\tiny\n\\resizebox{\\linewidth}{!}{%\n" + body + \
+        "}\n\\caption{" + cap + "}\n\\end{table}\n"
+    if not standalone:
+        return tabular
+    return ("\\documentclass{article}\n\\usepackage[landscape,margin=1cm]{geometry}\n\\usepackage{booktabs}\n"
+            "\\usepackage{graphicx}\n\\usepackage[table]{xcolor}\n\\begin{document}\n" + tabular +
+            "\\end{document}\n")
+
+
+def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standalone: bool = True) -> str:
+    """An HTML table with the same colour scale as the LaTeX one (inline styles, no scripts)."""
+    colours = {col: colour_scale(_column_means(table, col), higher_is_better=col.higher_is_better)
+               for col in table.columns}
+    esc = html.escape
+    out = ['<table class="assay-results" style="border-collapse:collapse;font-family:sans-serif;font-size:12px">',
+           "<thead><tr>" + "".join(f"<th rowspan=2>{esc(n)}</th>" for n in table.index_names)
+           + "".join(f'<th colspan="{n}">{esc(task)}</th>' for task, n in _task_groups(table)) + "</tr>",
+           "<tr>" + "".join(f"<th>{esc(c.label)} {'&uarr;' if c.higher_is_better else '&darr;'}</th>"
+                            for c in table.columns) + "</tr></thead>", "<tbody>"]
+    for i, (row, shown) in enumerate(zip(table.rows, _shown_index(table))):
+        cells = "".join(f"<td>{esc(s)}</td>" for s in shown)
+        for col in table.columns:
+            text = _fmt(table, row, col, digits, scale, " ± ")
+            cells += f'<td style="background:#{colours[col][i]};padding:2px 6px;text-align:right">{esc(text)}</td>'
+        out.append(f"<tr>{cells}</tr>")
+    out += ["</tbody></table>",
+            f"<p>Mean ± std over seeds, ×{scale:g}; green is best, red worst per column.</p>"]
+    body = "\n".join(out)
+    if not standalone:
+        return body
+    return ('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>assay results</title></head><body>\n'
+            + body + "\n</body></html>\n")
+
+
+def render_table(table: ResultTable, fmt: str = "markdown", **options: object) -> str:
+    """Render in ``fmt`` (``markdown``, ``latex`` or ``html``)."""
+    renderers = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
+    if fmt not in renderers:
+        raise InvalidParameterError(f"The 'format' parameter must be one of {set(FORMATS)}. Got {fmt!r} instead.")
+    return renderers[fmt](table, **options)  # type: ignore[operator]
