@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "assay.cli.plugins",
     "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
+    "assay.cli.run", "assay.cli.table", "assay.cli.plot",
 )
 
 

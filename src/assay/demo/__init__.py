@@ -14,6 +14,7 @@ from assay.errors import InvalidParameterError
 SECTIONS: dict[str, str] = {
     "treebank": "assay.demo.treebank",
     "uncertainty": "assay.demo.uncertainty",
+    "segmentation": "assay.demo.segmentation",
 }
 
 
