@@ -11,16 +11,17 @@ ranks:
         = \\frac{L + H}{2 P N}
 
 where :math:`L` counts the pairs with the negative strictly below the positive and
-:math:`H` the pairs with the negative at or below it. Both are integers, so the result does
-not depend on the input order.
+:math:`H = L + E` the pairs with the negative at or below it (:math:`E`: tied pairs). All
+are integers, so the result does not depend on the input order.
 
 How it is fast: ``np.sort`` of each class (SIMD sorts, several times faster than one
 ``np.argsort`` of all scores), then one stable merge of the two sorted runs (``argsort``
 with ``kind="stable"`` on two runs is a linear merge). Placing the positives first in the
 merge puts a positive before the negatives equal to it, so the merged position of the k-th
 smallest positive minus ``k`` is the number of negatives strictly below it, :math:`L`.
-:math:`H` needs the opposite tie order and a second merge, done only when some positive
-score equals some negative score.
+:math:`E` is counted only when some positive score equals some negative score: for each
+distinct tied value, (positives at it) x (negatives at it), from run lengths and one
+``searchsorted`` per distinct value.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def binary_labels(y_true: Any, pos_label: Hashable | None = None) -> np.ndarray:
         return y
     if pos_label is not None:
         return y == pos_label
+    if y.dtype.kind in "iuf" and y.size:  # two distinct values without a sort
+        lo, hi = y.min(), y.max()
+        if lo == hi:
+            return y == 1
+        if np.all((y == lo) | (y == hi)):
+            return y == hi
     distinct = np.unique(y)
     if distinct.size > 2:
         raise InvalidParameterError(
@@ -73,25 +80,21 @@ def roc_auc_from_split(positives: np.ndarray, negatives: np.ndarray) -> float:
         return math.nan
     pos = np.sort(positives)
     neg = np.sort(negatives)
-    ranks = _merged_positions(pos, neg, positives_first=True)
-    below = ranks - np.arange(n_pos)  # negatives strictly below each positive
+    # stable merge, positives first: a positive precedes the negatives equal to it
+    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
+    below = np.flatnonzero(order < n_pos) - np.arange(n_pos)  # negatives strictly below each positive
     low = int(below.sum(dtype=np.int64))
-    inside = below < n_neg
-    if np.any(neg[below[inside]] == pos[inside]):  # some positive ties with some negative
-        ranks = _merged_positions(pos, neg, positives_first=False)
-        high = int(ranks.sum(dtype=np.int64)) - n_pos * (n_pos - 1) // 2
-    else:
-        high = low
-    return (low + high) / (2.0 * n_pos * n_neg)
-
-
-def _merged_positions(pos: np.ndarray, neg: np.ndarray, *, positives_first: bool) -> np.ndarray:
-    """Positions of the (sorted) positives in a stable merge with the (sorted) negatives."""
-    if positives_first:
-        order = np.argsort(np.concatenate([pos, neg]), kind="stable")
-        return np.flatnonzero(order < pos.size)
-    order = np.argsort(np.concatenate([neg, pos]), kind="stable")
-    return np.flatnonzero(order >= neg.size)
+    # tied pairs: for each distinct positive value equal to some negative, (#pos) * (#neg) at that value
+    inside = np.flatnonzero(below < n_neg)
+    tied = inside[neg[below[inside]] == pos[inside]]
+    equal = 0
+    if tied.size:
+        values = pos[tied]
+        starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+        multiplicity = np.diff(np.append(starts, values.size))
+        neg_equal = np.searchsorted(neg, values[starts], side="right") - below[tied[starts]]
+        equal = int(np.dot(multiplicity, neg_equal))
+    return (2 * low + equal) / (2.0 * n_pos * n_neg)
 
 
 def roc_auc(y_true: Any, y_score: Any, *, pos_label: Hashable | None = None) -> float:
