@@ -260,3 +260,22 @@ def test_permutation_invariance_of_every_ue_metric(ps, data):
             warnings.simplefilter("ignore")
             a, b = metric(u, q), metric(u[perm], q[perm])
         assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-12), name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_three_curve_paths_match_brute_force(seed):
+    # packed key sort (binary, u >= 0), stable merge (binary, negative u), argsort (any values)
+    from assay_uncertainty._curves import group_ends
+
+    rng = np.random.default_rng(seed)
+    u = rng.integers(-3, 4, 80) / 4.0
+    v = rng.integers(0, 2, 80).astype(float)
+    vals = np.unique(u)
+    k_ref = np.array([np.sum(u <= x) for x in vals])
+    s_ref = np.array([np.sum(v[u <= x]) for x in vals])
+    for shift in (0.0, 1.0):  # with and without negative values
+        for binary in (True, False):
+            K, S = group_ends(u + shift, v, binary=binary)
+            np.testing.assert_array_equal(K, k_ref)
+            np.testing.assert_allclose(S, s_ref)
+    assert AURC()(u, 1 - v) == pytest.approx(AURC()(u + 1.0, 1 - v))

@@ -22,8 +22,8 @@ __all__ = ["cumulative_at", "group_ends", "is_binary", "minmax_normalize"]
 
 
 def is_binary(values: np.ndarray) -> bool:
-    """True when every value is 0 or 1."""
-    return bool(np.all((values == 0) | (values == 1)))
+    """True when every value is 0 or 1 (NaN is not)."""
+    return int(np.count_nonzero(values)) == int(np.count_nonzero(values == 1))
 
 
 def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -39,6 +39,8 @@ def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None)
     n = u.size
     if binary is None:
         binary = is_binary(values)
+    if binary and n and u.min() >= 0:
+        return _group_ends_packed(u, values)
     if binary:
         us = np.sort(u)
         starts = np.flatnonzero(us[1:] != us[:-1]) + 1  # first index of every group but the first
@@ -70,8 +72,31 @@ def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None)
     return K, cum[K - 1]
 
 
+def _group_ends_packed(u: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Binary values, non-negative ``u``: one value sort of 64-bit keys ``(bits(u) << 1) | value``.
+
+    For non-negative floats the IEEE bit pattern orders like the number, and its sign bit
+    is free (``-0.0`` and ``0.0`` both become key 0 after the shift), so the low bit can
+    carry the 0 / 1 value and a plain (SIMD) sort replaces an ``argsort``.
+    """
+    n = u.size
+    key = np.ascontiguousarray(u, dtype=np.float64).view(np.uint64) << np.uint64(1)
+    key |= values.astype(np.uint64)
+    key.sort()
+    ones = (key & np.uint64(1)).astype(np.int64)
+    key >>= np.uint64(1)
+    starts = np.flatnonzero(key[1:] != key[:-1]) + 1
+    K = np.empty(starts.size + 1, dtype=np.int64)
+    K[:-1] = starts
+    K[-1] = n
+    cum = np.cumsum(ones)
+    return K, cum[K - 1].astype(np.float64)
+
+
 def cumulative_at(k: np.ndarray, K: np.ndarray, S: np.ndarray) -> np.ndarray:
     """Expected cumulative sum over the ``k`` most confident examples (linear inside tie groups)."""
+    if K.size == K[-1]:  # no ties: K = 1..N, read S directly
+        return S[np.asarray(k, dtype=np.int64) - 1]
     return np.interp(k, np.concatenate(([0], K)), np.concatenate(([0.0], S)))
 
 

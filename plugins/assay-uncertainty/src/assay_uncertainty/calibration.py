@@ -79,19 +79,21 @@ def _as_inputs(probs: Any, labels: Any, *, validate: bool, name: str) -> tuple[n
 def top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Confidence and correctness per example: top-label for ``(N, C)``, the probability and label for ``(N,)``."""
     if p.ndim == 1:
-        return p, y.astype(np.float64)
+        return p, y
     n, c = p.shape
     pred = np.argmax(p, axis=1)
     flat = np.ascontiguousarray(p).reshape(-1)
     conf = flat[np.arange(0, n * c, c) + pred]
-    return conf, (pred == y).astype(np.float64)
+    return conf, pred == y
 
 
 def binned_tallies(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> np.ndarray:
     """``(3, n_bins)``: per equal-width bin, the count, the sum of confidences and the sum of correctness."""
     b = (conf * n_bins).astype(np.int64)
     np.minimum(b, n_bins - 1, out=b)
-    counts = np.bincount(b * 2 + acc.astype(np.int64), minlength=2 * n_bins).reshape(n_bins, 2)
+    b2 = b * 2
+    b2 += acc
+    counts = np.bincount(b2, minlength=2 * n_bins).reshape(n_bins, 2)
     out = np.empty((3, n_bins))
     out[0] = counts.sum(axis=1)
     out[1] = np.bincount(b, weights=conf, minlength=n_bins)
@@ -131,7 +133,7 @@ class _Binned(Metric):
         idx = np.arange(conf.size)
         rows[idx, b] = 1.0
         rows[idx, self.n_bins + b] = conf
-        rows[idx, 2 * self.n_bins + b] = acc
+        rows[idx, 2 * self.n_bins + b] = acc.astype(np.float64)
         return rows
 
     def update(self, probs, labels=None, task_data=None):  # fast path: bincount, no per-instance rows
@@ -224,7 +226,7 @@ class AdaptiveECE(Metric):
             acc = (pred == y).astype(np.float64)
         else:
             conf, acc = top_label(p, y)
-        return np.stack([conf, acc], axis=1)
+        return np.stack([conf, acc.astype(np.float64)], axis=1)
 
     def reduce(self, intermediates):
         rows = np.asarray(intermediates, dtype=np.float64).reshape(-1, 2)

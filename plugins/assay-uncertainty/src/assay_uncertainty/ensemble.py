@@ -77,12 +77,21 @@ def disagreement(p: np.ndarray) -> np.ndarray:
     if n < 2:
         warnings.warn("disagreement: needs at least two ensemble members; NaN.", RuntimeWarning, stacklevel=3)
         return np.full(b, math.nan)
-    preds = np.sort(np.argmax(p, axis=-1), axis=1)
-    same = preds[:, 1:] == preds[:, :-1]
-    # position of each member inside its run of equal predictions: sum over members = sum_c C(n_c, 2)
-    idx = np.broadcast_to(np.arange(1, n), same.shape)
-    run_start = np.maximum.accumulate(np.where(same, 0, idx), axis=1)
-    pairs = (idx - run_start).sum(axis=1, dtype=np.float64)  # earlier equal members, summed
+    votes = np.argmax(p, axis=-1)
+    if n * (n - 1) // 2 <= 64:  # few members: count agreeing pairs column against column
+        cols = np.ascontiguousarray(votes.T)
+        agree = np.zeros(b, dtype=np.int64)
+        for i in range(n - 1):
+            for j in range(i + 1, n):
+                agree += cols[i] == cols[j]
+        pairs = agree.astype(np.float64)
+    else:
+        preds = np.sort(votes, axis=1)
+        same = preds[:, 1:] == preds[:, :-1]
+        # position of each member inside its run of equal votes, summed = sum_c C(n_c, 2)
+        idx = np.broadcast_to(np.arange(1, n), same.shape)
+        run_start = np.maximum.accumulate(np.where(same, 0, idx), axis=1)
+        pairs = (idx - run_start).sum(axis=1, dtype=np.float64)
     return 1.0 - pairs / (n * (n - 1) / 2.0)
 
 

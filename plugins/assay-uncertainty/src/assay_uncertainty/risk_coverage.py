@@ -25,7 +25,7 @@ from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minm
 
 __all__ = [
     "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "CoverageAtRisk", "RCCAUC", "RiskAtCoverage",
-    "aurc", "augrc", "e_aurc", "e_augrc", "rcc_auc",
+    "aurc", "aurc_and_e_aurc", "augrc", "e_aurc", "e_augrc", "rcc_auc",
 ]
 
 #: the accepted values of ``convention=`` for AURC / E-AURC
@@ -79,19 +79,24 @@ def _binary_optimal_aurc(e: float) -> float:
 
 def e_aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> float:
     """Excess AURC over the optimal ranking; see :class:`EAURC`."""
+    return aurc_and_e_aurc(u, q, convention=convention)[1]
+
+
+def aurc_and_e_aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> tuple[float, float]:
+    """``(AURC, E-AURC)`` from one risk-coverage curve (what bench/bench_ue.py times)."""
     r = 1.0 - q
     binary = is_binary(r)
     n = u.size
     K, S = group_ends(u, r, binary=binary)
     value = _aurc_from_groups(K, S, n, convention)
     if convention == "fd-shifts" and binary:
-        return value - _binary_optimal_aurc(float(S[-1]) / n)
+        return value, value - _binary_optimal_aurc(float(S[-1]) / n)
     if convention == "values":
         rs = np.sort(r)
         optimal = float(np.mean(np.cumsum(rs) / np.arange(1, n + 1)))
-        return value - optimal
+        return value, value - optimal
     Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
-    return value - _aurc_from_groups(Ko, So, n, convention)
+    return value, value - _aurc_from_groups(Ko, So, n, convention)
 
 
 def augrc(u: np.ndarray, q: np.ndarray) -> float:
