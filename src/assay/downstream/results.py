@@ -2,7 +2,8 @@
 
 A crash while writing never leaves a half-written file: data goes to a temporary file
 in the same folder, is flushed and synced, and replaces the target with ``os.replace``
-(atomic on POSIX and Windows). NaN and infinities are written as ``null`` (standard
+(atomic on POSIX and Windows). The runner skips the per-file ``fsync`` for the many
+result files and syncs the manifest it writes last. NaN and infinities are written as ``null`` (standard
 JSON) and read back as NaN.
 """
 
@@ -33,8 +34,13 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def write_json_atomic(path: str | Path, data: Any, *, indent: int = 2) -> Path:
-    """Write ``data`` as JSON to ``path`` atomically (temporary file + ``os.replace``)."""
+def write_json_atomic(path: str | Path, data: Any, *, indent: int = 2, fsync: bool = True) -> Path:
+    """Write ``data`` as JSON to ``path`` atomically (temporary file + ``os.replace``).
+
+    The rename makes the write atomic for other processes and against a crash of this
+    one. ``fsync=True`` also flushes the data to disk before the rename, so even an
+    operating-system crash cannot leave an empty file in place of the old one.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(_clean(data), indent=indent, allow_nan=False)
@@ -44,7 +50,8 @@ def write_json_atomic(path: str | Path, data: Any, *, indent: int = 2) -> Path:
             f.write(text)
             f.write("\n")
             f.flush()
-            os.fsync(f.fileno())
+            if fsync:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

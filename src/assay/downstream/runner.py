@@ -244,7 +244,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                     if p.task.combine_splits and len(group) > 1:
                         ctx = attrs.evolve(ctx, split="+".join(group), output_dir=v.output_dir)
                     tree = p.task.reduce(per_image, ctx)
-                    written.append(write_json_atomic(ctx.output_dir / p.task.file_name, tree))
+                    written.append(write_json_atomic(ctx.output_dir / p.task.file_name, tree, fsync=False))
                     if verbose:
                         print(f"wrote {written[-1]}")
     finally:

@@ -1,6 +1,6 @@
 """The assay plugin of assay-segmentation: registers the ValUES aggregations and downstream tasks.
 
-Cheap to import: only numpy, attrs and assay; scipy is imported inside the functions that need it.
+Cheap to import: only numpy, attrs and assay (scipy and scikit-learn are needed only by the tests).
 """
 
 from __future__ import annotations

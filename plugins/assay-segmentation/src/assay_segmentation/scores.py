@@ -38,14 +38,24 @@ def auroc(scores: Any, labels: Any) -> float:
     random negative, ties counting one half (average ranks). Equals scikit-learn's
     ``roc_auc_score``. NaN with a warning when only one class is present.
     """
-    from scipy.stats import rankdata
-
     s, y = _scores_labels(scores, labels, "auroc")
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     if n_pos == 0 or n_neg == 0:
         return _one_class("auroc")
-    ranks = rankdata(s, method="average")
+    ranks = _average_ranks(s)
     return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def _average_ranks(s: np.ndarray) -> np.ndarray:
+    """1-based ranks with ties given the mean of their positions (scipy's ``rankdata(method="average")``)."""
+    order = np.argsort(s, kind="stable")
+    sorted_s = s[order]
+    starts = np.r_[0, np.nonzero(np.diff(sorted_s))[0] + 1]
+    ends = np.r_[starts[1:], s.size]
+    group_rank = (starts + ends + 1) / 2.0  # mean of the 1-based positions starts+1 .. ends
+    ranks = np.empty(s.size)
+    ranks[order] = np.repeat(group_rank, ends - starts)
+    return ranks
 
 
 def fpr_at_tpr(scores: Any, labels: Any, *, tpr: float = 0.95) -> float:

@@ -1,0 +1,78 @@
+"""The shipped example config end to end (small synthetic data) and the run / table / plot commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from assay.cli import main
+from assay.downstream import load_config, run_experiments
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "segmentation.yaml"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    from assay_segmentation.synthetic import generate
+
+    root = tmp_path_factory.mktemp("seg") / "data"
+    generate(root, seeds=(1, 2, 3), shape=(12, 12), n_val=2, n_id=3, n_ood=3, n_unlabeled_id=2,
+             n_unlabeled_ood=2, n_raters=2, n_samples=2)
+    return root
+
+
+def test_shipped_example_runs_every_task(data, tmp_path):
+    config = load_config(EXAMPLE)
+    assert set(config["tasks"]) >= {"ood_detection", "failure_detection", "calibration", "ambiguity_modeling",
+                                    "segmentation_performance", "al_improvement"}
+    config |= {"base_path": str(data), "output_path": str(tmp_path / "out")}
+    summary = run_experiments(config, executor="serial")
+    assert summary.versions == 9  # 3 models x 3 seeds
+    out = tmp_path / "out"
+    seg = json.loads((out / "Ensemble" / "seed2" / "ood" / "segmentation_performance.json").read_text())
+    # independent check of one per-image Dice: numpy on the stored arrays, mean over the two raters
+    pred = np.load(data / "Ensemble" / "seed2" / "ood" / "pred_seg" / "o001.npy") != 0
+    refs = np.load(data / "references" / "ood" / "o001.npy") != 0
+    expected = np.mean([2 * (pred & r).sum() / (pred.sum() + r.sum()) for r in refs])
+    assert seg["o001"]["metrics"]["dice"] == pytest.approx(expected)
+    fd = json.loads((out / "Dropout" / "seed1" / "id" / "failure_detection.json").read_text())
+    assert set(fd) == {"mean"} and set(fd["mean"]) == {"predictive_uncertainty", "aleatoric_uncertainty",
+                                                      "epistemic_uncertainty"}
+    assert set(fd["mean"]["aleatoric_uncertainty"]) == {"image_mean", "patch_max", "threshold_mean"}
+    cal = json.loads((out / "Softmax" / "seed3" / "id" / "calibration.json").read_text())
+    assert set(cal["i000"]) == {"predictive_uncertainty"}  # per image, no aggregation level
+    splits = json.loads((data / "second_cycle_splits" / "Dropout" / "epistemic_uncertainty" / "patch_max" /
+                         "splits_seed1.json").read_text())
+    assert len(splits["queried"]) == 2 and len(splits["train"]) == len(json.loads(
+        (data / "splits.json").read_text())["train"]) + 2
+
+
+def test_cli_run_table_plot(data, tmp_path, capsys):
+    text = EXAMPLE.read_text().replace("../demo-output/segmentation/data", str(data))
+    cfg = tmp_path / "segmentation.yaml"
+    cfg.write_text(text.replace("executor: processes", "executor: serial"))
+    (tmp_path / "segmentation").mkdir()
+    (tmp_path / "segmentation" / "tasks.yaml").write_text((ROOT / "examples" / "segmentation" / "tasks.yaml").read_text())
+    assert main(["run", str(cfg), "--output", str(tmp_path / "res"), "-q"]) == 0
+    assert "9 versions x 7 tasks" in capsys.readouterr().out
+    assert main(["table", str(tmp_path / "res"), "--format", "latex", "--standalone", "--tasks", "ood_detection",
+                 "-o", str(tmp_path / "t.tex")]) == 0
+    tex = (tmp_path / "t.tex").read_text()
+    assert r"\begin{tabular}" in tex and "auroc" in tex and "aurc" not in tex
+    assert main(["table", str(tmp_path / "res"), "--metrics", "dice"]) == 0
+    assert "segmentation_performance: dice id" in capsys.readouterr().out
+    plot_cfg = tmp_path / "plot.yaml"
+    plot_cfg.write_text(yaml.safe_dump({"ordering": {"pred_model": ["Ensemble", "Dropout", "Softmax"]},
+                                        "coloring": {"pred_model": {"Softmax": "tab:olive"}}}))
+    assert main(["plot", str(tmp_path / "res"), "--along", "pred_model", "-o", str(tmp_path / "b.png"),
+                 "--metrics", "auroc", "ncc", "--config", str(plot_cfg)]) == 0
+    assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
+    plot_cfg.write_text("colours: {}\n")
+    assert main(["plot", str(tmp_path / "res"), "--along", "pred_model", "-o", str(tmp_path / "c.png"),
+                 "--config", str(plot_cfg)]) == 1
+    assert "unknown keys" in capsys.readouterr().err
