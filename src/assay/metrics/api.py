@@ -107,20 +107,29 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
                 g[f"{m.score_prefix or ''}{k}_ci_low"], g[f"{m.score_prefix or ''}{k}_ci_high"] = cis[i][k]
     g["num_of_instances"] = n
 
-    per_inst = [m.instance_scores(inter) for m, inter in zip(ms, inters)]
+    per_inst = []
+    for m, inter in zip(ms, inters):
+        rows = m.instance_scores(inter)
+        pre = m.score_prefix or ""
+        per_inst.append([{pre + k: v for k, v in d.items()} for d in rows] if pre else rows)
     main_i = next((i for i, m in enumerate(ms) if m.per_instance), None)
+    main_key = None if main_i is None else (ms[main_i].score_prefix or "") + ms[main_i].main_score
+    pred_list = predictions.tolist() if isinstance(predictions, np.ndarray) else predictions
+    ref_list = references.tolist() if isinstance(references, np.ndarray) else references
     instances = []
     for j in range(n):
-        sc: dict[str, Any] = {}
-        for i, m in enumerate(ms):
-            for k, v in per_inst[i][j].items():
-                sc[(m.score_prefix or "") + k] = v
-        if main_i is not None and ms[main_i].main_score in per_inst[main_i][j]:
-            sc["score"] = per_inst[main_i][j][ms[main_i].main_score]
-            sc["score_name"] = (ms[main_i].score_prefix or "") + ms[main_i].main_score
-        inst: dict[str, Any] = {"prediction": predictions[j]}
-        if references is not None:
-            inst["references"] = references[j]
+        if len(per_inst) == 1:
+            sc = dict(per_inst[0][j])
+        else:
+            sc = {}
+            for rows in per_inst:
+                sc.update(rows[j])
+        if main_key is not None and main_key in sc:
+            sc["score"] = sc[main_key]
+            sc["score_name"] = main_key
+        inst: dict[str, Any] = {"prediction": pred_list[j]}
+        if ref_list is not None:
+            inst["references"] = ref_list[j]
         if task_data is not None:
             inst["task_data"] = task_data[j]
         inst["score"] = {"instance": sc, "global": g}

@@ -32,7 +32,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 
-__all__ = ["Resampler", "codes"]
+__all__ = ["Resampler", "codes", "distinct_rows"]
 
 #: try the multinomial path when the statistics have at most this many distinct rows
 MAX_DISTINCT = 256
@@ -48,6 +48,52 @@ def codes(labels: Any, n: int, what: str) -> np.ndarray:
         return inv.astype(np.intp)
     mapping: dict[Any, int] = {}
     return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in labels], dtype=np.intp)
+
+
+def distinct_rows(rows: np.ndarray, limit: int = MAX_DISTINCT) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows of ``rows`` and how often each occurs, or None if more than ``limit``.
+
+    Linear time for small-integer columns (counts through one mixed-radix key and
+    ``bincount``); other columns are coded with a 1-D ``unique`` first.
+    """
+    n = len(rows)
+    if n == 0:
+        return rows[:0], np.zeros(0, dtype=np.int64)
+    keys = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for j in np.flatnonzero(np.any(rows != rows[0], axis=0)):
+        col = rows[:, j]
+        lo, hi = col.min(), col.max()
+        if hi - lo < 2**20 and np.all(col == np.floor(col)):
+            code, size = (col - lo).astype(np.int64), int(hi - lo) + 1
+        else:
+            vals, code = np.unique(col, return_inverse=True)
+            size = len(vals)
+            if size > limit:
+                return None
+        if radix * size > 2**62 // max(size, 1):
+            keys = np.unique(keys, return_inverse=True)[1].astype(np.int64)
+            radix = int(keys.max()) + 1
+            if radix > limit:
+                return None
+        keys += code.reshape(-1) * radix
+        radix *= size
+    if radix <= 4 * n + 1024:
+        counts = np.bincount(keys, minlength=radix)
+        present = np.flatnonzero(counts)
+        counts = counts[present]
+    else:
+        present, counts = np.unique(keys, return_counts=True)
+    if len(present) > limit:
+        return None
+    where = np.empty(radix if radix <= 4 * n + 1024 else 0, dtype=np.intp)
+    if len(where):
+        where[keys] = np.arange(n)
+        first = where[present]
+    else:
+        first = np.searchsorted(np.sort(keys), present)
+        first = np.argsort(keys, kind="stable")[first]
+    return rows[first], counts
 
 
 def _hashable(x: Any) -> Any:
@@ -146,14 +192,14 @@ class Resampler:
         """Per stratum: (distinct rows, their counts), when few enough; else None."""
         out = []
         for units in self._strata_units:
-            rows = su[units]
+            rows = su[units] if len(self._strata_units) > 1 else su
             probe = rows[:: max(1, len(rows) // 2048)]
-            if len(np.unique(probe, axis=0)) > MAX_DISTINCT:
+            if distinct_rows(probe) is None:
                 return None
-            uniq, counts = np.unique(rows, axis=0, return_counts=True)
-            if len(uniq) > MAX_DISTINCT:
+            found = distinct_rows(rows)
+            if found is None:
                 return None
-            out.append((uniq, counts))
+            out.append(found)
         return out
 
     def _multinomial(self, rng: np.random.Generator, su: np.ndarray,
@@ -174,8 +220,18 @@ class Resampler:
         B = self.n_resamples
         k = 0 if su is None else su.shape[1]
         totals = None if su is None else np.empty((B, k))
-        chunk = self._chunk(k)
-        dtype = np.int32 if self.n_units < 2**31 - 1 else np.int64
+        varying: list[int] = []
+        columns: list[np.ndarray] = []
+        if su is not None and len(su):
+            # a constant column needs no draw: every resample has n_units units, so its total is n_units * c
+            const = np.all(su == su[0], axis=0)
+            totals[:, const] = self.n_units * su[0, const]
+            varying = np.flatnonzero(~const).tolist()
+            columns = [np.ascontiguousarray(su[:, j]) for j in varying] if len(varying) <= 2 else []
+        elif su is not None:
+            totals[:] = 0.0
+        chunk = self._chunk(len(varying))
+        dtype = np.intp  # what take() and fancy indexing use: no conversion copy
         for start in range(0, B, chunk):
             b = min(chunk, B - start)
             parts = []
@@ -185,12 +241,12 @@ class Resampler:
                 parts.append(units[draw] if len(self._strata_units) > 1 else draw)
             idx = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
             if su is not None:
-                if k <= 2:
-                    for j in range(k):
-                        totals[start:start + b, j] = np.take(su[:, j], idx).sum(axis=1)
-                else:
+                if len(varying) <= 2:
+                    for j, col in zip(varying, columns):
+                        totals[start:start + b, j] = np.take(col, idx).sum(axis=1)
+                elif len(varying):
                     counts = np.stack([np.bincount(row, minlength=self.n_units) for row in idx]).astype(float)
-                    totals[start:start + b] = counts @ su
+                    totals[start:start + b][:, varying] = counts @ su[:, varying]
             if on_indices is not None:
                 for r in range(b):
                     on_indices(start + r, self.unit_instances(idx[r]) if self.groups is not None else idx[r])
