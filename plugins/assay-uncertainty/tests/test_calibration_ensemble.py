@@ -87,16 +87,13 @@ def test_disagreement_torch_uncertainty_documented_example():
     # example 1: all vote 0 -> 0; example 2: votes 1, 0 (tie -> first), 1 -> 1 - 1/3 = 2/3; mean 1/3
     m = Disagreement(reduction="mean")
     m.update(DOC_PROBS)
-    assert round(m.compute(), 4) == 0.3333
+    assert round(m.compute()["disagreement"], 4) == 0.3333
     none = Disagreement(reduction="none")
     none.update(DOC_PROBS)
     np.testing.assert_allclose(none.compute(), [0.0, 2 / 3])
-    s = Disagreement(reduction="sum")
-    s.update(DOC_PROBS[:1])
-    s.merge(Disagreement(reduction="sum"))
-    s2 = Disagreement(reduction="sum")
-    s2.update(DOC_PROBS[1:])
-    assert s.merge(s2).compute() == pytest.approx(2 / 3)
+    s = Disagreement(reduction="sum").update(DOC_PROBS[:1])
+    s2 = Disagreement(reduction="sum").update(DOC_PROBS[1:])
+    assert s.merge(s2).compute()["score"] == pytest.approx(2 / 3)
 
 
 def test_ensemble_errors():
@@ -109,21 +106,16 @@ def test_ensemble_errors():
     with pytest.warns(RuntimeWarning):
         m = Disagreement(reduction="none")
         m.update([[[0.5, 0.5]]])
-        assert math.isnan(m.compute()[0])
+    assert math.isnan(m.compute()[0])
 
 
 def test_entropy_mutual_information_variation_ratio():
     ln2 = math.log(2)
-    mi = MutualInformation()
-    mi.update([[[1.0, 0.0], [0.0, 1.0]]])  # H(mean) = ln 2, members 0
-    assert mi.compute() == pytest.approx(ln2)
-    ent = Entropy()
-    ent.update([[[0.5, 0.5], [1.0, 0.0]]])  # (ln 2 + 0) / 2
-    assert ent.compute() == pytest.approx(ln2 / 2)
+    mi = MutualInformation().update([[[1.0, 0.0], [0.0, 1.0]]])  # H(mean) = ln 2, members 0
+    assert mi.compute()["mutual_information"] == pytest.approx(ln2)
+    ent = Entropy().update([[[0.5, 0.5], [1.0, 0.0]]])  # (ln 2 + 0) / 2
+    assert ent.compute()["ensemble_entropy"] == pytest.approx(ln2 / 2)
     probs = [[[0.9, 0.1], [0.4, 0.6], [0.45, 0.55]]]  # mean (.5833, .4167) -> c* = 0; one vote for 0
-    vr = VariationRatio()
-    vr.update(probs)
-    assert vr.compute() == pytest.approx(2 / 3)
-    vp = VariationRatio(probabilistic=True)
-    vp.update(probs)
-    assert vp.compute() == pytest.approx(1 - (0.9 + 0.4 + 0.45) / 3)
+    assert VariationRatio().update(probs).compute()["score"] == pytest.approx(2 / 3)
+    vp = VariationRatio(probabilistic=True).update(probs)
+    assert vp.compute()["score"] == pytest.approx(1 - (0.9 + 0.4 + 0.45) / 3)

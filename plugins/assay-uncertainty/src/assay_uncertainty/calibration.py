@@ -164,6 +164,9 @@ class ECE(_Binned):
 
     name = "ece"
     score = "ece"
+    # 2 bins: .9, .8 -> bin 1 (conf .85, acc 1/2); .3 -> bin 0 (conf .3, acc 0): 2/3 * .35 + 1/3 * .3
+    examples = [{"predictions": [0.9, 0.8, 0.3], "references": [1, 0, 0], "overrides": {"n_bins": 2},
+                 "global_target": {"ece": 2 / 3 * 0.35 + 1 / 3 * 0.3}}]
 
 
 class MCE(_Binned):
@@ -171,6 +174,8 @@ class MCE(_Binned):
 
     name = "mce"
     score = "mce"
+    examples = [{"predictions": [0.9, 0.8, 0.3], "references": [1, 0, 0], "overrides": {"n_bins": 2},
+                 "global_target": {"mce": 0.35}}]
 
 
 class RMSCE(_Binned):
@@ -178,6 +183,8 @@ class RMSCE(_Binned):
 
     name = "rmsce"
     score = "rmsce"
+    examples = [{"predictions": [0.9, 0.8, 0.3], "references": [1, 0, 0], "overrides": {"n_bins": 2},
+                 "global_target": {"rmsce": math.sqrt(2 / 3 * 0.35**2 + 1 / 3 * 0.3**2)}}]
 
 
 def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
@@ -210,6 +217,9 @@ class AdaptiveECE(Metric):
 
     name = "adaptive_ece"
     main_score = "adaptive_ece"
+    # top-label conf .9 .8 .6 .7 .6 / acc 1 1 0 1 0 -> chunks (.6 .6 .7 | .8 .9): (|1 - 1.9| + |2 - 1.7|) / 5
+    examples = [{"predictions": [0.9, 0.2, 0.6, 0.7, 0.4], "references": [1, 0, 0, 1, 1], "overrides": {"n_bins": 2},
+                 "global_target": {"adaptive_ece": 0.24}}]
     higher_is_better = False
     per_instance = False
 
@@ -243,6 +253,9 @@ class BrierScore(Metric):
 
     name = "brier"
     main_score = "brier"
+    # per example .09+.04+.01, .01+.04+.01, .09+.09+.36 -> mean .74 / 3
+    examples = [{"predictions": [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]], "references": [0, 1, 2],
+                 "global_target": {"brier": 0.74 / 3}}]
     higher_is_better = False
     additive = True
     n_stats = 2
@@ -276,6 +289,8 @@ class NLL(Metric):
 
     name = "nll"
     main_score = "nll"
+    examples = [{"predictions": [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]], "references": [0, 1, 2],
+                 "global_target": {"nll": -(math.log(0.7) + math.log(0.8) + math.log(0.4)) / 3}}]
     higher_is_better = False
     additive = True
     n_stats = 2

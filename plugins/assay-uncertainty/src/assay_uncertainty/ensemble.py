@@ -9,11 +9,13 @@ to the first class.
 
 ``reduction="mean"`` (default) averages over the batch, ``"sum"`` sums, ``"none"``
 returns the per-example values (shape ``(B,)``, concatenated over updates). A bad
-reduction raises ``ValueError``. ``compute()`` returns a float (``"none"``: an array).
+reduction raises ``ValueError``. They are :class:`assay.metrics.Metric` subclasses:
+``compute()`` returns the scores dict (``{"disagreement": ..., "score": ...}``), except
+with ``reduction="none"``, where it returns the per-example array.
 
 >>> m = Disagreement(reduction="mean")
->>> m.update([[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]]])
->>> round(m.compute(), 4)
+>>> m = m.update([[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]]])
+>>> round(m.compute()["disagreement"], 4)
 0.3333
 """
 
@@ -26,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.metrics import Metric, divide
 
-from assay_uncertainty._stateful import StatefulMetric
 
 __all__ = [
     "Disagreement", "Entropy", "MutualInformation", "VariationRatio",
@@ -45,6 +47,8 @@ def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "prob
         raise InvalidParameterError(f"Expected numeric `{name}`; got dtype {p.dtype}.")
     if p.dtype.kind != "f":
         p = p.astype(np.float64)
+    if p.size == 0 and p.ndim < 3:
+        return np.zeros((0, 1, 1))
     if p.ndim != 3:
         raise InvalidParameterError(f"Expected `{name}` of shape (B, N, C) but got {p.shape}.")
     if validate and p.size:
@@ -123,10 +127,13 @@ def variation_ratio(p: np.ndarray, *, probabilistic: bool = False) -> np.ndarray
     return 1.0 - votes.mean(axis=1)
 
 
-class _EnsembleMetric(StatefulMetric):
+class _EnsembleMetric(Metric):
+    """Base of the ensemble metrics: one value per example, reduced over the batch."""
+
     higher_is_better = False
 
-    def __init__(self, *, reduction: str = "mean", validate_args: bool = True) -> None:
+    def __init__(self, *, reduction: str | None = "mean", validate_args: bool = True, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
         if reduction is None:
             reduction = "none"
         if reduction not in REDUCTIONS:
@@ -135,38 +142,41 @@ class _EnsembleMetric(StatefulMetric):
             )
         self.reduction = reduction
         self.validate_args = bool(validate_args)
-        super().__init__()
-
-    def _initial_state(self) -> dict[str, Any]:
-        if self.reduction == "none":
-            return {"values": []}
-        return {"total": np.zeros(1), "count": np.zeros(1, dtype=np.int64)}
+        self.main_score = self.name
+        # mean / sum: additive (value, count) tallies; none: keep every value
+        self.additive = reduction != "none"
+        self.n_stats = 2 if self.additive else None
+        self.vectorized = self.additive
 
     def _values(self, p: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def update(self, probs: Any) -> None:
-        """Add a batch of ensemble probabilities ``(B, N, C)``."""
-        p = check_ensemble_probs(probs, validate=self.validate_args)
-        values = self._values(p)
-        if self.reduction == "none":
-            self.state["values"].append(values)
-        else:
-            self.state["total"] = self.state["total"] + values.sum()
-            self.state["count"] = self.state["count"] + values.size
+    def map_batch(self, predictions, references=None, task_data=None):
+        p = check_ensemble_probs(predictions, validate=self.validate_args)
+        values = self._values(p) if p.shape[0] else np.zeros(0)
+        if self.additive:
+            return np.stack([values, np.ones_like(values)], axis=1)
+        return values
 
-    def compute(self) -> float | np.ndarray:
-        """The reduced value (``"none"``: the per-example array)."""
-        if self.reduction == "none":
-            vals = self.state["values"]
-            return np.concatenate(vals) if vals else np.zeros(0)
-        total, count = float(self.state["total"][0]), int(self.state["count"][0])
+    def update(self, probs: Any, references: Any = None, task_data: Any = None) -> "_EnsembleMetric":
+        """Add a batch of ensemble probabilities ``(B, N, C)`` (returns ``self``)."""
+        return super().update(probs, references, task_data)
+
+    def reduce(self, intermediates):
+        t = np.asarray(intermediates, dtype=np.float64)
+        if not self.additive:
+            return {self.name: float(t.mean()) if t.size else math.nan}
         if self.reduction == "sum":
-            return total
-        if count == 0:
-            warnings.warn(f"{self.name}: no data seen; NaN.", RuntimeWarning, stacklevel=2)
-            return math.nan
-        return total / count
+            return {self.name: t[..., 0]}
+        return {self.name: divide(t[..., 0], t[..., 1])}
+
+    def compute(self) -> Any:
+        """Scores of everything seen (``{"<name>": value, "score": value, ...}``); ``reduction="none"``:
+        the per-example values as an array, in update order."""
+        if self.reduction == "none":
+            inter = self.state.intermediates()
+            return np.asarray(inter, dtype=np.float64) if len(inter) else np.zeros(0)
+        return super().compute()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(reduction={self.reduction!r})"
@@ -180,6 +190,10 @@ class Disagreement(_EnsembleMetric):
     """
 
     name = "disagreement"
+    # votes (0,0,0) -> 0; (1,0,1) -> 1 - 1/3; (0,1,1) -> 1 - 1/3; (1,1,1) -> 0: mean 1/3
+    examples = [{"predictions": [[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]],
+                                 [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], [[0.2, 0.8], [0.1, 0.9], [0.3, 0.7]]],
+                 "global_target": {"disagreement": 1 / 3}}]
 
     def _values(self, p: np.ndarray) -> np.ndarray:
         return disagreement(p)
@@ -192,6 +206,9 @@ class Entropy(_EnsembleMetric):
     """
 
     name = "ensemble_entropy"
+    # mean_n H(p_n): (ln 2 + 0) / 2, ln 2, 0 -> mean ln 2 / 2
+    examples = [{"predictions": [[[0.5, 0.5], [1.0, 0.0]], [[0.5, 0.5], [0.5, 0.5]], [[1.0, 0.0], [0.0, 1.0]]],
+                 "global_target": {"ensemble_entropy": math.log(2) / 2}}]
 
     def _values(self, p: np.ndarray) -> np.ndarray:
         return expected_entropy(p)
@@ -201,6 +218,9 @@ class MutualInformation(_EnsembleMetric):
     r"""Mutual information ``H(mean_n p_n) - mean_n H(p_n)`` (natural log), clamped at 0."""
 
     name = "mutual_information"
+    # H(mean) - mean H: ln 2 - 0, ln 2 - ln 2, 0 - 0 -> mean ln 2 / 3
+    examples = [{"predictions": [[[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5], [0.5, 0.5]], [[1.0, 0.0], [1.0, 0.0]]],
+                 "global_target": {"mutual_information": math.log(2) / 3}}]
 
     def _values(self, p: np.ndarray) -> np.ndarray:
         return mutual_information(p)
@@ -213,10 +233,15 @@ class VariationRatio(_EnsembleMetric):
     """
 
     name = "variation_ratio"
+    # c* = 0 with 1 of 3 votes -> 2/3; unanimous -> 0; c* = 1 with 2 of 3 votes -> 1/3: mean 1/3
+    examples = [{"predictions": [[[0.9, 0.1], [0.4, 0.6], [0.45, 0.55]], [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]],
+                                 [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]],
+                 "global_target": {"variation_ratio": 1 / 3}}]
 
-    def __init__(self, *, reduction: str = "mean", probabilistic: bool = False, validate_args: bool = True) -> None:
+    def __init__(self, *, reduction: str | None = "mean", probabilistic: bool = False, validate_args: bool = True,
+                 score_prefix: str = "") -> None:
         self.probabilistic = bool(probabilistic)
-        super().__init__(reduction=reduction, validate_args=validate_args)
+        super().__init__(reduction=reduction, validate_args=validate_args, score_prefix=score_prefix)
 
     def _values(self, p: np.ndarray) -> np.ndarray:
         return variation_ratio(p, probabilistic=self.probabilistic)
