@@ -76,6 +76,17 @@ def bleu_segment_stats(
     return out
 
 
+def _compute_bleu() -> Any:
+    """``sacrebleu.metrics.BLEU.compute_bleu``, looked up once."""
+    global _COMPUTE_BLEU
+    if _COMPUTE_BLEU is None:
+        _COMPUTE_BLEU = require("sacrebleu.metrics").BLEU.compute_bleu
+    return _COMPUTE_BLEU
+
+
+_COMPUTE_BLEU: Any = None
+
+
 def bleu_from_stats(
     stats: Any,
     *,
@@ -103,9 +114,8 @@ def bleu_from_stats(
     order = max_ngram_order
     if row.size != 2 + 2 * order:
         raise InvalidParameterError(f"bleu statistics must have {2 + 2 * order} entries; got {row.size}.")
-    metrics = require("sacrebleu.metrics")
-    values = [int(v) for v in row]
-    score = metrics.BLEU.compute_bleu(
+    values = [int(v) for v in row.tolist()]
+    score = _compute_bleu()(
         correct=values[2 : 2 + order],
         total=values[2 + order :],
         sys_len=values[0],
