@@ -24,3 +24,12 @@ def samples_system():
     system.register_plugin(assay_metric_samples, "assay_metric_samples")
     with use_plugin_system(system):
         yield system
+
+
+@pytest.fixture
+def assay_empty_system():
+    """A fresh plugin system with only assay's built-ins (no metric registered)."""
+    from assay.plugins import PluginSystem, use_plugin_system
+
+    with use_plugin_system(PluginSystem(entry_points=False)) as system:
+        yield system

@@ -93,3 +93,29 @@ def test_jackknife_blocks():
     assert [b.tolist() for b in blocks] == [[0], [1], [2], [3], [4]] and note is None
     blocks, note = Resampler(50, n_resamples=1, seed=0).jackknife_blocks(max_blocks=10)
     assert len(blocks) == 10 and sorted(np.concatenate(blocks).tolist()) == list(range(50)) and "grouped" in note
+
+
+@pytest.mark.parametrize("kind", ["small_ints", "floats", "wide_ints", "constant"])
+def test_distinct_rows_matches_numpy_unique(kind):
+    from assay.metrics.resample import distinct_rows
+
+    rng = np.random.default_rng(0)
+    if kind == "small_ints":
+        rows = rng.integers(0, 3, size=(1000, 4)).astype(float)
+    elif kind == "floats":
+        rows = rng.choice([0.25, -1.5, 3.125], size=(1000, 2))
+    elif kind == "wide_ints":  # large ranges force the 1-D unique coding and key compaction
+        rows = rng.choice([0.0, 2.0**30, 2.0**40], size=(1000, 3))
+    else:
+        rows = np.ones((50, 2))
+    uniq, counts = distinct_rows(rows)
+    ref_u, ref_c = np.unique(rows, axis=0, return_counts=True)
+    order = np.lexsort(uniq.T[::-1])
+    np.testing.assert_array_equal(uniq[order], ref_u)
+    np.testing.assert_array_equal(counts[order], ref_c)
+
+
+def test_distinct_rows_gives_up_on_many_values():
+    from assay.metrics.resample import distinct_rows
+
+    assert distinct_rows(np.random.default_rng(0).normal(size=(5000, 1))) is None

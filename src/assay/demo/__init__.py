@@ -15,6 +15,7 @@ SECTIONS: dict[str, str] = {
     "treebank": "assay.demo.treebank",
     "uncertainty": "assay.demo.uncertainty",
     "segmentation": "assay.demo.segmentation",
+    "metrics": "assay.demo.metrics",
 }
 
 
