@@ -162,7 +162,10 @@ class UEManager:
 
         calcs = list(self._extra_calcs)
         for entry in get_registry("stat_calculator"):
-            calcs.append(entry.create())
+            try:
+                calcs.append(entry.create())
+            except Exception as exc:  # noqa: BLE001 - a calculator that needs options cannot be a default producer
+                self.notes.append(f"stat calculator {entry.name!r} not used as a default producer: {exc}")
         for calc in plan_calculators(needed, self.stats.keys(), calcs):
             out = calc(self.stats)
             for stat in calc.stats:
