@@ -91,6 +91,17 @@ def run(out_dir: Path) -> None:
     print(man.table(level="sequence", gen_metric="accuracy"))
     print("\nClaim level, quality = claim_accuracy:\n")
     print(man.table(level="claim"))
+    import numpy as np
+
+    from assay import load_metric
+
+    probs = np.array([r["ensemble_probs"] for r in records])  # (B, N members, C)
+    labels = np.array([r["label"] for r in records])
+    ece = load_metric("ece[n_bins=10]").update(probs.mean(axis=1), labels).compute()["ece"]
+    dis = load_metric("disagreement").update(probs).compute()["disagreement"]
+    mi = load_metric("mutual_information").update(probs).compute()["mutual_information"]
+    print(f"\nEnsemble of {probs.shape[1]}: ECE of the mean prediction {ece:.4f} (10 bins), "
+          f"mean disagreement {dis:.4f}, mean mutual information {mi:.4f}")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (JSON + .npz, no pickle) in {saved}")
     from assay.uncertainty import UEManager as _M
