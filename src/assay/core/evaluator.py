@@ -160,7 +160,8 @@ class EvaluatorBase:
 
     # ------------------------------------------------------------ seed-compatible API
     def sequentialEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
-                           sparkContext: Any = None, hadoop: Any = None) -> EvaluationResult:
+                           sparkContext: Any = None, hadoop: Any = None, *,
+                           metrics: Any = None) -> EvaluationResult:
         """Evaluate every item of ``data_pool`` in this process, shard by shard.
 
         Parameters
@@ -176,6 +177,11 @@ class EvaluatorBase:
         sparkContext, hadoop
             Accepted for compatibility with the seed toolkit's signature and ignored: a
             sequential run never uses Spark.
+        metrics : str, Metric or sequence of them, optional
+            Metrics (registered names with overrides, or objects) computed over the items
+            too: ``self.metric_inputs(sent, w_vector)`` gives each item's ``(prediction,
+            references)``; their global scores land in ``result.metrics`` (see
+            :mod:`assay.metrics.sharded`).
 
         Returns
         -------
@@ -186,11 +192,12 @@ class EvaluatorBase:
         from assay.plugins import load_executor
 
         with load_executor("serial", progress=False) as executor:
-            return self._run(pool, w_vector, evaluator, executor, pool.shards())
+            return self._run(pool, w_vector, evaluator, executor, pool.shards(), metrics=metrics)
 
     def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                          sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
-                         num_shards: int | None = None, workers: int | None = None) -> EvaluationResult:
+                         num_shards: int | None = None, workers: int | None = None,
+                         metrics: Any = None) -> EvaluationResult:
         """Evaluate the shards of ``data_pool`` in parallel: local processes, or Spark with a ``sparkContext``.
 
         Parameters
@@ -211,6 +218,10 @@ class EvaluatorBase:
             per worker.
         workers : int, optional
             Worker count for an executor given by name (default: the CPU count).
+        metrics : optional
+            As for :meth:`sequentialEvaluate`: each worker updates the metrics with its
+            shard's items and the states merge in shard order, so the scores equal a
+            sequential run's.
 
         Returns
         -------
@@ -227,23 +238,26 @@ class EvaluatorBase:
         runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers)
         try:
             n = num_shards or pool.num_shards or max(1, int(getattr(runner, "workers", 1) or 1))
-            return self._run(pool, w_vector, evaluator, runner, pool.shards(n))
+            return self._run(pool, w_vector, evaluator, runner, pool.shards(n), metrics=metrics)
         finally:
             if owned:
                 runner.close()
 
     # ------------------------------------------------------------ snake_case spellings
     def sequential_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
-                            sparkContext: Any = None, hadoop: Any = None) -> EvaluationResult:
+                            sparkContext: Any = None, hadoop: Any = None, *,
+                            metrics: Any = None) -> EvaluationResult:
         """Same as :meth:`sequentialEvaluate`."""
-        return self.sequentialEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop)
+        return self.sequentialEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
+                                       metrics=metrics)
 
     def parallel_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                           sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
-                          num_shards: int | None = None, workers: int | None = None) -> EvaluationResult:
+                          num_shards: int | None = None, workers: int | None = None,
+                          metrics: Any = None) -> EvaluationResult:
         """Same as :meth:`parallelEvaluate`."""
         return self.parallelEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
-                                     executor=executor, num_shards=num_shards, workers=workers)
+                                     executor=executor, num_shards=num_shards, workers=workers, metrics=metrics)
 
     # ------------------------------------------------------------ internals
     def _resolve_sentence_evaluator(self, sentence_evaluator: Any) -> SentenceEvaluator:
@@ -268,14 +282,24 @@ class EvaluatorBase:
         )
 
     def _run(self, pool: DataPool, w_vector: Any, sentence_evaluator: SentenceEvaluator, executor: Any,
-             shards: Sequence[Any]) -> EvaluationResult:
-        parts = executor.run(evaluate_shard, shards, (sentence_evaluator, w_vector),
-                             desc=type(self).__name__)
+             shards: Sequence[Any], metrics: Any = None) -> EvaluationResult:
+        task, shared = evaluate_shard, (sentence_evaluator, w_vector)
+        if metrics is not None:  # metric states per shard, merged in shard order (assay.metrics.sharded)
+            from assay.metrics.sharded import evaluate_shard_metrics, prepare_metrics
+
+            ms = prepare_metrics(metrics, self)  # checks that self.metric_inputs exists
+            task, shared = evaluate_shard_metrics, (sentence_evaluator, w_vector, self.metric_inputs, ms)
+        parts = executor.run(task, shards, shared, desc=type(self).__name__)
         if len(parts) != len(shards):  # a broken third-party executor must not shrink the total
             raise EvaluationError(
                 f"Executor {executor!r} returned {len(parts)} shard results for {len(shards)} shards."
             )
-        result = EvaluationResult.from_shards(parts, feature_count=_feature_count(w_vector))
+        scores = None
+        if metrics is not None:
+            from assay.metrics.sharded import merge_shard_metrics
+
+            parts, scores = merge_shard_metrics(parts)
+        result = EvaluationResult.from_shards(parts, feature_count=_feature_count(w_vector), metrics=scores)
         # Only a complete run updates the counters.
         self.correct_num = result.correct_num
         self.gold_set_size = result.gold_set_size
