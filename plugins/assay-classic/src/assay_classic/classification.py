@@ -11,6 +11,7 @@ scikit-learn does), so they keep the ``(reference, prediction)`` pairs and count
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Hashable
 from typing import Any, Sequence, Union
@@ -20,7 +21,7 @@ import numpy as np
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric, Metric
 from assay_classic._inputs import is_collection, one_reference_each, reference_list
-from assay_classic.functional._common import ZeroDivision, check_zero_division
+from assay_classic.functional._common import UndefinedMetricWarning, ZeroDivision, check_zero_division
 from assay_classic.functional.classification import (
     AVERAGES,
     label_count_rows,
@@ -166,6 +167,12 @@ class _LabelCountMetric(Metric):
                 out[index[t], 2] += c
         return out
 
+    def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
+        """Scores of each instance alone; undefined ratios there take ``zero_division`` silently."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            return super().instance_scores(intermediates)
+
     def _prf(self, intermediates: Any, warn_for: str) -> tuple[Any, Any, Any]:
         return precision_recall_fscore(
             self.counts(intermediates), average=self.average, zero_division=self.zero_division, warn_for=(warn_for,)
@@ -195,6 +202,9 @@ class Precision(_LabelCountMetric):
     """
 
     main_score = "precision"
+    # refs 0 1 0 1 1, preds 0 1 1 0 1: tp 2 (idx 1, 4), fp 1 (idx 2), fn 1 (idx 3)
+    examples = [{"predictions": [0, 1, 1, 0, 1], "references": [[0], [1], [0], [1], [1]],
+                 "global_target": {"precision": 2 / 3}}]
 
     def reduce(self, intermediates: Any) -> dict[str, Any]:
         return {"precision": self._prf(intermediates, "precision")[0]}
@@ -207,6 +217,10 @@ class Recall(_LabelCountMetric):
     """
 
     main_score = "recall"
+    examples = [{"predictions": [0, 1, 1, 0, 1], "references": [[0], [1], [0], [1], [1]],
+                 "global_target": {"recall": 2 / 3}},
+                {"predictions": ["a", "b", "b"], "references": [["a"], ["a"], ["b"]],
+                 "overrides": {"average": "macro"}, "global_target": {"recall": (1 / 2 + 1) / 2}}]
 
     def reduce(self, intermediates: Any) -> dict[str, Any]:
         return {"recall": self._prf(intermediates, "recall")[1]}
