@@ -197,3 +197,10 @@ def test_streaming_merge_and_pickle_keep_values():
         shards = [F1(average="macro", labels=labels).update(preds[i:i + 30], refs[i:i + 30]) for i in (0, 30, 60)]
         merged = pickle.loads(pickle.dumps(shards[0])).merge(*shards[1:])
         assert merged.compute()["f1"] == pytest.approx(want, abs=ATOL)
+
+
+def test_label_sets_without_multi_label_is_a_clear_error():
+    with pytest.raises(InvalidParameterError, match="multi_label=true"):
+        F1(average="micro").update(["a"], [[["a", "b"]]])
+    with pytest.raises(InvalidParameterError, match="instance 0 has a prediction of type list"):
+        F1(average="micro").update([["a"]], [["a"]])

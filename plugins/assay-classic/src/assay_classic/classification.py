@@ -110,7 +110,14 @@ class _LabelCountMetric(Metric):
     # ------------------------------------------------------------------ map
     def _pairs(self, predictions: Sequence[Any], references: Sequence[Any] | None) -> tuple[list, list]:
         if not self.multi_label:
-            return one_reference_each(references, metric=self.main_score), list(predictions)
+            truths = one_reference_each(references, metric=self.main_score)
+            for i, t in enumerate(truths):
+                if not isinstance(t, Hashable) or is_collection(t):
+                    raise InvalidParameterError(
+                        f"{self.main_score} expects one label per reference; instance {i} has {t!r:.80}. "
+                        "Use multi_label=true for label sets."
+                    )
+            return truths, list(predictions)
         if references is None:
             raise InvalidParameterError(f"{self.main_score} needs references; got None.")
         truths = []
