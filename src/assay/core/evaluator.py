@@ -139,8 +139,9 @@ class EvaluatorBase:
     (3, 4, 0.75)
     """
 
-    correct_num: int
-    gold_set_size: int
+    #: Totals of the last successful run (class-level zeros serve subclasses that skip ``__init__``).
+    correct_num: int = 0
+    gold_set_size: int = 0
 
     def __init__(self) -> None:
         self.correct_num = 0
