@@ -81,3 +81,24 @@ def times_shared(task, shared):
     """``fn(task, shared)`` for executor-level tests: the task's items times the shared factor."""
     return [x * shared for x in task.items()]
 
+
+
+class FailsOnceOn(EvaluatorBase):
+    """Raises the first time it meets sentence ``bad_id`` (recorded in the file ``marker``), then scores normally."""
+
+    def __init__(self, bad_id: int, marker: str) -> None:
+        super().__init__()
+        self.bad_id = bad_id
+        self.marker = marker
+
+    def sentence_evaluator(self, sent, w_vector):
+        if sent["id"] == self.bad_id:
+            try:
+                with open(self.marker, "x", encoding="utf-8") as f:  # only the first attempt creates it
+                    f.write(str(os.getpid()))
+            except FileExistsError:
+                pass
+            else:
+                raise RuntimeError(f"transient failure on sentence {sent['id']}")
+        predicted = w_vector.parse(sent)
+        return sum(p == g for p, g in zip(predicted, sent["heads"])), len(sent["heads"])

@@ -1,4 +1,7 @@
-"""One real ``local[2]`` SparkContext for the whole session (Spark allows one per process).
+"""One real ``local[2,2]`` SparkContext for the whole session (Spark allows one per process).
+
+``local[2,2]``: two cores, and a failed task is tried twice, so the failure tests go
+through Spark's own retries as on a cluster.
 
 Never skipped: when pyspark or Java is missing the fixture errors, as the tests must run
 in CI (``scripts/setup.sh`` installs both).
@@ -15,6 +18,7 @@ import pytest
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
+MASTER = "local[2,2]"
 
 
 def _java_home() -> str | None:
@@ -32,7 +36,7 @@ def sc():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import this venv's assay
     from pyspark import SparkConf, SparkContext
 
-    conf = (SparkConf().setMaster("local[2]").setAppName("assay-tests")
+    conf = (SparkConf().setMaster(MASTER).setAppName("assay-tests")
             .set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false"))
     context = SparkContext.getOrCreate(conf)
     context.setLogLevel("FATAL")  # the failure tests make tasks fail on purpose

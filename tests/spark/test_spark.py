@@ -1,4 +1,4 @@
-"""The ``spark`` executor on a real ``local[2]`` SparkContext (issue 5).
+"""The ``spark`` executor on a real ``local[2,2]`` SparkContext (issue 5): two cores, one retry.
 
 Expected values are derived in the tests themselves: totals by a plain loop over the
 sentences, per-shard tallies by slicing the sentences into contiguous runs whose sizes
@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from assay import DataPool, EvaluationResult
+from assay.core.formats import DataFormatError
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, WorkerDiedError
 from assay.plugins import get_registry, load_executor
 
@@ -76,7 +77,7 @@ def test_bad_options_are_rejected_by_name(sc):
     with pytest.raises(InvalidParameterError, match="'context'"):
         load_executor("spark", context="local[2]")
     with pytest.raises(InvalidParameterError, match="'master'"):
-        load_executor("spark", master="local[3]").context  # a local[2] context is already running
+        load_executor("spark", master="local[3]").context  # a local[2,2] context is already running
 
 
 # --------------------------------------------------------------------------- executor protocol
@@ -91,7 +92,7 @@ def test_run_returns_results_in_task_order_one_partition_per_task(sc, helpers):
 
 
 def test_reuses_the_running_context_for_the_same_master(sc, helpers):
-    executor = load_executor("spark", master="local[2]")
+    executor = load_executor("spark", master=sc.master)
     assert executor.context is sc
     assert executor.workers == sc.defaultParallelism == 2
     executor.close()
@@ -180,6 +181,19 @@ def test_a_crashed_worker_names_the_shard(sc, helpers, tmp_path):
     assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
 
 
+def test_a_task_that_fails_once_is_retried_by_spark_and_counted_once(sc, helpers, tmp_path):
+    assert sc.master == "local[2,2]"  # each task may be tried twice
+    sents = make_sentences(15, seed=7)
+    marker = tmp_path / "failed-once"
+    ev = helpers.FailsOnceOn(bad_id=8, marker=str(marker))
+    r = ev.parallelEvaluate(DataPool(sents, num_shards=3), helpers.CountingModel(str(tmp_path / "l")),
+                            sparkContext=sc)
+    assert marker.exists()  # the first attempt of shard 1 did fail ...
+    # ... and the retried shard is counted once, whole
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+    assert shard_tallies(r) == [tally(part) for part in contiguous(sents, 3)]
+
+
 # --------------------------------------------------------------------------- hadoop=True: files read by Spark
 FILE_SIZES = [3, 0, 4, 1, 6]  # sentences per file; file 1 is empty
 
@@ -252,8 +266,9 @@ def test_hadoop_malformed_file_gives_the_format_error_with_line(sc, helpers, tmp
     folder, _ = jsonl_files
     (folder / "part-02.jsonl").write_text('{"id": 1, "heads": [1], "pred": [1]}\n{oops\n', encoding="utf-8")
     pool = DataPool.from_paths(str(folder / "*.jsonl"), format="jsonl", num_shards=2)
-    with pytest.raises(Exception) as info:
-        helpers.HeadAccuracy().parallelEvaluate(pool, None, sparkContext=sc, hadoop=True)
+    model = helpers.CountingModel(str(tmp_path / "l"))
+    with pytest.raises(DataFormatError) as info:
+        helpers.HeadAccuracy().parallelEvaluate(pool, model, sparkContext=sc, hadoop=True)
     assert "part-02.jsonl:2" in str(info.value)
     assert "invalid JSON" in str(info.value)
 
