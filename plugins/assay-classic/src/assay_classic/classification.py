@@ -45,6 +45,10 @@ class Accuracy(InstanceMetric):
     each instance maps to ``(hit, 1)``; the interval of a proportion is available as
     Wilson's. No data gives NaN.
 
+    References
+    ----------
+    scikit-learn ``accuracy_score``; unitxt ``Accuracy`` (prediction among the references).
+
     Examples
     --------
     >>> Accuracy().update([3, 799, 50], [[5], [800], [50]]).compute()["accuracy"]
@@ -189,6 +193,10 @@ class _LabelCountMetric(Metric):
 class Precision(_LabelCountMetric):
     r"""Precision, :math:`tp / (tp + fp)`, averaged as scikit-learn's ``precision_score``.
 
+    .. math:: P = \frac{tp}{tp + fp}
+
+    per label (pooled counts for ``micro``); a zero denominator gives ``zero_division``.
+
     Parameters
     ----------
     average : {"binary", "micro", "macro", "weighted"}
@@ -220,7 +228,14 @@ class Precision(_LabelCountMetric):
 class Recall(_LabelCountMetric):
     r"""Recall, :math:`tp / (tp + fn)`, averaged as scikit-learn's ``recall_score``.
 
+    .. math:: R = \frac{tp}{tp + fn}
+
+    per label (pooled counts for ``micro``); a zero denominator gives ``zero_division``.
     Options as :class:`Precision`.
+
+    References
+    ----------
+    scikit-learn, ``sklearn.metrics.precision_recall_fscore_support``.
     """
 
     main_score = "recall"
@@ -240,6 +255,10 @@ class F1(_LabelCountMetric):
 
     per label (or on pooled counts for ``micro``); a zero denominator gives
     ``zero_division``. Options as :class:`Precision`, plus ``beta`` (default 1).
+
+    References
+    ----------
+    van Rijsbergen (1979), *Information Retrieval*; scikit-learn ``fbeta_score``.
 
     Examples
     --------

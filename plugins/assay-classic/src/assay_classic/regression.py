@@ -64,6 +64,8 @@ class MeanAbsoluteError(_ErrorMetric):
     --------
     >>> MeanAbsoluteError().update([2.5, 0.0, 2, 8], [3, -0.5, 2, 7]).compute()["mae"]
     0.5
+
+    References: scikit-learn ``mean_absolute_error``; Willmott & Matsuura (2005).
     """
 
     main_score = "mae"
@@ -75,7 +77,10 @@ class MeanAbsoluteError(_ErrorMetric):
 
 
 class MeanSquaredError(_ErrorMetric):
-    r"""Mean squared error, :math:`\frac1n \sum_i (\hat y_i - y_i)^2` (``sklearn.metrics.mean_squared_error``)."""
+    r"""Mean squared error, :math:`\frac1n \sum_i (\hat y_i - y_i)^2` (``sklearn.metrics.mean_squared_error``).
+
+    References: scikit-learn ``mean_squared_error``.
+    """
 
     main_score = "mse"
     examples = [{"predictions": [2.5, 0.0, 2.0, 8.0], "references": [[3.0], [-0.5], [2.0], [7.0]],
@@ -89,6 +94,8 @@ class RootMeanSquaredError(_ErrorMetric):
     r"""Root mean squared error, :math:`\sqrt{MSE}` (``sklearn.metrics.root_mean_squared_error``).
 
     The instance score is the absolute error (the root of one squared error).
+
+    References: scikit-learn ``root_mean_squared_error``.
     """
 
     main_score = "rmse"
@@ -126,6 +133,8 @@ class Pearson(_Correlation):
 
     Also reports ``pearson_p_value`` (two-sided). Constant input or fewer than two pairs:
     NaN with a warning.
+
+    References: Pearson (1895); ``scipy.stats.pearsonr``.
     """
 
     main_score = "pearson"
@@ -140,7 +149,11 @@ class Pearson(_Correlation):
 class Spearman(_Correlation):
     r"""Spearman's rank correlation (``scipy.stats.spearmanr``): Pearson's r of the average ranks.
 
+    .. math:: \rho = r\big(\mathrm{rank}(x), \mathrm{rank}(y)\big)
+
     Also reports ``spearman_p_value``. Constant input: NaN with a warning.
+
+    References: Spearman (1904); ``scipy.stats.spearmanr``.
     """
 
     main_score = "spearman"
@@ -160,6 +173,8 @@ class KendallTau(_Correlation):
     with :math:`P` / :math:`Q` the concordant / discordant pairs and :math:`T_x`, :math:`T_y`
     the pairs tied only in x / only in y. ``variant="c"`` gives Stuart's tau-c. Also reports
     ``kendall_tau_p_value``.
+
+    References: Kendall (1945), "The treatment of ties in ranking problems"; ``scipy.stats.kendalltau``.
     """
 
     main_score = "kendall_tau"
