@@ -39,7 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from assay import DataPool, EvaluatorBase
+from assay import DataPool, EvaluatorBase, get_registry
 from assay.executors.base import cpu_count
 
 TOKENS = 20
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     workers = args.workers or cpu_count()
     logging.getLogger("EVALUATOR").setLevel(logging.WARNING)  # keep the timings' output readable
 
+    get_registry("executor")  # discover plugins before timing anything
     model = Model(FEATURES)
     sentences = make_sentences(args.sentences)
     print(f"{args.sentences} sentences x {TOKENS} tokens, {FEATURES} features, {workers} workers, "

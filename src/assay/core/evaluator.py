@@ -190,9 +190,9 @@ class EvaluatorBase:
         """
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
-        from assay.plugins import load_executor
+        from assay.executors.builtin import SerialExecutor  # no plugin discovery needed to run in-process
 
-        with load_executor("serial", progress=False) as executor:
+        with SerialExecutor(progress=False) as executor:
             return self._run(pool, w_vector, evaluator, executor, pool.shards(), metrics=metrics)
 
     def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
