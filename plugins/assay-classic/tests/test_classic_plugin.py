@@ -124,3 +124,23 @@ def test_evaluate_with_intervals(system):
     for key in ("accuracy", "m_f1"):
         assert glob[f"{key}_ci_low"] <= glob[key] <= glob[f"{key}_ci_high"]
         assert glob[f"{key}_ci_high"] - glob[f"{key}_ci_low"] > 0
+
+
+def test_missing_dependency_names_the_install_command(monkeypatch):
+    from assay.errors import MissingDependencyError
+    from assay_classic.functional import correlation
+
+    monkeypatch.setitem(__import__("sys").modules, "scipy.stats", None)  # makes `import scipy.stats` fail
+    with pytest.raises(MissingDependencyError, match="pip install scipy"):
+        correlation([1.0, 2.0, 3.0], [1.0, 2.0, 2.5], method="spearman")
+
+
+def test_plugin_import_is_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, assay_classic.plugin as p\n"
+            "[p.metric_class(n) for n in p.METRICS]\n"
+            "print(sorted(m for m in ('scipy', 'sacrebleu', 'rapidfuzz', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
