@@ -80,6 +80,9 @@ def test_invalid_options_and_binary_misuse():
         F1().update([0, 1, 2], [0, 1, 2])
     with pytest.raises(InvalidParameterError, match="multi_label"):
         F1(multi_label=True)
+    # as scikit-learn: two labels present and pos_label is neither
+    with pytest.raises(InvalidParameterError, match="'pos_label'.*Got 1 instead"):
+        F1().update(["spam", "ham"], ["ham", "spam"])
 
 
 def test_additive_layout():

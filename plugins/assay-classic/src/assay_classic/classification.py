@@ -145,6 +145,11 @@ class _LabelCountMetric(Metric):
                     f"{self.main_score} with average='binary' needs at most two labels; got {len(present)} "
                     f"({sorted_labels(present)[:5]} ...). Use average='micro', 'macro' or 'weighted'."
                 )
+            if len(present) == 2 and self.pos_label not in present:
+                raise InvalidParameterError(
+                    f"The 'pos_label' parameter of {self.main_score} must be one of the labels "
+                    f"{sorted_labels(present)}. Got {self.pos_label!r} instead."
+                )
         if self.multi_label:
             if self.additive:
                 return multilabel_count_rows(truths, preds, self._tracked)
