@@ -284,3 +284,34 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+# --------------------------------------------------------------------------- the command line
+GOLD = """# sent_id = 1
+1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_
+2\tcat\tcat\tNOUN\t_\t_\t3\tnsubj\t_\t_
+3\tsleeps\tsleep\tVERB\t_\t_\t0\troot\t_\t_
+4\t.\t.\tPUNCT\t_\t_\t3\tpunct\t_\t_
+
+# sent_id = 2
+1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t_\t_
+2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_
+
+"""
+
+
+def test_parse_eval_runs_on_spark_in_its_own_context(tmp_path):
+    # system: "cat" gets the wrong relation (obj), "." the wrong head (2); sentence 2 is right.
+    system = GOLD.replace("3\tnsubj", "3\tobj").replace("3\tpunct", "2\tpunct")
+    (tmp_path / "gold.conllu").write_text(GOLD, encoding="utf-8")
+    (tmp_path / "sys.conllu").write_text(system, encoding="utf-8")
+    # A fresh process: the executor creates its own local[2] context from the master URL and stops it.
+    out = subprocess.run([sys.executable, "-m", "assay", "parse-eval", str(tmp_path / "gold.conllu"),
+                          str(tmp_path / "sys.conllu"), "--spark", "local[2]"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = {line.split()[0]: line.split()[-2:] for line in out.stdout.splitlines()
+            if line.split() and line.split()[0] in ("UAS", "LAS")}
+    # by hand: heads right for 5 of 6 words (not "."), head and relation right for 4 of 6
+    assert rows == {"UAS": ["5", "6"], "LAS": ["4", "6"]}
+    assert "SparkExecutor" in out.stdout  # the CLI names the executor it ran on
