@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import assay
+from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError, UnknownNameError
 from assay.metrics.api import load_results
 from assay_metric_samples import SampleAccuracy, SampleAUC, SampleExactMatch, SampleF1, SampleMedianAE
@@ -116,11 +117,13 @@ def test_degenerate_intervals_are_reported():
     g = res.global_scores
     assert g["accuracy_ci_low"] == g["accuracy_ci_high"] == 1.0 and "equal" in res.info["ci_notes"]["accuracy"]
     # AUC is undefined on resamples that draw only one class
-    res = assay.evaluate([0.9, 0.1, 0.2], [[1], [0], [0]], metrics=[SampleAUC()], n_resamples=200, seed=0)
+    with pytest.warns(UndefinedMetricWarning, match=r"undefined \(NaN\) for: auc \(the score is undefined"):
+        res = assay.evaluate([0.9, 0.1, 0.2], [[1], [0], [0]], metrics=[SampleAUC()], n_resamples=200, seed=0)
     g = res.global_scores
     assert g["auc"] == 1.0 and math.isnan(g["auc_ci_low"]) and math.isnan(g["score_ci_high"])
     assert "undefined (NaN) on" in res.info["ci_notes"]["auc"]
-    res = assay.evaluate([1] * 10, [[1]] * 10, metrics=[SampleAccuracy()], n_resamples=100, ci_method="bca")
+    with pytest.warns(UndefinedMetricWarning, match="BCa is undefined"):
+        res = assay.evaluate([1] * 10, [[1]] * 10, metrics=[SampleAccuracy()], n_resamples=100, ci_method="bca")
     assert math.isnan(res.global_scores["accuracy_ci_low"]) and "BCa is undefined" in res.info["ci_notes"]["accuracy"]
 
 
@@ -159,7 +162,8 @@ def test_stratified_bootstrap_with_constant_strata_has_no_width():
 
 
 def test_save_and_load_round_trip(tmp_path, samples_system):
-    res = assay.evaluate(["a", "b", "c"], [["a"], ["x"], [""]], metrics=["sample_em"], n_resamples=50)
+    with pytest.warns(UndefinedMetricWarning, match="len_ratio"):  # resamples of only the empty reference
+        res = assay.evaluate(["a", "b", "c"], [["a"], ["x"], [""]], metrics=["sample_em"], n_resamples=50)
     path = res.save(tmp_path / "r.json")
     data = json.loads(path.read_text())
     assert data["format"] == "assay.evaluation/1"
@@ -177,3 +181,11 @@ def test_bad_resampling_arguments():
         assay.evaluate([1], [[1]], metrics=[SampleAccuracy()], confidence_level=95)
     with pytest.raises(InvalidParameterError, match="'ci_method'"):
         assay.evaluate([1], [[1]], metrics=[SampleAccuracy()], ci_method="normal")
+
+
+def test_no_instances_warns_and_gives_nan():
+    with pytest.warns(UndefinedMetricWarning, match="no instances"):
+        res = assay.evaluate([], [], metrics=[SampleAccuracy()], n_resamples=100)
+    g = res.global_scores
+    assert math.isnan(g["accuracy"]) and math.isnan(g["accuracy_ci_low"]) and g["num_of_instances"] == 0
+    assert res.info["ci_notes"]["accuracy"] == "no instances to resample" and len(res) == 0

@@ -63,6 +63,8 @@ conformance suite: a list of dicts with ``predictions``, ``references``, optiona
 options and ``score_prefix`` (``super().__init__(score_prefix=score_prefix)``); the
 registry checks catalog overrides (``"f1[average=macro]"``) against that signature.
 Zero denominators: use :func:`divide` (NaN, or ``zero_division=``), never a crash.
+Override ``proportions(intermediates) -> {score: (successes, trials)}`` for scores that
+are proportions of independent trials (accuracy), so ``ci_method="wilson"`` applies.
 
 Register it from a plugin::
 

@@ -15,10 +15,13 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
+from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
 from assay.metrics.base import Metric
 from assay.metrics.catalog import check_collisions, resolve_metrics
@@ -89,11 +92,20 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     inters = [m.map_all(predictions, references, task_data) for m in ms]
     raw = [m.scores_of(inter) for m, inter in zip(ms, inters)]
     check_collisions(ms, {i: list(r) for i, r in enumerate(raw)})
+    if n == 0:
+        warnings.warn("assay.evaluate got no instances: the scores are undefined (NaN where the metric has no "
+                      "convention for empty data).", UndefinedMetricWarning, stacklevel=2)
     notes: dict[str, str] = {}
     cis: list[dict[str, tuple[float, float]]] = [{} for _ in ms]
     if n_resamples:
         cis, notes = intervals(ms, inters, raw, n=n, n_resamples=n_resamples, confidence_level=confidence_level,
                                method=ci_method, seed=seed, groups=groups, strata=strata)
+        undefined = [f"{name} ({why})" for i, m in enumerate(ms) for s, (lo, _) in cis[i].items()
+                     if math.isnan(lo) and (why := notes.get((m.score_prefix or "") + s))
+                     for name in [(m.score_prefix or "") + s]]
+        if undefined and n:
+            warnings.warn("Confidence intervals are undefined (NaN) for: " + "; ".join(undefined)
+                          + ". See results.info['ci_notes'].", UndefinedMetricWarning, stacklevel=2)
     g: dict[str, Any] = {}
     for i, m in enumerate(ms):
         formatted = m.format_scores(raw[i])
