@@ -49,8 +49,10 @@ def test_two_configurations_show_their_overrides(samples_system):
 
 
 def test_collisions_are_errors(samples_system):
-    with pytest.raises(InvalidParameterError, match="score_prefix"):
-        assay.evaluate([1], [[1]], metrics=[SampleAccuracy(), SampleAccuracy()], n_resamples=0)
+    first, second = SampleAccuracy(), SampleAccuracy()
+    with pytest.raises(InvalidParameterError, match="listed twice .* give it a score_prefix"):
+        assay.evaluate([1], [[1]], metrics=[first, second], n_resamples=0)
+    assert first.score_prefix == second.score_prefix == ""  # objects are never altered
     with pytest.raises(InvalidParameterError, match="listed twice"):
         assay.evaluate([1], [[1]], metrics=["sample_accuracy", "sample_accuracy"], n_resamples=0)
 

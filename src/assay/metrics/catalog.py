@@ -53,12 +53,14 @@ def resolve_metrics(metrics: Any) -> list[Metric]:
     """Resolve every entry, giving same-named configurations distinct score prefixes."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
+    metrics = list(metrics)
     resolved = [resolve_metric(m) for m in metrics]
     if not resolved:
         raise InvalidParameterError("'metrics' must name at least one metric.")
     count = Counter(base for _, base, _ in resolved)
-    for metric, base, explicit in resolved:
-        if count[base] > 1 and not explicit and metric.name != base:
+    for spec, (metric, base, explicit) in zip(metrics, resolved):
+        # only catalog specs with overrides get the automatic prefix; Metric objects are never altered
+        if isinstance(spec, str) and count[base] > 1 and not explicit and metric.name != base:
             metric.score_prefix = f"{metric.name}/"
     check_collisions(resolved_metric for resolved_metric, _, _ in resolved)
     return [m for m, _, _ in resolved]
@@ -68,17 +70,18 @@ def check_collisions(metrics: Iterable[Metric], score_names: dict[int, Iterable[
     """Raise if two metrics would report the same (prefixed) main score name."""
     seen: dict[str, str] = {}
     for i, m in enumerate(metrics):
+        label = m.name or type(m).__name__
         names = [m.main_score] if score_names is None else list(score_names[i])
         for raw in names:
             full = (m.score_prefix or "") + raw
-            if full in seen and seen[full] != m.name:
+            if full in seen and seen[full] == label:
                 raise InvalidParameterError(
-                    f"Metrics {seen[full]!r} and {m.name!r} both report the score {full!r}; give one of them a "
-                    f"score_prefix (e.g. '{m.name}[score_prefix=b_]' or Metric(score_prefix='b_'))."
+                    f"Metric {label!r} is listed twice with the same configuration (both report {full!r}); remove "
+                    f"one or give it a score_prefix."
                 )
             if full in seen:
                 raise InvalidParameterError(
-                    f"Metric {m.name!r} is listed twice with the same configuration; remove one or give it a "
-                    f"score_prefix."
+                    f"Metrics {seen[full]!r} and {label!r} both report the score {full!r}; give one of them a "
+                    f"score_prefix (e.g. '{label}[score_prefix=b_]' or Metric(score_prefix='b_'))."
                 )
-            seen[full] = m.name or type(m).__name__
+            seen[full] = label
