@@ -102,3 +102,21 @@ def test_bad_maps():
         agg("image_mean")([0.1, 0.2])
     with pytest.warns(RuntimeWarning, match="empty"):
         assert math.isnan(agg("image_sum")(np.zeros((0, 3))))
+
+
+def test_patch_max_property_against_sliding_window_view():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.integers(1, 9), min_size=2, max_size=3), st.integers(1, 12), st.booleans(),
+           st.integers(0, 2**32 - 1))
+    def check(shape, k, mean, seed):
+        u = np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+        size = tuple(min(k, n) for n in shape)
+        windows = sliding_window_view(u.astype(np.float64), size).sum(axis=tuple(range(len(shape), 2 * len(shape))))
+        expected = windows.max() / (np.prod(size) if mean else 1)
+        assert agg(f"patch_max[patch_size={k}, mean={str(mean).lower()}]")(u) == pytest.approx(expected, abs=1e-9)
+
+    check()
