@@ -5,11 +5,24 @@
 The pytest plugin (:mod:`assay.testing.pytest_plugin`, loaded through the ``pytest11``
 entry point) provides the fixtures ``assay_plugin_system`` (a fresh plugin system
 without entry points, installed for the test) and ``register_assay_plugin`` (register a
-plugin object on it and get its registry entries by name).
+plugin object on it). The kit itself is imported on first use, so loading the pytest
+plugin costs nothing.
 """
 
 from __future__ import annotations
 
-from assay.testing.kit import check_invariances, check_scores, test_metric
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["check_invariances", "check_scores", "test_metric"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from assay.testing import kit
+
+        return getattr(kit, name)
+    raise AttributeError(f"module 'assay.testing' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from assay.testing.kit import check_invariances, check_scores, test_metric
