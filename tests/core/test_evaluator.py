@@ -69,9 +69,11 @@ def test_snake_case_spellings_and_default_processes():
     assert len(b.shards) == 4
 
 
-def test_parallel_default_shards_one_per_worker():
+def test_parallel_default_shards_a_few_per_worker():
     r = HeadAccuracy().parallelEvaluate(DataPool(SENTENCES), MODEL, workers=2)
-    assert len(r.shards) == 2
+    assert len(r.shards) == 8
+    r = HeadAccuracy().parallelEvaluate(DataPool(SENTENCES, num_shards=3), MODEL, workers=2)
+    assert len(r.shards) == 3
 
 
 def test_plain_list_is_accepted_as_a_pool():
@@ -274,7 +276,7 @@ class RecordingExecutor(Executor):
 def test_executor_instance_is_used_and_not_closed():
     ex = RecordingExecutor(workers=3)
     r = HeadAccuracy().parallelEvaluate(DataPool(SENTENCES), MODEL, executor=ex)
-    assert r.correct_num == CORRECT and len(ex.tasks) == 3 and not ex.closed
+    assert r.correct_num == CORRECT and len(ex.tasks) == 3 * 4 and not ex.closed  # 4 shards per worker
     with pytest.raises(InvalidParameterError, match="'workers' parameter"):
         HeadAccuracy().parallelEvaluate(DataPool(SENTENCES), MODEL, executor=ex, workers=2)
 

@@ -33,6 +33,11 @@ __all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard"]
 #: ``(sent, w_vector) -> (correct_num, gold_set_size)``
 SentenceEvaluator = Callable[[Any, Any], Any]
 
+#: Default shards per worker of ``parallelEvaluate`` when neither the call nor the pool sets
+#: ``num_shards``: a few per worker, so a worker that starts late (forks are serial) or shares
+#: its core with another process takes fewer shards instead of holding up the run.
+SHARDS_PER_WORKER = 4
+
 
 # --------------------------------------------------------------------------- per shard
 def _bad_tally(value: Any, shard: Any, offset: int, why: str) -> EvaluationError:
@@ -215,8 +220,8 @@ class EvaluatorBase:
             ``"threads"``, ``"serial"``) or an :class:`~assay.Executor`. Default
             ``"processes"``. Not together with ``sparkContext``.
         num_shards : int, optional
-            Shards to cut (one task each). Default: the pool's ``num_shards``, else one
-            per worker.
+            Shards to cut (one task each). Default: the pool's ``num_shards``, else
+            :data:`SHARDS_PER_WORKER` per worker.
         workers : int, optional
             Worker count for an executor given by name (default: the CPU count).
         metrics : optional
@@ -238,7 +243,7 @@ class EvaluatorBase:
             )
         runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers)
         try:
-            n = num_shards or pool.num_shards or max(1, int(getattr(runner, "workers", 1) or 1))
+            n = num_shards or pool.num_shards or SHARDS_PER_WORKER * max(1, int(getattr(runner, "workers", 1) or 1))
             return self._run(pool, w_vector, evaluator, runner, pool.shards(n), metrics=metrics)
         finally:
             if owned:
