@@ -191,3 +191,54 @@ def test_no_instances_warns_and_gives_nan():
     g = res.global_scores
     assert math.isnan(g["accuracy"]) and math.isnan(g["accuracy_ci_low"]) and g["num_of_instances"] == 0
     assert res.info["ci_notes"]["accuracy"] == "no instances to resample" and len(res) == 0
+
+
+def test_pipeline_in_evaluate_renames_scores_and_intervals():
+    from assay.metrics import MetricPipeline
+    from assay_metric_samples import lowercase
+
+    p = MetricPipeline(SampleExactMatch(), preprocess=[lowercase], rename={"em": "em_lower"})
+    res = assay.evaluate(["A", "B", "c", "D"], [["a"], ["x"], ["c"], ["d"]], metrics=[p], n_resamples=300, seed=0)
+    g = res.global_scores
+    assert g["score_name"] == "em_lower" and g["em_lower"] == 0.75  # 'B' vs 'x' is the only miss
+    assert {"em_lower_ci_low", "em_lower_ci_high", "len_ratio_ci_low"} <= set(g) and "em" not in g
+    assert res[1]["score"]["instance"]["em_lower"] == 0.0
+
+
+def test_bca_for_a_non_additive_metric_matches_a_hand_computation_on_the_same_draw():
+    from statistics import NormalDist
+
+    from assay.metrics.resample import Resampler
+
+    rng = np.random.default_rng(3)
+    x = rng.exponential(size=40)
+    res = assay.evaluate(list(x), [[0.0]] * 40, metrics=[SampleMedianAE()], n_resamples=2000, seed=0,
+                         ci_method="bca")
+    g = res.global_scores
+    # the same draw, replayed: medians of the resamples, and leave-one-out medians for the acceleration
+    theta_b = []
+    Resampler(40, n_resamples=2000, seed=0).run(None, lambda b, idx: theta_b.append(np.median(x[idx])))
+    theta_b = np.array(theta_b)
+    jack = np.array([np.median(np.delete(x, i)) for i in range(40)])
+    hat = np.median(x)
+    nd = NormalDist()
+    z0 = nd.inv_cdf((np.sum(theta_b < hat) + 0.5 * np.sum(theta_b == hat)) / 2000)
+    d = jack.mean() - jack
+    a = np.sum(d**3) / (6 * np.sum(d**2) ** 1.5)
+    qs = [nd.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in (nd.inv_cdf(0.025), nd.inv_cdf(0.975))]
+    lo, hi = np.percentile(theta_b, [100 * q for q in qs])
+    assert g["median_ae"] == pytest.approx(hat)
+    assert g["median_ae_ci_low"] == pytest.approx(lo) and g["median_ae_ci_high"] == pytest.approx(hi)
+
+
+def test_percentile_interval_of_an_additive_metric_matches_a_replayed_draw():
+    from assay.metrics.resample import Resampler
+    from assay_metric_samples import SampleAbsError
+
+    x = np.random.default_rng(8).normal(size=300)
+    g = assay.evaluate(list(x), [[0.0]] * 300, metrics=[SampleAbsError()], n_resamples=500, seed=2).global_scores
+    means = []
+    Resampler(300, n_resamples=500, seed=2).run(None, lambda b, idx: means.append(np.abs(x[idx]).mean()))
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    assert g["abs_error_ci_low"] == pytest.approx(lo, rel=1e-12)
+    assert g["abs_error_ci_high"] == pytest.approx(hi, rel=1e-12)
