@@ -154,18 +154,20 @@ def test_al_improvement_reads_second_cycle(tmp_path):
     _write(tmp_path / "second_cycle" / "M" / "random" / "random" / "seed1" / "ood", "x", [[1, 1, 0, 0]], ref)
     task = assay.load_task("al_improvement")
     c = ctx(version(), split="ood", base_path=str(tmp_path))
-    # first cycle Dice .5: (1 - 2/3) / .5
-    tree = task.reduce({"x": 0.5}, c)
-    assert tree["mean"]["u"]["a"]["metrics"]["al_improvement"] == pytest.approx((1 - 2 / 3) / 0.5)
+    # first cycle: pred [1,0,0,0] -> Dice 2*1/(1+4) = 0.4
+    per = task.image_metrics(ImageData("x", "ood", pred_seg=np.array([[1, 0, 0, 0]]), ref_segs=ref), c)
+    assert per["first"] == pytest.approx(0.4)
+    assert per["second"] == {"random/random": pytest.approx(2 / 3), "u/a": pytest.approx(1.0)}
+    tree = task.reduce({"x": per}, c)
+    assert tree["mean"]["u"]["a"]["metrics"]["al_improvement"] == pytest.approx((1 - 2 / 3) / 0.4)
     assert tree["mean"]["u"]["a"]["metrics"]["dice_second_cycle"] == pytest.approx(1.0)
-    img = ImageData("x", "ood", pred_seg=np.array([[1, 1, 0, 0]]), ref_segs=ref)
-    assert task.image_metrics(img, c) == pytest.approx(2 / 3)
 
 
 def test_al_improvement_missing_second_cycle(tmp_path):
     task = assay.load_task("al_improvement")
+    img = ImageData("x", "ood", pred_seg=np.array([[1, 0]]), ref_segs=np.array([[[1, 0]]]))
     with pytest.raises(FileNotFoundError, match="second_cycle"):
-        task.reduce({"x": 0.5}, ctx(version(), split="ood", base_path=str(tmp_path)))
+        task.image_metrics(img, ctx(version(), split="ood", base_path=str(tmp_path)))
 
 
 def test_al_split_files_task_writes_splits(tmp_path):

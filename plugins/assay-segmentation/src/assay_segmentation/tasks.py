@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from assay.downstream import ImageData, MetricInfo, Task, TaskContext, list_images, load_image, mean_tree
+from assay.downstream import ImageData, MetricInfo, Task, TaskContext, load_image, mean_tree
 from assay.errors import InvalidParameterError
 from assay_segmentation import active_learning as al
 from assay_segmentation.measures import al_improvement, dice, ged, ncc
@@ -276,30 +276,36 @@ class AlImprovement(Task):
     skip_unc_types: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     empty_value: float = 0.0
 
-    def image_metrics(self, image: ImageData, ctx: TaskContext) -> float:
-        return image_dice(image, empty_value=self.empty_value)
+    def _queries(self, ctx: TaskContext) -> list[str]:
+        return [self.random_query] + [f"{unc}/{agg}" for unc in ctx.version.unc_types if unc not in self.skip_unc_types
+                                      for agg in ctx.version.aggregations]
 
-    def _mean_dice(self, folder: Path, ctx: TaskContext) -> float:
-        ref_dir = ctx.version.reference_dir(ctx.split, ctx.base_path)
-        dices = [image_dice(load_image(folder, i, split=ctx.split, kinds=("pred_seg", "ref_segs"),
-                                       reference_dir=ref_dir), empty_value=self.empty_value)
-                 for i in list_images(folder)]
-        if not dices:
-            raise InvalidParameterError(f"al_improvement: no second-cycle predictions in {folder}.")
-        return float(np.mean(dices))
+    def image_metrics(self, image: ImageData, ctx: TaskContext) -> dict[str, Any]:
+        """This image's Dice in the first cycle and in each second cycle (same references)."""
+        second = {}
+        for query in self._queries(ctx):
+            folder = _resolve(self.second_cycle, ctx, query=query)
+            pred = load_image(folder, image.image_id, split=ctx.split, kinds=("pred_seg",)).pred_seg
+            second[query] = image_dice(attrs.evolve(image, pred_seg=pred), empty_value=self.empty_value)
+        return {"first": image_dice(image, empty_value=self.empty_value), "second": second}
 
     def reduce(self, per_image: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
-        d1 = float(np.mean(list(per_image.values()))) if per_image else math.nan
-        dr = self._mean_dice(_resolve(self.second_cycle, ctx, query=self.random_query), ctx)
-        mean: dict[str, Any] = {}
-        for unc in ctx.version.unc_types:
-            if unc in self.skip_unc_types:
-                continue
-            for agg in ctx.version.aggregations:
-                du = self._mean_dice(_resolve(self.second_cycle, ctx, query=f"{unc}/{agg}"), ctx)
-                mean.setdefault(unc, {})[agg] = {"metrics": {"al_improvement": al_improvement(d1, du, dr),
-                                                             "dice_second_cycle": du}}
-        return {"mean": mean}
+        if not per_image:
+            raise InvalidParameterError(f"al_improvement: no images in split {ctx.split!r} of {ctx.version.key}.")
+        values = list(per_image.values())
+
+        def mean(get: Any) -> float:
+            return float(np.mean([get(v) for v in values]))
+
+        d1 = mean(lambda v: v["first"])
+        dr = mean(lambda v: v["second"][self.random_query])
+        tree: dict[str, Any] = {}
+        for query in self._queries(ctx)[1:]:
+            unc, agg = query.split("/", 1)
+            du = mean(lambda v: v["second"][query])
+            tree.setdefault(unc, {})[agg] = {"metrics": {"al_improvement": al_improvement(d1, du, dr),
+                                                         "dice_second_cycle": du}}
+        return {"mean": tree}
 
 
 @attrs.frozen
