@@ -207,3 +207,46 @@ def test_label_sets_without_multi_label_is_a_clear_error():
         F1(average="micro").update(["a"], [[["a", "b"]]])
     with pytest.raises(InvalidParameterError, match="instance 0 has a prediction of type list"):
         F1(average="micro").update([["a"]], [["a"]])
+
+
+@pytest.mark.parametrize("average", ["macro", "weighted"])
+@pytest.mark.parametrize("zero_division", [0.0, 1.0, math.nan])
+@pytest.mark.parametrize("kind", ["numbers", "strings", "tuples"])
+def test_instance_scores_equal_sklearn_on_each_instance(average, zero_division, kind):
+    rng = np.random.default_rng(2)
+    refs, preds = rng.integers(0, 3, 12).tolist(), rng.integers(0, 3, 12).tolist()
+    encode = {"numbers": lambda v: v, "strings": lambda v: f"c{v}", "tuples": lambda v: ("c", v)}[kind]
+    refs_k, preds_k = [[encode(v)] for v in refs], [encode(v) for v in preds]  # references as [label]
+    for cls, theirs in [(F1, sklearn_metrics.f1_score), (Precision, sklearn_metrics.precision_score),
+                        (Recall, sklearn_metrics.recall_score)]:
+        metric = cls(average=average, zero_division=zero_division)
+        inter = metric.map_all(preds_k, refs_k)
+        assert isinstance(inter, np.ndarray) == (kind != "tuples")
+        got = [d[metric.main_score] for d in metric.instance_scores(inter)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = [theirs([r], [p], average=average, zero_division=zero_division) for r, p in zip(refs, preds)]
+        np.testing.assert_allclose(got, want, atol=ATOL)
+        # and the global value on labels of that kind
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert metric.reduce(inter)[metric.main_score] == pytest.approx(
+                theirs(refs, preds, average=average, zero_division=zero_division), abs=ATOL, nan_ok=True)
+    mcc = MatthewsCorrcoef()
+    got = [d["matthews_corrcoef"] for d in mcc.instance_scores(mcc.map_all(preds_k, refs_k))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert got == [sklearn_metrics.matthews_corrcoef([r], [p]) for r, p in zip(refs, preds)]
+
+
+def test_mixed_label_kinds_are_an_error_and_keep_the_state():
+    with pytest.raises(InvalidParameterError, match="mix strings and numbers"):
+        F1(average="macro").update(["a", 1], ["a", 1])
+    m = F1(average="macro").update([1, 2], [1, 1])
+    with pytest.raises(InvalidParameterError, match="different kinds across updates"):
+        m.update(["a"], ["b"])
+    # the failed update left the state as it was: F1 of refs 1 1, preds 1 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = sklearn_metrics.f1_score([1, 1], [1, 2], average="macro")
+    assert m.compute()["f1"] == pytest.approx(want, abs=ATOL)

@@ -27,6 +27,8 @@ from assay_classic.functional.classification import (
     label_count_rows,
     matthews_from_counts,
     multilabel_count_rows,
+    pair_array,
+    pair_counts,
     precision_recall_fscore,
     sorted_labels,
 )
@@ -61,6 +63,30 @@ class Accuracy(InstanceMetric):
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
         return float(any(prediction == r for r in reference_list(references)))
+
+
+def _chunk_kind(chunk: Any) -> str:
+    if isinstance(chunk, np.ndarray):
+        return "strings" if chunk.dtype.kind == "U" else "numbers"
+    return "other labels"
+
+
+def _check_chunk_kinds(metric: Metric, before: tuple[int, int]) -> None:
+    """Gathered label pairs of one kind only: numbers, strings, or other (kept as a list).
+
+    On a mix, the state is restored to ``before`` (chunks, n) and the error raised.
+    """
+    if metric.additive:
+        return
+    state = metric.state
+    kinds = {_chunk_kind(c) for c in state.chunks}
+    if len(kinds) > 1:
+        del state.chunks[before[0]:]
+        state.n = before[1]
+        raise InvalidParameterError(
+            f"{metric.main_score} received labels of different kinds across updates ({', '.join(sorted(kinds))}); "
+            "use one label type throughout (scikit-learn rejects mixed label types)."
+        )
 
 
 class _LabelCountMetric(Metric):
@@ -116,7 +142,7 @@ class _LabelCountMetric(Metric):
         if not self.multi_label:
             truths = one_reference_each(references, metric=self.main_score)
             for i, t in enumerate(truths):
-                if not isinstance(t, Hashable) or is_collection(t):
+                if not isinstance(t, Hashable):
                     raise InvalidParameterError(
                         f"{self.main_score} expects one label per reference; instance {i} has {t!r:.80}. "
                         "Use multi_label=true for label sets."
@@ -159,7 +185,8 @@ class _LabelCountMetric(Metric):
         if self.additive:  # pooled micro: (hit, miss, miss)
             hit = np.fromiter((t == p for t, p in zip(truths, preds)), dtype=np.float64, count=len(preds))
             return np.stack([hit, 1.0 - hit, 1.0 - hit], axis=1)
-        return list(zip(truths, preds))
+        arr = pair_array(truths, preds)  # numbers / strings: an array, fast to resample and count
+        return arr if arr is not None else list(zip(truths, preds))
 
     # ------------------------------------------------------------------ reduce
     def counts(self, intermediates: Any) -> np.ndarray:
@@ -167,6 +194,8 @@ class _LabelCountMetric(Metric):
         if self.additive:
             totals = np.asarray(intermediates, dtype=np.float64)
             return totals.reshape(*totals.shape[:-1], -1, 3)
+        if isinstance(intermediates, np.ndarray):
+            return pair_counts(intermediates)
         pairs = list(intermediates)
         if self.multi_label:
             labels = sorted_labels(label for t, p in pairs for label in (*t, *p))
@@ -183,15 +212,52 @@ class _LabelCountMetric(Metric):
                 out[index[t], 2] += c
         return out
 
+    def update(self, predictions: Any, references: Any = None, task_data: Any = None) -> _LabelCountMetric:
+        before = (len(self.state.chunks), self.state.n)
+        super().update(predictions, references, task_data)
+        _check_chunk_kinds(self, before)
+        return self
+
+    def merge(self, *others: Any) -> _LabelCountMetric:
+        before = (len(self.state.chunks), self.state.n)
+        super().merge(*others)
+        _check_chunk_kinds(self, before)
+        return self
+
     def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
         """Scores of each instance alone; undefined ratios there take ``zero_division`` silently."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            return super().instance_scores(intermediates)
+            if self.additive or self.multi_label or not len(intermediates):
+                return super().instance_scores(intermediates)
+            # one instance alone has its reference label and its predicted label: a hit is one
+            # label with tp = 1; a miss is two labels, fn = 1 for the reference and fp = 1 for the
+            # prediction. Pad hits with a NaN row (left out of the averages) and reduce all at once.
+            pairs = intermediates if isinstance(intermediates, np.ndarray) else None
+            hit = (pairs[:, 0] == pairs[:, 1]) if pairs is not None else np.array([t == p for t, p in intermediates])
+            counts = np.zeros((len(hit), 2, 3))
+            counts[hit, 0, 0] = 1.0
+            counts[hit, 1, :] = self._pad
+            counts[~hit, 0, 2] = 1.0
+            counts[~hit, 1, 1] = 1.0
+            scores = self.scores_from_counts(counts)
+            keys = list(scores)
+            columns = [np.broadcast_to(np.asarray(scores[k], dtype=float), hit.shape).tolist() for k in keys]
+            return [dict(zip(keys, row)) for row in zip(*columns)]
 
-    def _prf(self, intermediates: Any, warn_for: str) -> tuple[Any, Any, Any]:
+    #: the padding row of a one-label instance (NaN: left out of precision / recall averages)
+    _pad = np.nan
+
+    def reduce(self, intermediates: Any) -> dict[str, Any]:
+        return self.scores_from_counts(self.counts(intermediates))
+
+    def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
+        """Scores of per-label counts ``(..., K, 3)`` (leading axes: batches)."""
+        raise NotImplementedError
+
+    def _prf(self, counts: np.ndarray, warn_for: str) -> tuple[Any, Any, Any]:
         return precision_recall_fscore(
-            self.counts(intermediates), average=self.average, zero_division=self.zero_division, warn_for=(warn_for,)
+            counts, average=self.average, zero_division=self.zero_division, warn_for=(warn_for,)
         )
 
 
@@ -226,8 +292,8 @@ class Precision(_LabelCountMetric):
     examples = [{"predictions": [0, 1, 1, 0, 1], "references": [[0], [1], [0], [1], [1]],
                  "global_target": {"precision": 2 / 3}}]
 
-    def reduce(self, intermediates: Any) -> dict[str, Any]:
-        return {"precision": self._prf(intermediates, "precision")[0]}
+    def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
+        return {"precision": self._prf(counts, "precision")[0]}
 
 
 class Recall(_LabelCountMetric):
@@ -249,8 +315,8 @@ class Recall(_LabelCountMetric):
                 {"predictions": ["a", "b", "b"], "references": [["a"], ["a"], ["b"]],
                  "overrides": {"average": "macro"}, "global_target": {"recall": (1 / 2 + 1) / 2}}]
 
-    def reduce(self, intermediates: Any) -> dict[str, Any]:
-        return {"recall": self._prf(intermediates, "recall")[1]}
+    def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
+        return {"recall": self._prf(counts, "recall")[1]}
 
 
 class F1(_LabelCountMetric):
@@ -299,8 +365,7 @@ class F1(_LabelCountMetric):
             raise InvalidParameterError(f"The 'beta' parameter of f1 must be a number >= 0. Got {beta!r} instead.")
         self.beta = float(beta)
 
-    def reduce(self, intermediates: Any) -> dict[str, Any]:
-        counts = self.counts(intermediates)
+    def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
         f = precision_recall_fscore(
             counts, average=self.average, beta=self.beta, zero_division=self.zero_division, warn_for=("f-score",)
         )[2]
@@ -345,5 +410,7 @@ class MatthewsCorrcoef(_LabelCountMetric):
                     )
         return super().map_batch(predictions, references, task_data)
 
-    def reduce(self, intermediates: Any) -> dict[str, Any]:
-        return {"matthews_corrcoef": matthews_from_counts(self.counts(intermediates))}
+    _pad = 0.0  # an empty label changes no MCC sum
+
+    def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
+        return {"matthews_corrcoef": matthews_from_counts(counts)}

@@ -223,3 +223,43 @@ def multilabel_count_rows(
             if label in index:
                 rows[i, index[label], 2] = 1.0
     return rows.reshape(n, 3 * len(index))
+
+
+def _label_kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return "num"
+    return "obj"
+
+
+def pair_array(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> np.ndarray | None:
+    """``(n, 2)`` array of ``(reference, prediction)`` labels: numbers or strings, else None.
+
+    Numbers become int64 (float64 when any is a float; Python's ``1 == 1.0`` holds there
+    too), strings a unicode array. A mix of strings and numbers is an error (as in
+    scikit-learn); other labels (tuples, None ...) give None and the caller keeps a list.
+    """
+    kinds = {_label_kind(v) for v in y_true} | {_label_kind(v) for v in y_pred}
+    if kinds == {"str", "num"}:
+        raise InvalidParameterError(
+            "Labels mix strings and numbers (as scikit-learn, this is an error); "
+            f"got e.g. references {list(y_true)[:3]!r:.60} and predictions {list(y_pred)[:3]!r:.60}."
+        )
+    if kinds == {"str"}:
+        return np.array([list(y_true), list(y_pred)], dtype=str).T.copy()
+    if kinds == {"num"}:
+        arr = np.array([list(y_true), list(y_pred)])
+        return (arr.astype(np.float64) if arr.dtype.kind == "f" else arr.astype(np.int64)).T.copy()
+    return None
+
+
+def pair_counts(pairs: np.ndarray) -> np.ndarray:
+    """Per-label ``tp, fp, fn`` ``(K, 3)`` of an ``(n, 2)`` label array, labels sorted (all that occur)."""
+    pairs = np.asarray(pairs).reshape(-1, 2)
+    labels, codes = np.unique(pairs.reshape(-1), return_inverse=True)
+    k = labels.size
+    codes = codes.reshape(-1, 2)
+    confusion = np.bincount(codes[:, 0] * k + codes[:, 1], minlength=k * k).reshape(k, k)
+    tp = np.diag(confusion)
+    return np.stack([tp, confusion.sum(axis=0) - tp, confusion.sum(axis=1) - tp], axis=1).astype(np.float64)
