@@ -76,3 +76,25 @@ def test_cli_run_table_plot(data, tmp_path, capsys):
     assert main(["plot", str(tmp_path / "res"), "--along", "pred_model", "-o", str(tmp_path / "c.png"),
                  "--config", str(plot_cfg)]) == 1
     assert "unknown keys" in capsys.readouterr().err
+
+
+def test_3d_volumes_end_to_end(tmp_path):
+    from assay_segmentation.synthetic import DEFAULT_MODELS, generate
+
+    generate(tmp_path / "data", models={"Dropout": DEFAULT_MODELS["Dropout"]}, seeds=(1,), shape=(6, 10, 10),
+             n_val=2, n_id=2, n_ood=2, n_unlabeled_id=2, n_unlabeled_ood=2, n_raters=2, n_samples=2)
+    config = load_config(EXAMPLE)
+    config["experiments"][0]["iter_params"] = {"pred_model": ["Dropout"], "seed": [1]}
+    config |= {"base_path": str(tmp_path / "data"), "output_path": str(tmp_path / "out")}
+    run_experiments(config, executor="threads[workers=2]")
+    out = tmp_path / "out" / "Dropout" / "seed1"
+    amb = json.loads((out / "id" / "ambiguity_modeling.json").read_text())
+    u = np.load(tmp_path / "data" / "Dropout" / "seed1" / "id" / "epistemic_uncertainty" / "i001.npy")
+    refs = np.load(tmp_path / "data" / "references" / "id" / "i001.npy")
+    assert u.ndim == 3
+    g = refs.astype(float).var(axis=0).ravel()
+    n = g.size
+    expected = (n - 1) / n * np.corrcoef(g, u.ravel().astype(float))[0, 1]  # NCC by its definition
+    assert amb["i001"]["epistemic_uncertainty"]["metrics"]["ncc"] == pytest.approx(expected, rel=1e-6)
+    ood = json.loads((out / "ood_detection.json").read_text())
+    assert 0.0 <= ood["mean"]["epistemic_uncertainty"]["patch_max"]["metrics"]["auroc"] <= 1.0
