@@ -102,3 +102,10 @@ class FailsOnceOn(EvaluatorBase):
                 raise RuntimeError(f"transient failure on sentence {sent['id']}")
         predicted = w_vector.parse(sent)
         return sum(p == g for p, g in zip(predicted, sent["heads"])), len(sent["heads"])
+
+
+def partition_and_size(task, shared):
+    """``fn(task, shared)``: the Spark partition that ran this task, and the task's size."""
+    from pyspark import TaskContext
+
+    return TaskContext.get().partitionId(), len(task.items())

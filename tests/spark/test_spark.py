@@ -87,8 +87,35 @@ def test_run_returns_results_in_task_order_one_partition_per_task(sc, helpers):
     out = executor.run(helpers.times_shared, pool.shards(), 10)
     assert out == [[0, 10, 20], [30, 40], [50, 60], [70, 80], [90, 100]]
     assert executor.run(helpers.times_shared, [], 10) == []
+    # partition i ran shard i, and nothing else
+    assert executor.run(helpers.partition_and_size, pool.shards(), None) == [(0, 3), (1, 2), (2, 2), (3, 2), (4, 2)]
     executor.close()
     assert not sc._jsc.sc().isStopped()  # a context we were given is never stopped
+
+
+def test_progress_bar_counts_every_shard(sc, helpers, monkeypatch):
+    import assay.executors.base as base
+
+    class Recorder:
+        def __init__(self, total, **kwargs):
+            self.total, self.done, self.closed = total, 0, False
+
+        def update(self, n=1):
+            self.done += n
+
+        def close(self):
+            self.closed = True
+
+    bars = []
+    monkeypatch.setattr(base, "progress_bar", lambda total, *, enabled, desc=None:
+                        bars.append(Recorder(total)) or bars[-1] if enabled else base._NoBar())
+    executor = load_executor("spark", context=sc, progress=True)
+    out = executor.run(helpers.times_shared, DataPool(list(range(6)), num_shards=6).shards(), 2)
+    assert out == [[0], [2], [4], [6], [8], [10]]
+    assert [(b.total, b.done, b.closed) for b in bars] == [(6, 6, True)]
+    bars.clear()
+    executor.run(helpers.times_shared, DataPool([1], num_shards=6).shards(), 2, progress=False)
+    assert bars == []
 
 
 def test_reuses_the_running_context_for_the_same_master(sc, helpers):

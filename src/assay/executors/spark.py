@@ -51,7 +51,7 @@ from typing import Any, Sequence
 
 from assay.core.pool import PathShard, split_evenly
 from assay.errors import AssayError, EvaluationError, InvalidParameterError, MissingDependencyError, WorkerDiedError
-from assay.executors.base import Executor, RemoteTraceback, TaskFunction, task_label
+from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, task_label
 from assay.plugins.hookspecs import hookimpl
 
 __all__ = ["SparkExecutor", "import_pyspark"]
@@ -260,16 +260,24 @@ class SparkExecutor(Executor):
     def _collect(self, sc: Any, rdd: Any, n_tasks: int, labels: list[int], token: str,
                  progress: bool | None, desc: str | None) -> list[tuple[int, Any]]:
         group = f"assay-{token}"
-        previous = sc.getLocalProperty("spark.jobGroup.id")
+        keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+        previous = {key: sc.getLocalProperty(key) for key in keys}  # restored afterwards
         sc.setJobGroup(group, desc or "assay evaluation", interruptOnCancel=True)
         bar = self._bar(n_tasks, progress, desc)
         stop = threading.Event()
+        shown = [0]  # tasks the bar shows as done
         watcher = None
-        if type(bar).__name__ != "_NoBar":
-            watcher = threading.Thread(target=_follow, args=(sc, group, bar, stop), daemon=True)
+        if not isinstance(bar, _NoBar):
+            watcher = threading.Thread(target=_follow, args=(sc, group, bar, stop, shown), daemon=True)
             watcher.start()
         try:
-            return rdd.collect()
+            pairs = rdd.collect()
+            stop.set()
+            if watcher is not None:
+                watcher.join(timeout=2)
+            bar.update(n_tasks - shown[0])  # the last tasks may finish between two polls
+            shown[0] = n_tasks
+            return pairs
         except Exception as exc:  # noqa: BLE001 - translated below when it is a Spark job failure
             translated = _translate(exc, labels)
             if translated is None:
@@ -280,7 +288,8 @@ class SparkExecutor(Executor):
             if watcher is not None:
                 watcher.join(timeout=2)
             bar.close()
-            sc.setLocalProperty("spark.jobGroup.id", previous)
+            for key, value in previous.items():
+                sc.setLocalProperty(key, value)
 
     def __repr__(self) -> str:
         master = self._context.master if self._context is not None else self.master
@@ -288,10 +297,9 @@ class SparkExecutor(Executor):
 
 
 # ---------------------------------------------------------------------- helpers
-def _follow(sc: Any, group: str, bar: Any, stop: threading.Event) -> None:
-    """Advance ``bar`` with the completed tasks of the job group (polled every 0.2 s)."""
+def _follow(sc: Any, group: str, bar: Any, stop: threading.Event, shown: list[int]) -> None:
+    """Advance ``bar`` with the completed tasks of the job group (polled every 0.2 s); ``shown[0]`` counts them."""
     tracker = sc.statusTracker()
-    done = 0
     while not stop.wait(0.2):
         try:
             completed = 0
@@ -302,9 +310,9 @@ def _follow(sc: Any, group: str, bar: Any, stop: threading.Event) -> None:
                     completed += stage.numCompletedTasks if stage else 0
         except Exception:  # noqa: BLE001 - the bar is cosmetic; never fail a run for it
             return
-        if completed > done:
-            bar.update(completed - done)
-            done = completed
+        if completed > shown[0]:
+            bar.update(completed - shown[0])
+            shown[0] = completed
 
 
 def _translate(exc: BaseException, labels: list[int]) -> BaseException | None:
