@@ -34,7 +34,7 @@ from assay.metrics import Metric, divide
 __all__ = [
     "Disagreement", "Entropy", "MutualInformation", "VariationRatio",
     "check_ensemble_probs", "disagreement", "entropy", "expected_entropy", "mutual_information",
-    "predictive_entropy", "variation_ratio",
+    "predictive_entropy", "variation_ratio", "votes",
 ]
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -52,20 +52,41 @@ def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "prob
     if p.ndim != 3:
         raise InvalidParameterError(f"Expected `{name}` of shape (B, N, C) but got {p.shape}.")
     if validate and p.size:
-        if p.min() < 0 or p.max() > 1:
-            raise InvalidParameterError(
-                f"Expected `{name}` to hold probabilities in [0, 1]; got values from {p.min()} to {p.max()}."
-            )
-        sums = p.reshape(-1, p.shape[2]) @ np.ones(p.shape[2], dtype=p.dtype)
-        bad = np.abs(sums - 1.0) > 1e-4
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            b, n = divmod(i, p.shape[1])
-            raise InvalidParameterError(
-                f"Expected each member's probabilities in `{name}` to sum to 1; example {b}, member {n} sums to "
-                f"{float(sums[i])!r} (pass validate_args=False to skip this check)."
-            )
+        _check_values(p, 0, name)
     return p
+
+
+def _check_values(p: np.ndarray, offset: int, name: str) -> None:
+    lo, hi = p.min(), p.max()
+    if lo < 0 or hi > 1:
+        raise InvalidParameterError(f"Expected `{name}` to hold probabilities in [0, 1]; got values from {lo} to {hi}.")
+    sums = p.reshape(-1, p.shape[2]) @ np.ones(p.shape[2], dtype=p.dtype)
+    bad = np.abs(sums - 1.0) > 1e-4
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        b, n = divmod(i, p.shape[1])
+        raise InvalidParameterError(
+            f"Expected each member's probabilities in `{name}` to sum to 1; example {offset + b}, member {n} sums to "
+            f"{float(sums[i])!r} (pass validate_args=False to skip this check)."
+        )
+
+
+#: elements per chunk in :func:`votes`: the argmax and the value checks read a chunk while it is in cache
+_CHUNK_ELEMENTS = 1 << 18
+
+
+def votes(p: np.ndarray, *, validate: bool = False, name: str = "probs") -> np.ndarray:
+    """``argmax`` over classes, ``(B, N)``, with the value checks of ``validate`` fused chunk by chunk."""
+    b, n, c = p.shape
+    out = np.empty((b, n), dtype=np.intp)
+    if not validate:
+        return np.argmax(p, axis=-1, out=out)
+    rows = max(1, _CHUNK_ELEMENTS // max(n * c, 1))
+    for start in range(0, b, rows):
+        chunk = p[start:start + rows]
+        np.argmax(chunk, axis=-1, out=out[start:start + rows])
+        _check_values(chunk, start, name)
+    return out
 
 
 def _entropy_last(p: np.ndarray) -> np.ndarray:
@@ -75,13 +96,13 @@ def _entropy_last(p: np.ndarray) -> np.ndarray:
     return -terms.sum(axis=-1)
 
 
-def disagreement(p: np.ndarray) -> np.ndarray:
+def disagreement(p: np.ndarray, *, member_votes: np.ndarray | None = None) -> np.ndarray:
     """Per example ``1 - sum_c C(n_c, 2) / C(N, 2)``, ``n_c`` = members whose argmax is ``c``."""
     b, n, _ = p.shape
     if n < 2:
         warnings.warn("disagreement: needs at least two ensemble members; NaN.", RuntimeWarning, stacklevel=3)
         return np.full(b, math.nan)
-    votes = np.argmax(p, axis=-1)
+    votes = np.argmax(p, axis=-1) if member_votes is None else member_votes
     if n * (n - 1) // 2 <= 64:  # few members: count agreeing pairs column against column
         cols = np.ascontiguousarray(votes.T)
         agree = np.zeros(b, dtype=np.int64)
@@ -131,6 +152,7 @@ class _EnsembleMetric(Metric):
     """Base of the ensemble metrics: one value per example, reduced over the batch."""
 
     higher_is_better = False
+    _fused_checks = False  # True: _values runs the value checks itself (in cache, chunk by chunk)
 
     def __init__(self, *, reduction: str | None = "mean", validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
@@ -152,7 +174,7 @@ class _EnsembleMetric(Metric):
         raise NotImplementedError
 
     def map_batch(self, predictions, references=None, task_data=None):
-        p = check_ensemble_probs(predictions, validate=self.validate_args)
+        p = check_ensemble_probs(predictions, validate=self.validate_args and not self._fused_checks)
         values = self._values(p) if p.shape[0] else np.zeros(0)
         if self.additive:
             return np.stack([values, np.ones_like(values)], axis=1)
@@ -190,13 +212,14 @@ class Disagreement(_EnsembleMetric):
     """
 
     name = "disagreement"
+    _fused_checks = True
     # votes (0,0,0) -> 0; (1,0,1) -> 1 - 1/3; (0,1,1) -> 1 - 1/3; (1,1,1) -> 0: mean 1/3
     examples = [{"predictions": [[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]],
                                  [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], [[0.2, 0.8], [0.1, 0.9], [0.3, 0.7]]],
                  "global_target": {"disagreement": 1 / 3}}]
 
     def _values(self, p: np.ndarray) -> np.ndarray:
-        return disagreement(p)
+        return disagreement(p, member_votes=votes(p, validate=self.validate_args))
 
 
 class Entropy(_EnsembleMetric):

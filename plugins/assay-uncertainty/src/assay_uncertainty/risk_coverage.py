@@ -48,9 +48,12 @@ def _trapezoid(x: np.ndarray, y: np.ndarray) -> float:
 
 def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> float:
     if convention in ("fd-shifts", "values"):
-        cov = K / n
         risk = S / K
-        area = _trapezoid(cov, risk)
+        if K.size == n:  # no ties: points at every k, spacing 1/N
+            area = (float(risk.sum()) - (risk[0] + risk[-1]) / 2.0) / n if n > 1 else 0.0
+        else:
+            area = _trapezoid(K / n, risk)
+        cov = K[:1] / n
         if convention == "fd-shifts":
             area += cov[0] * risk[0]  # flat segment from coverage 0 at the first point's risk
         return area
