@@ -131,3 +131,10 @@ def test_bleu_single_reference_string_layout():
     hyps = [" ".join(rng.choice(words, 8)) for _ in range(20)]
     refs = [" ".join(rng.choice(words, 8)) for _ in range(20)]
     assert compute(Bleu(), hyps, refs)["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score, abs=ATOL)
+
+
+def test_bleu_of_empty_strings_is_sacrebleus_zero():
+    # empty hypothesis and reference: sacreBLEU defines 0.0 (not "no data")
+    hyps, refs = ["", "a b"], [[""], ["c d"]]
+    assert compute(Bleu(), hyps, refs)["bleu"] == sacrebleu.corpus_bleu(hyps, [[r[0] for r in refs]]).score == 0.0
+    assert Bleu().instance_scores(Bleu().map_all([""], [[""]]))[0]["bleu"] == sacrebleu.sentence_bleu("", [""]).score

@@ -133,8 +133,9 @@ class Bleu(Metric):
     :math:`p_n`: clipped n-gram precisions of the corpus (``smooth_method="exp"`` by
     default), :math:`c`: hypothesis length, :math:`r`: effective reference length (closest
     reference per segment). Each segment maps to sacreBLEU's statistics
-    ``[sys_len, ref_len, correct_1..N, total_1..N]`` (``BLEU().sentence_score``); the global
-    score is ``BLEU.compute_bleu`` on their sum, equal to ``sacrebleu.corpus_bleu``. The
+    ``[sys_len, ref_len, correct_1..N, total_1..N]`` (``BLEU().sentence_score``) plus a
+    segment count of 1; the global score is ``BLEU.compute_bleu`` on their sum, equal to
+    ``sacrebleu.corpus_bleu`` (no segment at all: NaN). The
     instance score is sentence BLEU with effective order (``sacrebleu.sentence_bleu``).
     Also reports ``bleu_bp``, the brevity penalty.
 
@@ -190,7 +191,7 @@ class Bleu(Metric):
         self.smooth_value = smooth_value
         self.effective_order = bool(effective_order)
         self.max_ngram_order = max_ngram_order
-        self.n_stats = 2 + 2 * max_ngram_order
+        self.n_stats = 3 + 2 * max_ngram_order  # sacreBLEU's statistics, then a segment count
 
     def _scorer(self) -> Any:
         scorer = self.__dict__.get("_bleu_scorer")
@@ -207,16 +208,17 @@ class Bleu(Metric):
     def map_batch(self, predictions: Sequence[str], references: Sequence[Any] | None, task_data: Any) -> np.ndarray:
         if references is None:
             raise InvalidParameterError("bleu needs references; got None.")
-        return bleu_segment_stats(list(predictions), list(references), self._scorer()).astype(np.float64)
+        stats = bleu_segment_stats(list(predictions), list(references), self._scorer()).astype(np.float64)
+        return np.column_stack([stats, np.ones(len(stats))])
 
     def map(self, prediction: str, references: Any, task_data: Any = None) -> np.ndarray:
         return self.map_batch([prediction], [references], None)[0]
 
     def _score(self, row: np.ndarray, *, effective_order: bool) -> dict[str, float]:
-        if not np.any(row):
+        if row[-1] == 0:  # no segment at all
             return {"bleu": math.nan, "bleu_bp": math.nan}
         return bleu_from_stats(
-            row,
+            row[:-1],
             smooth_method=self.smooth_method,
             smooth_value=self.smooth_value,
             effective_order=effective_order,

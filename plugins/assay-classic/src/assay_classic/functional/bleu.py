@@ -15,7 +15,6 @@ which is sacreBLEU's own segment-statistics layout.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -125,10 +124,7 @@ def bleu_from_stats(
         effective_order=effective_order,
         max_ngram_order=order,
     )
-    out = {"bleu": float(score.score), "bleu_bp": float(score.bp)}
-    if values[0] == 0 and values[1] == 0:
-        out = {"bleu": math.nan, "bleu_bp": math.nan}  # no data at all
-    return out
+    return {"bleu": float(score.score), "bleu_bp": float(score.bp)}
 
 
 def corpus_bleu(
