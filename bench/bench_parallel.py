@@ -11,7 +11,7 @@ with 50,000 features. Two sentence evaluators:
 ``trivial``
     returns a precomputed tally (well under 1 us): the run is all overhead.
 
-Contenders, each timed end to end (the median of ``--repeats`` runs):
+Contenders, each timed end to end, interleaved round by round (the median of ``--repeats`` rounds):
 
 ``sequential``         ``ev.sequentialEvaluate(pool, model)``
 ``parallelEvaluate``   ``ev.parallelEvaluate(pool, model, workers=N)`` -- the ``processes`` executor
@@ -165,15 +165,6 @@ def per_sentence_cost(name: str, sentences: list, model: Model, n: int = 2000) -
     return (time.perf_counter() - start) / len(sample)
 
 
-def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float], Any]:
-    times, value = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=200_000)
@@ -197,18 +188,26 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only or ["heavy", "trivial"]:
         cost = per_sentence_cost(name, sentences, model)
         print(f"\n[{name}] about {cost * 1e6:.2f} us of Python per sentence", flush=True)
-        rows: dict[str, dict[str, Any]] = {}
+        chosen = {c: fn for c, fn in CONTENDERS.items()
+                  if not (c == "pool-map" and name == "heavy" and not args.pool_map_heavy)}
+        samples: dict[str, list[float]] = {c: [] for c in chosen}
         expected = None
-        for contender, fn in CONTENDERS.items():
-            if contender == "pool-map" and name == "heavy" and not args.pool_map_heavy:
-                continue
-            median, times, value = timed(lambda: fn(name, sentences, model, workers), args.repeats)
-            if expected is None:
-                expected = value
-            elif value != expected:
-                raise SystemExit(f"{contender} counted {value}, sequential counted {expected}")
+        # Interleave the contenders (one round = each once) so that background load hits them alike.
+        for _ in range(args.repeats):
+            for contender, fn in chosen.items():
+                start = time.perf_counter()
+                value = fn(name, sentences, model, workers)
+                samples[contender].append(time.perf_counter() - start)
+                if expected is None:
+                    expected = value
+                elif value != expected:
+                    raise SystemExit(f"{contender} counted {value}, sequential counted {expected}")
+        rows: dict[str, dict[str, Any]] = {}
+        for contender, times in samples.items():
+            median = statistics.median(times)
             rows[contender] = {"median_s": median, "times_s": times, "rate_per_s": args.sentences / median}
-            print(f"  {contender:17s} {median:8.3f} s  {args.sentences / median:12,.0f} sentences/s", flush=True)
+            print(f"  {contender:17s} {median:8.3f} s  {args.sentences / median:12,.0f} sentences/s"
+                  f"   (runs: {', '.join(f'{t:.3f}' for t in times)})", flush=True)
         seq = rows["sequential"]["median_s"]
         par = rows["parallelEvaluate"]["median_s"]
         ratios = {"parallel_speedup_vs_sequential": seq / par, "parallel_time_vs_sequential": par / seq}
