@@ -74,7 +74,8 @@ def test_bad_num_shards_names_the_parameter(bad):
         DataPool([1]).shards(bad)
 
 
-@pytest.mark.parametrize("bad, hint", [((x for x in range(3)), "list"), ("text", "from_file"), (42, "")])
+@pytest.mark.parametrize("bad, hint", [((x for x in range(3)), "list"), ("text", "from_file"), (42, ""),
+                                       ({"a": 1}, "values")])
 def test_bad_items_name_the_parameter(bad, hint):
     with pytest.raises(InvalidParameterError, match="'items' parameter") as info:
         DataPool(bad)

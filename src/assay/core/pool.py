@@ -26,7 +26,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from assay.errors import InvalidParameterError
 
@@ -200,9 +200,11 @@ class DataPool:
 
     def __init__(self, items: Sequence[Any], num_shards: int | None = None, *,
                  source: str | None = None, format: str | None = None) -> None:
-        if isinstance(items, (str, bytes)) or not (hasattr(items, "__len__") and hasattr(items, "__getitem__")):
+        if isinstance(items, (str, bytes, Mapping)) or not (hasattr(items, "__len__") and hasattr(items, "__getitem__")):
             if isinstance(items, (str, bytes, os.PathLike)):
                 hint = " (to read a file, use DataPool.from_file(path))"
+            elif isinstance(items, Mapping):
+                hint = " (a mapping is not a sequence: pass list(mapping.values()))"
             elif isinstance(items, Iterable):
                 hint = " (wrap an iterator or generator in list(...))"
             else:
