@@ -327,18 +327,20 @@ GOLD = """# sent_id = 1
 """
 
 
-def test_parse_eval_runs_on_spark_in_its_own_context(tmp_path):
+def test_parse_eval_runs_on_spark(sc, tmp_path, capsys):
+    from assay.cli import main
+
     # system: "cat" gets the wrong relation (obj), "." the wrong head (2); sentence 2 is right.
     system = GOLD.replace("3\tnsubj", "3\tobj").replace("3\tpunct", "2\tpunct")
     (tmp_path / "gold.conllu").write_text(GOLD, encoding="utf-8")
     (tmp_path / "sys.conllu").write_text(system, encoding="utf-8")
-    # A fresh process: the executor creates its own local[2] context from the master URL and stops it.
-    out = subprocess.run([sys.executable, "-m", "assay", "parse-eval", str(tmp_path / "gold.conllu"),
-                          str(tmp_path / "sys.conllu"), "--spark", "local[2]"],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    rows = {line.split()[0]: line.split()[-2:] for line in out.stdout.splitlines()
+    # The master is passed through to the executor, which reuses the session's context (same master).
+    code = main(["parse-eval", str(tmp_path / "gold.conllu"), str(tmp_path / "sys.conllu"), "--spark", sc.master])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = {line.split()[0]: line.split()[-2:] for line in out.splitlines()
             if line.split() and line.split()[0] in ("UAS", "LAS")}
     # by hand: heads right for 5 of 6 words (not "."), head and relation right for 4 of 6
     assert rows == {"UAS": ["5", "6"], "LAS": ["4", "6"]}
-    assert "SparkExecutor" in out.stdout  # the CLI names the executor it ran on
+    assert "SparkExecutor" in out  # the CLI names the executor it ran on
+    assert not sc._jsc.sc().isStopped()  # closing the executor left the shared context running
