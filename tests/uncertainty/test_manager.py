@@ -80,7 +80,8 @@ def test_manager_hand_values_keys_and_shared_stats():
     assert TotalLP.calls == 1
     # order by msp: correct 1, 0, 1 -> M = 1, 1/2, 2/3 -> raw 13/18; oracle 1, 1, 2/3 -> 8/9; random 2/3
     assert man.metrics[("sequence", "msp", "accuracy", "prr")] == pytest.approx(13 / 18)
-    assert man.metrics[("sequence", "msp", "accuracy", "prr_normalized")] == pytest.approx((13 / 18 - 2 / 3) / (8 / 9 - 2 / 3))
+    normalized = (13 / 18 - 2 / 3) / (8 / 9 - 2 / 3)
+    assert man.metrics[("sequence", "msp", "accuracy", "prr_normalized")] == pytest.approx(normalized)
     # the failure (u=1.0) is above one of two successes -> 1/2
     assert man.metrics[("sequence", "msp", "accuracy", "roc_auc")] == pytest.approx(0.5)
     # claim level: 1 - exp(sum of span log p): [1-e^-.1, 1-e^-.2], [1-e^-1], [1-e^-1.5]

@@ -60,7 +60,8 @@ def test_e_aurc_dataset_a():
 
 def test_e_aurc_continuous_risk_uses_sorted_risks():
     # q = [.5, 1, 0] at u = [.1, .2, .3]: r = [.5, 0, 1]. Model R = .5, .25, .5; optimal (r sorted 0, .5, 1): 0, .25, .5
-    # fd-shifts model: (1/3)(.5) + (1/3)(.5 + .25)/2 + (1/3)(.25 + .5)/2 = 1/6 + 1/4 = 5/12; optimal: 0 + 1/24 + 1/8 = 1/6
+    # fd-shifts model: (1/3)(.5) + (1/3)(.5 + .25)/2 + (1/3)(.25 + .5)/2 = 1/6 + 1/4 = 5/12
+    # optimal: 0 + 1/24 + 1/8 = 1/6
     assert AURC()([0.1, 0.2, 0.3], [0.5, 1.0, 0.0]) == pytest.approx(5 / 12)
     assert EAURC()([0.1, 0.2, 0.3], [0.5, 1.0, 0.0]) == pytest.approx(5 / 12 - 1 / 6)
 

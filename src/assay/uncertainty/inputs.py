@@ -102,10 +102,12 @@ def _check_value(field: str, v: Any) -> str | None:
                                  and 0 <= s[0] < s[1] for s in v)
         return None if ok else "a list of [start, end) integer pairs with 0 <= start < end"
     if field == "ensemble_probs":
-        if not (_is_list(v) and len(v) > 0 and all(_is_list(row) and len(row) == len(v[0]) and len(row) > 0 for row in v)):
+        rows_ok = _is_list(v) and len(v) > 0 and all(_is_list(r) and len(r) == len(v[0]) and len(r) > 0 for r in v)
+        if not rows_ok:
             return "an M x C list of probabilities (M members, C classes)"
         arr = np.asarray(v, dtype=np.float64)
-        if not np.isfinite(arr).all() or arr.min() < 0 or arr.max() > 1 or not np.allclose(arr.sum(axis=1), 1, atol=1e-4):
+        finite = np.isfinite(arr).all()
+        if not finite or arr.min() < 0 or arr.max() > 1 or not np.allclose(arr.sum(axis=1), 1, atol=1e-4):
             return "an M x C list whose rows are probability distributions (in [0, 1], summing to 1)"
         return None
     return None
@@ -128,10 +130,12 @@ def _cross_checks(rec: Mapping[str, Any]) -> tuple[str, str] | None:
         if n_tok is not None and any(s[1] > n_tok for s in rec["claim_spans"]):
             return "claim_spans", f"spans inside the {n_tok} tokens of 'log_probs'"
         if "claim_correct" in rec and len(rec["claim_correct"]) != len(rec["claim_spans"]):
-            return "claim_correct", f"one label per claim span ({len(rec['claim_spans'])}); got {len(rec['claim_correct'])}"
+            spans, labels = len(rec["claim_spans"]), len(rec["claim_correct"])
+            return "claim_correct", f"one label per claim span ({spans}); got {labels}"
     if "sample_texts" in rec and "sample_log_probs" in rec and len(rec["sample_texts"]) != len(rec["sample_log_probs"]):
         return "sample_log_probs", f"one entry per sample of 'sample_texts' ({len(rec['sample_texts'])})"
-    if "sample_texts" in rec and "similarity_matrix" in rec and len(rec["similarity_matrix"]) != len(rec["sample_texts"]):
+    if "sample_texts" in rec and "similarity_matrix" in rec \
+            and len(rec["similarity_matrix"]) != len(rec["sample_texts"]):
         return "similarity_matrix", f"a K x K matrix for the K = {len(rec['sample_texts'])} samples"
     return None
 
@@ -168,8 +172,16 @@ def records_to_columns(records: Iterable[Mapping[str, Any]], *, source: str = "<
 def columns_to_records(columns: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The inverse of :func:`records_to_columns` (for columns from ``.npz`` or Python)."""
     n = _column_length(columns)
-    return [{k: (v[i].tolist() if isinstance(v[i], np.ndarray) else (v[i].item() if isinstance(v[i], np.generic) else v[i]))
-             for k, v in columns.items()} for i in range(n)]
+    return [{k: _plain(v[i]) for k, v in columns.items()} for i in range(n)]
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays and scalars as Python lists and numbers (so the schema checks see JSON-like values)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def _column_length(columns: Mapping[str, Any]) -> int:

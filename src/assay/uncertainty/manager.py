@@ -193,7 +193,9 @@ class UEManager:
                 raise InvalidParameterError(f"{who} must return one value per example, shape ({n},); got {arr.shape}.")
             return arr
         if len(values) != n:
-            raise InvalidParameterError(f"{who} ({level} level) must return one array per example ({n}); got {len(values)}.")
+            raise InvalidParameterError(
+                f"{who} ({level} level) must return one array per example ({n}); got {len(values)}."
+            )
         out = [np.asarray(v, dtype=np.float64).reshape(-1) for v in values]
         expected = self._expected_lengths(level)
         if expected is not None:
@@ -351,7 +353,8 @@ class UEManager:
                     man.levels[entry["name"]] = level
         for m in doc["metrics"]:
             v = m["value"]
-            man.metrics[(m["level"], m["estimator"], m["gen_metric"], m["ue_metric"])] = math.nan if v is None else float(v)
+            key = (m["level"], m["estimator"], m["gen_metric"], m["ue_metric"])
+            man.metrics[key] = math.nan if v is None else float(v)
         for d in doc.get("dropped", []):
             man.dropped[(d["level"], d["estimator"], d["gen_metric"])] = int(d["count"])
         man.notes = list(doc.get("notes", []))

@@ -11,8 +11,9 @@ Bins: bin ``b`` of ``n_bins`` equal-width bins holds confidences with
 rounding of the product), and 1.0 goes to the last bin.
 
 The metrics are :class:`assay.metrics.Metric` subclasses (``update(probs, labels)``,
-``compute()``, ``reset()``, ``merge()``, and ``assay.evaluate``): ECE / MCE / RMSCE,
-Brier and NLL keep additive tallies (per bin: the count and the sum of ``acc - conf``); adaptive ECE keeps ``(conf, acc)`` rows.
+``compute()``, ``reset()``, ``merge()``, and ``assay.evaluate``): ECE / MCE / RMSCE keep
+additive per-bin tallies (the count and the sum of ``acc - conf``), Brier and NLL a sum and
+a count; adaptive ECE keeps ``(conf, acc)`` rows.
 The same names are UE metrics (:class:`CalibrationUEMetric`), called as
 ``ue_metric(1 - p_correct, quality)`` with binary quality.
 """
@@ -134,7 +135,7 @@ def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: b
         m = chunk.shape[0]
         pr, cf, sc, w = pred[:m], conf[:m], scaled[:m], gap[:m]
         np.argmax(chunk, axis=1, out=pr)
-        np.take(chunk.reshape(-1), offsets[:m] + pr, out=cf)
+        np.take(chunk.reshape(-1), offsets[:m] + pr, out=cf, mode="clip")  # indices valid by construction
         if validate:
             check_rows(chunk, start, name)
         np.multiply(cf, n_bins, out=sc)

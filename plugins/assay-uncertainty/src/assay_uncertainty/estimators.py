@@ -110,6 +110,10 @@ def rouge_l(a: str, b: str) -> float:
     return 2 * p * r / (p + r)
 
 
+def _exact(a: str, b: str) -> float:
+    return float(normalize_text(a) == normalize_text(b))
+
+
 class LexicalSimilarity(Estimator):
     r"""``-mean_{i<j} sim(s_i, s_j)`` over sampled answers (LM-Polygraph's LexicalSimilarity, ROUGE-L F1).
 
@@ -132,8 +136,8 @@ class LexicalSimilarity(Estimator):
             if len(s) < 2:
                 out.append(math.nan)
                 continue
-            sims = [rouge_l(s[i], s[j]) if self.metric == "rougeL" else float(normalize_text(s[i]) == normalize_text(s[j]))
-                    for i in range(len(s)) for j in range(i + 1, len(s))]
+            sim = rouge_l if self.metric == "rougeL" else _exact
+            sims = [sim(s[i], s[j]) for i in range(len(s)) for j in range(i + 1, len(s))]
             out.append(-float(np.mean(sims)))
         return np.array(out)
 
@@ -254,7 +258,10 @@ class MutualInformation(_EnsembleEstimator):
 
 
 class VariationRatio(_EnsembleEstimator):
-    r"""``1 - #{n : argmax p_n = c*} / N`` with ``c* = argmax mean_n p_n`` (``probabilistic=True``: ``1 - mean_n p_n[c*]``)."""
+    r"""``1 - #{n : argmax p_n = c*} / N`` with ``c* = argmax mean_n p_n``.
+
+    ``probabilistic=True``: ``1 - mean_n p_n[c*]``.
+    """
 
     name = "variation_ratio"
 
