@@ -133,8 +133,12 @@ def assay_register_data_formats(register: Register) -> None:
 def assay_register_tasks(register: Register) -> None:
     """Register downstream tasks (ValUES style: OoD detection, failure detection, ...).
 
-    The factory returns a callable task that turns the loaded maps and references of an
-    experiment into a nested metrics dictionary. Loaded with ``assay.load_task(name)``.
+    The factory returns an :class:`assay.downstream.Task`: ``image_metrics(image, ctx)``
+    gives the per-image values (run in parallel over images), ``reduce(per_image, ctx)``
+    the set-level metrics, and the optional ``fit_image`` / ``fit`` prepare on a fitting
+    split (e.g. Platt scaling on ``val``). Class attributes declare the metrics it writes,
+    the arrays it needs and its default dataset splits; see :mod:`assay.downstream.task`.
+    Loaded with ``assay.load_task(name)``.
     """
 
 
