@@ -280,3 +280,19 @@ def test_three_curve_paths_match_brute_force(seed):
             np.testing.assert_array_equal(K, k_ref)
             np.testing.assert_allclose(S, s_ref)
     assert AURC()(u, 1 - v) == pytest.approx(AURC()(u + 1.0, 1 - v))
+
+
+@pytest.mark.parametrize("n", [5, 50, 200])
+@pytest.mark.parametrize("max_rejection", [1.0, 0.5, 0.2])
+def test_prr_against_the_direct_definition(n, max_rejection):
+    # distinct u (no ties): M_k from a plain cumulative sum in u order; oracle from quality sorted descending
+    rng = np.random.default_rng(n)
+    u, q = rng.random(n), rng.random(n)
+    qn = (q - q.min()) / (q.max() - q.min())
+    levels = int(np.floor(max_rejection * n + 1e-9))
+    k = np.arange(n - levels + 1, n + 1)
+    raw = np.mean(np.cumsum(qn[np.argsort(u)])[k - 1] / k)
+    oracle = np.mean(np.cumsum(np.sort(qn)[::-1])[k - 1] / k)
+    s = PRR(max_rejection=max_rejection).scores(u, q)
+    assert (s.raw, s.oracle, s.random) == (pytest.approx(raw), pytest.approx(oracle), pytest.approx(qn.mean()))
+    assert s.normalized == pytest.approx((raw - qn.mean()) / (oracle - qn.mean()))

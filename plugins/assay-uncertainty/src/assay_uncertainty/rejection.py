@@ -59,13 +59,18 @@ def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> P
     binary = is_binary(qn)
     k = np.arange(n - levels + 1, n + 1, dtype=np.float64)
     K, S = group_ends(u, qn, binary=binary)
-    raw = float(np.mean(cumulative_at(k, K, S) / k))
+    cum = S[n - levels:] if K.size == n else cumulative_at(k, K, S)  # no ties: S holds every k
+    raw = float(np.mean(cum / k))
     if binary:
         ones = float(S[-1])
         oracle = float(np.mean(np.minimum(k, ones) / k))
     else:
-        best = np.cumsum(np.sort(qn)[::-1])
-        oracle = float(np.mean(best[k.astype(np.int64) - 1] / k))
+        # the k best = the total minus the n - k worst (ascending cumulative sums, read backwards)
+        asc = np.cumsum(np.sort(qn))
+        worst = np.zeros(levels)  # sum of the n - k smallest, for n - k = levels - 1 .. 0
+        if levels > 1:
+            worst[:-1] = asc[levels - 2::-1]
+        oracle = float(np.mean((asc[-1] - worst) / k))
     random = float(qn.mean())
     if abs(oracle - random) <= 1e-12 * max(1.0, abs(random)):
         normalized = raw
