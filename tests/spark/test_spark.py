@@ -126,6 +126,18 @@ def test_reuses_the_running_context_for_the_same_master(sc, helpers):
     assert not sc._jsc.sc().isStopped()
 
 
+def test_workers_is_the_cores_unless_given_and_sets_the_default_shard_count(sc, helpers, tmp_path):
+    from assay.core.evaluator import SHARDS_PER_WORKER  # the core's policy: this many shards per worker
+
+    assert load_executor("spark", context=sc).workers == 2  # local[2,2]: two cores
+    assert load_executor("spark", context=sc, workers=3).workers == 3
+    sents = make_sentences(10, seed=8)
+    model = helpers.CountingModel(str(tmp_path / "l"))
+    for workers, cores in ((None, 2), (3, 3)):
+        r = helpers.HeadAccuracy().parallelEvaluate(sents, model, sparkContext=sc, workers=workers)
+        assert shard_tallies(r) == [tally(part) for part in contiguous(sents, SHARDS_PER_WORKER * cores)]
+
+
 # --------------------------------------------------------------------------- equality with the other runners
 @pytest.mark.parametrize(("n", "shards"), [(23, 4), (7, 3), (5, 9), (1, 2), (0, 3)])
 def test_spark_equals_processes_and_sequential(sc, helpers, tmp_path, n, shards):

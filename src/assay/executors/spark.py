@@ -90,8 +90,9 @@ class SparkExecutor(Executor):
         ``True`` / ``False`` forces a progress bar (tasks completed, polled from Spark's
         status tracker) on or off; ``None`` shows it on a terminal for more than a few shards.
     workers : int, optional
-        Only used to build the default ``local[workers]`` master. Afterwards ``workers``
-        is the context's default parallelism.
+        The default shard count of ``parallelEvaluate`` (one partition each), and the core
+        count of the default ``local[workers]`` master. Default: the context's
+        ``defaultParallelism`` (its total core count).
     app_name : str
         The application name of a context this executor creates.
     conf : dict, optional
@@ -144,8 +145,6 @@ class SparkExecutor(Executor):
         self._context = context
         self._owned = False
         self._stop_on_close = stop_on_close
-        if context is not None:
-            self.workers = max(1, int(getattr(context, "defaultParallelism", 1) or 1))
 
     # ------------------------------------------------------------------ the context
     @property
@@ -153,8 +152,18 @@ class SparkExecutor(Executor):
         """The SparkContext (created or reused on first use)."""
         if self._context is None:
             self._context, self._owned = self._get_or_create()
-            self.workers = max(1, int(self._context.defaultParallelism or 1))
         return self._context
+
+    @property
+    def workers(self) -> int:
+        """The default shard count: ``workers`` if given, else the context's ``defaultParallelism``."""
+        if self._requested_workers is not None:
+            return self._requested_workers
+        return max(1, int(getattr(self.context, "defaultParallelism", 1) or 1))
+
+    @workers.setter
+    def workers(self, value: int) -> None:  # set by Executor.__init__; the context decides instead
+        pass
 
     def _get_or_create(self) -> tuple[Any, bool]:
         pyspark = import_pyspark()
