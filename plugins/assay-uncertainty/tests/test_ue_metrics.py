@@ -299,3 +299,56 @@ def test_prr_against_the_direct_definition(n, max_rejection):
         assert s.normalized == pytest.approx(raw)
     else:
         assert s.normalized == pytest.approx((raw - qn.mean()) / (oracle - qn.mean()))
+
+
+NAN = float("nan")
+LN = math.log
+# u = [.1, .2, .3]. All correct: risk 0 everywhere; p_correct = 1 - u = .9, .8, .7 with label 1 (15 bins: one per bin,
+# gaps .1 .2 .3). All wrong: risk 1 everywhere; the same p with label 0 (gaps .9 .8 .7).
+DEGENERATE = {
+    # name: (all correct, all wrong)
+    "prr": (NAN, NAN),  # constant quality: min-max normalisation undefined
+    "prr[normalize=true]": (NAN, NAN),
+    "rcc_auc": (NAN, NAN),
+    "roc_auc": (NAN, NAN),  # one class
+    "pr_auc": (NAN, 1.0),  # no failure to find / every flagged example is a failure
+    "fpr_at_recall": (NAN, NAN),
+    "spearman": (NAN, NAN),
+    "kendall": (NAN, NAN),
+    "rpp": (0.0, 0.0),
+    "aurc": (0.0, 1.0),
+    "aurc[convention=values]": (0.0, 2 / 3),  # trapezoid of risk 1 from coverage 1/3 to 1
+    "aurc[convention=lm-polygraph]": (0.0, 1.0),
+    "aurc[convention=torch-uncertainty]": (0.0, 1.0),  # ((3 - 1) / 3) / (1 - 1/3)
+    "e_aurc": (0.0, 0.0),  # optimum 0 (e = 0) and 1 (e = 1)
+    "e_aurc[convention=values]": (0.0, 2 / 3 - 1.0),
+    "augrc": (0.0, 0.5),
+    "e_augrc": (0.0, 0.0),
+    "risk_at_coverage": (0.0, 1.0),
+    "coverage_at_risk[risk=0.5]": (1.0, NAN),
+    "ece": (0.2, 0.8),
+    "mce": (0.3, 0.9),
+    "rmsce": (math.sqrt(0.14 / 3), math.sqrt(1.94 / 3)),
+    # top-label, 2 equal-mass bins (.7 .8 | .9): correct |2 - 1.5| + |1 - .9|; wrong |0 - 1.5| + |0 - .9|
+    "adaptive_ece[n_bins=2]": (0.6 / 3, 2.4 / 3),
+    "brier": (0.14 / 3, 1.94 / 3),
+    "nll": (-(LN(0.9) + LN(0.8) + LN(0.7)) / 3, -(LN(0.1) + LN(0.2) + LN(0.3)) / 3),
+}
+
+
+def test_degenerate_table_covers_every_registered_ue_metric(ps):
+    assert {n.split("[")[0] for n in DEGENERATE} == set(ps.registry("ue_metric").names())
+
+
+@pytest.mark.parametrize("name", sorted(DEGENERATE))
+def test_all_correct_and_all_wrong(ps, name):
+    metric = ps.load("ue_metric", name)
+    for q, expected in zip(([1, 1, 1], [0, 0, 0]), DEGENERATE[name]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = metric([0.1, 0.2, 0.3], q)
+        if math.isnan(expected):
+            assert math.isnan(got), (name, q, got)
+            assert any(issubclass(w.category, RuntimeWarning) for w in caught), (name, q)  # NaN comes with a warning
+        else:
+            assert got == pytest.approx(expected), (name, q)
