@@ -312,6 +312,17 @@ def test_hadoop_malformed_file_gives_the_format_error_with_line(sc, helpers, tmp
     assert "invalid JSON" in str(info.value)
 
 
+def test_hadoop_invalid_utf8_reaches_the_format_as_replacement_characters(sc, helpers, tmp_path, jsonl_files):
+    # Spark decodes leniently (U+FFFD for bad bytes), so the format reports the line it cannot parse.
+    folder, _ = jsonl_files
+    (folder / "part-04.jsonl").write_bytes(b'{"id": 1, "heads": [1], "pred": [1]}\n\xff\xfe\n')
+    pool = DataPool.from_paths(str(folder / "*.jsonl"), format="jsonl", num_shards=3)
+    with pytest.raises(DataFormatError) as info:
+        helpers.HeadAccuracy().parallelEvaluate(pool, helpers.CountingModel(str(tmp_path / "l")),
+                                                sparkContext=sc, hadoop=True)
+    assert info.value.source.endswith("part-04.jsonl") and info.value.line == 2
+
+
 def test_hadoop_needs_a_path_pool(sc, helpers):
     with pytest.raises(InvalidParameterError, match="from_paths"):
         helpers.HeadAccuracy().parallelEvaluate(DataPool(make_sentences(3, 0)), None, sparkContext=sc, hadoop=True)

@@ -47,11 +47,10 @@ __all__ = [
 #: token -> shared object, per worker process (a few recent runs only).
 _SHARED: collections.OrderedDict[str, Any] = collections.OrderedDict()
 _SHARED_KEEP = 4
-#: token -> how many times this process unpickled it (read by the tests).
-LOAD_COUNTS: dict[str, int] = {}
 
 _MARKER = re.compile(r"assay-failure:([A-Za-z0-9+/=]+):end")
-_MAX_PICKLE = 256 * 1024
+_MAX_PICKLE = 64 * 1024  # larger exceptions travel as text only
+_MAX_TRACEBACK = 8000
 
 
 def shared_value(token: str, broadcast: Any) -> Any:
@@ -61,7 +60,6 @@ def shared_value(token: str, broadcast: Any) -> Any:
     except KeyError:
         value = pickle.loads(broadcast.value)
         _SHARED[token] = value
-        LOAD_COUNTS[token] = LOAD_COUNTS.get(token, 0) + 1
         while len(_SHARED) > _SHARED_KEEP:
             _SHARED.popitem(last=False)
     return value
@@ -91,7 +89,7 @@ def encode_failure(exc: BaseException, *, shard: int, position: int, traceback_t
         "item": getattr(exc, "item", None),
         "type": f"{type(exc).__module__}.{type(exc).__qualname__}",
         "message": str(exc),
-        "traceback": traceback_text,
+        "traceback": traceback_text[-_MAX_TRACEBACK:],
         "pickle": _dump_exception(exc),
     }
     blob = base64.b64encode(json.dumps(payload).encode("utf-8")).decode("ascii")
@@ -189,7 +187,13 @@ def run_file_partition(split: int, records: Iterable[tuple[str, str]], *, fn: Ca
     ``shards[split]`` is ``(position, shard label, PathShard)`` for this partition.
     """
     position, label, shard = shards[split]
-    texts = order_files(list(records), shard.paths)
+    try:  # reading happens here: a file Spark cannot read or decode (UTF-8) fails this shard
+        texts = order_files(list(records), shard.paths)
+    except Exception as exc:  # noqa: BLE001 - sent back to the driver, encoded
+        import traceback
+
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        raise encode_failure(exc, shard=label, position=position, traceback_text=tb) from None
     loaded = LoadedPathShard(shard, texts)
     shared = shared_value(token, broadcast)
     yield position, _call(fn, loaded, shared, shard=label, position=position)

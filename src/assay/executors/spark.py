@@ -226,7 +226,10 @@ class SparkExecutor(Executor):
                 rdd = self._task_rdd(sc, tasks, labels, fn, token, broadcast)
             pairs = self._collect(sc, rdd, len(tasks), labels, token, progress, desc)
         finally:
-            broadcast.destroy()
+            try:
+                broadcast.destroy()
+            except Exception:  # noqa: BLE001 - e.g. the context died with the job: keep the job's error
+                pass
         results: list[Any] = [None] * len(tasks)
         seen = set()
         for position, result in pairs:
@@ -351,8 +354,9 @@ def _translate(exc: BaseException, labels: list[int]) -> BaseException | None:
     label = labels[int(match.group(1))] if match and int(match.group(1)) < len(labels) else None
     first = next((line.strip() for line in text.splitlines() if "failure" in line.lower() or "Error" in line), "")
     where = f"shard {label}" if label is not None else "a shard"
-    error = WorkerDiedError(f"The Spark task of {where} failed without an assay error (a Python worker crashed or "
-                            f"an executor was lost); nothing was counted. Spark said: {first[:500]}", shard=label)
+    error = WorkerDiedError(f"The Spark task of {where} failed outside the evaluation (a Python worker crashed, an "
+                            f"executor was lost, or Spark could not read the input); nothing was counted. "
+                            f"Spark said: {first[:500]}", shard=label)
     error.__cause__ = RemoteTraceback(text[-4000:])
     return error
 
