@@ -174,3 +174,12 @@ def test_cli_ue_writes_manager_table_and_plots(tmp_path):
                                                     "rejection_sequence_accuracy.png"}
     (tmp_path / "bad.yaml").write_text("data: d.jsonl\nestimators: [msp]\ngen_metrics: [accuracy]\nue_metric: [prr]\n")
     assert main(["ue", str(tmp_path / "bad.yaml")]) == 1
+
+
+def test_calibration_ue_metric_skips_estimators_outside_unit_interval():
+    recs = [{"log_probs": [-0.1], "correct": 1}, {"log_probs": [-2.0], "correct": 0}]
+    man = UEManager(recs, estimators=["msp", "token_max_prob"], gen_metrics=["accuracy"], ue_metrics=["ece"])
+    man()
+    # msp = .1, 2.0 leaves [0, 1]: skipped; token level has no generation metric here
+    assert ("sequence", "msp", "accuracy", "ece") not in man.metrics
+    assert any("ece skipped for estimator 'msp'" in n for n in man.notes)

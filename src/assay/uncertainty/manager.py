@@ -9,7 +9,8 @@ Keys: ``estimations[(level, estimator)]``, ``gen_metrics[(level, gen_metric)]`` 
 Every ``prr`` entry has a ``prr_normalized`` sibling (same overrides). Only pairs of the
 same level are scored; token- and claim-level values are flattened over the examples.
 A UE metric that needs binary quality (ROC-AUC) is skipped, with a note in ``notes``,
-for a generation metric that is not 0 / 1.
+for a generation metric that is not 0 / 1; a calibration UE metric (``requires_unit_interval``)
+likewise for an estimator whose values leave [0, 1].
 
 NaN policy (``nan_policy=``): ``"drop"`` (default) scores each (estimator, generation
 metric) pair on the examples where both are finite, warns with the count dropped, and
@@ -246,6 +247,10 @@ class UEManager:
                         note = f"{ue_name} skipped for generation metric {gen!r} ({level} level): needs binary quality."
                         if note not in self.notes:
                             self.notes.append(note)
+                        continue
+                    if getattr(metric, "requires_unit_interval", False) and u.size and (u.min() < 0 or u.max() > 1):
+                        self.notes.append(f"{ue_name} skipped for estimator {est!r} ({level} level): needs "
+                                          "uncertainty in [0, 1] (one minus a probability of being correct).")
                         continue
                     sibling = _sibling(ue_name)
                     if u.size == 0:

@@ -394,6 +394,7 @@ class CalibrationUEMetric(UEMetric):
     """
 
     requires_binary = True
+    requires_unit_interval = True
     higher_is_better = False
 
     def __init__(self, metric: Metric) -> None:
