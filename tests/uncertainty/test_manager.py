@@ -72,7 +72,6 @@ def test_manager_hand_values_keys_and_shared_stats():
     man = UEManager(RECORDS, estimators=["msp", CountingMSP(), "claim_probability"],
                     gen_metrics=["accuracy", "claim_accuracy"], ue_metrics=["prr", "roc_auc"],
                     stat_calculators=[calc])
-    CountingMSP.dependencies = ("total_lp",)
     man()
     # msp = -sum log p: .3, 1.0, 1.5
     np.testing.assert_allclose(man.estimations[("sequence", "msp")], [0.3, 1.0, 1.5])
@@ -183,3 +182,16 @@ def test_calibration_ue_metric_skips_estimators_outside_unit_interval():
     # msp = .1, 2.0 leaves [0, 1]: skipped; token level has no generation metric here
     assert ("sequence", "msp", "accuracy", "ece") not in man.metrics
     assert any("ece skipped for estimator 'msp'" in n for n in man.notes)
+
+
+class ShortTokens(Estimator):
+    name, level, dependencies = "short", "token", ("log_probs",)
+
+    def __call__(self, stats):
+        return [np.zeros(max(0, len(v) - 1)) for v in stats["log_probs"]]
+
+
+def test_token_level_lengths_are_checked():
+    # record a has 2 tokens; the estimator returns 1 value for it
+    with pytest.raises(ValueError, match=r"estimator 'short' returned 1 values for example 0, which has 2 tokens"):
+        UEManager(RECORDS, estimators=[ShortTokens()], gen_metrics=["accuracy"], ue_metrics=["prr"])()
