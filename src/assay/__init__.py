@@ -52,6 +52,9 @@ _EXPORTS: dict[str, str] = {
     # metrics (issue: metrics)
     "evaluate": "assay.metrics.api",
     "compare": "assay.metrics.api",
+    # uncertainty and downstream tasks
+    "UEManager": "assay.uncertainty",
+    "run_experiments": "assay.downstream",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
