@@ -111,9 +111,11 @@ def assay_register_executors(register: Register) -> None:
     """Register executors: how the shards of a :class:`assay.DataPool` are run.
 
     The factory takes keyword options (``workers=``, ``progress=``, ...) and returns an
-    object with ``run(tasks, shared, *, progress) -> list`` as described in
-    :mod:`assay.executors`. assay's own ``serial``, ``threads`` and ``processes``
-    executors are registered through this same hook. Loaded with
+    :class:`assay.Executor` with ``run(fn, tasks, shared, *, progress=None, desc=None)
+    -> list``: ``fn(task, shared)`` for every task, ``shared`` sent to each worker once,
+    results in task order (the full protocol: :mod:`assay.executors.base`). assay's own
+    ``serial``, ``threads``, ``processes`` and ``spark`` executors are registered
+    through this same hook. Loaded with
     ``assay.load_executor("processes[workers=4]")``.
     """
 
