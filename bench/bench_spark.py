@@ -1,6 +1,6 @@
 """Throughput of the ``spark`` executor against plain Spark, local processes and a sequential run.
 
-    python bench/bench_spark.py [--sentences 200000] [--repeats 3] [--master local[2]] [--json PATH]
+    python bench/bench_spark.py [--sentences 200000] [--repeats 3] [--master local[2]] [--shards N] [--json PATH]
 
 Workload (the same shape as ``bench/bench_parallel.py``, defined here so the script stands
 alone): sentences of 20 tokens, a model of 50,000 weights, and a ``heavy`` evaluator, an
@@ -13,9 +13,10 @@ neighbour hurts them alike:
 ``sequential``        ``ev.sequentialEvaluate(pool, model)``
 ``processes``         ``ev.parallelEvaluate(pool, model, workers=N)`` (the default executor)
 ``plain-spark``       ``sc.parallelize(sentences).map(lambda s: evaluate(s, model)).reduce(add)``
-                      -- what one would write by hand (default partitioning, the model in the closure)
+                      -- what one would write by hand (default partitioning: one partition per core;
+                      the model in the closure)
 ``assay-spark``       ``ev.parallelEvaluate(pool, model, sparkContext=sc)`` -- the ``spark`` executor: one
-                      partition per shard (one shard per core by default), model broadcast once
+                      partition per shard (parallelEvaluate's default shard count), model broadcast once
 
 Spark's start-up (creating the ``SparkContext``, then one tiny job that starts the Python
 workers) is timed once and reported separately; it is excluded from the Spark rates.
@@ -105,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     parser.add_argument("--workers", type=int, default=None, help="processes executor workers (default: CPUs)")
+    parser.add_argument("--shards", type=int, default=None,
+                        help="shards for assay-spark and partitions for plain-spark (default: each one's own)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here as JSON")
     args = parser.parse_args(argv)
     workers = args.workers or cpu_count()
@@ -135,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
 
     def plain_spark() -> tuple[int, int]:
         ev = Heavy()
-        return sc.parallelize(sentences).map(lambda s: ev.sentence_evaluator(s, model)) \
+        return sc.parallelize(sentences, args.shards).map(lambda s: ev.sentence_evaluator(s, model)) \
                  .reduce(lambda a, b: (a[0] + b[0], a[1] + b[1]))
 
     def assay_spark() -> tuple[int, int]:
-        r = Heavy().parallelEvaluate(DataPool(sentences), model, sparkContext=sc)
+        r = Heavy().parallelEvaluate(DataPool(sentences, num_shards=args.shards), model, sparkContext=sc)
         return r.correct_num, r.gold_set_size
 
     contenders: dict[str, Callable[[], tuple[int, int]]] = {

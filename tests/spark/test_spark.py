@@ -233,6 +233,20 @@ def test_a_task_that_fails_once_is_retried_by_spark_and_counted_once(sc, helpers
     assert shard_tallies(r) == [tally(part) for part in contiguous(sents, 3)]
 
 
+def test_a_model_module_missing_on_the_executors_is_named(sc, helpers, tmp_path, monkeypatch):
+    (tmp_path / "driver_only_model.py").write_text("class Model:\n    def parse(self, sent):\n"
+                                                    "        return sent['pred']\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))  # importable here, never shipped to the workers
+    import driver_only_model
+
+    with pytest.raises(EvaluationError) as info:
+        helpers.HeadAccuracy().parallelEvaluate(DataPool(make_sentences(4, 9), num_shards=1),
+                                                driver_only_model.Model(), sparkContext=sc)
+    assert info.value.shard == 0
+    assert "No module named 'driver_only_model'" in str(info.value)
+    assert "installed in the executors' Python" in str(info.value)
+
+
 # --------------------------------------------------------------------------- hadoop=True: files read by Spark
 FILE_SIZES = [3, 0, 4, 1, 6]  # sentences per file; file 1 is empty
 

@@ -53,16 +53,34 @@ _MAX_PICKLE = 64 * 1024  # larger exceptions travel as text only
 _MAX_TRACEBACK = 8000
 
 
+_MISSING = object()
+
+
 def shared_value(token: str, broadcast: Any) -> Any:
     """The shared object of run ``token``, unpickled from ``broadcast`` once per process."""
-    try:
-        value = _SHARED[token]
-    except KeyError:
+    value = _SHARED.get(token, _MISSING)
+    if value is _MISSING:
         value = pickle.loads(broadcast.value)
         _SHARED[token] = value
         while len(_SHARED) > _SHARED_KEEP:
             _SHARED.popitem(last=False)
     return value
+
+
+def _shared_or_fail(token: str, broadcast: Any, *, shard: int, position: int) -> Any:
+    """:func:`shared_value`, or a failure that says the executor lacks a module the shared objects need."""
+    try:
+        return shared_value(token, broadcast)
+    except Exception as exc:  # noqa: BLE001 - typically ModuleNotFoundError: a package missing on the executor
+        from assay.errors import EvaluationError
+
+        error = EvaluationError(
+            f"The Spark executor running shard {shard} could not unpickle the sentence evaluator and model "
+            f"({type(exc).__name__}: {exc}). assay, the plugins the evaluation uses and the modules that define "
+            "the evaluator and model must be installed in the executors' Python (see docs/cluster.md).",
+            shard=shard,
+        )
+        raise _encoded(error, exc, shard=shard, position=position) from None
 
 
 # --------------------------------------------------------------------------- failures
@@ -107,14 +125,19 @@ def decode_failures(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def _encoded(error: BaseException, raised: BaseException, *, shard: int, position: int) -> SparkTaskFailure:
+    """``error`` encoded for the driver, with the traceback of ``raised`` (the exception caught)."""
+    import traceback
+
+    tb = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
+    return encode_failure(error, shard=shard, position=position, traceback_text=tb)
+
+
 def _call(fn: Callable[[Any, Any], Any], task: Any, shared: Any, *, shard: int, position: int) -> Any:
     try:
         return fn(task, shared)
     except Exception as exc:  # noqa: BLE001 - every failure goes back to the driver, encoded
-        import traceback
-
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        raise encode_failure(exc, shard=shard, position=position, traceback_text=tb) from None
+        raise _encoded(exc, exc, shard=shard, position=position) from None
 
 
 # --------------------------------------------------------------------------- in-memory shards
@@ -122,7 +145,7 @@ def run_task_partition(split: int, records: Iterable[tuple[int, int, Any]], *, f
                        token: str, broadcast: Any) -> Iterator[tuple[int, Any]]:
     """Run ``fn(task, shared)`` for the partition's one ``(position, shard label, task)`` record."""
     for position, label, task in records:
-        shared = shared_value(token, broadcast)
+        shared = _shared_or_fail(token, broadcast, shard=label, position=position)
         yield position, _call(fn, task, shared, shard=label, position=position)
 
 
@@ -190,10 +213,7 @@ def run_file_partition(split: int, records: Iterable[tuple[str, str]], *, fn: Ca
     try:  # reading happens here: a file Spark cannot read or decode (UTF-8) fails this shard
         texts = order_files(list(records), shard.paths)
     except Exception as exc:  # noqa: BLE001 - sent back to the driver, encoded
-        import traceback
-
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        raise encode_failure(exc, shard=label, position=position, traceback_text=tb) from None
+        raise _encoded(exc, exc, shard=label, position=position) from None
     loaded = LoadedPathShard(shard, texts)
-    shared = shared_value(token, broadcast)
+    shared = _shared_or_fail(token, broadcast, shard=label, position=position)
     yield position, _call(fn, loaded, shared, shard=label, position=position)
