@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import base64
 import collections
+import contextlib
 import fnmatch
+import gc
 import json
 import pickle
 import posixpath
@@ -54,6 +56,23 @@ _MAX_TRACEBACK = 8000
 
 
 _MISSING = object()
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a shard's items are built (unpickled or parsed).
+
+    Building tens of thousands of containers triggers repeated full collections that
+    traverse all of them: unpickling a shard of dicts is about three times faster without.
+    Nothing built here forms reference cycles that must be collected meanwhile.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def shared_value(token: str, broadcast: Any) -> Any:
@@ -144,7 +163,13 @@ def _call(fn: Callable[[Any, Any], Any], task: Any, shared: Any, *, shard: int, 
 def run_task_partition(split: int, records: Iterable[tuple[int, int, Any]], *, fn: Callable[[Any, Any], Any],
                        token: str, broadcast: Any) -> Iterator[tuple[int, Any]]:
     """Run ``fn(task, shared)`` for the partition's one ``(position, shard label, task)`` record."""
-    for position, label, task in records:
+    iterator = iter(records)
+    while True:
+        with _gc_paused():  # Spark unpickles the record (the shard's items) as it is pulled
+            record = next(iterator, None)
+        if record is None:
+            return
+        position, label, task = record
         shared = _shared_or_fail(token, broadcast, shard=label, position=position)
         yield position, _call(fn, task, shared, shard=label, position=position)
 
@@ -167,9 +192,10 @@ class LoadedPathShard(PathShard):
     def items(self) -> list[Any]:
         items: list[Any] = []
         bounds: list[tuple[int, str]] = []
-        for path, text in self._texts:
-            bounds.append((len(items), path))
-            items.extend(self.parse(text, source=path))
+        with _gc_paused():
+            for path, text in self._texts:
+                bounds.append((len(items), path))
+                items.extend(self.parse(text, source=path))
         self._bounds = bounds
         return items
 
