@@ -304,6 +304,20 @@ def test_hadoop_resolves_globs_and_folders_with_hadoop(sc, helpers, tmp_path, js
     assert shard_tallies(r) == [tally(files[0] + files[1] + files[2]), tally(files[3] + files[4])]
 
 
+def test_hadoop_reads_file_names_with_glob_characters_literally(sc, helpers, tmp_path, jsonl_files):
+    folder, files = jsonl_files
+    (folder / "part-00.jsonl").rename(folder / "part-00[a]{b}.jsonl")  # still sorts first
+    pool = DataPool.from_paths(str(folder), format="jsonl", num_shards=2)  # a folder: its files, sorted
+    assert pool.paths[0].endswith("part-00[a]{b}.jsonl")
+    model = helpers.CountingModel(str(tmp_path / "l"))
+    r = helpers.HeadAccuracy().parallelEvaluate(pool, model, sparkContext=sc, hadoop=True)
+    assert shard_tallies(r) == [tally(files[0] + files[1] + files[2]), tally(files[3] + files[4])]
+    (folder / "part-01.jsonl").rename(folder / "part,01.jsonl")
+    with pytest.raises(InvalidParameterError, match="comma"):
+        helpers.HeadAccuracy().parallelEvaluate(DataPool.from_paths(str(folder), format="jsonl"), model,
+                                                sparkContext=sc, hadoop=True)
+
+
 def test_hadoop_error_names_shard_file_and_item(sc, helpers, tmp_path, jsonl_files):
     folder, files = jsonl_files
     bad_id = files[3][0]["id"]  # the only sentence of part-03, in shard 1 of 3 (files 0-1, 2-3, 4)

@@ -57,7 +57,7 @@ from assay.plugins.hookspecs import hookimpl
 __all__ = ["SparkExecutor", "import_pyspark"]
 
 _TASK_NUMBER = re.compile(r"Task (\d+) in stage [\d.]+ failed")
-_GLOB_OR_COMMA = re.compile(r"([,*?\[\]{}\\])")
+_GLOB_CHARS = re.compile(r"([*?\[\]{}\\])")
 
 
 def import_pyspark() -> Any:
@@ -258,7 +258,7 @@ class SparkExecutor(Executor):
         parts = []
         for shard in shards:
             if shard.paths:
-                joined = ",".join(_GLOB_OR_COMMA.sub(r"\\\1", p) for p in shard.paths)
+                joined = ",".join(_GLOB_CHARS.sub(r"\\\1", p) for p in shard.paths)  # literal names
                 parts.append(sc.wholeTextFiles(joined, minPartitions=1).coalesce(1))
             else:
                 parts.append(sc.parallelize([], 1))
@@ -377,7 +377,8 @@ def _hadoop_files(sc: Any, path: str) -> list[str]:
     jvm = sc._jvm
     hpath = jvm.org.apache.hadoop.fs.Path(path)
     fs = hpath.getFileSystem(sc._jsc.hadoopConfiguration())
-    statuses = fs.globStatus(hpath)
+    # A path that exists as written is taken literally ("part[1].conllu"), anything else as a glob.
+    statuses = [fs.getFileStatus(hpath)] if fs.exists(hpath) else fs.globStatus(hpath)
     if not statuses:
         raise FileNotFoundError(f"No file matches {path!r} (resolved with Hadoop's FileSystem for hadoop=True).")
     files: list[str] = []
@@ -401,6 +402,12 @@ def regroup_files(sc: Any, shards: Sequence[PathShard]) -> list[PathShard]:
     for shard in shards:
         for path in shard.paths:
             files.extend(_hadoop_files(sc, path))
+    commas = [f for f in files if "," in f]
+    if commas:  # Spark's file readers split their path argument on commas, with no escape
+        raise InvalidParameterError(
+            f"hadoop=True cannot read files whose names contain a comma (Spark splits paths on commas). "
+            f"Got {commas[0]!r}; rename it or evaluate without hadoop=True."
+        )
     first = shards[0]
     return [PathShard(shard.index, tuple(files[start:stop]), first.format, first.data_format)
             for shard, (start, stop) in zip(shards, split_evenly(len(files), len(shards)))]
