@@ -13,10 +13,10 @@ from assay.errors import InvalidParameterError
 #: section name -> module with ``run(out_dir: Path) -> None``
 SECTIONS: dict[str, str] = {
     "treebank": "assay.demo.treebank",
-    "spark": "assay.demo.spark",
+    "metrics": "assay.demo.metrics",
     "uncertainty": "assay.demo.uncertainty",
     "segmentation": "assay.demo.segmentation",
-    "metrics": "assay.demo.metrics",
+    "spark": "assay.demo.spark",
 }
 
 
