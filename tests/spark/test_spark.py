@@ -11,8 +11,11 @@ import json
 import random
 import subprocess
 import sys
+import warnings
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
 from assay.core.formats import DataFormatError
@@ -156,6 +159,18 @@ def test_spark_equals_processes_and_sequential(sc, helpers, tmp_path, n, shards)
     assert (ev.correct_num, ev.gold_set_size) == tally(sents)[:2]
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(0, 30), shards=st.integers(1, 12), seed=st.integers(0, 10**6))
+def test_any_shard_count_gives_the_hand_tallies(sc, helpers, tmp_path, n, shards, seed):
+    sents = make_sentences(n, seed)
+    model = helpers.CountingModel(str(tmp_path / "loads"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an empty pool warns (NaN accuracy)
+        r = helpers.HeadAccuracy().parallelEvaluate(DataPool(sents, num_shards=shards), model, sparkContext=sc)
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+    assert shard_tallies(r) == [tally(part) for part in contiguous(sents, shards)]
+
+
 def test_seed_positional_signature(sc, helpers, tmp_path):
     sents = make_sentences(12, seed=1)
     model = helpers.CountingModel(str(tmp_path / "loads"))
@@ -273,6 +288,8 @@ def test_hadoop_path_pool_equals_sequential(sc, helpers, tmp_path, jsonl_files, 
     model = helpers.CountingModel(str(tmp_path / "loads"))
     ev = helpers.HeadAccuracy()
     seq = ev.sequentialEvaluate(pool, model)
+    procs = ev.parallelEvaluate(pool, model, executor="processes[workers=2]")  # each worker reads its files
+    python_reads = ev.parallelEvaluate(pool, model, sparkContext=sc)  # hadoop=False: Python reads on the executors
 
     # The driver must not read a sentence: make every driver-side read fail.
     from assay.core.formats import DataFormat, JsonLinesFormat
@@ -284,7 +301,7 @@ def test_hadoop_path_pool_equals_sequential(sc, helpers, tmp_path, jsonl_files, 
     monkeypatch.setattr(DataFormat, "read", no_driver_reads)
     spark = ev.parallelEvaluate(pool, model, sparkContext=sc, hadoop=True)
 
-    assert spark == seq
+    assert spark == seq == procs == python_reads
     everything = [s for part in files for s in part]
     assert (spark.correct_num, spark.gold_set_size, spark.sentence_num) == tally(everything)
     # shards are groups of whole files: 5 files in num_shards contiguous groups
