@@ -109,3 +109,11 @@ def partition_and_size(task, shared):
     from pyspark import TaskContext
 
     return TaskContext.get().partitionId(), len(task.items())
+
+
+class HeadAccuracyWithMetrics(HeadAccuracy):
+    """Also feeds metrics: prediction = heads right, reference = heads in the gold (floats)."""
+
+    def metric_inputs(self, sent, w_vector):
+        correct, gold = self.sentence_evaluator(sent, w_vector)
+        return float(correct), [float(gold)]

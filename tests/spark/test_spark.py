@@ -171,6 +171,25 @@ def test_any_shard_count_gives_the_hand_tallies(sc, helpers, tmp_path, n, shards
     assert shard_tallies(r) == [tally(part) for part in contiguous(sents, shards)]
 
 
+def test_metric_states_merge_in_shard_order_on_spark(sc, helpers, tmp_path):
+    from scipy.stats import spearmanr
+
+    sents = make_sentences(30, seed=11)
+    model = helpers.CountingModel(str(tmp_path / "loads"))
+    ev = helpers.HeadAccuracyWithMetrics()
+    metrics = ["accuracy", "spearman"]
+    seq = ev.sequentialEvaluate(DataPool(sents, num_shards=4), model, metrics=metrics)
+    spark = ev.parallelEvaluate(DataPool(sents, num_shards=4), model, sparkContext=sc, metrics=metrics)
+    procs = ev.parallelEvaluate(DataPool(sents, num_shards=4), model, executor="processes[workers=2]",
+                                metrics=metrics)
+    assert dict(spark.metrics) == dict(seq.metrics) == dict(procs.metrics)
+    per_sentence = [tally([s]) for s in sents]
+    # accuracy: sentences whose heads are all right; spearman: scipy on (right, gold) per sentence
+    assert spark.metrics["accuracy"] == pytest.approx(sum(c == g for c, g, _ in per_sentence) / len(sents))
+    rho = spearmanr([c for c, _, _ in per_sentence], [g for _, g, _ in per_sentence]).statistic
+    assert spark.metrics["spearman"] == pytest.approx(rho)
+
+
 def test_seed_positional_signature(sc, helpers, tmp_path):
     sents = make_sentences(12, seed=1)
     model = helpers.CountingModel(str(tmp_path / "loads"))

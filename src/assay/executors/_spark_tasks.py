@@ -183,13 +183,17 @@ class LoadedPathShard(PathShard):
     local); ``describe`` names the file and the item in it, as for a local path shard.
     """
 
-    __slots__ = ("_texts",)
+    __slots__ = ("_texts", "_items")
 
     def __init__(self, shard: PathShard, texts: list[tuple[str, str]]) -> None:
         super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format)
         self._texts = texts
+        self._items: list[Any] | None = None
 
     def items(self) -> list[Any]:
+        """The items of the shard's files, parsed once (a run with metrics asks twice)."""
+        if self._items is not None:
+            return self._items
         items: list[Any] = []
         bounds: list[tuple[int, str]] = []
         with _gc_paused():
@@ -197,6 +201,7 @@ class LoadedPathShard(PathShard):
                 bounds.append((len(items), path))
                 items.extend(self.parse(text, source=path))
         self._bounds = bounds
+        self._items = items
         return items
 
     def __reduce__(self) -> tuple[Any, ...]:
