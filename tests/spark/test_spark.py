@@ -196,6 +196,14 @@ def test_seed_positional_signature(sc, helpers, tmp_path):
     ev = helpers.HeadAccuracy()
     r = ev.parallelEvaluate(DataPool(sents, num_shards=3), model, None, sc)  # sentence_evaluator=None, sparkContext
     assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+    # DESIGN's short form: the SparkContext third, as the seed toolkit called it
+    r = ev.parallelEvaluate(DataPool(sents, num_shards=3), model, sc)
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+    assert (ev.correct_num, ev.gold_set_size) == tally(sents)[:2]
+    with pytest.raises(InvalidParameterError, match="Two SparkContexts"):
+        ev.parallelEvaluate(DataPool(sents), model, sc, sc)
+    with pytest.raises(InvalidParameterError, match="'hadoop' was given twice"):
+        ev.parallelEvaluate(DataPool(sents), model, sc, True, True)
 
 
 # --------------------------------------------------------------------------- broadcast

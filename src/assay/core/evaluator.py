@@ -193,6 +193,7 @@ class EvaluatorBase:
         -------
         EvaluationResult
         """
+        sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
         from assay.executors.builtin import SerialExecutor  # no plugin discovery needed to run in-process
@@ -212,7 +213,9 @@ class EvaluatorBase:
             As for :meth:`sequentialEvaluate`.
         sparkContext : pyspark.SparkContext, optional
             Run on Spark (the ``spark`` executor, from the Spark extra): one Spark task per
-            shard, the model and the sentence evaluator broadcast once.
+            shard, the model and the sentence evaluator broadcast once. As in the seed
+            toolkit it may also come third, ``parallelEvaluate(pool, model, sc)`` (then a
+            fourth positional argument is ``hadoop``).
         hadoop : optional
             Passed to the Spark executor (the seed's flag for reading pools from HDFS).
         executor : str or Executor, optional
@@ -234,6 +237,7 @@ class EvaluatorBase:
         EvaluationResult
             The totals, with the per-shard results in ``shards`` (shard order).
         """
+        sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
         if num_shards is not None and (isinstance(num_shards, bool) or not isinstance(num_shards, int)
@@ -318,6 +322,26 @@ class EvaluatorBase:
 
 
 # --------------------------------------------------------------------------- helpers
+def _is_spark_context(x: Any) -> bool:
+    """Whether ``x`` is a pyspark SparkContext (checked by type, without importing pyspark)."""
+    return any(c.__name__ == "SparkContext" and c.__module__.startswith("pyspark") for c in type(x).__mro__)
+
+
+def _seed_arguments(sentence_evaluator: Any, spark_context: Any, hadoop: Any) -> tuple[Any, Any, Any]:
+    """Accept the seed's ``(pool, model, sc[, hadoop])`` call: a SparkContext third is the context."""
+    if not _is_spark_context(sentence_evaluator):
+        return sentence_evaluator, spark_context, hadoop
+    if _is_spark_context(spark_context):
+        raise InvalidParameterError("Two SparkContexts were given (third argument and 'sparkContext'); pass one.")
+    if spark_context is not None:  # (pool, model, sc, hadoop): the fourth slot holds the hadoop flag
+        if hadoop is not None:
+            raise InvalidParameterError(
+                "With a SparkContext as the third argument, the fourth is 'hadoop'; 'hadoop' was given twice."
+            )
+        hadoop = spark_context
+    return None, sentence_evaluator, hadoop
+
+
 def _as_pool(data_pool: Any) -> DataPool:
     if isinstance(data_pool, DataPool):
         return data_pool
