@@ -54,7 +54,25 @@ class _Named:
         return f"{type(self).__name__}(name={self.name!r}, level={getattr(self, 'level', None)!r})"
 
 
-class Estimator(_Named):
+class _Leveled(_Named):
+    """A callable on statistics that lives at one level and reads declared statistics."""
+
+    level: str = "sequence"
+    dependencies: tuple[str, ...] = ()
+    _role = "object"
+
+    def __init__(self, level: str | None = None, dependencies: Sequence[str] | None = None) -> None:
+        if level is not None:
+            self.level = level
+        if dependencies is not None:
+            self.dependencies = tuple(dependencies)
+        check_level(self.level, owner=f"{self._role} {self.name or type(self).__name__!r}")
+
+    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray | list[np.ndarray]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(stats)")
+
+
+class Estimator(_Leveled):
     """An uncertainty estimator: statistics in, one uncertainty per example (or per token / claim) out.
 
     Parameters
@@ -70,18 +88,7 @@ class Estimator(_Named):
     Higher output = more uncertain.
     """
 
-    level: str = "sequence"
-    dependencies: tuple[str, ...] = ()
-
-    def __init__(self, level: str | None = None, dependencies: Sequence[str] | None = None) -> None:
-        if level is not None:
-            self.level = level
-        if dependencies is not None:
-            self.dependencies = tuple(dependencies)
-        check_level(self.level, owner=f"estimator {self.name or type(self).__name__!r}")
-
-    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray | list[np.ndarray]:
-        raise NotImplementedError(f"{type(self).__name__} must implement __call__(stats)")
+    _role = "estimator"
 
 
 class StatCalculator(_Named):
@@ -116,7 +123,7 @@ class StatCalculator(_Named):
         return f"{type(self).__name__}(stats={self.stats!r}, dependencies={self.dependencies!r})"
 
 
-class GenerationMetric(_Named):
+class GenerationMetric(_Leveled):
     """Quality of the generated output, one value per example (or per token / claim); higher = better.
 
     Parameters
@@ -126,18 +133,7 @@ class GenerationMetric(_Named):
         The statistics it reads (stored labels, answers and references ...).
     """
 
-    level: str = "sequence"
-    dependencies: tuple[str, ...] = ()
-
-    def __init__(self, level: str | None = None, dependencies: Sequence[str] | None = None) -> None:
-        if level is not None:
-            self.level = level
-        if dependencies is not None:
-            self.dependencies = tuple(dependencies)
-        check_level(self.level, owner=f"generation metric {self.name or type(self).__name__!r}")
-
-    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray | list[np.ndarray]:
-        raise NotImplementedError(f"{type(self).__name__} must implement __call__(stats)")
+    _role = "generation metric"
 
 
 def check_ue_inputs(

@@ -311,7 +311,35 @@ class AdaptiveECE(Metric):
         return {"adaptive_ece": adaptive_ece_of(rows[:, 0], rows[:, 1], self.n_bins)}
 
 
-class BrierScore(Metric):
+class _MeanPerExample(Metric):
+    """A mean of one loss per example, kept as the additive tally ``(sum of losses, count)``."""
+
+    higher_is_better = False
+    additive = True
+    n_stats = 2
+    vectorized = True
+
+    def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.validate_args = bool(validate_args)
+
+    def losses(self, p: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """One loss per example from checked probabilities ``p`` and integer labels ``y``."""
+        raise NotImplementedError
+
+    def map_batch(self, predictions, references, task_data=None):
+        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
+        if p.ndim == 2 and self.validate_args and p.size:
+            check_rows(p, 0, self.name)
+        per = self.losses(p, y)
+        return np.stack([per, np.ones_like(per)], axis=1)
+
+    def reduce(self, totals):
+        t = np.asarray(totals, dtype=np.float64)
+        return {self.main_score: divide(t[..., 0], t[..., 1])}
+
+
+class BrierScore(_MeanPerExample):
     r"""Brier score; lower is better.
 
     Multiclass ``(N, C)``: ``mean_i sum_c (p_ic - y_ic)^2`` with one-hot ``y``. Binary
@@ -324,33 +352,16 @@ class BrierScore(Metric):
     # per example .09+.04+.01, .01+.04+.01, .09+.09+.36 -> mean .74 / 3
     examples = [{"predictions": [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]], "references": [0, 1, 2],
                  "global_target": {"brier": 0.74 / 3}}]
-    higher_is_better = False
-    additive = True
-    n_stats = 2
-    vectorized = True
 
-    def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        self.validate_args = bool(validate_args)
-
-    def map_batch(self, predictions, references, task_data=None):
-        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
-        if p.ndim == 2 and self.validate_args and p.size:
-            check_rows(p, 0, self.name)
+    def losses(self, p, y):
         if p.ndim == 1:
-            per = (p - y) ** 2
-        else:
-            sq = np.einsum("ij,ij->i", p, p)
-            py = p[np.arange(p.shape[0]), y]
-            per = sq - 2.0 * py + 1.0
-        return np.stack([per, np.ones_like(per)], axis=1)
-
-    def reduce(self, totals):
-        t = np.asarray(totals, dtype=np.float64)
-        return {"brier": divide(t[..., 0], t[..., 1])}
+            return (p - y) ** 2
+        sq = np.einsum("ij,ij->i", p, p)
+        py = p[np.arange(p.shape[0]), y]
+        return sq - 2.0 * py + 1.0
 
 
-class NLL(Metric):
+class NLL(_MeanPerExample):
     r"""Negative log-likelihood ``mean_i -log p_i[y_i]`` (natural log); lower is better.
 
     Binary ``(N,)``: ``-log p`` for label 1 and ``-log(1 - p)`` for label 0. A zero
@@ -361,27 +372,11 @@ class NLL(Metric):
     main_score = "nll"
     examples = [{"predictions": [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]], "references": [0, 1, 2],
                  "global_target": {"nll": -(math.log(0.7) + math.log(0.8) + math.log(0.4)) / 3}}]
-    higher_is_better = False
-    additive = True
-    n_stats = 2
-    vectorized = True
 
-    def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        self.validate_args = bool(validate_args)
-
-    def map_batch(self, predictions, references, task_data=None):
-        p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
-        if p.ndim == 2 and self.validate_args and p.size:
-            check_rows(p, 0, self.name)
+    def losses(self, p, y):
         py = np.where(y == 1, p, 1.0 - p) if p.ndim == 1 else p[np.arange(p.shape[0]), y]
         with np.errstate(divide="ignore"):
-            per = -np.log(py)
-        return np.stack([per, np.ones_like(per)], axis=1)
-
-    def reduce(self, totals):
-        t = np.asarray(totals, dtype=np.float64)
-        return {"nll": divide(t[..., 0], t[..., 1])}
+            return -np.log(py)
 
 
 class CalibrationUEMetric(UEMetric):
