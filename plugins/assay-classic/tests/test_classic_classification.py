@@ -13,8 +13,8 @@ from assay.errors import InvalidParameterError
 from assay_classic.classification import F1, Accuracy, MatthewsCorrcoef, Precision, Recall
 from assay_classic.functional import UndefinedMetricWarning, label_counts, precision_recall_fscore
 
-sklearn_metrics = pytest.importorskip("sklearn.metrics")  # declared in the plugin's test extra
-MultiLabelBinarizer = pytest.importorskip("sklearn.preprocessing").MultiLabelBinarizer
+import sklearn.metrics as sklearn_metrics  # declared in the plugin's test extra
+from sklearn.preprocessing import MultiLabelBinarizer
 
 ATOL = 1e-9
 
