@@ -119,3 +119,15 @@ def test_entropy_mutual_information_variation_ratio():
     assert VariationRatio().update(probs).compute()["score"] == pytest.approx(2 / 3)
     vp = VariationRatio(probabilistic=True).update(probs)
     assert vp.compute()["score"] == pytest.approx(1 - (0.9 + 0.4 + 0.45) / 3)
+
+
+def test_metric_classes_are_importable_from_the_package():
+    import assay_uncertainty
+
+    assert assay_uncertainty.Disagreement is Disagreement
+    assert assay_uncertainty.BrierScore is BrierScore
+    m = assay_uncertainty.Disagreement(reduction="mean")
+    m.update(DOC_PROBS)
+    assert round(m.compute()["disagreement"], 4) == 0.3333
+    with pytest.raises(AttributeError, match="no attribute 'Disagreements'"):
+        assay_uncertainty.Disagreements  # noqa: B018
