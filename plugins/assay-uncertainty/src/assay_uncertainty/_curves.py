@@ -10,8 +10,8 @@ input order.
 
 Speed (the reason this is our own code, see bench/bench_ue.py): for 0 / 1 values the
 curve is built from two value sorts and one linear merge (no ``argsort`` of the whole
-input); otherwise one ``argsort`` (any kind: ties are grouped afterwards), two gathers
-and one cumulative sum.
+input); otherwise one value sort of 64-bit keys carrying the index (no ``argsort``, see
+:func:`_group_ends_keyed`), one gather and one cumulative sum.
 """
 
 from __future__ import annotations
@@ -62,12 +62,77 @@ def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None)
         S[:-1] = pos[starts] - starts
         S[-1] = nf
         return K, S
+    if n > 1:
+        out = _group_ends_keyed(u, values)
+        if out is not None:
+            return out
     order = np.argsort(u)  # any kind: the ties are grouped just below
     us = u[order]
     cum = np.cumsum(values[order], dtype=np.float64)
     starts = np.flatnonzero(us[1:] != us[:-1]) + 1
     K = np.empty(starts.size + 1, dtype=np.int64)
     K[:-1] = starts
+    K[-1] = n
+    return K, cum[K - 1]
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+def _group_ends_keyed(u: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`group_ends` for any values with one value sort instead of an ``argsort``.
+
+    The 64-bit key of an example is the order-preserving bit pattern of its ``u`` with the
+    low ``b`` bits replaced by its index (``2**b >= N``). Sorted (SIMD), the keys order the
+    examples by ``u`` except inside runs of equal high bits: ties, and distinct values that
+    agree in all but the low ``b`` bits. Only the runs are looked at again: ``u`` is gathered
+    for them, runs out of order are sorted exactly (``lexsort``), and tie groups are split
+    where ``u`` changes. So the order is that of ``u`` (ties in index order) and ``values``
+    are summed in it, as after an ``argsort``. None when ``u`` holds NaN (the caller argsorts).
+    """
+    n = u.size
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    b = max(1, (n - 1).bit_length())
+    low = (1 << b) - 1
+    lo = u.min()
+    if lo >= 0:  # non-negative: the bits order like the values once the sign bit (-0.0) is cleared
+        key = u.view(np.uint64) & np.uint64(~low & ((1 << 63) - 1))
+    elif np.isnan(lo):
+        return None
+    else:  # flip every bit of a negative number, only the sign bit of a non-negative one
+        u = u + 0.0  # -0.0 -> 0.0, so that equal values get equal keys
+        key = (u.view(np.int64) >> 63).view(np.uint64)
+        key |= _SIGN
+        key ^= u.view(np.uint64)
+        key &= np.uint64(~low & ((1 << 64) - 1))
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    order = key.view(np.int64) & low
+    key >>= np.uint64(b)  # the high bits
+    eq = key[1:] == key[:-1]
+    if eq.any():
+        run = np.zeros(n, dtype=bool)
+        run[1:] = eq
+        run[:-1] |= eq
+        pos = np.flatnonzero(run)  # the members of the runs, run after run
+        us = u[order[pos]]
+        same = key[pos[1:]] == key[pos[:-1]]  # consecutive members of one run
+        bad = same & (us[1:] < us[:-1])
+        if bad.any():  # sort the runs out of order by u (stable: ties keep the index order)
+            rid = np.cumsum(np.concatenate(([0], ~same)))
+            fix = np.zeros(rid[-1] + 1, dtype=bool)
+            fix[rid[1:][bad]] = True
+            sel = np.flatnonzero(fix[rid])
+            sub = sel[np.lexsort((us[sel], rid[sel]))]
+            order[pos[sel]] = order[pos[sub]]
+            us[sel] = us[sub]
+        eq[pos[:-1][same]] = us[1:][same] == us[:-1][same]  # inside a run: a boundary where u changes
+    cum = np.cumsum(values[order], dtype=np.float64)
+    starts = np.flatnonzero(~eq)
+    if starts.size == n - 1:  # no ties: a group per example
+        return np.arange(1, n + 1, dtype=np.int64), cum
+    K = np.empty(starts.size + 1, dtype=np.int64)
+    K[:-1] = starts + 1
     K[-1] = n
     return K, cum[K - 1]
 
