@@ -114,35 +114,68 @@ def top_label(p: np.ndarray, y: np.ndarray, *, validate: bool = False,
     return conf, pred == y
 
 
+#: chunks per block in :func:`multiclass_tallies`: the argmax, gather and row checks run on a block
+#: (a longer sequential read), the binning on each chunk of it (sums per chunk, as the chunk size sets)
+_BLOCK_CHUNKS = 4
+
+
 def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: bool = False,
                        name: str = "probs") -> np.ndarray:
-    """:func:`binned_tallies` of the top label of ``(N, C)`` probabilities, fused chunk by chunk.
+    """:func:`binned_tallies` of the top label of ``(N, C)`` probabilities, fused block by block.
 
-    Each chunk of rows is read once: argmax, the gather of the top probability, the row
-    checks (``validate``) and the binning run on it while it is in cache.
+    Each block of rows is read once from memory: argmax, the gather of the top probability
+    and the row checks (``validate``) run on it while it is in cache, then the binning chunk
+    by chunk (one bincount each per chunk of ``_CHUNK_ELEMENTS``). Every temporary is a
+    buffer allocated once.
     """
     n, c = p.shape
     p = np.ascontiguousarray(p)
     rows = max(1, _CHUNK_ELEMENTS // max(c, 1))
-    offsets = np.arange(0, rows * c, c)
-    pred = np.empty(rows, dtype=np.intp)
-    conf = np.empty(rows, dtype=p.dtype)
-    scaled = np.empty(rows, dtype=np.float64)
-    gap = np.empty(rows, dtype=np.float64)
+    block = rows * _BLOCK_CHUNKS
+    offsets = np.arange(0, block * c, c)
+    index = np.empty(block, dtype=np.intp)
+    pred = np.empty(block, dtype=np.intp)
+    conf = np.empty(block, dtype=p.dtype)
+    b = np.empty(block, dtype=np.intp)
+    gap = np.empty(block, dtype=np.float64)
+    flag = np.empty(block, dtype=bool)
+    if validate:
+        ones = np.ones(c, dtype=p.dtype)
+        sums = np.empty(block, dtype=p.dtype)
     out = np.zeros((2, n_bins + 1))
-    for start in range(0, n, rows):
-        chunk = p[start:start + rows]
-        m = chunk.shape[0]
-        pr, cf, sc, w = pred[:m], conf[:m], scaled[:m], gap[:m]
-        np.argmax(chunk, axis=1, out=pr)
-        np.take(chunk.reshape(-1), offsets[:m] + pr, out=cf, mode="clip")  # indices valid by construction
-        if validate:
-            check_rows(chunk, start, name)
-        np.multiply(cf, n_bins, out=sc)
-        b = sc.astype(np.intp)
-        np.subtract(pr == y[start:start + m], cf, out=w)
-        out[0] += np.bincount(b, minlength=n_bins + 1)
-        out[1] += np.bincount(b, weights=w, minlength=n_bins + 1)
+    for first in range(0, n, block):
+        blk = p[first:first + block]
+        mb = blk.shape[0]
+        np.argmax(blk, axis=1, out=pred[:mb])
+        np.add(offsets[:mb], pred[:mb], out=index[:mb])
+        np.take(blk.reshape(-1), index[:mb], out=conf[:mb], mode="clip")  # indices valid by construction
+        error, end = None, mb
+        if validate:  # a screen without temporaries that flags every block with a failing chunk
+            for s0 in range(0, mb, rows):  # per chunk: OpenBLAS would thread (slowly) a longer one
+                np.matmul(blk[s0:s0 + rows], ones, out=sums[s0:min(mb, s0 + rows)])
+            sm = sums[:mb]
+            np.subtract(sm, 1.0, out=sm)
+            np.abs(sm, out=sm)
+            # fmin skips NaN (a NaN hides a chunk's negative value from check_rows, not from the
+            # screen); the margin under 1e-4 covers any rounding difference of the row sums
+            if np.fmin.reduce(blk.reshape(-1)) < 0 or np.greater(sm, 0.999999e-4, out=flag[:mb]).any():
+                # check_rows chunk by chunk: the first failing chunk raises, once the chunks
+                # before it are binned (so the same error comes first as chunk by chunk)
+                for s0 in range(0, mb, rows):
+                    try:
+                        check_rows(blk[s0:s0 + rows], first + s0, name)
+                    except InvalidParameterError as exc:
+                        error, end = exc, s0
+                        break
+        bb, w, f, cf = b[:end], gap[:end], flag[:end], conf[:end]
+        np.copyto(bb, np.multiply(cf, n_bins, out=w), casting="unsafe")  # truncation toward zero, as astype
+        np.equal(pred[:end], y[first:first + end], out=f)
+        np.subtract(f, cf, out=w)
+        for s0 in range(0, end, rows):  # the sums chunk by chunk
+            out[0] += np.bincount(bb[s0:s0 + rows], minlength=n_bins + 1)
+            out[1] += np.bincount(bb[s0:s0 + rows], weights=w[s0:s0 + rows], minlength=n_bins + 1)
+        if error is not None:
+            raise error
     return _fold_top_bin(out, n_bins)
 
 
