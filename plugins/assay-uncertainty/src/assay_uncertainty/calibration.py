@@ -114,9 +114,11 @@ def top_label(p: np.ndarray, y: np.ndarray, *, validate: bool = False,
     return conf, pred == y
 
 
-#: chunks per block in :func:`multiclass_tallies`: the argmax, gather and row checks run on a block
-#: (a longer sequential read), the binning on each chunk of it (sums per chunk, as the chunk size sets)
-_BLOCK_CHUNKS = 4
+#: chunks per block in :func:`multiclass_tallies`: the elementwise binning runs on a block, the
+#: sums on each chunk of it (as the chunk size sets them); the argmax, the gather of the top
+#: probability and the row checks run step by step (half a chunk: the step stays in L2 from the
+#: argmax to the gather) in one tight loop over the block
+_BLOCK_CHUNKS = 8
 
 
 def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: bool = False,
@@ -124,16 +126,17 @@ def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: b
     """:func:`binned_tallies` of the top label of ``(N, C)`` probabilities, fused block by block.
 
     Each block of rows is read once from memory: argmax, the gather of the top probability
-    and the row checks (``validate``) run on it while it is in cache, then the binning chunk
-    by chunk (one bincount each per chunk of ``_CHUNK_ELEMENTS``). Every temporary is a
-    buffer allocated once.
+    and the row checks (``validate``) run step by step on it while the step is in cache,
+    then the binning (one bincount each per chunk of ``_CHUNK_ELEMENTS``). Every temporary
+    is a buffer allocated once.
     """
     n, c = p.shape
     p = np.ascontiguousarray(p)
     rows = max(1, _CHUNK_ELEMENTS // max(c, 1))
+    step = max(1, rows // 2)
     block = rows * _BLOCK_CHUNKS
-    offsets = np.arange(0, block * c, c)
-    index = np.empty(block, dtype=np.intp)
+    offsets = np.arange(0, step * c, c)
+    index = np.empty(step, dtype=np.intp)
     pred = np.empty(block, dtype=np.intp)
     conf = np.empty(block, dtype=p.dtype)
     b = np.empty(block, dtype=np.intp)
@@ -146,19 +149,24 @@ def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: b
     for first in range(0, n, block):
         blk = p[first:first + block]
         mb = blk.shape[0]
-        np.argmax(blk, axis=1, out=pred[:mb])
-        np.add(offsets[:mb], pred[:mb], out=index[:mb])
-        np.take(blk.reshape(-1), index[:mb], out=conf[:mb], mode="clip")  # indices valid by construction
+        negative = False
+        for s0 in range(0, mb, step):
+            sub = blk[s0:s0 + step]
+            k = sub.shape[0]
+            np.argmax(sub, axis=1, out=pred[s0:s0 + k])
+            np.add(offsets[:k], pred[s0:s0 + k], out=index[:k])
+            np.take(sub.reshape(-1), index[:k], out=conf[s0:s0 + k], mode="clip")  # valid by construction
+            if validate:  # a screen, without temporaries, that flags every block with a failing chunk
+                # (fmin skips NaN: a NaN hides a chunk's negative value from check_rows, not from the screen)
+                np.matmul(sub, ones, out=sums[s0:s0 + k])
+                negative = negative or np.fmin.reduce(sub.reshape(-1)) < 0
         error, end = None, mb
-        if validate:  # a screen without temporaries that flags every block with a failing chunk
-            for s0 in range(0, mb, rows):  # per chunk: OpenBLAS would thread (slowly) a longer one
-                np.matmul(blk[s0:s0 + rows], ones, out=sums[s0:min(mb, s0 + rows)])
+        if validate:
             sm = sums[:mb]
             np.subtract(sm, 1.0, out=sm)
             np.abs(sm, out=sm)
-            # fmin skips NaN (a NaN hides a chunk's negative value from check_rows, not from the
-            # screen); the margin under 1e-4 covers any rounding difference of the row sums
-            if np.fmin.reduce(blk.reshape(-1)) < 0 or np.greater(sm, 0.999999e-4, out=flag[:mb]).any():
+            # the margin under 1e-4 covers any rounding difference of the row sums
+            if negative or np.greater(sm, 0.999999e-4, out=flag[:mb]).any():
                 # check_rows chunk by chunk: the first failing chunk raises, once the chunks
                 # before it are binned (so the same error comes first as chunk by chunk)
                 for s0 in range(0, mb, rows):
