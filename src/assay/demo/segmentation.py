@@ -62,7 +62,8 @@ def run(out_dir: Path) -> None:
     print(f"generated {summary['files']} arrays: {', '.join(summary['models'])} x seeds {summary['seeds']}, "
           f"images per split {summary['images']} ({time.perf_counter() - start:.1f} s)")
     config_path = out_dir / "segmentation.yaml"
-    config_path.write_text(yaml.safe_dump(_config(out_dir / "data", out_dir / "results"), sort_keys=False),
+    # paths in a config are relative to the config file, which sits beside data/ and results/
+    config_path.write_text(yaml.safe_dump(_config(Path("data"), Path("results")), sort_keys=False),
                            encoding="utf-8")
     serial = run_experiments(config_path, executor="serial")
     print(f"assay run (serial): {serial.versions} versions x {len(serial.tasks)} tasks, "
