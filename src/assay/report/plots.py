@@ -118,7 +118,8 @@ def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mappin
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.suptitle(f"Relative to the column mean µ (higher is better), grouped by {along}", fontsize=9)
-    fig.tight_layout()
+    # leave a band at the top for the title, or it overlaps the first row's panel titles
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3.0 * nrows)))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
