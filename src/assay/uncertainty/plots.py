@@ -29,6 +29,14 @@ def _pyplot():
     return plt
 
 
+def _save(plt, fig, path: Path) -> Path:
+    """Lay out, write the PNG and free the figure."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def risk_coverage_curve(u: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Coverage and selective risk (``1 - quality``) at the end of each tie group of increasing ``u``."""
     order = np.argsort(u, kind="stable")
@@ -68,10 +76,7 @@ def plot_risk_coverage(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path
     ax.set_ylabel("selective risk (1 - quality)")
     ax.set_title(title or "Risk-coverage curves (lower is better)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_rejection(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: Path, *, title: str = "") -> Path:
@@ -89,10 +94,7 @@ def plot_rejection(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: Pa
     ax.set_ylabel("mean quality of the kept examples")
     ax.set_title(title or "Rejection curves (PRR: area between model and random, over oracle and random)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_reliability(conf: np.ndarray, correct: np.ndarray, path: Path, *, n_bins: int = 15,
@@ -109,10 +111,7 @@ def plot_reliability(conf: np.ndarray, correct: np.ndarray, path: Path, *, n_bin
     ax.set_ylabel("accuracy")
     ax.set_title(title or "Reliability diagram")
     ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def draw_all(man, out_dir: Path, *, estimators: Sequence[str] | None = None) -> list[Path]:
