@@ -8,6 +8,7 @@ validation split.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import warnings
@@ -55,27 +56,33 @@ class ImageSum:
 
 _WORKSPACE = threading.local()
 
-# Scratch buffers of this many float64 values (256 KiB) keep a block's three buffers in a
-# typical per-core L2 cache; the additions ran about 1.5x faster per value there than on
-# the buffers of a whole 256x256 map, which spill to L3 (see _max_window_sum).
-_BLOCK_VALUES = 32768
+# Blocks of rows are sized so that one scratch buffer holds 256 KiB: a block's buffers then
+# stay in a typical per-core L2 cache, where the additions ran about 1.5x faster per value
+# than on the buffers of a whole 256x256 float64 map, which spill to L3.
+_BLOCK_BYTES = 262144
 
 
-def _buffer(name: str, size: int) -> np.ndarray:
-    """A flat float64 scratch array of at least ``size`` values, reused across calls in this thread.
+def _buffer(name: str, size: int, dtype: Any) -> np.ndarray:
+    """A flat scratch array of at least ``size`` values, reused across calls in this thread.
 
     Fresh arrays of a map's size are allocated with ``mmap`` and page-faulted in on every
     call, which costs more than the arithmetic; reusing the memory avoids that.
     """
     store = _WORKSPACE.__dict__.setdefault("buffers", {})
-    flat = store.get(name)
+    key = (name, np.dtype(dtype).str)
+    flat = store.get(key)
     if flat is None or flat.size < size:
-        flat = store[name] = np.empty(size, dtype=np.float64)
+        flat = store[key] = np.empty(size, dtype=dtype)
     return flat
 
 
+def _n_additions(k: int) -> int:
+    """Additions :func:`_window_sums` makes for a window of ``k``: ``floor(log2 k) + popcount(k) - 1``."""
+    return k.bit_length() + bin(k).count("1") - 2
+
+
 def _window_sums(
-    x: np.ndarray, k: int, step: int, spare: tuple[np.ndarray, np.ndarray]
+    x: np.ndarray, k: int, step: int, spare: tuple[np.ndarray, np.ndarray], last_out: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``y[i] = x[i] + x[i + step] + ... + x[i + (k-1) step]`` for a flat ``x``, ``k >= 2``.
 
@@ -85,65 +92,225 @@ def _window_sums(
     row and ``y`` holds garbage, which the caller never reads.
 
     Windows are built by the left-to-right binary method over the bits of ``k``: double the
-    width (add ``w`` to itself shifted by ``width`` steps), and on a 1 bit add one more
-    value of ``x``; e.g. 1, 2, 4, 5, 10 for ``k = 10``. That is ``floor(log2 k) +
-    popcount(k) - 1`` contiguous 1-D additions (4 for ``k = 10``), each writing into one of
-    the two ``spare`` buffers (never ``x``'s). Returns ``(y, buffer holding y, the other
-    spare buffer)``; ``y`` starts at the buffer's first value.
+    width (add ``w`` to itself shifted by ``width`` steps, into the other spare buffer),
+    and on a 1 bit add one more value of ``x`` (in place: writing into an operand's own
+    memory ran about 1.5x faster than into a third buffer); e.g. widths 1, 2, 4, 5, 10 for
+    ``k = 10``. That is :func:`_n_additions` (4 for ``k = 10``) contiguous 1-D additions,
+    never writing into ``x``. With ``last_out``, the last addition writes there instead.
+    Returns ``(y, the buffer whose head is y, a free buffer)``, the last two being the
+    ``spare`` buffers unless ``last_out`` holds ``y``. :func:`_tree_sums` makes the same
+    additions in the same order for single boxes.
     """
+    ops = [op for bit in bin(k)[3:] for op in (("double", "one") if bit == "1" else ("double",))]
     w, width = x, 1
-    out, other = spare
-    for bit in bin(k)[3:]:
-        m = w.size - width * step
-        np.add(w[:m], w[width * step :], out=out[:m])
-        w, width, out, other = out[:m], 2 * width, other, out
-        if bit == "1":
-            m -= step
-            np.add(w[:m], x[width * step : width * step + m], out=out[:m])
-            w, width, out, other = out[:m], width + 1, other, out
-    return w, other, out
+    holder, free = spare
+    for i, op in enumerate(ops):
+        last = last_out is not None and i == len(ops) - 1
+        if op == "double":
+            target = last_out if last else free
+            m = w.size - width * step
+            np.add(w[:m], w[width * step :], out=target[:m])
+            width *= 2
+            if not last:
+                holder, free = free, holder
+        else:
+            target = last_out if last else holder
+            m = w.size - step
+            np.add(w[:m], x[width * step : width * step + m], out=target[:m])
+            width += 1
+        w = target[:m]
+    return (w, last_out, free) if last_out is not None else (w, holder, free)
+
+
+def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """The sums of every ``size`` box of ``u``, computed in ``dtype``, flat by the box's origin.
+
+    Blocks of whole rows (slices along axis 0, overlapping by ``size[0] - 1``) are taken as
+    flat ``dtype`` arrays (a view of ``u`` when it already is a C-contiguous ``dtype``
+    array, else a converted copy); a box sum is separable, so each axis's window sums are
+    then :func:`_window_sums` along the flat block with that axis's stride. Flat, every
+    addition is one contiguous 1-D numpy loop, where shifted slices of the n-D array
+    would run one short row at a time along the last axis (2.5-4x slower, measured).
+    Axes are done outermost first, so the block shrinks by ``size[0] - 1`` rows before
+    the inner axes. With several blocks, each block's last addition writes straight into
+    one map-sized output. The returned flat array is laid out by box origin in ``u``'s
+    C order over the ``shape[0] - size[0] + 1`` valid rows (:func:`_valid`). A position
+    valid along every axis only ever reads values valid along the other axes, so wrapped
+    garbage never reaches it; the other positions hold garbage. It is a reused buffer (or a
+    view of ``u`` when nothing is summed): read it before the next call.
+    """
+    dtype = np.dtype(dtype)
+    shape = u.shape
+    steps = [math.prod(shape[a + 1 :]) for a in range(u.ndim)]
+    row, k0 = steps[0], size[0]
+    n_valid = shape[0] - k0 + 1
+    rows = _BLOCK_BYTES // dtype.itemsize // row
+    if rows < 4 * (k0 - 1):  # thin blocks would mostly recompute their overlap: one block
+        rows = n_valid
+    rows = max(1, min(rows, n_valid))
+    n_block = (rows + k0 - 1) * row
+    direct = u.dtype == dtype and u.flags.c_contiguous
+    flat_u = u.reshape(-1) if direct else None
+    scratch = [_buffer(f"scratch{i}", n_block, dtype) for i in range(3)]
+    blocks = range(0, n_valid, rows)
+    result = _buffer("box_sums", n_valid * row, dtype) if len(blocks) > 1 else None
+    summed_axes = [a for a, k in enumerate(size) if k > 1]
+    for start in blocks:
+        stop = min(n_valid, start + rows)
+        block_shape = (stop - start + k0 - 1, *shape[1:])
+        n = block_shape[0] * row
+        holder, spare = scratch[0], (scratch[1], scratch[2])
+        if direct:
+            x = flat_u[start * row : start * row + n]
+        else:
+            x = holder[:n]
+            np.copyto(x.reshape(block_shape), u[start : stop + k0 - 1], casting="unsafe")
+        if result is None:
+            target = None
+        else:
+            target = result[start * row :]
+            if not summed_axes:
+                np.copyto(target[: (stop - start) * row], x[: (stop - start) * row])
+        for axis in summed_axes:
+            last = target if axis == summed_axes[-1] else None
+            x, new_holder, free = _window_sums(x, size[axis], steps[axis], spare, last)
+            holder, spare = new_holder, (holder, free)
+    if result is not None:
+        return result[: n_valid * row]
+    return holder[: n_valid * row] if summed_axes or not direct else flat_u
+
+
+def _valid(sums: np.ndarray, shape: tuple[int, ...], size: tuple[int, ...]) -> np.ndarray:
+    """The view of :func:`_box_sums`' flat output at the origins of boxes inside the map."""
+    n_valid = shape[0] - size[0] + 1
+    return sums.reshape(n_valid, *shape[1:])[tuple(slice(0, n - k + 1) for n, k in zip(shape, size))]
+
+
+def _tree_sums(u: np.ndarray, origins: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    """Float64 sums of the ``size`` boxes of ``u`` at flat C-order ``origins``, as :func:`_box_sums` makes them.
+
+    The boxes are gathered with the box axes first and the doubling recurrence of
+    :func:`_window_sums` runs along each box axis in the same order (outermost first), so
+    each sum is bit-identical to the float64 one :func:`_box_sums` computes for that box.
+    """
+    if u.flags.c_contiguous:
+        w = u.reshape(-1)[_box_offsets(u.shape, size) + origins]
+    else:
+        coords = np.unravel_index(origins, u.shape)
+        index = _box_offsets(u.shape, size, by_axis=True)
+        w = u[tuple(i + c for i, c in zip(index, coords))]
+    w = w.astype(np.float64)  # shape (*size, len(origins))
+    for k in size:
+        x, width = w, 1
+        for bit in bin(k)[3:]:
+            w = w[: len(w) - width] + w[width:]
+            width *= 2
+            if bit == "1":
+                w = w[: len(w) - 1] + x[width : width + len(w) - 1]
+                width += 1
+        w = w[0]
+    return w
+
+
+@functools.lru_cache(maxsize=32)
+def _box_offsets(shape: tuple[int, ...], size: tuple[int, ...], by_axis: bool = False) -> Any:
+    """Offsets of a box's values from its origin, shaped ``(*size, 1)``: flat C-order, or one array per axis."""
+    d = len(size)
+    per_axis = [np.arange(k).reshape((1,) * a + (k,) + (1,) * (d - a)) for a, k in enumerate(size)]
+    if by_axis:
+        return tuple(per_axis)
+    steps = [math.prod(shape[a + 1 :]) for a in range(d)]
+    return sum(p * step for p, step in zip(per_axis, steps))
+
+
+def _gamma(n: int, unit: float) -> float:
+    """Higham's ``gamma_n = n u / (1 - n u)``: the relative error bound of ``n`` rounded operations."""
+    return n * unit / (1 - n * unit)
+
+
+_U32 = 2.0**-24
+_U64 = 2.0**-53
+
+
+def _screened_max(u: np.ndarray, size: tuple[int, ...]) -> float | None:
+    """``max`` of :func:`_box_sums` in float64, from float32 sums and a float64 re-sum of the top boxes.
+
+    Float32 box sums move half the bytes of float64 ones. Each differs from the float64 sum
+    of its box by at most ``(gamma_D(u32) + gamma_D(u64)) * S`` (Higham's bound for a
+    summation tree of depth ``D``, the additions plus one conversion; ``S`` is the sum of
+    the box's absolute values: the box sum itself when the map has no negative value, else
+    at most ``box size * max|u|``). Every box whose float64 sum can be the maximum
+    therefore has a float32 sum within twice that of the float32 maximum (plus the
+    rounding of values below float32's normal range when the map is converted); those
+    boxes, taken with three times that margin, are summed again by
+    :func:`_tree_sums`, which gives the float64 value bit for bit. Returns None (the caller
+    then sums every box in float64) for non-finite maps, or when more than about one map's
+    worth of values would have to be re-summed (near-ties, such as constant maps).
+    """
+    n_box, c = _screen_constants(size)
+    if n_box == 1:
+        return None
+    low = float(u.min())  # first, while a freshly loaded map is still in the cache
+    if not math.isfinite(low):
+        return None
+    if low >= 0:
+        margin = lambda top: 3 * c * top  # noqa: E731  S <= top / (1 - gamma): a relative bound
+    else:
+        high = float(u.max())
+        if not math.isfinite(high):
+            return None
+        margin = lambda top: 3 * c * n_box * max(-low, high)  # noqa: E731
+    sums = _box_sums(u, size, np.float32)
+    # The flat array's argmax is contiguous and fast, but wrapped boxes and stale values
+    # outside the valid positions take part in it: it stands only at a valid position.
+    at = int(sums.argmax())
+    if not _is_valid(at, u.shape, size):
+        valid = _valid(sums, u.shape, size)
+        at = int(np.ravel_multi_index(np.unravel_index(valid.argmax(), valid.shape), (len(valid), *u.shape[1:])))
+    top = float(sums[at])
+    if not math.isfinite(top):
+        return None
+    threshold = top - margin(top) - n_box * 2.0**-148  # conversion to float32 may lose 2**-150 to underflow
+    t32 = np.float32(threshold)
+    if float(t32) > threshold:
+        t32 = np.nextafter(t32, np.float32(-np.inf))
+    hits = (sums >= t32).nonzero()[0]
+    budget = max(sums.size, 4096) // n_box  # re-sum at most about one map's worth of values
+    if len(hits) > 2 * budget:  # (garbage positions can hit too, hence the 2)
+        return None
+    for axis in range(1, u.ndim):
+        step = math.prod(u.shape[axis + 1 :])
+        hits = hits[(hits // step) % u.shape[axis] <= u.shape[axis] - size[axis]]
+    if len(hits) > budget:
+        return None
+    return float(_tree_sums(u, hits, size).max())
+
+
+@functools.lru_cache(maxsize=64)
+def _screen_constants(size: tuple[int, ...]) -> tuple[int, float]:
+    """``(box size, 2 (gamma_D(u32) + gamma_D(u64)))`` for :func:`_screened_max`."""
+    depth = sum(_n_additions(k) for k in size) + 1
+    return math.prod(size), 2 * (_gamma(depth, _U32) + _gamma(depth, _U64))
+
+
+def _is_valid(origin: int, shape: tuple[int, ...], size: tuple[int, ...]) -> bool:
+    """Whether the flat C-order ``origin`` starts a box inside the map along every axis but the first."""
+    for axis in range(1, len(shape)):
+        if (origin // math.prod(shape[axis + 1 :])) % shape[axis] > shape[axis] - size[axis]:
+            return False
+    return True
 
 
 def _max_window_sum(u: np.ndarray, size: tuple[int, ...]) -> float:
     """The maximum over every "valid" position of the float64 sum of a ``size`` box of ``u``.
 
-    Blocks of whole rows (slices along axis 0, overlapping by ``size[0] - 1``) are copied
-    to float64 and flattened; a box sum is separable, so each axis's window sums are then
-    :func:`_window_sums` along the flat block with that axis's stride. Flat, every
-    addition is one contiguous 1-D numpy loop, where shifted slices of the 2-D array
-    would run one short row at a time along the last axis (2.5-4x slower, measured). Axes are done
-    outermost first, so the block shrinks by ``size[0] - 1`` rows before the inner axes.
-    A position valid along every axis only ever reads values valid along the other axes,
-    so wrapped garbage never reaches it; the maximum is taken over the valid positions.
+    The float32 screen (:func:`_screened_max`) when it applies, else every box summed in
+    float64 by :func:`_box_sums`; both give the same value to the last bit.
     """
-    shape = u.shape
-    steps = [math.prod(shape[a + 1 :]) for a in range(u.ndim)]
-    row, k0 = steps[0], size[0]
-    n_valid = shape[0] - k0 + 1
-    rows = _BLOCK_VALUES // row
-    if rows < 4 * (k0 - 1):  # thin blocks would mostly recompute their overlap: one block
-        rows = n_valid
-    rows = max(1, min(rows, n_valid))
-    n_block = (rows + k0 - 1) * row
-    scratch = [_buffer(f"scratch{i}", n_block) for i in range(3)]
-    inner_valid = tuple(slice(0, n - k + 1) for n, k in zip(shape[1:], size[1:]))
-    best = -math.inf
-    for start in range(0, n_valid, rows):
-        stop = min(n_valid, start + rows)
-        block_shape = (stop - start + k0 - 1, *shape[1:])
-        n = block_shape[0] * row
-        holder, spare = scratch[0], (scratch[1], scratch[2])
-        x = holder[:n]
-        np.copyto(x.reshape(block_shape), u[start : stop + k0 - 1], casting="unsafe")
-        for axis, k in enumerate(size):
-            if k > 1:
-                x, new_holder, free = _window_sums(x, k, steps[axis], spare)
-                holder, spare = new_holder, (holder, free)
-        sums = holder[:n].reshape(block_shape)[(slice(0, stop - start), *inner_valid)]
-        block_best = float(sums.max())
-        if not block_best <= best and best == best:  # a NaN stays, as in numpy's max
-            best = block_best
-    return best
+    screened = _screened_max(u, size)
+    if screened is not None:
+        return screened
+    return float(_valid(_box_sums(u, size, np.float64), u.shape, size).max())
 
 
 @attrs.frozen
