@@ -120,3 +120,75 @@ def test_patch_max_property_against_sliding_window_view():
         assert agg(f"patch_max[patch_size={k}, mean={str(mean).lower()}]")(u) == pytest.approx(expected, abs=1e-9)
 
     check()
+
+
+# patch_max's float32 screen (_screened_max) must never pick a box whose float64 sum is not
+# the largest: boxes that tie in float32 but differ in float64 are the cases that matter.
+
+
+@pytest.mark.parametrize("first_larger", [True, False])
+@pytest.mark.parametrize("background", [0.0, -0.5])
+def test_patch_max_separates_boxes_that_tie_in_float32(first_larger, background):
+    small, large = 0.25 + 1e-10, 0.25 + 2e-10
+    assert np.float32(4 * small) == np.float32(4 * large)  # indistinguishable in float32
+    u = np.full((6, 7), background)
+    u[0:2, 0:2] = large if first_larger else small
+    u[4:6, 5:7] = small if first_larger else large
+    # every box sum here is a sum of equal-valued pairs, so the float64 sum is exact
+    assert agg("patch_max[patch_size=2]")(u) == 4 * large
+    assert agg("patch_max[patch_size=2, mean=true]")(u) == 4 * large / 4
+
+
+def test_patch_max_near_ties_across_a_3d_volume():
+    rng = np.random.default_rng(7)
+    u = np.round(rng.random((12, 13, 14)), 2)  # many exact and near ties
+    u[3, 4, 5] += 1e-12  # one box family ahead of its float32 twin by far less than float32 resolves
+    best = max(math.fsum(u[i:i + 3, j:j + 3, k:k + 3].ravel())
+               for i in range(10) for j in range(11) for k in range(12))
+    assert agg("patch_max[patch_size=3]")(u) == pytest.approx(best, rel=1e-15, abs=0)
+
+
+def test_patch_max_screen_is_used_and_agrees_bit_for_bit():
+    from assay_segmentation.aggregations import _box_sums, _screened_max, _valid
+
+    rng = np.random.default_rng(3)
+    for u in (rng.random((256, 256), dtype=np.float32), rng.normal(size=(40, 50)),
+              rng.random((9, 20, 30)).astype(np.float32), np.asfortranarray(rng.random((30, 31)))):
+        size = tuple(min(10, n) for n in u.shape)
+        screened = _screened_max(u, size)
+        assert screened is not None, "the float32 screen fell back on a map with no near-ties"
+        assert screened == float(_valid(_box_sums(u, size, np.float64), u.shape, size).max())
+
+
+def test_patch_max_falls_back_on_ties_and_non_finite_maps():
+    from assay_segmentation.aggregations import _screened_max
+
+    assert _screened_max(np.full((30, 30), 0.2, dtype=np.float32), (10, 10)) is None  # 441 tied boxes
+    assert agg("patch_max")(np.full((30, 30), 0.25)) == 25.0
+    u = np.ones((20, 20))
+    u[3, 3] = np.nan
+    assert _screened_max(u, (10, 10)) is None
+    assert math.isnan(agg("patch_max")(u))
+    u[3, 3] = np.inf
+    assert agg("patch_max")(u) == math.inf
+
+
+def test_patch_max_screen_property_against_exact_sums():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(st.integers(1, 14), min_size=2, max_size=3), st.integers(1, 12),
+           st.sampled_from(["float32", "float64", "int16", "uint8"]), st.sampled_from(["uniform", "normal", "coarse"]),
+           st.integers(0, 2**32 - 1))
+    def check(shape, k, dtype, kind, seed):
+        rng = np.random.default_rng(seed)
+        raw = {"uniform": rng.random(shape), "normal": rng.normal(size=shape) * 50,
+               "coarse": rng.integers(0, 3, size=shape).astype(float)}[kind]
+        u = raw.astype(dtype)
+        size = tuple(min(k, n) for n in shape)
+        exact = max(math.fsum(u[tuple(slice(o, o + s) for o, s in zip(origin, size))].astype(float).ravel())
+                    for origin in np.ndindex(*(n - s + 1 for n, s in zip(shape, size))))
+        assert agg(f"patch_max[patch_size={k}]")(u) == pytest.approx(exact, rel=1e-14, abs=1e-300)
+
+    check()
