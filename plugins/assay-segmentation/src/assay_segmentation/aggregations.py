@@ -101,7 +101,7 @@ def _window_sums(
     ``spare`` buffers unless ``last_out`` holds ``y``. :func:`_tree_sums` makes the same
     additions in the same order for single boxes.
     """
-    ops = [op for bit in bin(k)[3:] for op in (("double", "one") if bit == "1" else ("double",))]
+    ops = _doubling_ops(k)
     w, width = x, 1
     holder, free = spare
     for i, op in enumerate(ops):
@@ -122,6 +122,40 @@ def _window_sums(
     return (w, last_out, free) if last_out is not None else (w, holder, free)
 
 
+@functools.lru_cache(maxsize=64)
+def _doubling_ops(k: int) -> tuple[str, ...]:
+    """The steps of :func:`_window_sums` for ``k``: one "double" per bit after the leading one, then "one" on a 1 bit."""
+    return tuple(op for bit in bin(k)[3:] for op in (("double", "one") if bit == "1" else ("double",)))
+
+
+@attrs.frozen
+class _BoxPlan:
+    """How :func:`_box_sums` walks a map of one shape: strides, blocks of rows, summed axes."""
+
+    steps: tuple[int, ...]  # values between neighbours along each axis of the C-order flat map
+    n_valid: int  # valid box origins along axis 0
+    n_block: int  # values in the largest block
+    blocks: tuple[tuple[int, int, tuple[int, ...]], ...]  # (first, last + 1 valid row, block shape)
+    summed_axes: tuple[int, ...]  # axes whose box side is above 1
+
+
+@functools.lru_cache(maxsize=64)
+def _box_plan(shape: tuple[int, ...], size: tuple[int, ...], itemsize: int) -> _BoxPlan:
+    steps = tuple(math.prod(shape[a + 1 :]) for a in range(len(shape)))
+    row, k0 = steps[0], size[0]
+    n_valid = shape[0] - k0 + 1
+    rows = _BLOCK_BYTES // itemsize // row
+    if rows < 4 * (k0 - 1):  # thin blocks would mostly recompute their overlap: one block
+        rows = n_valid
+    rows = max(1, min(rows, n_valid))
+    blocks = tuple(
+        (start, min(n_valid, start + rows), (min(n_valid, start + rows) - start + k0 - 1, *shape[1:]))
+        for start in range(0, n_valid, rows)
+    )
+    summed = tuple(a for a, k in enumerate(size) if k > 1)
+    return _BoxPlan(steps, n_valid, (rows + k0 - 1) * row, blocks, summed)
+
+
 def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The sums of every ``size`` box of ``u``, computed in ``dtype``, flat by the box's origin.
 
@@ -140,44 +174,33 @@ def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
     view of ``u`` when nothing is summed): read it before the next call.
     """
     dtype = np.dtype(dtype)
-    shape = u.shape
-    steps = [math.prod(shape[a + 1 :]) for a in range(u.ndim)]
-    row, k0 = steps[0], size[0]
-    n_valid = shape[0] - k0 + 1
-    rows = _BLOCK_BYTES // dtype.itemsize // row
-    if rows < 4 * (k0 - 1):  # thin blocks would mostly recompute their overlap: one block
-        rows = n_valid
-    rows = max(1, min(rows, n_valid))
-    n_block = (rows + k0 - 1) * row
+    plan = _box_plan(u.shape, size, dtype.itemsize)
+    row = plan.steps[0]
     direct = u.dtype == dtype and u.flags.c_contiguous
     flat_u = u.reshape(-1) if direct else None
-    scratch = [_buffer(f"scratch{i}", n_block, dtype) for i in range(3)]
-    blocks = range(0, n_valid, rows)
-    result = _buffer("box_sums", n_valid * row, dtype) if len(blocks) > 1 else None
-    summed_axes = [a for a, k in enumerate(size) if k > 1]
-    for start in blocks:
-        stop = min(n_valid, start + rows)
-        block_shape = (stop - start + k0 - 1, *shape[1:])
+    scratch = [_buffer(f"scratch{i}", plan.n_block, dtype) for i in range(3)]
+    result = _buffer("box_sums", plan.n_valid * row, dtype) if len(plan.blocks) > 1 else None
+    for start, stop, block_shape in plan.blocks:
         n = block_shape[0] * row
         holder, spare = scratch[0], (scratch[1], scratch[2])
         if direct:
             x = flat_u[start * row : start * row + n]
         else:
             x = holder[:n]
-            np.copyto(x.reshape(block_shape), u[start : stop + k0 - 1], casting="unsafe")
+            np.copyto(x.reshape(block_shape), u[start : start + block_shape[0]], casting="unsafe")
         if result is None:
             target = None
         else:
             target = result[start * row :]
-            if not summed_axes:
+            if not plan.summed_axes:
                 np.copyto(target[: (stop - start) * row], x[: (stop - start) * row])
-        for axis in summed_axes:
-            last = target if axis == summed_axes[-1] else None
-            x, new_holder, free = _window_sums(x, size[axis], steps[axis], spare, last)
+        for axis in plan.summed_axes:
+            last = target if axis == plan.summed_axes[-1] else None
+            x, new_holder, free = _window_sums(x, size[axis], plan.steps[axis], spare, last)
             holder, spare = new_holder, (holder, free)
     if result is not None:
-        return result[: n_valid * row]
-    return holder[: n_valid * row] if summed_axes or not direct else flat_u
+        return result[: plan.n_valid * row]
+    return holder[: plan.n_valid * row] if plan.summed_axes or not direct else flat_u
 
 
 def _valid(sums: np.ndarray, shape: tuple[int, ...], size: tuple[int, ...]) -> np.ndarray:
@@ -193,7 +216,10 @@ def _tree_sums(u: np.ndarray, origins: np.ndarray, size: tuple[int, ...]) -> np.
     :func:`_window_sums` runs along each box axis in the same order (outermost first), so
     each sum is bit-identical to the float64 one :func:`_box_sums` computes for that box.
     """
-    if u.flags.c_contiguous:
+    if len(origins) == 1:
+        corner = np.unravel_index(int(origins[0]), u.shape)
+        w = u[tuple(slice(o, o + k) for o, k in zip(corner, size))][..., None]
+    elif u.flags.c_contiguous:
         w = u.reshape(-1)[_box_offsets(u.shape, size) + origins]
     else:
         coords = np.unravel_index(origins, u.shape)
@@ -271,16 +297,17 @@ def _screened_max(u: np.ndarray, size: tuple[int, ...]) -> float | None:
     if not math.isfinite(top):
         return None
     threshold = top - margin(top) - n_box * 2.0**-148  # conversion to float32 may lose 2**-150 to underflow
-    t32 = np.float32(threshold)
-    if float(t32) > threshold:
-        t32 = np.nextafter(t32, np.float32(-np.inf))
+    t32 = np.float32(threshold - abs(threshold) * 2.0**-22)  # rounds to at most ``threshold``
     hits = (sums >= t32).nonzero()[0]
     budget = max(sums.size, 4096) // n_box  # re-sum at most about one map's worth of values
     if len(hits) > 2 * budget:  # (garbage positions can hit too, hence the 2)
         return None
-    for axis in range(1, u.ndim):
-        step = math.prod(u.shape[axis + 1 :])
-        hits = hits[(hits // step) % u.shape[axis] <= u.shape[axis] - size[axis]]
+    if len(hits) <= 16:  # usually one or two: Python beats numpy's per-call overhead
+        hits = np.array([h for h in hits.tolist() if _is_valid(h, u.shape, size)], dtype=np.intp)
+    else:
+        for axis in range(1, u.ndim):
+            step = math.prod(u.shape[axis + 1 :])
+            hits = hits[(hits // step) % u.shape[axis] <= u.shape[axis] - size[axis]]
     if len(hits) > budget:
         return None
     return float(_tree_sums(u, hits, size).max())
