@@ -298,10 +298,8 @@ def _screened_max(u: np.ndarray, size: tuple[int, ...]) -> float | None:
         return None
     threshold = top - margin(top) - n_box * 2.0**-148  # conversion to float32 may lose 2**-150 to underflow
     t32 = np.float32(threshold - abs(threshold) * 2.0**-22)  # rounds to at most ``threshold``
-    hits = (sums >= t32).nonzero()[0]
+    hits = (sums >= t32).nonzero()[0]  # garbage positions (wrapped or stale) may hit too: dropped here
     budget = max(sums.size, 4096) // n_box  # re-sum at most about one map's worth of values
-    if len(hits) > 2 * budget:  # (garbage positions can hit too, hence the 2)
-        return None
     if len(hits) <= 16:  # usually one or two: Python beats numpy's per-call overhead
         hits = np.array([h for h in hits.tolist() if _is_valid(h, u.shape, size)], dtype=np.intp)
     else:
