@@ -26,8 +26,8 @@ def _as_map(x: Any, who: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim not in (2, 3):
         raise InvalidParameterError(f"{who}: expected a 2-D or 3-D uncertainty map, got shape {arr.shape}.")
-    if not np.issubdtype(arr.dtype, np.number) and arr.dtype != bool:
-        raise InvalidParameterError(f"{who}: expected a numeric uncertainty map, got dtype {arr.dtype}.")
+    if arr.dtype.kind not in "biuf":
+        raise InvalidParameterError(f"{who}: expected a real-valued numeric uncertainty map, got dtype {arr.dtype}.")
     return arr
 
 
@@ -372,7 +372,7 @@ class PatchMax:
             return _empty("patch_max")
         size = tuple(min(int(self.patch_size), n) for n in u.shape)
         best = _max_window_sum(u, size)
-        return best / float(np.prod(size)) if self.mean else best
+        return best / math.prod(size) if self.mean else best
 
 
 @attrs.frozen
