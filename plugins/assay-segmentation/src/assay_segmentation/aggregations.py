@@ -353,7 +353,10 @@ class PatchMax:
     ``bench/bench_segmentation.py``). Every sum adds values only (no running sum with
     subtractions), so it is as exact as a direct sum. For speed, the map is flattened so
     each addition is one contiguous 1-D loop (:func:`_window_sums`) and processed in blocks
-    of rows whose scratch buffers stay in the CPU cache (:func:`_max_window_sum`).
+    of rows whose scratch buffers stay in the CPU cache (:func:`_box_sums`). Patches are
+    first screened with float32 sums and a proven error bound, and only those that can be
+    the maximum are summed in float64 (:func:`_screened_max`); the value is the same to the
+    last bit as summing every patch in float64.
     """
 
     patch_size: int = attrs.field(default=10)
