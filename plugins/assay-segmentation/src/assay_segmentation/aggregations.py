@@ -76,6 +76,15 @@ def _buffer(name: str, size: int, dtype: Any) -> np.ndarray:
     return flat
 
 
+def _scratch(size: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Three flat scratch arrays of at least ``size`` values (:func:`_buffer`), in one lookup."""
+    store = _WORKSPACE.__dict__.setdefault("scratch", {})
+    triple = store.get(dtype)
+    if triple is None or triple[0].size < size:
+        triple = store[dtype] = tuple(np.empty(size, dtype=dtype) for _ in range(3))
+    return triple
+
+
 def _n_additions(k: int) -> int:
     """Additions :func:`_window_sums` makes for a window of ``k``: ``floor(log2 k) + popcount(k) - 1``."""
     return k.bit_length() + bin(k).count("1") - 2
@@ -178,7 +187,7 @@ def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
     row = plan.steps[0]
     direct = u.dtype == dtype and u.flags.c_contiguous
     flat_u = u.reshape(-1) if direct else None
-    scratch = [_buffer(f"scratch{i}", plan.n_block, dtype) for i in range(3)]
+    scratch = _scratch(plan.n_block, dtype)
     result = _buffer("box_sums", plan.n_valid * row, dtype) if len(plan.blocks) > 1 else None
     for start, stop, block_shape in plan.blocks:
         n = block_shape[0] * row
@@ -209,33 +218,43 @@ def _valid(sums: np.ndarray, shape: tuple[int, ...], size: tuple[int, ...]) -> n
     return sums.reshape(n_valid, *shape[1:])[tuple(slice(0, n - k + 1) for n, k in zip(shape, size))]
 
 
-def _tree_sums(u: np.ndarray, origins: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+def _tree_sums(u: np.ndarray, origins: np.ndarray | list[int], size: tuple[int, ...]) -> np.ndarray:
     """Float64 sums of the ``size`` boxes of ``u`` at flat C-order ``origins``, as :func:`_box_sums` makes them.
 
     The boxes are gathered with the box axes first and the doubling recurrence of
     :func:`_window_sums` runs along each box axis in the same order (outermost first), so
     each sum is bit-identical to the float64 one :func:`_box_sums` computes for that box.
     """
-    if len(origins) == 1:
-        corner = np.unravel_index(int(origins[0]), u.shape)
-        w = u[tuple(slice(o, o + k) for o, k in zip(corner, size))][..., None]
+    if len(origins) == 1:  # the usual case, without fancy indexing
+        rest, corner = int(origins[0]), []
+        for step in _c_steps(u.shape):
+            index, rest = divmod(rest, step)
+            corner.append(index)
+        w = u[tuple(slice(c, c + k) for c, k in zip(corner, size))]
     elif u.flags.c_contiguous:
-        w = u.reshape(-1)[_box_offsets(u.shape, size) + origins]
+        w = u.reshape(-1)[_box_offsets(u.shape, size) + np.asarray(origins, dtype=np.intp)]
     else:
-        coords = np.unravel_index(origins, u.shape)
+        coords = np.unravel_index(np.asarray(origins, dtype=np.intp), u.shape)
         index = _box_offsets(u.shape, size, by_axis=True)
         w = u[tuple(i + c for i, c in zip(index, coords))]
-    w = w.astype(np.float64)  # shape (*size, len(origins))
+    w = w.astype(np.float64)  # shape (*size) or (*size, len(origins))
     for k in size:
         x, width = w, 1
-        for bit in bin(k)[3:]:
-            w = w[: len(w) - width] + w[width:]
-            width *= 2
-            if bit == "1":
-                w = w[: len(w) - 1] + x[width : width + len(w) - 1]
+        for op in _doubling_ops(k):
+            if op == "double":
+                w = w[:-width] + w[width:]
+                width *= 2
+            else:
+                w = w[:-1] + x[width:]
                 width += 1
         w = w[0]
-    return w
+    return w.reshape(-1)
+
+
+@functools.lru_cache(maxsize=64)
+def _c_steps(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Values between neighbours along each axis of a C-order array of ``shape``."""
+    return tuple(math.prod(shape[a + 1 :]) for a in range(len(shape)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -301,14 +320,14 @@ def _screened_max(u: np.ndarray, size: tuple[int, ...]) -> float | None:
     hits = (sums >= t32).nonzero()[0]  # garbage positions (wrapped or stale) may hit too: dropped here
     budget = max(sums.size, 4096) // n_box  # re-sum at most about one map's worth of values
     if len(hits) <= 16:  # usually one or two: Python beats numpy's per-call overhead
-        hits = np.array([h for h in hits.tolist() if _is_valid(h, u.shape, size)], dtype=np.intp)
+        hits = [h for h in hits.tolist() if _is_valid(h, u.shape, size)]
     else:
         for axis in range(1, u.ndim):
             step = math.prod(u.shape[axis + 1 :])
             hits = hits[(hits // step) % u.shape[axis] <= u.shape[axis] - size[axis]]
     if len(hits) > budget:
         return None
-    return float(_tree_sums(u, hits, size).max())
+    return float(_tree_sums(u, hits, size).max()) if len(hits) > 1 else float(_tree_sums(u, hits, size)[0])
 
 
 @functools.lru_cache(maxsize=64)
