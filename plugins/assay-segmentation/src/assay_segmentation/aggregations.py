@@ -150,7 +150,7 @@ class _BoxPlan:
 
 @functools.lru_cache(maxsize=64)
 def _box_plan(shape: tuple[int, ...], size: tuple[int, ...], itemsize: int) -> _BoxPlan:
-    steps = tuple(math.prod(shape[a + 1 :]) for a in range(len(shape)))
+    steps = _c_steps(shape)
     row, k0 = steps[0], size[0]
     n_valid = shape[0] - k0 + 1
     rows = _BLOCK_BYTES // itemsize // row
@@ -264,8 +264,7 @@ def _box_offsets(shape: tuple[int, ...], size: tuple[int, ...], by_axis: bool = 
     per_axis = [np.arange(k).reshape((1,) * a + (k,) + (1,) * (d - a)) for a, k in enumerate(size)]
     if by_axis:
         return tuple(per_axis)
-    steps = [math.prod(shape[a + 1 :]) for a in range(d)]
-    return sum(p * step for p, step in zip(per_axis, steps))
+    return sum(p * step for p, step in zip(per_axis, _c_steps(shape)))
 
 
 def _gamma(n: int, unit: float) -> float:
@@ -322,9 +321,9 @@ def _screened_max(u: np.ndarray, size: tuple[int, ...]) -> float | None:
     if len(hits) <= 16:  # usually one or two: Python beats numpy's per-call overhead
         hits = [h for h in hits.tolist() if _is_valid(h, u.shape, size)]
     else:
+        steps = _c_steps(u.shape)
         for axis in range(1, u.ndim):
-            step = math.prod(u.shape[axis + 1 :])
-            hits = hits[(hits // step) % u.shape[axis] <= u.shape[axis] - size[axis]]
+            hits = hits[(hits // steps[axis]) % u.shape[axis] <= u.shape[axis] - size[axis]]
     if len(hits) > budget:
         return None
     return float(_tree_sums(u, hits, size).max()) if len(hits) > 1 else float(_tree_sums(u, hits, size)[0])
@@ -339,8 +338,9 @@ def _screen_constants(size: tuple[int, ...]) -> tuple[int, float]:
 
 def _is_valid(origin: int, shape: tuple[int, ...], size: tuple[int, ...]) -> bool:
     """Whether the flat C-order ``origin`` starts a box inside the map along every axis but the first."""
+    steps = _c_steps(shape)
     for axis in range(1, len(shape)):
-        if (origin // math.prod(shape[axis + 1 :])) % shape[axis] > shape[axis] - size[axis]:
+        if (origin // steps[axis]) % shape[axis] > shape[axis] - size[axis]:
             return False
     return True
 
