@@ -192,3 +192,34 @@ def test_patch_max_screen_property_against_exact_sums():
         assert agg(f"patch_max[patch_size={k}]")(u) == pytest.approx(exact, rel=1e-14, abs=1e-300)
 
     check()
+
+
+def test_patch_max_screen_property_bit_for_bit_against_the_float64_path():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from assay_segmentation.aggregations import _box_sums, _screened_max, _valid
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(st.integers(1, 30), min_size=2, max_size=3), st.integers(2, 12),
+           st.sampled_from(["float16", "float32", "float64", "int32", "uint8"]),
+           st.sampled_from(["uniform", "signed", "coarse", "huge", "tiny"]), st.booleans(), st.integers(0, 2**32 - 1))
+    def check(shape, k, dtype, kind, fortran, seed):
+        rng = np.random.default_rng(seed)
+        raw = {"uniform": rng.random(shape), "signed": rng.normal(size=shape) * 50,
+               "coarse": rng.integers(0, 3, size=shape).astype(float), "huge": rng.random(shape) * 1e30,
+               "tiny": rng.random(shape) * 1e-40}[kind]
+        if np.dtype(dtype).kind == "f":
+            with np.errstate(over="ignore"):  # "huge" overflows float16 to inf: the screen must step aside
+                u = raw.astype(dtype)
+        else:
+            u = rng.integers(-100 if dtype == "int32" else 0, 100, size=shape).astype(dtype)
+        if fortran:
+            u = np.asfortranarray(u)
+        size = tuple(min(k, n) for n in shape)
+        screened = _screened_max(u, size)
+        if screened is not None:  # None: the caller sums every box in float64 instead
+            expected = float(_valid(_box_sums(u, size, np.float64), u.shape, size).max())
+            assert screened == expected or (math.isnan(screened) and math.isnan(expected))
+
+    check()
