@@ -223,3 +223,30 @@ def test_patch_max_screen_property_bit_for_bit_against_the_float64_path():
             assert screened == expected or (math.isnan(screened) and math.isnan(expected))
 
     check()
+
+
+def test_patch_max_large_volumes_in_bounded_blocks(monkeypatch):
+    from assay_segmentation import aggregations as A
+
+    rng = np.random.default_rng(11)
+    maps = [rng.random((40, 30, 20), dtype=np.float32), rng.normal(size=(60, 70)), rng.random((200, 9))]
+    expected = [agg("patch_max[patch_size=5]")(u) for u in maps]  # default limits: one block each here
+    assert all(len(A._box_plan(u.shape, (5, 5, 5)[: u.ndim], 8).blocks) == 1 for u in maps[:2])
+    # Limits small enough that these maps count as "large volumes": several bounded blocks, the
+    # screen steps aside (it would keep every box's sum), buffers are not kept between calls.
+    monkeypatch.setattr(A, "_BLOCK_BYTES", 256)
+    monkeypatch.setattr(A, "_MAX_BLOCK_BYTES", 8192)
+    monkeypatch.setattr(A, "_KEEP_BYTES", 1024)
+    monkeypatch.setattr(A, "_WORKSPACE", type(A._WORKSPACE)())
+    A._box_plan.cache_clear()
+    try:
+        for u, value in zip(maps, expected):
+            size = tuple(min(5, n) for n in u.shape)
+            blocks = A._box_plan(u.shape, size, 8).blocks
+            assert len(blocks) > 1
+            row_bytes = math.prod(u.shape[1:]) * 8  # rows per block: the byte cap, or 4 overlaps' worth
+            assert max(b[2][0] for b in blocks) <= max(8192 // row_bytes, 5 * (size[0] - 1))
+            assert agg("patch_max[patch_size=5]")(u) == value  # bit for bit
+        assert not A._WORKSPACE.__dict__.get("scratch")  # nothing above _KEEP_BYTES was kept
+    finally:
+        A._box_plan.cache_clear()

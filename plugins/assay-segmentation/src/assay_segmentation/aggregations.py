@@ -12,7 +12,7 @@ import functools
 import math
 import threading
 import warnings
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import attrs
 import numpy as np
@@ -60,6 +60,11 @@ _WORKSPACE = threading.local()
 # stay in a typical per-core L2 cache, where the additions ran about 1.5x faster per value
 # than on the buffers of a whole 256x256 float64 map, which spill to L3.
 _BLOCK_BYTES = 262144
+# Where blocks that small would be too thin (large planes of a 3-D volume), a block is at
+# most this big instead, so memory stays bounded on large volumes; buffers above
+# _KEEP_BYTES are not kept for the next call.
+_MAX_BLOCK_BYTES = 64 * 2**20
+_KEEP_BYTES = 16 * 2**20
 
 
 def _buffer(name: str, size: int, dtype: Any) -> np.ndarray:
@@ -72,7 +77,9 @@ def _buffer(name: str, size: int, dtype: Any) -> np.ndarray:
     key = (name, np.dtype(dtype).str)
     flat = store.get(key)
     if flat is None or flat.size < size:
-        flat = store[key] = np.empty(size, dtype=dtype)
+        flat = np.empty(size, dtype=dtype)
+        if flat.nbytes <= _KEEP_BYTES:
+            store[key] = flat
     return flat
 
 
@@ -81,7 +88,9 @@ def _scratch(size: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.nda
     store = _WORKSPACE.__dict__.setdefault("scratch", {})
     triple = store.get(dtype)
     if triple is None or triple[0].size < size:
-        triple = store[dtype] = tuple(np.empty(size, dtype=dtype) for _ in range(3))
+        triple = tuple(np.empty(size, dtype=dtype) for _ in range(3))
+        if triple[0].nbytes <= _KEEP_BYTES:
+            store[dtype] = triple
     return triple
 
 
@@ -154,8 +163,8 @@ def _box_plan(shape: tuple[int, ...], size: tuple[int, ...], itemsize: int) -> _
     row, k0 = steps[0], size[0]
     n_valid = shape[0] - k0 + 1
     rows = _BLOCK_BYTES // itemsize // row
-    if rows < 4 * (k0 - 1):  # thin blocks would mostly recompute their overlap: one block
-        rows = n_valid
+    if rows < 4 * (k0 - 1):  # thin blocks would mostly recompute their overlap: bigger ones
+        rows = max(4 * (k0 - 1), _MAX_BLOCK_BYTES // itemsize // row - (k0 - 1))
     rows = max(1, min(rows, n_valid))
     blocks = tuple(
         (start, min(n_valid, start + rows), (min(n_valid, start + rows) - start + k0 - 1, *shape[1:]))
@@ -168,6 +177,29 @@ def _box_plan(shape: tuple[int, ...], size: tuple[int, ...], itemsize: int) -> _
 def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The sums of every ``size`` box of ``u``, computed in ``dtype``, flat by the box's origin.
 
+    The returned flat array is laid out by box origin in ``u``'s C order over the
+    ``shape[0] - size[0] + 1`` valid rows (:func:`_valid`); positions that are not valid
+    along the inner axes hold garbage. With one block (:func:`_box_sum_blocks`) it is that
+    block's scratch buffer; with several, each block's last addition writes straight into
+    one map-sized buffer. Either is reused: read it before the next call.
+    """
+    dtype = np.dtype(dtype)
+    plan = _box_plan(u.shape, size, dtype.itemsize)
+    n = plan.n_valid * plan.steps[0]
+    if len(plan.blocks) == 1:
+        for _, _, sums in _box_sum_blocks(u, size, dtype):
+            return sums[:n]
+    result = _buffer("box_sums", n, dtype)
+    for _ in _box_sum_blocks(u, size, dtype, into=result):
+        pass
+    return result[:n]
+
+
+def _box_sum_blocks(
+    u: np.ndarray, size: tuple[int, ...], dtype: np.dtype, into: np.ndarray | None = None
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(start, stop, sums)`` per block of rows: the box sums for origin rows ``start .. stop - 1``.
+
     Blocks of whole rows (slices along axis 0, overlapping by ``size[0] - 1``) are taken as
     flat ``dtype`` arrays (a view of ``u`` when it already is a C-contiguous ``dtype``
     array, else a converted copy); a box sum is separable, so each axis's window sums are
@@ -175,20 +207,16 @@ def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
     addition is one contiguous 1-D numpy loop, where shifted slices of the n-D array
     would run one short row at a time along the last axis (2.5-4x slower, measured).
     Axes are done outermost first, so the block shrinks by ``size[0] - 1`` rows before
-    the inner axes. With several blocks, each block's last addition writes straight into
-    one map-sized output. The returned flat array is laid out by box origin in ``u``'s
-    C order over the ``shape[0] - size[0] + 1`` valid rows (:func:`_valid`). A position
-    valid along every axis only ever reads values valid along the other axes, so wrapped
-    garbage never reaches it; the other positions hold garbage. It is a reused buffer (or a
-    view of ``u`` when nothing is summed): read it before the next call.
+    the inner axes. ``sums`` is flat by origin, like :func:`_box_sums`' output for the
+    block; with ``into``, the block's last addition writes into ``into`` at the block's
+    offset (and ``sums`` is that part of it). A position valid along every axis only ever
+    reads values valid along the other axes, so wrapped garbage never reaches it.
     """
-    dtype = np.dtype(dtype)
     plan = _box_plan(u.shape, size, dtype.itemsize)
     row = plan.steps[0]
     direct = u.dtype == dtype and u.flags.c_contiguous
     flat_u = u.reshape(-1) if direct else None
     scratch = _scratch(plan.n_block, dtype)
-    result = _buffer("box_sums", plan.n_valid * row, dtype) if len(plan.blocks) > 1 else None
     for start, stop, block_shape in plan.blocks:
         n = block_shape[0] * row
         holder, spare = scratch[0], (scratch[1], scratch[2])
@@ -197,19 +225,19 @@ def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
         else:
             x = holder[:n]
             np.copyto(x.reshape(block_shape), u[start : start + block_shape[0]], casting="unsafe")
-        if result is None:
-            target = None
-        else:
-            target = result[start * row :]
-            if not plan.summed_axes:
-                np.copyto(target[: (stop - start) * row], x[: (stop - start) * row])
+        target = None if into is None else into[start * row :]
+        if target is not None and not plan.summed_axes:
+            np.copyto(target[: (stop - start) * row], x[: (stop - start) * row])
         for axis in plan.summed_axes:
             last = target if axis == plan.summed_axes[-1] else None
             x, new_holder, free = _window_sums(x, size[axis], plan.steps[axis], spare, last)
             holder, spare = new_holder, (holder, free)
-    if result is not None:
-        return result[: plan.n_valid * row]
-    return holder[: plan.n_valid * row] if plan.summed_axes or not direct else flat_u
+        if target is not None:
+            yield start, stop, target[: (stop - start) * row]
+        elif plan.summed_axes or not direct:
+            yield start, stop, holder[: (stop - start) * row]
+        else:
+            yield start, stop, x[: (stop - start) * row]
 
 
 def _valid(sums: np.ndarray, shape: tuple[int, ...], size: tuple[int, ...]) -> np.ndarray:
@@ -294,6 +322,8 @@ def _screened_max(u: np.ndarray, size: tuple[int, ...]) -> float | None:
     n_box, c = _screen_constants(size)
     if n_box == 1:
         return None
+    if len(_box_plan(u.shape, size, 4).blocks) > 1 and u.size * 4 > _MAX_BLOCK_BYTES:
+        return None  # the screen keeps every box's sum: not for maps this large
     low = float(u.min())  # first, while a freshly loaded map is still in the cache
     if not math.isfinite(low):
         return None
@@ -349,12 +379,18 @@ def _max_window_sum(u: np.ndarray, size: tuple[int, ...]) -> float:
     """The maximum over every "valid" position of the float64 sum of a ``size`` box of ``u``.
 
     The float32 screen (:func:`_screened_max`) when it applies, else every box summed in
-    float64 by :func:`_box_sums`; both give the same value to the last bit.
+    float64, block by block (:func:`_box_sum_blocks`), keeping each block's maximum; both
+    give the same value to the last bit.
     """
     screened = _screened_max(u, size)
     if screened is not None:
         return screened
-    return float(_valid(_box_sums(u, size, np.float64), u.shape, size).max())
+    best = -math.inf
+    for start, stop, sums in _box_sum_blocks(u, size, np.dtype(np.float64)):
+        block_best = float(_valid(sums, (stop - start + size[0] - 1, *u.shape[1:]), size).max())
+        if not block_best <= best and best == best:  # a NaN stays, as in numpy's max
+            best = block_best
+    return best
 
 
 @attrs.frozen
