@@ -247,6 +247,6 @@ def test_patch_max_large_volumes_in_bounded_blocks(monkeypatch):
             row_bytes = math.prod(u.shape[1:]) * 8  # rows per block: the byte cap, or 4 overlaps' worth
             assert max(b[2][0] for b in blocks) <= max(8192 // row_bytes, 5 * (size[0] - 1))
             assert agg("patch_max[patch_size=5]")(u) == value  # bit for bit
-        assert not A._WORKSPACE.__dict__.get("scratch")  # nothing above _KEEP_BYTES was kept
+        assert not A._WORKSPACE.__dict__.get("buffers")  # nothing above _KEEP_BYTES was kept
     finally:
         A._box_plan.cache_clear()

@@ -67,31 +67,21 @@ _MAX_BLOCK_BYTES = 64 * 2**20
 _KEEP_BYTES = 16 * 2**20
 
 
-def _buffer(name: str, size: int, dtype: Any) -> np.ndarray:
-    """A flat scratch array of at least ``size`` values, reused across calls in this thread.
+def _buffers(name: str, size: int, dtype: Any, count: int = 1) -> tuple[np.ndarray, ...]:
+    """``count`` flat scratch arrays of at least ``size`` values, reused across calls in this thread.
 
     Fresh arrays of a map's size are allocated with ``mmap`` and page-faulted in on every
-    call, which costs more than the arithmetic; reusing the memory avoids that.
+    call, which costs more than the arithmetic; reusing the memory avoids that. Arrays
+    above ``_KEEP_BYTES`` are not kept, so a large volume leaves no memory behind.
     """
     store = _WORKSPACE.__dict__.setdefault("buffers", {})
     key = (name, np.dtype(dtype).str)
-    flat = store.get(key)
-    if flat is None or flat.size < size:
-        flat = np.empty(size, dtype=dtype)
-        if flat.nbytes <= _KEEP_BYTES:
-            store[key] = flat
-    return flat
-
-
-def _scratch(size: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Three flat scratch arrays of at least ``size`` values (:func:`_buffer`), in one lookup."""
-    store = _WORKSPACE.__dict__.setdefault("scratch", {})
-    triple = store.get(dtype)
-    if triple is None or triple[0].size < size:
-        triple = tuple(np.empty(size, dtype=dtype) for _ in range(3))
-        if triple[0].nbytes <= _KEEP_BYTES:
-            store[dtype] = triple
-    return triple
+    arrays = store.get(key)
+    if arrays is None or arrays[0].size < size:
+        arrays = tuple(np.empty(size, dtype=dtype) for _ in range(count))
+        if arrays[0].nbytes <= _KEEP_BYTES:
+            store[key] = arrays
+    return arrays
 
 
 def _n_additions(k: int) -> int:
@@ -189,7 +179,7 @@ def _box_sums(u: np.ndarray, size: tuple[int, ...], dtype: Any) -> np.ndarray:
     if len(plan.blocks) == 1:
         for _, _, sums in _box_sum_blocks(u, size, dtype):
             return sums[:n]
-    result = _buffer("box_sums", n, dtype)
+    (result,) = _buffers("box_sums", n, dtype)
     for _ in _box_sum_blocks(u, size, dtype, into=result):
         pass
     return result[:n]
@@ -216,7 +206,7 @@ def _box_sum_blocks(
     row = plan.steps[0]
     direct = u.dtype == dtype and u.flags.c_contiguous
     flat_u = u.reshape(-1) if direct else None
-    scratch = _scratch(plan.n_block, dtype)
+    scratch = _buffers("scratch", plan.n_block, dtype, 3)
     for start, stop, block_shape in plan.blocks:
         n = block_shape[0] * row
         holder, spare = scratch[0], (scratch[1], scratch[2])
