@@ -114,6 +114,10 @@ def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> Evaluat
     return EvaluationResult(correct_total, gold_total, offset + 1)
 
 
+#: How executors name the parts of ``shared`` in errors (e.g. one that cannot be pickled).
+evaluate_shard.shared_names = ("the sentence evaluator", "the model (w_vector)")  # type: ignore[attr-defined]
+
+
 def _feature_count(w_vector: Any) -> int | None:
     try:
         n = len(w_vector)
@@ -204,7 +208,7 @@ class EvaluatorBase:
     def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                          sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                          num_shards: int | None = None, workers: int | None = None,
-                         metrics: Any = None) -> EvaluationResult:
+                         metrics: Any = None, timeout: float | None = None) -> EvaluationResult:
         """Evaluate the shards of ``data_pool`` in parallel: local processes, or Spark with a ``sparkContext``.
 
         Parameters
@@ -231,6 +235,11 @@ class EvaluatorBase:
             As for :meth:`sequentialEvaluate`: each worker updates the metrics with its
             shard's items and the states merge in shard order, so the scores equal a
             sequential run's.
+        timeout : float, optional
+            The most seconds one shard may run (from when a worker starts it), passed to the
+            executor given by name (``threads``, ``processes``, ``spark``); on expiry the
+            workers are stopped and :class:`~assay.errors.EvaluationTimeoutError` names the
+            shard. Default ``None``: no bound. Not with an executor object (set it there).
 
         Returns
         -------
@@ -245,7 +254,7 @@ class EvaluatorBase:
             raise InvalidParameterError(
                 f"The 'num_shards' parameter must be a positive int or None. Got {num_shards!r} instead."
             )
-        runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers)
+        runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers, timeout)
         try:
             n = num_shards or pool.num_shards or SHARDS_PER_WORKER * max(1, int(getattr(runner, "workers", 1) or 1))
             return self._run(pool, w_vector, evaluator, runner, pool.shards(n), metrics=metrics)
@@ -264,10 +273,11 @@ class EvaluatorBase:
     def parallel_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                           sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                           num_shards: int | None = None, workers: int | None = None,
-                          metrics: Any = None) -> EvaluationResult:
+                          metrics: Any = None, timeout: float | None = None) -> EvaluationResult:
         """Same as :meth:`parallelEvaluate`."""
         return self.parallelEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
-                                     executor=executor, num_shards=num_shards, workers=workers, metrics=metrics)
+                                     executor=executor, num_shards=num_shards, workers=workers, metrics=metrics,
+                                     timeout=timeout)
 
     # ------------------------------------------------------------ internals
     def _resolve_sentence_evaluator(self, sentence_evaluator: Any) -> SentenceEvaluator:
@@ -354,11 +364,15 @@ def _as_pool(data_pool: Any) -> DataPool:
         ) from None
 
 
-def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any) -> tuple[Any, bool]:
+def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any,
+                      timeout: Any = None) -> tuple[Any, bool]:
     """``(executor object, whether we created it and must close it)``."""
+    from assay.executors.base import check_timeout
     from assay.plugins import get_registry, load_executor
 
     options: dict[str, Any] = {} if workers is None else {"workers": workers}
+    if check_timeout(timeout) is not None:
+        options["timeout"] = timeout
     if spark_context is not None:
         if executor is not None:
             raise InvalidParameterError(
@@ -377,11 +391,12 @@ def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: A
     if isinstance(executor, str):
         return load_executor(executor, **options), True
     if callable(getattr(executor, "run", None)):
-        if workers is not None:
-            raise InvalidParameterError(
-                f"The 'workers' parameter applies only to an executor given by name; {executor!r} is already "
-                "built (set its workers when creating it)."
-            )
+        for key, value in (("workers", workers), ("timeout", timeout)):
+            if value is not None:
+                raise InvalidParameterError(
+                    f"The '{key}' parameter applies only to an executor given by name; {executor!r} is already "
+                    f"built (set its {key} when creating it)."
+                )
         return executor, False
     raise InvalidParameterError(
         "The 'executor' parameter must be a registered executor name (e.g. 'processes[workers=2]') or an "
