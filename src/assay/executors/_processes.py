@@ -118,7 +118,24 @@ _NOTHING = object()  # a worker's pipe held only its "ready"
 
 
 def _die_with_parent(parent_pid: int, start_method: str) -> None:
-    """Make this worker end when its parent does (PR_SET_PDEATHSIG on Linux, a watch thread elsewhere)."""
+    """Make this worker end when its parent does (PR_SET_PDEATHSIG on Linux, a watch thread elsewhere).
+
+    Under ``forkserver`` the worker's parent is the fork server, which outlives the caller
+    while any worker holds its "alive" pipe, so the worker watches the caller's sentinel
+    (a pipe only the caller holds) in a daemon thread instead.
+    """
+    if start_method == "forkserver":
+        sentinel = getattr(multiprocessing.parent_process(), "sentinel", None)
+        if sentinel is not None:
+            if wait([sentinel], timeout=0):  # the caller already died
+                os._exit(1)
+
+            def watch_sentinel() -> None:
+                wait([sentinel])
+                os._exit(1)
+
+            threading.Thread(target=watch_sentinel, name="assay-parent-watch", daemon=True).start()
+            return
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -128,12 +145,7 @@ def _die_with_parent(parent_pid: int, start_method: str) -> None:
         except (OSError, AttributeError):  # pragma: no cover - no libc / no prctl
             armed = False
         if armed:
-            # The parent may have died before the prctl: then the signal never comes.
-            if start_method == "forkserver":  # our parent is the fork server, which exits with the caller
-                sentinel = getattr(multiprocessing.parent_process(), "sentinel", None)
-                if sentinel is not None and wait([sentinel], timeout=0):
-                    os._exit(1)
-            elif os.getppid() != parent_pid:
+            if os.getppid() != parent_pid:  # the parent died before the prctl: the signal never comes
                 os._exit(1)
             return
     watched = os.getppid()  # pragma: no cover - non-Linux
