@@ -476,3 +476,77 @@ def test_sys_exit_in_a_spawned_worker_is_an_evaluation_error(spawn_helpers):
         EvaluatorBase().parallelEvaluate(pool, None, spawn_helpers.exit_on_five,
                                          executor="processes[workers=2, start_method=spawn]")
     assert (info.value.shard, info.value.item) == (2, 5)
+
+
+GUARD_VARIANT_SCRIPT = '''
+import sys
+from assay import EvaluatorBase
+
+def one(sent, w_vector):
+    return 1, 1
+
+try:
+    if __name__ == "__main__" and len(sys.argv) > 0:
+        r = EvaluatorBase().parallelEvaluate([1, 2], None, one, executor="processes[workers=2, start_method=spawn]")
+        print("accuracy", r.accuracy)
+except OSError:
+    raise
+'''
+
+
+def test_a_guard_inside_try_with_a_condition_is_recognised(tmp_path):
+    script = tmp_path / "variant.py"
+    script.write_text(GUARD_VARIANT_SCRIPT)
+    done = run_script(script)
+    assert done.returncode == 0, done.stderr
+    assert "accuracy 1.0" in done.stdout
+
+
+def fail_fast_or_sleep(task, shared):
+    if task == 0:
+        time.sleep(0.1)
+        raise ValueError("task 0 failed")
+    time.sleep(20)
+    return task
+
+
+def test_threads_failure_returns_without_waiting_for_a_running_task():
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="task 0 failed"):
+        load_executor("threads", workers=2).run(fail_fast_or_sleep, [0, 1], None)
+    assert time.monotonic() - t0 < 2
+
+
+def test_an_application_signal_handler_stays_in_charge():
+    from assay.executors.base import terminate_as_interrupt
+
+    def mine(signum, frame):
+        pass
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        with terminate_as_interrupt():
+            assert signal.getsignal(signal.SIGTERM) is mine
+        with terminate_as_interrupt():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        with terminate_as_interrupt():
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_no_handler_is_installed_from_another_thread():
+    from assay.executors.base import terminate_as_interrupt
+
+    seen = []
+
+    def body():
+        with terminate_as_interrupt():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert seen == [signal.getsignal(signal.SIGTERM)]

@@ -161,7 +161,7 @@ def _die_with_parent(parent_pid: int, start_method: str) -> None:
 
 def _worker(conn: Connection, fn: TaskFunction, tasks: Sequence[Any] | None, shared: Any,
             inherited: Sequence[Connection], parent_pid: int = 0, start_method: str = "fork") -> None:
-    """Worker loop: say ``("ready",)``, then receive ``(number, task or None)``, answer ``("ok"|"err", number, payload)``."""
+    """Worker loop: say "ready", then receive ``(number, task or None)``, answer ``(kind, number, payload)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("SIGTERM", "SIGHUP"):  # a fork inherits the parent's run-time handlers: undo them
         signum = getattr(signal, name, None)
@@ -283,16 +283,9 @@ def _unpicklable_part(fn: TaskFunction, shared: Any) -> tuple[str, BaseException
     return None
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
-    """Whether ``node`` is ``if __name__ == "__main__":`` (either operand order)."""
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.ops) != 1:
-        return False
-    if not isinstance(node.test.ops[0], ast.Eq):
-        return False
-    sides = [node.test.left, node.test.comparators[0]]
-    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
-    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
-    return len(names) == 1 and len(consts) == 1
+def _mentions_name(node: ast.If) -> bool:
+    """Whether an ``if`` tests ``__name__`` (``if __name__ == "__main__":`` and its variants)."""
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test))
 
 
 def unguarded_main_call() -> tuple[str, int] | None:
@@ -319,11 +312,12 @@ def unguarded_main_call() -> tuple[str, int] | None:
             tree = ast.parse(f.read(), filename=path)
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         return None
-    for node in tree.body:
-        end = getattr(node, "end_lineno", None) or node.lineno
-        if node.lineno <= line <= end:
-            return None if _is_main_guard(node) else (path, line)
-    return None
+    for node in ast.walk(tree):  # lenient: any enclosing `if` that tests __name__ counts as a guard
+        if isinstance(node, ast.If) and _mentions_name(node) and node.body:
+            end = getattr(node, "end_lineno", None) or node.lineno
+            if node.lineno <= line <= end:
+                return None
+    return path, line
 
 
 _MAIN_GUARD_ADVICE = ("With start method {method!r} every worker re-imports the main script {path}, and its "

@@ -109,6 +109,9 @@ class ThreadExecutor(Executor):
                 shown = 0
                 with state.cond:
                     while True:
+                        if state.finished != shown:
+                            bar.update(state.finished - shown)
+                            shown = state.finished
                         if state.errors:  # the first failure in task order among those that finished
                             number = min(state.errors)
                             raise _thread_error(state.errors[number], tasks[number], number)
@@ -121,9 +124,6 @@ class ThreadExecutor(Executor):
                                 raise _timeout_error(late, tasks, list(state.started), self.timeout,
                                                      "threads", "the threads finish in the background")
                         state.cond.wait(self.poll_interval)
-                        if state.finished != shown:
-                            bar.update(state.finished - shown)
-                            shown = state.finished
         finally:
             state.abandon()
             bar.close()
