@@ -570,7 +570,10 @@ def _timeout_error(late: list[int], tasks: list[Any], running: list[int], timeou
     labels = [task_label(tasks[n], n) for n in late]
     others = [task_label(tasks[n], n) for n in running if n not in late]
     which = f"shard {labels[0]}" if len(labels) == 1 else f"shards {', '.join(map(str, labels))}"
-    also = f"; shards {', '.join(map(str, others))} were still running too" if others else ""
+    also = ""
+    if others:
+        also = (f"; shard {others[0]} was still running too" if len(others) == 1
+                else f"; shards {', '.join(map(str, others))} were still running too")
     return EvaluationTimeoutError(
         f"The {executor} executor's timeout of {timeout:g} s per shard expired: {which} ran longer{also}. "
         f"The run is aborted ({aftermath}); raise 'timeout' if shards are legitimately this slow.",
