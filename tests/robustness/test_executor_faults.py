@@ -349,6 +349,9 @@ def test_sigterm_during_a_run_is_an_interruption_after_the_workers_are_stopped(t
     finally:
         parent.kill()
         parent.wait()
+        for p in read_pids(pids):  # never leave a stray worker on the machine, even on failure
+            if executor == "processes" and alive(p):
+                os.kill(p, signal.SIGKILL)
     assert "interrupted: Interrupted SIGTERM received" in out, (out, err)
     assert "children: []" in out
     assert "handler restored: True" in out
