@@ -346,7 +346,9 @@ class ProcessExecutor(Executor):
         pickled once per worker, each task once).
     timeout : float, optional
         The most seconds one task (shard) may run, from the moment a worker starts it;
-        ``None`` (default): no bound. On expiry every worker is killed and reaped, then
+        ``None`` (default): no bound. A worker's first shard is handed over while it
+        starts, so its clock restarts when the worker reports it is up (a worker that
+        never comes up times out too). On expiry every worker is killed and reaped, then
         :class:`~assay.errors.EvaluationTimeoutError` names the shard(s) and the bound.
 
     Examples
@@ -530,6 +532,7 @@ class ProcessExecutor(Executor):
                 if message[0] != "ready":
                     return message
                 worker.ready = True
+                worker.started = time.monotonic()  # its first shard's clock starts once it is up
             if worker.process.is_alive():
                 return _NOTHING
             # The process ended. Give a last answer in flight a moment.
