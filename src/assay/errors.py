@@ -11,6 +11,7 @@ __all__ = [
     "AssayError",
     "DuplicateRegistrationError",
     "EvaluationError",
+    "EvaluationTimeoutError",
     "InvalidParameterError",
     "MissingDependencyError",
     "PluginLoadError",
@@ -67,6 +68,10 @@ class EvaluationError(AssayError):
 
 class WorkerDiedError(EvaluationError):
     """A worker process ended without returning its shard's tally (killed, out of memory)."""
+
+
+class EvaluationTimeoutError(EvaluationError, TimeoutError):
+    """A run (or a shard) took longer than its ``timeout``; ``shard`` names one that had not finished."""
 
 
 def _rebuild_evaluation_error(cls: type, message: str, shard: int | None, item: int | None) -> EvaluationError:
