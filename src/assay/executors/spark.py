@@ -54,7 +54,7 @@ from assay.core.pool import PathShard, split_evenly
 from assay.errors import (AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError,
                           MissingDependencyError, WorkerDiedError)
 from assay.executors._java import ensure_java_home
-from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, task_label
+from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
 from assay.plugins.hookspecs import hookimpl
 
 __all__ = ["SparkExecutor", "import_pyspark"]
@@ -103,9 +103,12 @@ class SparkExecutor(Executor):
     stop_on_close : bool, optional
         Stop the context on :meth:`close`. Default: only a context this executor created.
     timeout : float, optional
-        Seconds a whole run may take. When they pass, the run's Spark job group is
-        cancelled and :class:`~assay.errors.EvaluationTimeoutError` names the shards that
-        had not finished. Default: no bound.
+        The most seconds one shard may run, as for the local executors. Spark schedules
+        the tasks itself, so the bound is applied to the whole job: ``timeout`` times the
+        number of waves of tasks (``ceil(shards / defaultParallelism)``). When it passes,
+        the run's Spark job group is cancelled and
+        :class:`~assay.errors.EvaluationTimeoutError` names the shards that had not
+        finished. Default: no bound.
 
     Notes
     -----
@@ -151,7 +154,7 @@ class SparkExecutor(Executor):
             raise InvalidParameterError(f"The 'hadoop' parameter must be True, False or None. Got {hadoop!r} instead.")
         if conf is not None and not isinstance(conf, dict):
             raise InvalidParameterError(f"The 'conf' parameter must be a dict of Spark settings. Got {conf!r} instead.")
-        self.timeout = check_timeout(timeout)
+        self.timeout = check_timeout(timeout, "spark")
         if context is None:
             import_pyspark()  # fail now, with the install hint, rather than at the first run
         self._requested_workers = workers
@@ -306,12 +309,16 @@ class SparkExecutor(Executor):
             watcher.start()
         expired = threading.Event()
         timer = None
+        bound = None
         if self.timeout is not None:
+            waves = -(-n_tasks // max(1, int(getattr(sc, "defaultParallelism", 1) or 1)))
+            bound = self.timeout * waves
+
             def expire() -> None:
                 expired.set()
                 sc.cancelJobGroup(group)
 
-            timer = threading.Timer(self.timeout, expire)
+            timer = threading.Timer(bound, expire)
             timer.daemon = True
             timer.start()
         try:
@@ -327,8 +334,9 @@ class SparkExecutor(Executor):
                 finished = set(done.value)
                 running = [labels[i] for i in range(n_tasks) if i not in finished]
                 raise EvaluationTimeoutError(
-                    f"The spark run timed out after {self.timeout:g} s (the 'timeout' option); shard(s) {running} "
-                    "had not finished and their Spark job was cancelled. Nothing was counted.",
+                    f"The spark run timed out after {bound:g} s (timeout={self.timeout:g} s per shard, "
+                    f"{n_tasks} shard(s) on {sc.defaultParallelism} core(s)); shard(s) {running} had not finished "
+                    "and their Spark job was cancelled. Nothing was counted.",
                     shard=running[0] if running else None,
                 ) from exc
             translated = _translate(exc, labels, getattr(sc, "pythonExec", None))
@@ -380,17 +388,6 @@ def _worker_python(sc: Any):
         yield
     finally:
         sc.pythonExec = "python3"
-
-
-def check_timeout(timeout: Any) -> float | None:
-    """``timeout`` as seconds (a positive, finite number) or None; anything else is an :class:`InvalidParameterError`."""
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (0 < timeout < float("inf")):
-        raise InvalidParameterError(
-            f"The 'timeout' parameter must be a positive number of seconds or None (no bound). Got {timeout!r} instead."
-        )
-    return float(timeout)
 
 
 # ---------------------------------------------------------------------- helpers
