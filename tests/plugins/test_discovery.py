@@ -137,3 +137,17 @@ def test_importing_assay_imports_no_plugin(plugin_dir):
     env = dict(os.environ, PYTHONPATH=str(plugin_dir))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_first_party_plugins_load_without_any_reported_problem():
+    """Guards the monkeypatch detection against false alarms: assay's own plugins replace nothing."""
+    env = dict(os.environ)
+    for var in ("ASSAY_STRICT_PLUGINS", "ASSAY_DISABLE_PLUGINS", "ASSAY_LOAD_PLUGINS"):
+        env.pop(var, None)
+    run = subprocess.run([sys.executable, "-m", "assay", "plugins", "--json"], env=env,
+                         capture_output=True, text=True, check=True)
+    infos = {p["name"]: p for p in json.loads(run.stdout)}
+    for name in ("classic", "parsing", "segmentation", "uncertainty"):
+        assert infos[name]["status"] == "loaded", infos[name]
+    assert all(not p["replaced"] and not p["clashes"] for p in infos.values())
+    assert run.stderr == ""

@@ -432,10 +432,17 @@ class PluginSystem:
         return register
 
 
+_OWN_CODE = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(pluggy.__file__)))
+
+
 def _describe(exc: BaseException, doing: str) -> str:
-    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    """One line: the exception, what assay was doing, and the plugin's line that raised it."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_OWN_CODE)]
+    last = (theirs or frames)[-1:]
     where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
-    return f"{type(exc).__name__} while {doing}: {exc}{where}"
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__} while {doing}: {message}{where}"
 
 
 _SYSTEM: PluginSystem | None = None

@@ -5,15 +5,16 @@ module (no path component starts with ``_``) and the members of the classes they
 :func:`changes` compares two snapshots taken around one plugin's import and registration:
 
 - a name present before whose object changed is *replaced* (``assay.metrics.evaluate``,
-  ``assay.metrics.Metric.compute``); one that disappeared is *deleted*;
+  ``assay.metrics.base.Metric.compute``: class members are named by the class's own
+  module); one that disappeared is *deleted*;
 - a name that appeared and holds a function or class defined in the plugin's own package
-  is reported too: *replaced* when its module was first imported during that plugin's
-  load (the original could not be seen), *added* otherwise.
+  is reported too: *replaced* when it is a lazy export (in ``__all__`` but not yet bound,
+  like ``assay.evaluate`` before first use) or its module was first imported during that
+  plugin's load (the original could not be seen), *added* otherwise.
 
 Objects are compared by identity, so importing further assay modules or the lazy
 ``assay.<name>`` exports is never reported.
 
->>> import types
 >>> before = take()
 >>> changes(before, take(), plugin_package="my_plugin")
 []
@@ -41,6 +42,8 @@ class Snapshot:
 
     modules: frozenset[str]
     values: dict[str, Any]
+    #: names in a module's ``__all__`` not yet bound (lazy exports such as ``assay.evaluate``)
+    lazy: frozenset[str] = frozenset()
 
 
 def _public_modules() -> list[tuple[str, ModuleType]]:
@@ -59,10 +62,15 @@ def _in_assay(obj: Any) -> bool:
 def take() -> Snapshot:
     """The public attributes of the assay modules imported now, and their classes' members."""
     values: dict[str, Any] = {}
+    lazy: set[str] = set()
     seen: set[int] = set()
     modules = _public_modules()
     for module_name, module in modules:
-        for attr, value in list(vars(module).items()):
+        namespace = vars(module)
+        exported = namespace.get("__all__", ())
+        if isinstance(exported, (list, tuple)):
+            lazy.update(f"{module_name}.{n}" for n in exported if isinstance(n, str) and n not in namespace)
+        for attr, value in list(namespace.items()):
             if attr.startswith("_") or isinstance(value, ModuleType):
                 continue
             values[f"{module_name}.{attr}"] = value
@@ -71,8 +79,8 @@ def take() -> Snapshot:
                 for key, member in list(vars(value).items()):
                     private = key.startswith("_") and not (key.startswith("__") and key.endswith("__"))
                     if not private and key not in _VOLATILE:
-                        values[f"{module_name}.{attr}.{key}"] = member
-    return Snapshot(frozenset(name for name, _ in modules), values)
+                        values[f"{value.__module__}.{value.__qualname__}.{key}"] = member
+    return Snapshot(frozenset(name for name, _ in modules), values, frozenset(lazy))
 
 
 def _owner_module(key: str, modules: frozenset[str]) -> str:
@@ -101,6 +109,6 @@ def changes(before: Snapshot, after: Snapshot, *, plugin_package: str | None) ->
                 continue
             module = getattr(value, "__module__", None)
             if isinstance(module, str) and module.split(".")[0] == plugin_package and callable(value):
-                new_module = _owner_module(key, after.modules) not in before.modules
-                found.append(key if new_module else f"{key} (added)")
+                existed = key in before.lazy or _owner_module(key, after.modules) not in before.modules
+                found.append(key if existed else f"{key} (added)")
     return sorted(found)
