@@ -151,3 +151,15 @@ def test_builtin_executors_and_formats_register_through_hooks():
     builtins = {p.name: p for p in system.plugins}
     assert builtins["assay.core.formats"].registered["data_format"] == ("jsonl",)
     assert {"serial", "threads", "processes"} <= set(builtins["assay.executors.builtin"].registered["executor"])
+
+
+def test_qualified_names_work_for_unambiguous_names_and_builtins(system):
+    assert assay.load_metric("fake:scaled[factor=2]").factor == 2
+    assert assay.load_executor("assay:threads[workers=2]").workers == 2
+    registry = system.registry("executor")
+    assert registry.get("assay.executors.builtin:serial").plugin == "assay.executors.builtin"
+    assert "assay:serial" in registry and "nobody:serial" not in registry
+    with pytest.raises(UnknownNameError, match=r"no plugin 'fake' registered 'serial'.*Load it as 'assay:serial'"):
+        registry.get("fake:serial")
+    with pytest.raises(UnknownNameError, match=r"No metric named 'fake:scaledd'\. Did you mean: scaled"):
+        assay.load_metric("fake:scaledd")
