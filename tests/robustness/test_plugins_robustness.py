@@ -252,3 +252,12 @@ def test_error_points_at_the_plugins_own_line(install, capsys):
     error = {p["name"]: p for p in json.loads(out)}["rb_bad_name"]["error"]
     assert re.search(r" at \S+rb_b_bad_name_[0-9a-f]{8}\.py:5$", error), error  # line 5: the register(...) call
     assert "\n" not in error
+
+
+def test_other_commands_end_with_the_same_single_warning_line(install, capsys):
+    install({"sys_exit": CASES["sys_exit"][0], "clash": CASES["clash"][0]})
+    code, out, err = run_cli(["list", "metric"], capsys)
+    assert code == 0
+    assert "rb-a-good:rb_metric" in out and "rb_after" in out
+    assert err == ("assay: warning: 1 plugin failed to load, 1 name clash "
+                   "(run 'assay plugins' for details)\n")
