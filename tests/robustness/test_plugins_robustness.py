@@ -261,3 +261,17 @@ def test_other_commands_end_with_the_same_single_warning_line(install, capsys):
     assert "rb-a-good:rb_metric" in out and "rb_after" in out
     assert err == ("assay: warning: 1 plugin failed to load, 1 name clash "
                    "(run 'assay plugins' for details)\n")
+
+
+def test_two_distributions_with_one_entry_point_name_both_stay_on_record(tmp_path, monkeypatch):
+    tag = uuid.uuid4().hex[:8]
+    for var in ("ASSAY_STRICT_PLUGINS", "ASSAY_DISABLE_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    make_distribution(tmp_path, "rb-same-1", f"rb_same_1_{tag}", "raise ImportError('first is broken')", "rb_same")
+    make_distribution(tmp_path, "rb-same-2", f"rb_same_2_{tag}", GOOD.format(name="rb_second"), "rb_same")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ASSAY_LOAD_PLUGINS", "rb_same")
+    infos = {p.name: p for p in PluginSystem().plugins if not p.builtin and p.status != "disabled"}
+    assert infos["rb_same"].status == "failed" and "first is broken" in infos["rb_same"].error
+    assert infos["rb_same@rb-same-2"].status == "loaded"
+    assert infos["rb_same@rb-same-2"].registered == {"metric": ("rb_second",)}

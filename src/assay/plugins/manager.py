@@ -298,16 +298,18 @@ class PluginSystem:
                 continue
             seen.add(key)
             names = {ep.name} | ({dist} if dist else set())
+            # two distributions may use one entry-point name: keep both records
+            name = ep.name if ep.name not in self._plugins else f"{ep.name}@{dist or len(self._plugins)}"
             if names & deny or (allow is not None and not names & allow):
                 why = "ASSAY_DISABLE_PLUGINS" if names & deny else "ASSAY_LOAD_PLUGINS"
-                self._plugins[ep.name] = PluginInfo(
-                    ep.name, module=ep.value, distribution=dist, version=version,
+                self._plugins[name] = PluginInfo(
+                    name, module=ep.value, distribution=dist, version=version,
                     status="disabled", error=f"not loaded because of {why}",
                 )
                 continue
-            self._load_entry_point(ep, dist, version)
+            self._load_entry_point(ep, name, dist, version)
 
-    def _load_entry_point(self, ep: Any, dist: str | None, version: str | None) -> None:
+    def _load_entry_point(self, ep: Any, name: str, dist: str | None, version: str | None) -> None:
         before = patches.take()
         try:
             with stdout_to_stderr():
@@ -315,10 +317,10 @@ class PluginSystem:
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt ... are the plugin's too
             if is_real_interrupt(exc, self._interrupted):
                 raise
-            info, error = PluginInfo(ep.name, module=ep.value, distribution=dist, version=version,
+            info, error = PluginInfo(name, module=ep.value, distribution=dist, version=version,
                                      status="failed", error=_describe(exc, f"importing {ep.value}")), exc
         else:
-            info, error = self._add(plugin, ep.name, module=ep.value, distribution=dist, version=version)
+            info, error = self._add(plugin, name, module=ep.value, distribution=dist, version=version)
         if info.status == "failed":
             self._plugins[info.name] = info
             if _strict():
