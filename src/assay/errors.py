@@ -8,6 +8,7 @@ stand for bad input also derive from the builtin a caller would expect
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousNameError",
     "AssayError",
     "DuplicateRegistrationError",
     "EvaluationError",
@@ -30,6 +31,14 @@ class PluginLoadError(AssayError):
 
 class DuplicateRegistrationError(PluginLoadError):
     """Two plugins registered the same name for the same kind."""
+
+
+class AmbiguousNameError(DuplicateRegistrationError, LookupError):
+    """A name looked up in a registry was registered by more than one plugin.
+
+    The message names every plugin (and distribution) that registered it and the qualified
+    spellings (``"distribution:name"``) that pick one.
+    """
 
 
 class InvalidParameterError(AssayError, ValueError, TypeError):

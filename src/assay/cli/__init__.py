@@ -15,6 +15,7 @@ from typing import Sequence
 
 from assay import __version__
 from assay.errors import AssayError
+from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@warns_about_plugin_problems
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
