@@ -89,8 +89,13 @@ OPTION_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def _is_behaviour(value: Any) -> bool:
-    """Methods, properties, descriptors and nested classes: not options."""
+def _is_behaviour(value: Any, cls: type) -> bool:
+    """Methods, properties, descriptors and classes nested in the body: not options.
+
+    A type assigned from elsewhere (``prediciton_type = int``) is a value, not behaviour.
+    """
+    if isinstance(value, type):
+        return value.__qualname__.startswith(cls.__qualname__ + ".")
     return (callable(value) or isinstance(value, (property, classmethod, staticmethod, types.MemberDescriptorType))
             or hasattr(value, "__get__") and not isinstance(value, (str, bytes, numbers.Number, Mapping,
                                                                     list, tuple, set, frozenset)))
@@ -175,10 +180,10 @@ def check_class_attributes(cls: type, root: type) -> None:
             continue
         if attr in known:
             check = OPTION_CHECKS.get(attr)
-            if check is not None and attr in body and not _is_behaviour(value) and not check[0](value):
+            if check is not None and attr in body and not _is_behaviour(value, cls) and not check[0](value):
                 raise _fail(cls, attr, f"it must be {check[1]}; got {type(value).__name__} {value!r:.80}.")
             continue
-        if attr.startswith("_") or attr.isupper() or (attr in body and _is_behaviour(value)):
+        if attr.startswith("_") or attr.isupper() or (attr in body and _is_behaviour(value, cls)):
             continue
         if read is None:
             read = _names_read(cls)

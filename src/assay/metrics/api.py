@@ -89,6 +89,15 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     if isinstance(predictions, (str, bytes)) or not hasattr(predictions, "__len__"):
         raise InvalidParameterError(f"'predictions' must be a sequence; got {type(predictions).__name__}.")
     n = len(predictions)
+    for what, labels in (("groups", groups), ("strata", strata)):
+        if labels is not None and (isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__")
+                                   or len(labels) != n):
+            got = f"{len(labels)} labels" if hasattr(labels, "__len__") and not isinstance(labels, (str, bytes)) \
+                else f"{type(labels).__name__} {labels!r:.40}"
+            raise InvalidParameterError(
+                f"The {what!r} parameter of assay.evaluate must be a sequence with one label per prediction ({n}); "
+                f"got {got}."
+            )
     ms = resolve_metrics(metrics)
     seed = new_seed() if seed is None else seed
     inters = [m.map_all(predictions, references, task_data) for m in ms]
