@@ -110,6 +110,31 @@ def test_a_metric_error_in_a_sharded_run_names_the_pool_position(executor):
     msg = str(info.value)
     # before: "instance 1" (its position inside shard 1)
     assert "instance 4 " in msg and "shard 1" in msg and "instance 1 " not in msg
+    assert info.value.item == 4
+
+
+class LocalCount(SampleF1):
+    """A metric whose own check names positions within the batch it is given (as plugins' checks do)."""
+
+    def map_batch(self, predictions, references, task_data):
+        for i, p in enumerate(predictions):
+            if p == 99:
+                raise ValueError(f"bad value at instance {i}")
+        return super().map_batch(predictions, references, task_data)
+
+
+class With99(WithMetric):
+    def metric_inputs(self, sent, w_vector):
+        return (99 if sent == 4 else sent % 2), [1]
+
+
+def test_a_metric_s_own_message_is_anchored_to_the_shard_start():
+    with pytest.raises(EvaluationError) as info:
+        With99().sequentialEvaluate(DataPool(list(range(6)), num_shards=2), None, metrics=[LocalCount()])
+    msg = str(info.value)
+    # "instance 1" of shard 1 is pool item 3 + 1 = 4: the message says where counting starts
+    assert "shard 1 (pool items 3..5; an instance number below counts from item 3)" in msg
+    assert "bad value at instance 1" in msg and info.value.shard == 1
 
 
 class BadInputs(WithMetric):

@@ -103,10 +103,12 @@ def check_prediction_type(metric: Any, predictions: Any, *, offset: int = 0) -> 
     for i, value in enumerate(predictions):
         if not _matches(value, tp):
             name = getattr(tp, "__name__", None) or str(tp)
-            raise InvalidParameterError(
+            err = InvalidParameterError(
                 f"Metric {metric_name(metric)!r} expects predictions of type {name}; instance {offset + i} "
                 f"has a prediction of type {type(value).__name__}: {value!r:.80}."
             )
+            err.item = offset + i  # the position in the whole data (sharded runs read it)
+            raise err
 
 
 def metric_name(metric: Any) -> str:

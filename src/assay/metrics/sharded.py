@@ -78,11 +78,17 @@ def evaluate_shard_metrics(shard: Any, shared: tuple[Callable[..., Any], Any, Ca
             try:
                 state.update(preds, refs, tds if has_td else None)
             except Exception as exc:
-                where = (f"items {start}..{start + len(preds) - 1}" if start is not None
-                         else f"{shard.describe(0)} onwards")
+                item = getattr(exc, "item", None)
+                if start is None:
+                    where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"
+                elif item is None:  # the metric's own message: its instance numbers count from the shard's start
+                    where = (f"pool items {start}..{start + len(preds) - 1}; an instance number below counts from "
+                             f"item {start}")
+                else:
+                    where = f"pool items {start}..{start + len(preds) - 1}"
                 raise EvaluationError(
                     f"Metric {metric_name(m)!r} failed on shard {shard.index} ({where}): {exc}",
-                    shard=shard.index, item=getattr(exc, "item", None),
+                    shard=shard.index, item=item,
                 ) from exc
         states.append(state)
     return attrs.evolve(tally, metrics={STATES_KEY: states})
