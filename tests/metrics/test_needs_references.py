@@ -76,3 +76,12 @@ def test_pipeline_with_preprocess_defers_the_check_to_the_wrapped_metric():
     # the wrapped metric still sees references=None (the pipeline passes None through): clear error, not 0.0
     with pytest.raises(InvalidParameterError, match="needs references"):
         with_step.update(["a"], None, [{"gold": ["a"]}])
+
+
+def test_an_instance_without_references_is_named():
+    # before: Lenient scored the instance 0 (accuracy 1/3 instead of an error)
+    with pytest.raises(InvalidParameterError, match="instance 1 has references None"):
+        assay.evaluate(["a", "b", "c"], [["a"], None, ["x"]], metrics=[Lenient()], n_resamples=0)
+    m = Lenient().update(["a"], [["a"]])
+    with pytest.raises(InvalidParameterError, match="instance 2 has references None"):  # counts across updates
+        m.update(["b", "c"], [["b"], None])

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import itertools
 import numbers
+import operator
 import types
 import typing
 import warnings
@@ -318,6 +320,13 @@ class Metric:
                 f"for {n} predictions."
             )
         references = _as_list(references, n, "references", self) if references is not None else None
+        if references is not None and self.needs_references and isinstance(references, (list, tuple)):
+            missing = next(itertools.compress(itertools.count(), map(operator.is_, references,
+                                                                      itertools.repeat(None))), None)
+            if missing is not None:
+                raise InvalidParameterError(
+                    f"Metric {metric_name(self)!r} needs references; instance {offset + missing} has references None."
+                )
         task_data = _as_list(task_data, n, "task_data", self) if task_data is not None else None
         check_prediction_type(self, predictions, offset=offset)
         out = self.map_batch(predictions, references, task_data)
