@@ -79,8 +79,8 @@ class CustomBase(BaseException):
                          ids=repr)
 def test_system_exit_and_other_base_exceptions_become_evaluation_errors(exc, executor):
     pool = DataPool(list(range(6)), num_shards=2)
-    with pytest.raises(EvaluationError, match=rf"sentence_evaluator raised {type(exc).__name__} on item 4 \(shard 1\)") \
-            as info:
+    expected = rf"sentence_evaluator raised {type(exc).__name__} on item 4 \(shard 1\)"
+    with pytest.raises(EvaluationError, match=expected) as info:
         Raises(exc).parallelEvaluate(pool, None, executor=executor)
     assert info.value.__cause__ is exc and (info.value.item, info.value.shard) == (4, 1)
 

@@ -61,9 +61,12 @@ def _is_str_seq(v: Any) -> bool:
 
 
 def _check_prediction_type(v: Any) -> bool:
-    from assay.metrics.base import _resolve_type  # raises its own message for an unknown string
+    from assay.metrics.base import _resolve_type
 
-    _resolve_type(v)
+    try:
+        _resolve_type(v)
+    except InvalidParameterError:
+        return False
     return True
 
 
@@ -72,7 +75,8 @@ OPTION_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "name": (lambda v: v is None or isinstance(v, str), "a str or None"),
     "main_score": (lambda v: isinstance(v, str) and bool(v), "a non-empty str"),
     "higher_is_better": (_is_bool, "a bool"),
-    "prediction_type": (_check_prediction_type, "a type, a typing generic, a type name or None"),
+    "prediction_type": (_check_prediction_type, "a type, a typing generic (list[str]), None, or one of the type "
+                                                "names int, float, str, bool, list, dict, tuple, array, any"),
     "ci_scores": (lambda v: v is None or _is_str_seq(v), "None or a list of score names"),
     "score_names": (lambda v: v is None or _is_str_seq(v), "None or a list of score names"),
     "requirements": (lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and (d is None or isinstance(d, str))

@@ -233,7 +233,8 @@ class MetricPipeline(Metric):
         if rename is not None and (not isinstance(rename, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in rename.items())):
             raise InvalidParameterError(
-                f"The 'rename' parameter of MetricPipeline must be a dict of score name to score name; got {rename!r:.80}."
+                "The 'rename' parameter of MetricPipeline must be a dict of score name to score name; "
+                f"got {rename!r:.80}."
             )
         for step in preprocess:
             if not callable(step):
