@@ -75,7 +75,7 @@ class CustomBase(BaseException):
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
-@pytest.mark.parametrize("exc", [SystemExit(3), SystemExit(), CustomBase("odd"), ValueError("bad")],
+@pytest.mark.parametrize("exc", [SystemExit(3), SystemExit(), CustomBase("odd"), GeneratorExit(), ValueError("bad")],
                          ids=repr)
 def test_system_exit_and_other_base_exceptions_become_evaluation_errors(exc, executor):
     pool = DataPool(list(range(6)), num_shards=2)

@@ -95,9 +95,9 @@ def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> B
 
     An ``Exception``, ``SystemExit`` or any other ``BaseException`` becomes an
     :class:`EvaluationError` naming the item and the shard (so a ``sys.exit()`` inside a
-    sentence evaluator does not end the caller silently). A ``KeyboardInterrupt`` (and a
-    ``GeneratorExit``, which Python itself uses) still interrupts: it is returned as it
-    is, with a note naming the item (``exc.add_note``); re-raise it bare in that case::
+    sentence evaluator does not end the caller silently). A ``KeyboardInterrupt`` still
+    interrupts: it is returned as it is, with a note naming the item (``exc.add_note``);
+    re-raise it bare in that case::
 
         except BaseException as exc:
             err = wrap_item_error(exc, "sentence_evaluator", shard, offset)
@@ -106,7 +106,7 @@ def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> B
             raise err from exc
     """
     where = f"{shard.describe(offset)} (shard {shard.index})"
-    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+    if isinstance(exc, KeyboardInterrupt):
         exc.add_note(f"assay: interrupted while {what} ran on {where}")
         return exc
     kind = type(exc).__name__
