@@ -63,8 +63,9 @@ conformance suite: a list of dicts with ``predictions``, ``references``, optiona
 ``True``: missing references are an error; ``False`` for metrics of the predictions
 alone). Anything else a metric class declares must be read by its methods or annotated
 as its own option (``tolerance: float = 0``); unknown, misspelt or unsupported unitxt
-attributes are an error when the class is created (see ``docs/metrics.md``). The constructor takes keyword-only
-options and ``score_prefix`` (``super().__init__(score_prefix=score_prefix)``); the
+attributes are an error when the class is created (see ``docs/metrics.md``). The
+constructor takes keyword-only options and ``score_prefix`` (a ``str``:
+``super().__init__(score_prefix=score_prefix)``); the
 registry checks catalog overrides (``"f1[average=macro]"``) against that signature.
 Zero denominators: use :func:`divide` (NaN, or ``zero_division=``), never a crash.
 Override ``proportions(intermediates) -> {score: (successes, trials)}`` for scores that
