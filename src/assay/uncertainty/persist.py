@@ -379,6 +379,8 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
 
     folder = saved_folder(path)
     jpath, zpath = folder / JSON_NAME, folder / NPZ_NAME
+    if not jpath.exists() and zpath.exists():
+        raise SaveFormatError(f"{jpath}: missing beside {NPZ_NAME} (the save is incomplete).", path=jpath)
     if not jpath.exists():
         raise FileNotFoundError(f"No saved UEManager in {str(folder)!r} ({JSON_NAME} is missing).")
     chk, npz = _Checker(jpath), _Checker(zpath)
@@ -410,7 +412,10 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
         chk.get(doc, "content_sha256", "content_sha256", str, "a string")
         if not zpath.exists():
             raise SaveFormatError(f"{zpath}: missing (the save is incomplete).", path=zpath)
-        if zpath.stat().st_size != size or _sha256(zpath) != digest:
+        if zpath.stat().st_size != size:
+            raise chk.fail("npz.size", f"is {size} but {zpath} has {zpath.stat().st_size} bytes: the arrays were "
+                                       "changed, damaged, or come from another save.")
+        if _sha256(zpath) != digest:
             raise chk.fail("npz.sha256", f"does not match {zpath}: the arrays were changed, damaged, or come from "
                                          "another save.")
     arrays = _read_npz(zpath, chk, manifest)
