@@ -34,6 +34,7 @@ that names the file, the line and the column.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -167,8 +168,9 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
         return  # Windows cannot open a folder; its renames are durable enough for us
     try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):  # a folder fsync not supported here
+            raise
     finally:
         os.close(fd)
 
