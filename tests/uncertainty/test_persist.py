@@ -418,3 +418,68 @@ def test_unsaveable_stat_is_skipped_with_a_warning(tmp_path):
     assert any("['mine']" in str(w.message) for w in caught)
     again = UEManager.load(tmp_path / "run")
     assert "mine" not in again.stats and _doc(tmp_path / "run")["stats_not_saved"] == ["mine"]
+
+
+# ---------------------------------------------------------------- statistics: any nesting round-trips
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from assay.uncertainty.persist import decode_column, encode_column  # noqa: E402
+
+_LEAVES = {
+    "float": st.floats(allow_nan=True, allow_infinity=True),
+    "int": st.integers(-2**62, 2**62),
+    "bool": st.booleans(),
+    "str": st.text(max_size=5).filter(lambda t: not t.endswith("\x00")),
+}
+
+
+def _nested(leaf, depth):
+    return leaf if depth == 0 else st.lists(_nested(leaf, depth - 1), max_size=4)
+
+
+@st.composite
+def columns(draw):
+    kind = draw(st.sampled_from(sorted(_LEAVES)))
+    depth = draw(st.integers(0, 3))
+    return kind, draw(st.lists(_nested(_LEAVES[kind], depth), max_size=5))
+
+
+def _plain(x):
+    if isinstance(x, np.ndarray):
+        return [_plain(v) for v in x.tolist()]
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _same(a, b):
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b and type(a) is type(b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(columns())
+def test_any_nested_column_of_one_leaf_type_round_trips(col):
+    kind, values = col
+    enc = encode_column(values)
+    assert enc is not None
+    leaf, lengths = enc
+    assert leaf.dtype.kind in "biufU"  # never an object array
+    back = _plain(decode_column(leaf, lengths))
+    assert _same(values, back), (values, back)
+
+
+def test_columns_that_need_pickle_are_refused():
+    for values in ([{"a": 1}], [None, 1.0], [[1, 2], 3], [[1, [2]]], ["a", 1], [2**70], ["a\x00"]):
+        assert encode_column(values) is None, values
+
+
+def test_numpy_values_round_trip():
+    values = [np.arange(6.0).reshape(2, 3), np.zeros((0, 3))]
+    back = decode_column(*encode_column(values))
+    assert [np.asarray(v).tolist() for v in back] == [[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], []]
+    assert decode_column(*encode_column([])) == []

@@ -97,9 +97,10 @@ def decode_column(leaf: np.ndarray, lengths: list[np.ndarray]) -> list[Any]:
         return leaf.tolist()
     items: list[Any] = leaf.tolist() if leaf.dtype.kind == "U" else leaf
     for depth, lens in enumerate(reversed(lengths)):
-        bounds = np.cumsum(lens)[:-1]
-        if depth == 0 and isinstance(items, np.ndarray):
-            items = np.split(items, bounds)
+        if len(lens) == 0:
+            items = []
+        elif depth == 0 and isinstance(items, np.ndarray):
+            items = np.split(items, np.cumsum(lens)[:-1])
         else:
             starts = np.concatenate([[0], np.cumsum(lens)])
             items = [list(items[starts[i]:starts[i + 1]]) for i in range(len(lens))]
@@ -174,6 +175,8 @@ def _sync_file(path: Path) -> None:
 
 def swap_in(final: Path, write: Callable[[Path], None]) -> Path:
     """Write a folder with ``write(tmp)`` into a temporary sibling, then swap it into place at ``final``."""
+    if final.is_symlink():
+        final = Path(os.path.realpath(final))  # save where the link points; the link stays
     if final.exists() and not final.is_dir():
         raise InvalidParameterError(f"Cannot save into {str(final)!r}: it is a file, not a folder.")
     final.parent.mkdir(parents=True, exist_ok=True)
