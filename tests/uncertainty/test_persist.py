@@ -244,6 +244,8 @@ JSON_TAMPERS = [
     (_set(["dropped"], [{"level": "sequence", "estimator": "msp", "gen_metric": "accuracy", "count": -1}]),
      "dropped[0].count"),
     (_set(["dropped"], [{"level": "sequence"}]), "dropped[0].estimator"),
+    (_set(["dropped"], [{"level": "sequence", "estimator": "nope", "gen_metric": "accuracy", "count": 1}]),
+     "dropped[0].estimator"),
     (_set(["notes"], "x"), "notes"),
     (_set(["notes"], ["ok"]), "content_sha256"),
     (_set(["stats", 0, "depth"], 99), "stats[0].depth"),
@@ -424,7 +426,7 @@ def test_unsaveable_stat_is_skipped_with_a_warning(tmp_path):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from assay.uncertainty.persist import decode_column, encode_column  # noqa: E402
+from assay.uncertainty._columns import decode_column, encode_column  # noqa: E402
 
 _LEAVES = {
     "float": st.floats(allow_nan=True, allow_infinity=True),

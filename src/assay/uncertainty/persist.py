@@ -42,6 +42,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError, SaveFormatError
 from assay.jsonio import decode_number, dumps, fsync_dir, read_json, to_jsonable
+from assay.uncertainty._columns import LEAF_KINDS, decode_column, encode_column
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_manager", "save_manager", "saved_folder"]
 
@@ -50,61 +51,10 @@ FORMAT = "assay.uncertainty.UEManager"
 FORMAT_VERSION = 2
 JSON_NAME, NPZ_NAME = "manager.json", "arrays.npz"
 KINDS = ("estimation", "gen_metric")
-_LEAF_KINDS = "biufU"
 
 
 def _step(name: str) -> None:
     """A named point inside :func:`save_manager` (the fault-injection tests patch it)."""
-
-
-# ---------------------------------------------------------------- statistics as arrays
-def _is_seq(v: Any) -> bool:
-    return isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim >= 1)
-
-
-def _is_scalar(v: Any) -> bool:
-    return isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating))
-
-
-def encode_column(values: Any) -> tuple[np.ndarray, list[np.ndarray]] | None:
-    """A column (one value per example, nested lists allowed) as leaves plus one lengths array per level.
-
-    None when the values cannot be stored without pickle (dicts, None, mixed types).
-    """
-    level: list[Any] = list(values)
-    lengths: list[np.ndarray] = []
-    while True:
-        if not level:
-            return np.zeros(0), lengths
-        if all(isinstance(v, str) for v in level):
-            if any(v.endswith("\x00") for v in level):
-                return None  # numpy strips trailing NULs
-            return np.array(level, dtype=str), lengths
-        if all(_is_scalar(v) for v in level):
-            leaf = np.asarray(level)
-            return (leaf, lengths) if leaf.dtype.kind in _LEAF_KINDS and leaf.ndim == 1 else None
-        if not all(_is_seq(v) for v in level):
-            return None
-        lengths.append(np.array([len(v) for v in level], dtype=np.int64))
-        if all(isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "biuf" for v in level):
-            return np.concatenate(level), lengths
-        level = [x for v in level for x in v]
-
-
-def decode_column(leaf: np.ndarray, lengths: list[np.ndarray]) -> list[Any]:
-    """The inverse of :func:`encode_column`; the innermost numeric lists come back as arrays."""
-    if not lengths:
-        return leaf.tolist()
-    items: list[Any] = leaf.tolist() if leaf.dtype.kind == "U" else leaf
-    for depth, lens in enumerate(reversed(lengths)):
-        if len(lens) == 0:
-            items = []
-        elif depth == 0 and isinstance(items, np.ndarray):
-            items = np.split(items, np.cumsum(lens)[:-1])
-        else:
-            starts = np.concatenate([[0], np.cumsum(lens)])
-            items = [list(items[starts[i]:starts[i + 1]]) for i in range(len(lens))]
-    return list(items)
 
 
 # ---------------------------------------------------------------- folder swap
@@ -254,7 +204,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
         warnings.warn(f"UEManager.save: statistics {skipped} hold values that cannot be stored without pickle "
                       "(dicts, None or mixed types); they are not saved.", RuntimeWarning, stacklevel=3)
     for key, arr in arrays.items():
-        assert arr.dtype.kind in _LEAF_KINDS, (key, arr.dtype)  # never an object array (pickle)
+        assert arr.dtype.kind in LEAF_KINDS, (key, arr.dtype)  # never an object array (pickle)
 
     def write(tmp: Path) -> None:
         with open(tmp / NPZ_NAME, "wb") as f:
@@ -359,7 +309,7 @@ def _read_npz(path: Path, chk: _Checker, manifest: dict[str, Any] | None) -> dic
             chk.need(ok, f"npz.arrays.{key}", f"dtype {arr.dtype.str!r} and shape {list(arr.shape)} "
                      f"(as in {NPZ_NAME})", spec)
     for key, arr in arrays.items():
-        if arr.dtype.kind not in _LEAF_KINDS:
+        if arr.dtype.kind not in LEAF_KINDS:
             raise npz.fail(key, f"has dtype {arr.dtype}, not a number or string array.")
     return arrays
 
@@ -376,17 +326,8 @@ def _lengths(npz: _Checker, arrays: dict[str, np.ndarray], key: str, count: int,
     return lens
 
 
-def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
-    """Load and verify a folder written by :func:`save_manager` (or by format version 1)."""
-    from assay.uncertainty.base import LEVELS
-
-    folder = saved_folder(path)
-    jpath, zpath = folder / JSON_NAME, folder / NPZ_NAME
-    if not jpath.exists() and zpath.exists():
-        raise SaveFormatError(f"{jpath}: missing beside {NPZ_NAME} (the save is incomplete).", path=jpath)
-    if not jpath.exists():
-        raise FileNotFoundError(f"No saved UEManager in {str(folder)!r} ({JSON_NAME} is missing).")
-    chk, npz = _Checker(jpath), _Checker(zpath)
+def _read_doc(jpath: Path, zpath: Path, chk: _Checker) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``manager.json``, its header checked; for version 2 also the size and checksum of ``arrays.npz``."""
     doc = read_json(jpath, what="UEManager save")
     chk.need(isinstance(doc, dict), "<top level>", "a JSON object", type(doc).__name__)
     chk.need(doc.get("format") == FORMAT, "format", repr(FORMAT), doc.get("format"))
@@ -399,95 +340,96 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
     chk.need(n >= 0, "n_examples", "0 or more", n)
     nan_policy = chk.get(doc, "nan_policy", "nan_policy", str, "a string")
     chk.need(nan_policy in ("drop", "raise"), "nan_policy", "'drop' or 'raise'", nan_policy)
-    names = {k: chk.str_list(doc, k, k) for k in ("estimators", "gen_metrics", "ue_metrics")}
-    index = chk.records(doc, "arrays", {"kind": str, "level": str, "name": str, "key": str})
-    metrics = chk.records(doc, "metrics", {"level": str, "estimator": str, "gen_metric": str, "ue_metric": str})
-    dropped = chk.records(doc, "dropped", {"level": str, "estimator": str, "gen_metric": str, "count": int}) \
-        if version >= 2 or "dropped" in doc else []
-    notes = chk.str_list(doc, "notes", "notes") if version >= 2 or "notes" in doc else []
-    stats, manifest = [], None
-    if version >= 2:
-        stats = chk.records(doc, "stats", {"name": str, "key": str, "depth": int})
-        manifest = chk.get(doc, "npz", "npz", dict, "an object")
-        size = chk.get(manifest, "size", "npz.size", int, "an integer")
-        digest = chk.get(manifest, "sha256", "npz.sha256", str, "a string")
-        chk.get(manifest, "arrays", "npz.arrays", dict, "an object")
-        chk.get(doc, "content_sha256", "content_sha256", str, "a string")
-        if not zpath.exists():
-            raise SaveFormatError(f"{zpath}: missing (the save is incomplete).", path=zpath)
-        if zpath.stat().st_size != size:
-            raise chk.fail("npz.size", f"is {size} but {zpath} has {zpath.stat().st_size} bytes: the arrays were "
-                                       "changed, damaged, or come from another save.")
-        if _sha256(zpath) != digest:
-            raise chk.fail("npz.sha256", f"does not match {zpath}: the arrays were changed, damaged, or come from "
-                                         "another save.")
-    arrays = _read_npz(zpath, chk, manifest)
+    if version == 1:
+        return doc, None
+    manifest = chk.get(doc, "npz", "npz", dict, "an object")
+    size = chk.get(manifest, "size", "npz.size", int, "an integer")
+    digest = chk.get(manifest, "sha256", "npz.sha256", str, "a string")
+    chk.get(manifest, "arrays", "npz.arrays", dict, "an object")
+    chk.get(doc, "content_sha256", "content_sha256", str, "a string")
+    if not zpath.exists():
+        raise SaveFormatError(f"{zpath}: missing (the save is incomplete).", path=zpath)
+    if zpath.stat().st_size != size:
+        raise chk.fail("npz.size", f"is {size} but {zpath} has {zpath.stat().st_size} bytes: the arrays were "
+                                   "changed, damaged, or come from another save.")
+    if _sha256(zpath) != digest:
+        raise chk.fail("npz.sha256", f"does not match {zpath}: the arrays were changed, damaged, or come from "
+                                     "another save.")
+    return doc, manifest
 
-    man = cls(nan_policy=nan_policy)
-    man.n_examples = n
-    man.estimator_names, man.gen_metric_names, man.ue_metric_names = (
-        names["estimators"], names["gen_metrics"], names["ue_metrics"])
-    used: set[str] = set()
+
+def _take(chk: _Checker, arrays: dict[str, np.ndarray], used: set[str], key: str, field: str) -> np.ndarray:
+    chk.need(key in arrays and key not in used, field, f"an unused array of {NPZ_NAME}", key)
+    used.add(key)
+    return arrays[key]
+
+
+def _load_values(man: Any, index: list[dict[str, Any]], arrays: dict[str, np.ndarray], used: set[str],
+                 chk: _Checker, npz: _Checker) -> None:
+    """Estimations and generation-metric values, checked against ``n_examples`` and their lengths."""
+    from assay.uncertainty.base import LEVELS
+
+    n = man.n_examples
     for i, entry in enumerate(index):
         where = f"arrays[{i}]"
         kind, level, name, key = entry["kind"], entry["level"], entry["name"], entry["key"]
         chk.need(kind in KINDS, f"{where}.kind", " or ".join(map(repr, KINDS)), kind)
         chk.need(level in LEVELS, f"{where}.level", "one of " + ", ".join(map(repr, LEVELS)), level)
-        listed = names["estimators" if kind == "estimation" else "gen_metrics"]
-        chk.need(name in listed, f"{where}.name", f"one of the names listed in {'estimators' if kind == 'estimation' else 'gen_metrics'}", name)
-        chk.need(key in arrays and key not in used, f"{where}.key", f"an unused array of {NPZ_NAME}", key)
-        used.add(key)
-        arr = arrays[key]
+        listed = "estimators" if kind == "estimation" else "gen_metrics"
+        chk.need(name in getattr(man, "estimator_names" if kind == "estimation" else "gen_metric_names"),
+                 f"{where}.name", f"one of the names listed in {listed!r}", name)
+        arr = _take(chk, arrays, used, key, f"{where}.key")
         table = man.estimations if kind == "estimation" else man.gen_metrics
         chk.need((level, name) not in table, f"{where}.name", "listed once per level", name)
         npz.need(arr.dtype.kind == "f" and arr.ndim == 1, key, "a 1-D float array", f"{arr.dtype} {arr.shape}")
         if level == "sequence":
             if arr.shape != (n,):
-                raise chk.fail("n_examples", f"is {n} but {zpath} array {key!r} ({kind} {name!r}) has "
+                raise chk.fail("n_examples", f"is {n} but {npz.path} array {key!r} ({kind} {name!r}) has "
                                              f"{arr.shape[0]} values.")
-            value: Any = arr.astype(np.float64)
+            table[(level, name)] = arr.astype(np.float64)
         else:
             lens_key = key + "__lengths"
             if lens_key in arrays and arrays[lens_key].shape != (n,):
-                raise chk.fail("n_examples", f"is {n} but {zpath} array {lens_key!r} has "
+                raise chk.fail("n_examples", f"is {n} but {npz.path} array {lens_key!r} has "
                                              f"{arrays[lens_key].shape} lengths.")
             lens = _lengths(npz, arrays, lens_key, n, arr.size)
             used.add(lens_key)
-            value = np.split(arr.astype(np.float64), np.cumsum(lens)[:-1]) if n else []
-        table[(level, name)] = value
+            table[(level, name)] = np.split(arr.astype(np.float64), np.cumsum(lens)[:-1]) if n else []
         if kind == "estimation":
-            if name in man.levels and man.levels[name] != level:
+            if man.levels.get(name, level) != level:
                 raise chk.fail(f"{where}.level", f"gives estimator {name!r} a second level ({level!r}).")
             man.levels[name] = level
+
+
+def _load_stats(man: Any, stats: list[dict[str, Any]], arrays: dict[str, np.ndarray], used: set[str],
+                chk: _Checker, npz: _Checker) -> None:
+    """The statistics: leaves and lengths, checked level by level down to ``n_examples``."""
     for j, entry in enumerate(stats):
-        where = f"stats[{j}]"
-        key, depth = entry["key"], entry["depth"]
-        chk.need(key in arrays and key not in used, f"{where}.key", f"an unused array of {NPZ_NAME}", key)
+        where, key, depth, name = f"stats[{j}]", entry["key"], entry["depth"], entry["name"]
+        leaf = _take(chk, arrays, used, key, f"{where}.key")
         chk.need(0 <= depth <= 16, f"{where}.depth", "between 0 and 16", depth)
-        chk.need(entry["name"] not in man.stats, f"{where}.name", "listed once", entry["name"])
-        used.add(key)
-        leaf = arrays[key]
+        chk.need(name not in man.stats, f"{where}.name", "listed once", name)
         npz.need(leaf.ndim == 1, key, "a 1-D array", leaf.shape)
-        total, lens_list = leaf.size, []
+        total, lengths = leaf.size, []
         for k in reversed(range(depth)):
             lens_key = f"{key}__lengths{k}"
             count = arrays[lens_key].size if lens_key in arrays else 0
-            lens_list.append(_lengths(npz, arrays, lens_key, count, total))
+            lengths.insert(0, _lengths(npz, arrays, lens_key, count, total))
             used.add(lens_key)
             total = count
-        if total != n:
-            raise chk.fail("n_examples", f"is {n} but statistic {entry['name']!r} ({zpath} array {key!r}) has "
-                                         f"{total} values.")
-        man.stats[entry["name"]] = decode_column(leaf, list(reversed(lens_list)))
-    extra = sorted(set(arrays) - used)
-    if extra:
-        raise npz.fail(extra[0], f"is not listed in {jpath}.")
+        if total != man.n_examples:
+            raise chk.fail("n_examples", f"is {man.n_examples} but statistic {name!r} ({npz.path} array {key!r}) "
+                                         f"has {total} values.")
+        man.stats[name] = decode_column(leaf, lengths)
+
+
+def _load_metrics(man: Any, metrics: list[dict[str, Any]], dropped: list[dict[str, Any]], chk: _Checker) -> None:
     for i, m in enumerate(metrics):
         key = (m["level"], m["estimator"], m["gen_metric"], m["ue_metric"])
-        chk.need(key[:2] in man.estimations, f"metrics[{i}].estimator", "an estimator with saved values at level "
-                 f"{key[0]!r}", key[1])
-        chk.need((key[0], key[2]) in man.gen_metrics, f"metrics[{i}].gen_metric", "a generation metric with saved "
-                 f"values at level {key[0]!r}", key[2])
+        chk.need(key[:2] in man.estimations, f"metrics[{i}].estimator",
+                 f"an estimator with saved values at level {key[0]!r}", key[1])
+        chk.need((key[0], key[2]) in man.gen_metrics, f"metrics[{i}].gen_metric",
+                 f"a generation metric with saved values at level {key[0]!r}", key[2])
         chk.need(key not in man.metrics, f"metrics[{i}]", "listed once", key)
         if "value" not in m:
             raise chk.fail(f"metrics[{i}].value", "is missing.")
@@ -498,9 +440,44 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
                                                   f"got {m['value']!r:.80}.") from None
     for i, d in enumerate(dropped):
         chk.need(d["count"] >= 0, f"dropped[{i}].count", "0 or more", d["count"])
+        chk.need((d["level"], d["estimator"]) in man.estimations, f"dropped[{i}].estimator",
+                 f"an estimator with saved values at level {d['level']!r}", d["estimator"])
         man.dropped[(d["level"], d["estimator"], d["gen_metric"])] = d["count"]
+
+
+def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
+    """Load and verify a folder written by :func:`save_manager` (or by format version 1)."""
+    folder = saved_folder(path)
+    jpath, zpath = folder / JSON_NAME, folder / NPZ_NAME
+    if not jpath.exists() and zpath.exists():
+        raise SaveFormatError(f"{jpath}: missing beside {NPZ_NAME} (the save is incomplete).", path=jpath)
+    if not jpath.exists():
+        raise FileNotFoundError(f"No saved UEManager in {str(folder)!r} ({JSON_NAME} is missing).")
+    chk, npz = _Checker(jpath), _Checker(zpath)
+    doc, manifest = _read_doc(jpath, zpath, chk)
+    v2 = manifest is not None
+    names = {k: chk.str_list(doc, k, k) for k in ("estimators", "gen_metrics", "ue_metrics")}
+    index = chk.records(doc, "arrays", {"kind": str, "level": str, "name": str, "key": str})
+    metrics = chk.records(doc, "metrics", {"level": str, "estimator": str, "gen_metric": str, "ue_metric": str})
+    dropped = chk.records(doc, "dropped", {"level": str, "estimator": str, "gen_metric": str, "count": int}) \
+        if v2 or "dropped" in doc else []
+    notes = chk.str_list(doc, "notes", "notes") if v2 or "notes" in doc else []
+    stats = chk.records(doc, "stats", {"name": str, "key": str, "depth": int}) if v2 else []
+    arrays = _read_npz(zpath, chk, manifest)
+
+    man = cls(nan_policy=doc["nan_policy"])
+    man.n_examples = doc["n_examples"]
+    man.estimator_names, man.gen_metric_names, man.ue_metric_names = (
+        names["estimators"], names["gen_metrics"], names["ue_metrics"])
+    used: set[str] = set()
+    _load_values(man, index, arrays, used, chk, npz)
+    _load_stats(man, stats, arrays, used, chk, npz)
+    extra = sorted(set(arrays) - used)
+    if extra:
+        raise npz.fail(extra[0], f"is not listed in {jpath}.")
+    _load_metrics(man, metrics, dropped, chk)
     man.notes = list(notes)
-    if version >= 2 and _digest(doc) != doc["content_sha256"]:
+    if v2 and _digest(doc) != doc["content_sha256"]:
         raise chk.fail("content_sha256", "does not match the content: the file was edited, damaged, or mixed with "
                                          "another save.")
     return man
