@@ -71,3 +71,12 @@ def test_read_json_is_strict_and_names_file_and_position(tmp_path, raw, message)
     assert str(info.value).startswith(f"{path}:") and info.value.path == path
     with pytest.raises(FileNotFoundError, match="nope.json"):
         jsonio.read_json(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("name", ["assay.jsonio", "assay.uncertainty._columns"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS, verbose=False)
+    assert result.failed == 0 and result.attempted > 0
