@@ -20,6 +20,7 @@ lists; tuples and sets become lists; mapping keys become strings.
 ``fsync`` it, replace the target with :func:`os.replace` (atomic on POSIX and Windows) and
 ``fsync`` the folder. A crash, a kill or a full disk leaves either the complete old file or
 the complete new one, never a truncated mix; the temporary file is removed on failure.
+The new file keeps the old one's permissions (a new file gets the usual ones, from the umask).
 
 **Strict reads.** :func:`read_json` refuses the non-standard ``NaN`` / ``Infinity``
 literals, undecodable UTF-8 and malformed JSON with a :class:`~assay.errors.SaveFormatError`
@@ -175,6 +176,24 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # read once, at import: os.umask can only be read by setting it
+
+
+def _set_mode(tmp: Path, target: Path) -> None:
+    """Give the temporary file the mode the target has, or an ordinary new file's (``mkstemp`` makes 0600)."""
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_UMASK
+    os.chmod(tmp, mode)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
     """Yield a temporary sibling path; on success it replaces ``path``, on any error it is removed.
@@ -190,6 +209,7 @@ def atomic_output(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterat
     os.close(fd)
     tmp = Path(name)
     try:
+        _set_mode(tmp, target)
         yield tmp
         if fsync:
             with open(tmp, "rb+") as f:

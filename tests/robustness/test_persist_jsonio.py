@@ -80,3 +80,14 @@ def test_docstring_examples(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_atomic_files_get_ordinary_permissions_and_keep_changed_ones(tmp_path):
+    plain = tmp_path / "plain.txt"
+    with open(plain, "w") as f:  # what an ordinary write gives under this umask
+        f.write("x")
+    path = jsonio.write_json_atomic(tmp_path / "new.json", {"v": 1})
+    assert path.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    os.chmod(path, 0o640)
+    jsonio.write_json_atomic(path, {"v": 2})
+    assert path.stat().st_mode & 0o777 == 0o640

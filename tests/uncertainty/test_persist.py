@@ -121,7 +121,9 @@ def test_other_files_in_the_folder_survive_a_new_save(tmp_path):
     (tmp_path / "run" / "table.md").write_text("my table")
     (tmp_path / "run" / "plots").mkdir()
     (tmp_path / "run" / "plots" / "a.png").write_bytes(b"png")
+    (tmp_path / "run").chmod(0o750)
     man.save(tmp_path / "run")
+    assert (tmp_path / "run").stat().st_mode & 0o777 == 0o750
     assert (tmp_path / "run" / "table.md").read_text() == "my table"
     assert (tmp_path / "run" / "plots" / "a.png").read_bytes() == b"png"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no .old, no temporary folder left

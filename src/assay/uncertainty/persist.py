@@ -136,6 +136,8 @@ def swap_in(final: Path, write: Callable[[Path], None]) -> Path:
     moved = False
     try:
         tmp.mkdir()
+        if final.is_dir():
+            shutil.copymode(final, tmp)
         _step("tmp-created")
         write(tmp)
         if final.is_dir():
