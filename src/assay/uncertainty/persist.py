@@ -118,11 +118,6 @@ def _carry_over(final: Path, tmp: Path) -> None:
             _link_or_copy(str(entry), str(dst))
 
 
-def _sync_file(path: Path) -> None:
-    with open(path, "rb+") as f:
-        os.fsync(f.fileno())
-
-
 def swap_in(final: Path, write: Callable[[Path], None]) -> Path:
     """Write a folder with ``write(tmp)`` into a temporary sibling, then swap it into place at ``final``."""
     if final.is_symlink():
