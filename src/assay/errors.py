@@ -9,11 +9,14 @@ from __future__ import annotations
 
 __all__ = [
     "AssayError",
+    "ConfigError",
     "DuplicateRegistrationError",
     "EvaluationError",
     "InvalidParameterError",
     "MissingDependencyError",
+    "MissingResultError",
     "PluginLoadError",
+    "ResultFileError",
     "UnknownNameError",
     "WorkerDiedError",
 ]
@@ -33,6 +36,18 @@ class DuplicateRegistrationError(PluginLoadError):
 
 class InvalidParameterError(AssayError, ValueError, TypeError):
     """A parameter has the wrong type or value; the message names it, the expectation and the value."""
+
+
+class ConfigError(InvalidParameterError):
+    """A config file is invalid; the message names the file, the key path and the expectation."""
+
+
+class ResultFileError(AssayError, ValueError):
+    """A result file is unreadable or not what its manifest lists; the message names the file."""
+
+
+class MissingResultError(ResultFileError, FileNotFoundError):
+    """A result file (or the manifest) that should exist does not; the message names it."""
 
 
 class UnknownNameError(AssayError, LookupError):
