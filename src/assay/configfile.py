@@ -10,10 +10,12 @@ the same: ``FILE: KEY.PATH: expected ..., got ...``.
 - text that is not UTF-8 (the message gives the byte offset);
 - YAML whose document, once every alias is expanded, would hold more than
   :data:`MAX_NODES` nodes (the "billion laughs" alias bomb: a few hundred bytes that
-  expand to millions of nodes), recursive aliases, and nesting too deep for the parser;
+  expand to millions of nodes), recursive aliases, and lists or mappings nested more
+  than :data:`MAX_DEPTH` deep (the composers recurse; libyaml's would overflow the C stack);
 - anything ``yaml.safe_load`` refuses (tags that construct Python objects included).
 
-The expanded size is counted on the composed node graph before anything is
+The file is parsed with libyaml's safe loader when PyYAML has it (the pure-Python
+scanner is quadratic in the nesting depth). The expanded size is counted on the composed node graph before anything is
 constructed, with one memoised pass over the distinct nodes, so a bomb is refused in
 milliseconds.
 
@@ -34,12 +36,14 @@ import yaml
 
 from assay.errors import ConfigError
 
-__all__ = ["MAX_BYTES", "MAX_NODES", "check_keys", "close_match", "key_path", "load_yaml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "check_keys", "close_match", "key_path", "load_yaml"]
 
 #: the largest config file read (bytes)
 MAX_BYTES = 4 * 1024 * 1024
 #: the most nodes (scalars, lists, mappings) a config may hold once its aliases are expanded
 MAX_NODES = 100_000
+#: the deepest nesting of lists and mappings (the parsers compose nodes recursively)
+MAX_DEPTH = 200
 
 
 def key_path(path: Iterable[Any]) -> str:
@@ -72,12 +76,29 @@ def check_keys(mapping: dict, allowed: Iterable[Any], *, file: str | Path, path:
                               f"{close_match(key, allowed)} Allowed here: {listing}.")
 
 
+#: libyaml's parser when PyYAML has it (fast, and linear on deep nesting), else the pure-Python one
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     return []
+
+
+def _check_depth(text: str, limit: int, file: Path) -> None:
+    """One pass over the parse events (iterative in libyaml) before any recursive composition."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > limit:
+                raise ConfigError(f"{file}: expected YAML nested less deeply (at most {limit} levels), got more "
+                                  f"at line {event.start_mark.line + 1}")
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
 
 
 def _expanded_size(root: yaml.Node, limit: int, file: Path) -> int:
@@ -145,8 +166,10 @@ def load_yaml(path: str | Path, *, what: str = "config", max_bytes: int = MAX_BY
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: expected UTF-8 text, got byte 0x{raw[exc.start]:02x} at offset {exc.start} "
                           "that is not UTF-8") from None
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        _check_depth(text, MAX_DEPTH, path)
+        loader = _Loader(text)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -157,4 +180,5 @@ def load_yaml(path: str | Path, *, what: str = "config", max_bytes: int = MAX_BY
     except RecursionError:
         raise ConfigError(f"{path}: expected YAML nested less deeply, got nesting too deep to read") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

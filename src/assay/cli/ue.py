@@ -61,7 +61,8 @@ def _check_spec(spec: str, kind: str, *, file: Path, at: tuple) -> None:
         known = registry.names()
         factory = registry.get(name).factory if name in registry else None
     if factory is None:
-        raise ConfigError(f"{file}: {key_path(at)}: unknown {kind.replace('_', ' ').replace('gen ', 'generation ')} {name!r}."
+        what = {"gen_metric": "generation metric", "ue_metric": "UE metric"}.get(kind, kind)
+        raise ConfigError(f"{file}: {key_path(at)}: unknown {what} {name!r}."
                           f"{close_match(name, known)} Known: {', '.join(known) or 'none'}.")
     if kind == "gen_metric":
         params = inspect.signature(factory).parameters.values()
