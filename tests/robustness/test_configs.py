@@ -367,3 +367,22 @@ def test_plot_config_not_utf8_and_missing_results(tmp_path, capsys):
 
 def test_every_reader_error_is_an_assay_error(tmp_path):
     assert issubclass(ConfigError, AssayError) and issubclass(ResultFileError, AssayError)
+
+
+def test_run_python_dict_config_is_checked_too(tmp_path):
+    import yaml
+
+    cfg = yaml.safe_load(RUN.replace("ambiguity_modeling: {datasets", "ambiguity_modelling: {datasets"))
+    cfg.update(base_path=str(tmp_path / "data"), output_path=str(tmp_path / "out"))
+    with pytest.raises(ConfigError, match=r"<config dict>: task_params.ambiguity_modelling: .*'ambiguity_modeling'"):
+        run_experiments(cfg, executor="serial")
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_cli_config_not_utf8_or_a_directory(tmp_path, capsys):
+    latin = tmp_path / "c.yaml"
+    latin.write_bytes(RUN.replace("data", "donn\xe9es").encode("latin-1"))
+    assert main(["run", str(latin)]) != 0
+    assert main(["run", str(tmp_path)]) != 0
+    err = capsys.readouterr().err
+    assert f"{latin}: expected UTF-8 text" in err and f"{tmp_path}: expected a config file, got a directory" in err

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from assay.downstream.config import ConfigError, load_config
+from assay.downstream.config import ConfigError, load_config, validate_config
 from assay.downstream.data import list_images, load_image
 from assay.downstream.grid import ExperimentVersion, build_grid
 from assay.downstream.results import MANIFEST, write_json_atomic
@@ -182,6 +182,8 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     ----------
     config : dict or path
         A config file (see :mod:`assay.downstream.config`) or an already loaded config.
+        A dict not made by :func:`~assay.downstream.load_config` is checked with
+        :func:`~assay.downstream.validate_config` (unknown keys are errors).
     output : path, optional
         The results folder (default: the config's ``output_path``).
     executor : str or executor, optional
@@ -193,6 +195,8 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     start = time.perf_counter()
     if not isinstance(config, dict):
         config = load_config(config)
+    elif "config_file" not in config:  # a dict built in Python, not by load_config: check it the same way
+        validate_config(config, root="<config dict>")
     if output is not None:
         config = {**config, "output_path": str(Path(output).resolve())}
     versions = build_grid(config)
