@@ -386,3 +386,14 @@ def test_run_cli_config_not_utf8_or_a_directory(tmp_path, capsys):
     assert main(["run", str(tmp_path)]) != 0
     err = capsys.readouterr().err
     assert f"{latin}: expected UTF-8 text" in err and f"{tmp_path}: expected a config file, got a directory" in err
+
+
+def test_table_and_plot_flags_with_typos_are_errors(tmp_path, capsys):
+    res = str(_results(tmp_path / "r", {1: 0.2, 2: 0.4, 3: 0.9}))
+    assert main(["table", res, "--metrics", "xy"]) != 0  # was: an empty table
+    assert main(["table", res, "--over", "sed"]) != 0  # was: one row per seed, no mean
+    assert main(["plot", res, "--along", "pred_model", "-o", str(tmp_path / "p.png"), "--metrics", "xx"]) != 0
+    err = capsys.readouterr().err
+    assert "metrics of these results (x). Did you mean 'x'? Got 'xy' instead." in err
+    assert "iterated parameter of these results (pred_model, seed). Did you mean 'seed'? Got 'sed'" in err
+    assert "Got 'xx' instead." in err

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_yaml(args.config, what="plot config") if args.config else None
     table = load_results(args.results, tasks=args.tasks, allow_missing=args.allow_missing)
     if args.metrics:
-        table = table.select(c for c in table.columns if c.metric in args.metrics)
+        table = table.select_metrics(args.metrics)
     options = check_plot_options(loaded or {}, table, file=str(args.config)) if args.config else {}
     path = bar_plot(table, args.along, args.output, **options)
     print(f"wrote {path}")

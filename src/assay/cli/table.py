@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"--digits: expected a number of decimals >= 0, got {args.digits}")
     table = load_results(args.results, over=args.over, tasks=args.tasks, allow_missing=args.allow_missing)
     if args.metrics:
-        table = table.select(c for c in table.columns if c.metric in args.metrics)
+        table = table.select_metrics(args.metrics)
     options: dict = {"digits": args.digits, "scale": args.scale}
     if args.format == "latex":
         options["standalone"] = args.standalone

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 import attrs
 
 from assay.downstream.results import MANIFEST, read_json
-from assay.errors import MissingResultError, ResultFileError
+from assay.errors import InvalidParameterError, MissingResultError, ResultFileError
 
 __all__ = ["Column", "ResultTable", "load_results"]
 
@@ -75,6 +75,18 @@ class ResultTable:
 
     def row_value(self, row: tuple[str, ...], dim: str) -> str:
         return row[self.index_names.index(dim)]
+
+    def select_metrics(self, metrics: Iterable[str]) -> "ResultTable":
+        """Only the columns of these metric names; an unknown name is an error with the closest match."""
+        from assay.configfile import close_match
+
+        wanted = list(metrics)
+        known = sorted({c.metric for c in self.columns})
+        for name in wanted:
+            if name not in known:
+                raise InvalidParameterError(f"The 'metrics' parameter must name metrics of these results "
+                                            f"({', '.join(known)}).{close_match(name, known)} Got {name!r} instead.")
+        return self.select(c for c in self.columns if c.metric in wanted)
 
     def select(self, columns: Iterable[Column]) -> "ResultTable":
         keep = tuple(columns)
@@ -154,11 +166,18 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
     """
     results_dir = Path(results_dir)
     manifest = _read_manifest(results_dir)
+    over = str(over)
     chosen = list(tasks) if tasks is not None else list(manifest["tasks"])
     unknown = [t for t in chosen if t not in manifest["tasks"]]
     if unknown:
         raise ResultFileError(f"{results_dir / MANIFEST}: no results for tasks {unknown}; it has "
                               f"{list(manifest['tasks'])}.")
+    params = {k for v in manifest["versions"] for k in v["params"]}
+    if over != "seed" and over not in params:
+        from assay.configfile import close_match
+
+        raise InvalidParameterError(f"The 'over' parameter must be an iterated parameter of these results "
+                                    f"({', '.join(sorted(params))}).{close_match(over, params)} Got {over!r} instead.")
     extra: list[str] = []
     for v in manifest["versions"]:
         for key in v["params"]:
