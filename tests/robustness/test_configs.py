@@ -77,6 +77,7 @@ RUN_BAD = [
      ["experiments[0].naming_scheme_version", "format string"]),
     (("output_path: out", "output_path: out\nexecutor: [serial]"), ["executor", "registered executor"]),
     (("seed: [1, 2]", "seed: 2"), ["experiments[0].iter_params.seed", "non-empty list"]),
+    (("seed: [1, 2]", "seed: [1, [2]]"), ["experiments[0].iter_params.seed[1]", "a string or a number"]),
     # bad naming-scheme format strings: the key, the scheme and the available fields
     (('"seed{seed}"', '"seed{sed}"'), ["experiments[0].naming_scheme_version", "{sed}", "Did you mean {seed}?",
                                        "Available fields: ", "seed"]),

@@ -281,6 +281,10 @@ def validate_config(config: dict, *, origins: Any = None, root: str = "<config>"
         for key, values in iters.items():
             if not isinstance(values, list) or not values:
                 raise _fail(origins, root, at + ("iter_params", key), "a non-empty list", values)
+            for j, value in enumerate(values):
+                if not isinstance(value, (str, int, float)):  # bool is an int
+                    raise _fail(origins, root, at + ("iter_params", key, j), "a string or a number (it names folders)",
+                                value)
         models = exp.get("prediction_models")
         if not isinstance(models, dict):
             raise _fail(origins, root, at + ("prediction_models",), "a mapping of prediction model -> settings",
