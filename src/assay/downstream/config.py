@@ -26,7 +26,11 @@ that is exactly ``${a.b}`` becomes the value at key path ``a.b`` of the composed
 
 Every error is a :class:`ConfigError` naming the file, the key path and what was
 expected, e.g. ``experiments.yaml: experiments[0].iter_params.seed: expected a non-empty
-list, got 3``.
+list, got 3``. Unknown keys are errors at every depth, with the closest known key (see
+:func:`validate_config`); files are read by :func:`assay.configfile.load_yaml` (bounded
+in size, alias expansion and nesting), interpolations may produce at most
+:data:`~assay.configfile.MAX_NODES` values and ``defaults`` may read at most
+:data:`MAX_FILES` files.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import string
 from pathlib import Path
@@ -82,8 +83,6 @@ def format_scheme(scheme: Any, fields: dict[str, Any], *, file: str, at: tuple[A
         if name not in fields:
             hint = ""
             if name:
-                import difflib
-
                 close = difflib.get_close_matches(name, list(fields), n=1, cutoff=0.6)
                 hint = f" Did you mean {{{close[0]}}}?" if close else ""
             raise ConfigError(f"{where}: unknown field {{{name}}} in the naming scheme {scheme!r}.{hint} "
