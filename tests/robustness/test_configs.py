@@ -398,3 +398,14 @@ def test_table_and_plot_flags_with_typos_are_errors(tmp_path, capsys):
     assert "metrics of these results (x). Did you mean 'x'? Got 'xy' instead." in err
     assert "iterated parameter of these results (pred_model, seed). Did you mean 'seed'? Got 'sed'" in err
     assert "Got 'xx' instead." in err
+
+
+def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "out"
+    blocker.write_text("a file where the output folder should be")
+    path = write(tmp_path / "c.yaml", RUN)  # output_path: out; no data: the check comes before any reading
+    with pytest.raises(ConfigError, match=r"c.yaml: output_path: expected a folder assay can write to, got .*out"):
+        run_experiments(path, executor="serial")
+    res = str(_results(tmp_path / "r", {1: 0.2, 2: 0.4, 3: 0.9}))
+    assert main(["table", res, "-o", str(blocker / "t.md")]) != 0
+    assert "--output: expected a file assay can write" in capsys.readouterr().err

@@ -43,8 +43,12 @@ def run(args: argparse.Namespace) -> int:
         options["standalone"] = args.standalone
     text = render_table(table, args.format, **options)
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InvalidParameterError(f"--output: expected a file assay can write, got {args.output} "
+                                        f"({exc.strerror or exc})") from None
         print(f"wrote {args.output}")
     else:
         print(text, end="" if text.endswith("\n") else "\n")

@@ -10,6 +10,7 @@ version and split, plus a manifest (:data:`~assay.downstream.results.MANIFEST`) 
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -89,6 +90,17 @@ def _result_paths(planned: list[_Planned], versions: list[ExperimentVersion], ou
                                       f"{top}; expected split names without '/' or '..'")
                 paths[(p.key, vi, group)] = path
     return paths
+
+
+def _check_writable(out_dir: Path, file: str) -> None:
+    """Fail before hours of work, not after: the output folder can be created and written."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{file}: output_path: expected a folder assay can write to, got {out_dir} "
+                          f"({exc.strerror or exc})") from None
 
 
 def _load_aggregations(versions: list[ExperimentVersion]) -> dict[str, Any]:
@@ -203,6 +215,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     planned = _load_tasks(config)
     out_dir = Path(config["output_path"])
     paths = _result_paths(planned, versions, out_dir, config.get("config_file", "<config>"))
+    _check_writable(out_dir, config.get("config_file", "<config>"))
     base_path = config["base_path"]
     objects = _load_aggregations(versions)
     aggs, agg_info = _fit_aggregations(versions, objects, base_path, progress)
