@@ -257,7 +257,7 @@ def test_ue_config_not_utf8_and_not_a_mapping(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- assay table
-def _results(root: Path, values: dict[int, float]) -> Path:
+def _results(root: Path, values: dict[int, float | None]) -> Path:
     """A hand-made 'assay run' output: model M, seeds 1..3, task t with metric x on split id."""
     versions = [{"pred_model": "M", "params": {"pred_model": "M", "seed": s}, "version_name": f"seed{s}",
                  "unc_types": ["u"], "aggregations": [], "output_dir": f"M/seed{s}"} for s in (1, 2, 3)]
@@ -409,3 +409,9 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys):
     res = str(_results(tmp_path / "r", {1: 0.2, 2: 0.4, 3: 0.9}))
     assert main(["table", res, "-o", str(blocker / "t.md")]) != 0
     assert "--output: expected a file assay can write" in capsys.readouterr().err
+
+
+def test_table_marks_a_mean_over_fewer_seeds_because_of_nan(tmp_path):
+    table = load_results(_results(tmp_path / "r", {1: 0.2, 2: None, 3: 0.6}))  # NaN is written as null
+    text = render_table(table, "markdown")
+    assert "40.00 ± 28.28 (1 of 3 NaN)" in text  # mean (0.2 + 0.6) / 2, std sqrt(2 * 0.2**2) of the two left
