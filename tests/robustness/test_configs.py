@@ -415,3 +415,13 @@ def test_table_marks_a_mean_over_fewer_seeds_because_of_nan(tmp_path):
     table = load_results(_results(tmp_path / "r", {1: 0.2, 2: None, 3: 0.6}))  # NaN is written as null
     text = render_table(table, "markdown")
     assert "40.00 ± 28.28 (1 of 3 NaN)" in text  # mean (0.2 + 0.6) / 2, std sqrt(2 * 0.2**2) of the two left
+
+
+def test_two_tasks_writing_the_same_file_are_refused(tmp_path):
+    text = RUN.replace("tasks: [segmentation_performance, ambiguity_modeling]",
+                       "tasks: [segmentation_performance, ambiguity_modeling, ncc_again]")
+    text += "  ncc_again: {datasets: [id], function: ambiguity_modeling}\n"
+    with pytest.raises(ConfigError, match=r"tasks 'ambiguity_modeling' and 'ncc_again' would both write .*"
+                                          r"ambiguity_modeling\.json"):
+        run_experiments(write(tmp_path / "c.yaml", text), executor="serial")
+    assert not (tmp_path / "out").exists()

@@ -75,9 +75,10 @@ def _load_tasks(config: dict) -> list[_Planned]:
 
 def _result_paths(planned: list[_Planned], versions: list[ExperimentVersion], out_dir: Path,
                   file: str) -> dict[tuple[str, int, tuple[str, ...]], Path]:
-    """Every result file the run will write, each checked to resolve under ``out_dir`` before anything runs."""
+    """Every result file the run will write, checked before anything runs: under ``out_dir``, and each written once."""
     top = out_dir.resolve()
     paths = {}
+    owners: dict[Path, str] = {}
     for p in planned:
         groups = [p.datasets] if p.task.combine_splits else [(s,) for s in p.datasets]
         for vi, v in enumerate(versions):
@@ -88,6 +89,11 @@ def _result_paths(planned: list[_Planned], versions: list[ExperimentVersion], ou
                     raise ConfigError(f"{file}: task_params.{p.key}.datasets: the result file of {v.key}, split "
                                       f"{'+'.join(group)!r}, resolves to {path.resolve()}, outside the output folder "
                                       f"{top}; expected split names without '/' or '..'")
+                if path.resolve() in owners:
+                    raise ConfigError(f"{file}: tasks: tasks {owners[path.resolve()]!r} and {p.key!r} would both "
+                                      f"write {path.resolve()} (the same task file {p.task.file_name!r}); expected "
+                                      "one result file per task, version and split")
+                owners[path.resolve()] = p.key
                 paths[(p.key, vi, group)] = path
     return paths
 
