@@ -425,3 +425,9 @@ def test_two_tasks_writing_the_same_file_are_refused(tmp_path):
                                           r"ambiguity_modeling\.json"):
         run_experiments(write(tmp_path / "c.yaml", text), executor="serial")
     assert not (tmp_path / "out").exists()
+
+
+def test_plot_along_typo_has_a_close_match(tmp_path, capsys):
+    res = str(_results(tmp_path / "r", {1: 0.2, 2: 0.4, 3: 0.9}))
+    assert main(["plot", res, "--along", "pred_modl", "-o", str(tmp_path / "p.png")]) != 0
+    assert "Did you mean 'pred_model'? Got 'pred_modl' instead." in capsys.readouterr().err

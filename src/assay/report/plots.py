@@ -120,8 +120,8 @@ def bar_data(table: ResultTable, along: str, *, filter: Mapping[str, Any] | None
              ordering: Mapping[str, Sequence[str]] | None = None) -> dict[Column, dict[str, tuple[float, float]]]:
     """Per column, ``{group value: (mean, std)}`` of the centred, orientation-corrected row means."""
     if along not in table.index_names:
-        raise InvalidParameterError(f"The 'along' parameter must be one of {list(table.index_names)}. "
-                                    f"Got {along!r} instead.")
+        raise InvalidParameterError(f"The 'along' parameter must be one of {list(table.index_names)}."
+                                    f"{close_match(along, table.index_names)} Got {along!r} instead.")
     table = table.filter_rows(_filters(table, along, filter))
     out: dict[Column, dict[str, tuple[float, float]]] = {}
     for col in table.columns:
