@@ -10,12 +10,15 @@ from __future__ import annotations
 __all__ = [
     "AmbiguousNameError",
     "AssayError",
+    "ConfigError",
     "DuplicateRegistrationError",
     "EvaluationError",
     "EvaluationTimeoutError",
     "InvalidParameterError",
     "MissingDependencyError",
+    "MissingResultError",
     "PluginLoadError",
+    "ResultFileError",
     "SaveFormatError",
     "UnknownNameError",
     "WorkerDiedError",
@@ -46,6 +49,10 @@ class InvalidParameterError(AssayError, ValueError, TypeError):
     """A parameter has the wrong type or value; the message names it, the expectation and the value."""
 
 
+class ConfigError(InvalidParameterError):
+    """A config file is invalid; the message names the file, the key path and the expectation."""
+
+
 class UnknownNameError(AssayError, LookupError):
     """A name asked for from a registry is not registered; the message lists close matches."""
 
@@ -73,11 +80,19 @@ class SaveFormatError(AssayError, ValueError):
         self.field = field
 
     def __reduce__(self):
-        return (_rebuild_save_format_error, (self.args[0], self.path, self.field))
+        return (_rebuild_save_format_error, (type(self), self.args[0], self.path, self.field))
 
 
-def _rebuild_save_format_error(message: str, path: object, field: str | None) -> SaveFormatError:
-    return SaveFormatError(message, path=path, field=field)
+def _rebuild_save_format_error(cls: type, message: str, path: object, field: str | None) -> SaveFormatError:
+    return cls(message, path=path, field=field)
+
+
+class ResultFileError(SaveFormatError):
+    """A result file is unreadable or not what its manifest lists; the message names the file."""
+
+
+class MissingResultError(ResultFileError, FileNotFoundError):
+    """A result file (or the manifest) that should exist does not; the message names it."""
 
 
 class EvaluationError(AssayError):

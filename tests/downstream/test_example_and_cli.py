@@ -75,7 +75,7 @@ def test_cli_run_table_plot(data, tmp_path, capsys):
     plot_cfg.write_text("colours: {}\n")
     assert main(["plot", str(tmp_path / "res"), "--along", "pred_model", "-o", str(tmp_path / "c.png"),
                  "--config", str(plot_cfg)]) == 1
-    assert "unknown keys" in capsys.readouterr().err
+    assert "colours: unknown key 'colours'. Did you mean 'coloring'?" in capsys.readouterr().err
 
 
 def test_3d_volumes_end_to_end(tmp_path):

@@ -78,6 +78,8 @@ def test_run_writes_nested_trees_with_hand_values(config_path, tmp_path):
     assert manifest["tasks"]["ood_detection"]["combine_splits"] is True
     assert manifest["versions"][0]["output_dir"] == "M/seed1"
     assert {m["name"] for m in manifest["tasks"]["segmentation_performance"]["metrics"]} == {"dice", "ged", "ged_iou"}
+    # the manifest lists every result file (version x task x split), which 'assay table' then requires
+    assert sorted(manifest["files"]) == ["M/seed1/id/segmentation_performance.json", "M/seed1/ood_detection.json"]
 
 
 def test_parallel_equals_serial(config_path, tmp_path):

@@ -22,29 +22,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics (default: all)")
     p.add_argument("--config", type=Path, default=None,
                    help="YAML with filter / df_naming / coloring / ordering (ValUES' plot config keys)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="leave out cells whose result files are missing instead of failing")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import yaml
+    from assay.configfile import load_yaml
+    from assay.report import bar_plot, check_plot_options, load_results
 
-    from assay.errors import InvalidParameterError
-    from assay.report import bar_plot, load_results
-
-    options: dict = {}
-    if args.config:
-        loaded = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
-        if not isinstance(loaded, dict):
-            raise InvalidParameterError(f"{args.config}: expected a mapping with filter / df_naming / coloring / "
-                                        f"ordering, got {type(loaded).__name__}")
-        unknown = set(loaded) - {"filter", "df_naming", "coloring", "ordering"}
-        if unknown:
-            raise InvalidParameterError(f"{args.config}: unknown keys {sorted(unknown)}; expected filter, df_naming, "
-                                        "coloring, ordering")
-        options = loaded
-    table = load_results(args.results, tasks=args.tasks)
+    loaded = load_yaml(args.config, what="plot config") if args.config else None
+    table = load_results(args.results, tasks=args.tasks, allow_missing=args.allow_missing)
     if args.metrics:
-        table = table.select(c for c in table.columns if c.metric in args.metrics)
+        table = table.select_metrics(args.metrics)
+    options = check_plot_options(loaded or {}, table, file=str(args.config)) if args.config else {}
     path = bar_plot(table, args.along, args.output, **options)
     print(f"wrote {path}")
     return 0

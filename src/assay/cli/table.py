@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--over", default="seed", help="the parameter averaged over (default: seed)")
     p.add_argument("--digits", type=int, default=2, help="decimals (default: 2)")
     p.add_argument("--scale", type=float, default=100.0, help="multiply values by this (default: 100)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="show cells whose result files are missing as 'n/a (k of n missing)' instead of failing")
     p.add_argument("--standalone", action="store_true",
                    help="LaTeX: a complete document that compiles on its own (HTML is always complete)")
     p.add_argument("--output", "-o", type=Path, default=None, help="write to this file instead of stdout")
@@ -28,18 +30,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from assay.errors import InvalidParameterError
     from assay.report import load_results, render_table
 
-    table = load_results(args.results, over=args.over, tasks=args.tasks)
+    if args.digits < 0:
+        raise InvalidParameterError(f"--digits: expected a number of decimals >= 0, got {args.digits}")
+    table = load_results(args.results, over=args.over, tasks=args.tasks, allow_missing=args.allow_missing)
     if args.metrics:
-        table = table.select(c for c in table.columns if c.metric in args.metrics)
+        table = table.select_metrics(args.metrics)
     options: dict = {"digits": args.digits, "scale": args.scale}
     if args.format == "latex":
         options["standalone"] = args.standalone
     text = render_table(table, args.format, **options)
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InvalidParameterError(f"--output: expected a file assay can write, got {args.output} "
+                                        f"({exc.strerror or exc})") from None
         print(f"wrote {args.output}")
     else:
         print(text, end="" if text.endswith("\n") else "\n")

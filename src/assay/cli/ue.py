@@ -1,6 +1,6 @@
 """``assay ue CONFIG.yaml``: score uncertainty estimators on stored model outputs.
 
-The config (YAML, read with ``yaml.safe_load``)::
+The config (YAML, read with :func:`assay.configfile.load_yaml`: safe, bounded, UTF-8)::
 
     data: outputs.jsonl            # JSON Lines / .json / .npz, relative to the config file
     estimators: [msp, perplexity, mean_token_entropy]
@@ -35,25 +35,77 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+_SPEC_KINDS = {"estimators": "estimator", "ue_metrics": "ue_metric"}
+
+
+def _check_spec(spec: str, kind: str, *, file: Path, at: tuple) -> None:
+    """A registered name (or a generation metric) whose ``[key=value]`` options its factory accepts."""
+    from assay.configfile import check_keys, close_match, key_path
+    from assay.errors import ConfigError
+    from assay.plugins import get_registry
+    from assay.plugins.names import parse_name
+
+    try:
+        name, options = parse_name(spec)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{file}: {key_path(at)}: expected a name such as 'prr[max_rejection=0.5]', got "
+                          f"{spec!r} ({exc})") from None
+    if kind == "gen_metric":
+        import inspect
+
+        from assay.uncertainty import GENERATION_METRICS
+
+        known, factory = list(GENERATION_METRICS), GENERATION_METRICS.get(name)
+    else:
+        registry = get_registry(kind)
+        known = registry.names()
+        factory = registry.get(name).factory if name in registry else None
+    if factory is None:
+        what = {"gen_metric": "generation metric", "ue_metric": "UE metric"}.get(kind, kind)
+        raise ConfigError(f"{file}: {key_path(at)}: unknown {what} {name!r}."
+                          f"{close_match(name, known)} Known: {', '.join(known) or 'none'}.")
+    if kind == "gen_metric":
+        params = inspect.signature(factory).parameters.values()
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            check_keys(options, [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)],
+                       file=file, path=at, what=f"option of {name!r}")
+    else:
+        accepted = registry.get(name).accepted_keys()
+        if accepted is not None:
+            check_keys(options, accepted, file=file, path=at, what=f"option of {name!r}")
+
+
 def load_config(path: Path) -> dict:
-    import yaml
+    """Read and check an ``assay ue`` config; every error is a ``ConfigError`` naming the file and key.
 
-    from assay.errors import InvalidParameterError
+    Unknown keys (with the closest known key), wrong types, unknown estimator / metric
+    names and unknown ``[key=value]`` options are errors; YAML is read through
+    :func:`assay.configfile.load_yaml` (bounded, UTF-8 only).
+    """
+    from assay.configfile import check_keys, load_yaml
+    from assay.errors import ConfigError
 
-    if not path.exists():
-        raise FileNotFoundError(f"No such config file: {str(path)!r}")
-    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    cfg = load_yaml(path)
     if not isinstance(cfg, dict):
-        raise InvalidParameterError(f"{path}: the config must be a mapping of keys; got {type(cfg).__name__}.")
-    unknown = sorted(set(cfg) - KEYS)
-    if unknown:
-        raise InvalidParameterError(f"{path}: unknown config key(s) {unknown}; accepted: {sorted(KEYS)}.")
+        raise ConfigError(f"{path}: (top level): expected a mapping of keys ({', '.join(sorted(KEYS))}), "
+                          f"got {type(cfg).__name__}")
+    check_keys(cfg, sorted(KEYS), file=path)
     for key in ("data", "estimators", "gen_metrics", "ue_metrics"):
         if key not in cfg:
-            raise InvalidParameterError(f"{path}: the config needs the key {key!r}.")
+            raise ConfigError(f"{path}: {key}: expected this key (required: data, estimators, gen_metrics, "
+                              "ue_metrics), got none")
+    for key in ("data", "save_path"):
+        if key in cfg and not (isinstance(cfg[key], str) and cfg[key].strip()):
+            raise ConfigError(f"{path}: {key}: expected a path (a non-empty string), got {cfg[key]!r}")
+    if cfg.get("nan_policy", "drop") not in ("drop", "raise"):
+        raise ConfigError(f"{path}: nan_policy: expected 'drop' or 'raise', got {cfg['nan_policy']!r}")
+    if not isinstance(cfg.get("plots", True), bool):
+        raise ConfigError(f"{path}: plots: expected true or false, got {cfg['plots']!r}")
     for key in ("estimators", "gen_metrics", "ue_metrics"):
-        if not isinstance(cfg[key], list) or not all(isinstance(x, str) for x in cfg[key]):
-            raise InvalidParameterError(f"{path}: {key!r} must be a list of names; got {cfg[key]!r}.")
+        if not isinstance(cfg[key], list) or not cfg[key] or not all(isinstance(x, str) for x in cfg[key]):
+            raise ConfigError(f"{path}: {key}: expected a non-empty list of names, got {cfg[key]!r}")
+        for i, spec in enumerate(cfg[key]):
+            _check_spec(spec, _SPEC_KINDS.get(key, "gen_metric"), file=path, at=(key, i))
     return cfg
 
 

@@ -26,7 +26,11 @@ that is exactly ``${a.b}`` becomes the value at key path ``a.b`` of the composed
 
 Every error is a :class:`ConfigError` naming the file, the key path and what was
 expected, e.g. ``experiments.yaml: experiments[0].iter_params.seed: expected a non-empty
-list, got 3``.
+list, got 3``. Unknown keys are errors at every depth, with the closest known key (see
+:func:`validate_config`); files are read by :func:`assay.configfile.load_yaml` (bounded
+in size, alias expansion and nesting), interpolations may produce at most
+:data:`~assay.configfile.MAX_NODES` values and ``defaults`` may read at most
+:data:`MAX_FILES` files.
 """
 
 from __future__ import annotations
@@ -35,22 +39,23 @@ import re
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InvalidParameterError
+from assay.configfile import MAX_NODES, close_match, load_yaml
+from assay.configfile import key_path as _path_text
+from assay.errors import ConfigError
 
 __all__ = ["ConfigError", "load_config", "validate_config"]
 
 _REF = re.compile(r"\$\{([A-Za-z0-9_.\-]+)\}")
 
-
-class ConfigError(InvalidParameterError):
-    """An experiment config is invalid; the message names the file, the key path and the expectation."""
-
-
-def _path_text(path: tuple[Any, ...]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
+#: keys of the composed config, of an experiment, and of a prediction model's settings
+TOP_KEYS = ("base_path", "output_path", "executor", "experiments", "tasks", "task_params")
+SETTING_KEYS = ("unc_types", "aggregations", "naming_scheme_version", "naming_scheme_pred_model", "references")
+EXPERIMENT_KEYS = ("name", "iter_params", "prediction_models") + SETTING_KEYS
+TASK_KEYS = ("function", "datasets")
+#: the most files read through nested ``defaults`` for one config
+MAX_FILES = 200
+#: keys that load_config adds itself
+_INTERNAL = ("config_dir", "config_file")
 
 
 class _Origins:
@@ -58,6 +63,7 @@ class _Origins:
 
     def __init__(self) -> None:
         self.map: dict[tuple[Any, ...], str] = {}
+        self.reads = 0  # files read through ``defaults``, bounded by MAX_FILES
 
     def record(self, value: Any, path: tuple[Any, ...], file: str) -> None:
         self.map[path] = file
@@ -92,19 +98,16 @@ def _merge(base: dict, new: dict, origins: _Origins, file: str, path: tuple[Any,
 
 
 def _read_yaml(path: Path, origins: _Origins, *, chain: tuple[Path, ...]) -> dict:
-    import yaml
-
     if path in chain:
         raise ConfigError(f"{path}: defaults: expected no cycle, got {' -> '.join(str(p) for p in chain + (path,))}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    origins.reads += 1
+    if origins.reads > MAX_FILES:
+        raise ConfigError(f"{chain[0] if chain else path}: defaults: expected at most {MAX_FILES} config files "
+                          f"read in all, got more (files listed many times in nested defaults?)")
+    if not path.exists():
         where = f" (listed in the defaults of {chain[-1]})" if chain else ""
-        raise ConfigError(f"{path}: expected an existing config file{where}, got no such file") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: expected valid YAML, got a parse error: {exc}") from None
+        raise ConfigError(f"{path}: expected an existing config file{where}, got no such file")
+    data = load_yaml(path)
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: (top level): expected a mapping of keys, got {type(data).__name__}")
@@ -145,43 +148,72 @@ def _lookup(config: dict, dotted: str) -> Any:
     return node
 
 
-def _interpolate(value: Any, config: dict, origins: _Origins, root: str, path: tuple[Any, ...], depth: int = 0) -> Any:
+def _interpolate(value: Any, config: dict, origins: _Origins, root: str, path: tuple[Any, ...], depth: int = 0,
+                 budget: list[int] | None = None) -> Any:
+    """Resolve ``${...}``; ``budget`` counts the nodes built, so chained interpolations cannot blow up."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ConfigError(f"{origins.file(path, root)}: {_path_text(path)}: expected at most {MAX_NODES:,} "
+                          "values once interpolations are expanded, got more (interpolations that repeat "
+                          "large parts of the config?)")
     if depth > 20:
         raise _fail(origins, root, path, "interpolations without a cycle", value)
     if isinstance(value, dict):
-        return {k: _interpolate(v, config, origins, root, path + (k,), depth) for k, v in value.items()}
+        return {k: _interpolate(v, config, origins, root, path + (k,), depth, budget) for k, v in value.items()}
     if isinstance(value, list):
-        return [_interpolate(v, config, origins, root, path + (i,), depth) for i, v in enumerate(value)]
+        return [_interpolate(v, config, origins, root, path + (i,), depth, budget) for i, v in enumerate(value)]
     if not isinstance(value, str) or "${" not in value:
         return value
     whole = _REF.fullmatch(value)
     try:
         if whole:
-            return _interpolate(_lookup(config, whole.group(1)), config, origins, root, path, depth + 1)
+            return _interpolate(_lookup(config, whole.group(1)), config, origins, root, path, depth + 1, budget)
         return _REF.sub(lambda m: str(_interpolate(_lookup(config, m.group(1)), config, origins, root, path,
-                                                    depth + 1)), value)
+                                                    depth + 1, budget)), value)
     except KeyError as exc:
         raise _fail(origins, root, path, f"an interpolation of an existing key (no key {exc.args[0]!r})",
                     value) from None
+
+
+def _references(value: Any, found: set[str]) -> set[str]:
+    """The first segments of every ``${a.b}`` in ``value`` (the top-level keys used as definitions)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _references(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _references(v, found)
+    elif isinstance(value, str):
+        found.update(m.group(1).split(".")[0] for m in _REF.finditer(value))
+    return found
 
 
 def load_config(path: str | Path) -> dict:
     """Read, compose, interpolate and check an experiment config; relative paths resolve against its folder.
 
     Returns the composed config as plain dicts and lists, with ``base_path``,
-    ``output_path`` (default ``results``) and ``config_dir`` as absolute paths.
+    ``output_path`` (default ``results``), ``config_dir`` and ``config_file`` as absolute
+    paths. Every key is checked (see :func:`validate_config`), and so is the grid
+    (naming schemes, duplicate and escaping output folders; see
+    :func:`assay.downstream.build_grid`), before anything runs.
     """
+    from assay.downstream.grid import build_grid
+
     path = Path(path).resolve()
     origins = _Origins()
-    config = _read_yaml(path, origins, chain=())
-    config = _interpolate(config, config, origins, str(path), ())
-    validate_config(config, origins=origins, root=str(path))
+    raw = _read_yaml(path, origins, chain=())
+    definitions = _references(raw, set())
+    config = _interpolate(raw, raw, origins, str(path), ())
+    validate_config(config, origins=origins, root=str(path), definitions=definitions)
     for key, default in (("base_path", None), ("output_path", "results")):
         value = config.get(key, default)
         if value is not None:
             p = Path(value).expanduser()
             config[key] = str(p if p.is_absolute() else (path.parent / p).resolve())
     config["config_dir"] = str(path.parent)
+    config["config_file"] = str(path)
+    build_grid(config, origin=lambda key: origins.file(key, str(path)))
     return config
 
 
@@ -190,9 +222,52 @@ def _expect_str_list(cfg: Any, origins: _Origins, root: str, path: tuple[Any, ..
         raise _fail(origins, root, path, "a non-empty list of names", cfg)
 
 
-def validate_config(config: dict, *, origins: Any = None, root: str = "<config>") -> None:
-    """Check the structure of a composed config; raise :class:`ConfigError` at the first problem."""
+def _unknown(mapping: dict, allowed: tuple[str, ...] | list[str], origins: _Origins, root: str,
+             at: tuple[Any, ...], what: str = "key") -> None:
+    for key in mapping:
+        if key not in allowed:
+            raise ConfigError(f"{origins.file(at + (key,), root)}: {_path_text(at + (key,))}: unknown {what} "
+                              f"{key!r}.{close_match(key, allowed)} Allowed here: {', '.join(map(str, allowed))}.")
+
+
+def _check_task_function(fn: Any, origins: _Origins, root: str, at: tuple[Any, ...]) -> None:
+    """The task is registered and every option is a parameter of its factory (its signature)."""
+    from assay.plugins import get_registry
+    from assay.plugins.names import parse_name
+
+    if isinstance(fn, dict):
+        name, options, where = fn["name"], {k: v for k, v in fn.items() if k != "name"}, at + ("function",)
+    else:
+        try:
+            name, options = parse_name(fn)
+        except (ValueError, TypeError) as exc:
+            raise _fail(origins, root, at + ("function",), f"a task spec such as 'ood_detection[tpr=0.95]' ({exc})",
+                        fn) from None
+        where = at + ("function",)
+    registry = get_registry("task")
+    if name not in registry:
+        known = registry.names()
+        hint = close_match(name, known) if known else " No task is registered: is assay-segmentation installed?"
+        raise ConfigError(f"{origins.file(where, root)}: {_path_text(where)}: expected a registered task, got "
+                          f"{name!r}.{hint} Registered: {', '.join(known) or 'none'}.")
+    accepted = registry.get(name).accepted_keys()
+    if accepted is not None:
+        _unknown(options, accepted, origins, root, where, what=f"parameter of task {name!r}")
+
+
+def validate_config(config: dict, *, origins: Any = None, root: str = "<config>",
+                    definitions: set[str] | None = None) -> None:
+    """Check the structure and every key of a composed config; raise :class:`ConfigError` at the first problem.
+
+    Unknown keys are errors at every depth (the message gives the key path and the
+    closest known key): the top level takes :data:`TOP_KEYS` plus the keys that
+    ``${...}`` interpolations refer to (``definitions``); an experiment
+    :data:`EXPERIMENT_KEYS`; a prediction model's settings :data:`SETTING_KEYS`;
+    ``task_params`` one entry per task listed in ``tasks``, each with
+    :data:`TASK_KEYS`; a task's options must be parameters of the registered task.
+    """
     origins = origins if origins is not None else _Origins()
+    _unknown(config, list(TOP_KEYS) + sorted(definitions or ()) + list(_INTERNAL), origins, root, ())
     if not isinstance(config.get("base_path"), str):
         raise _fail(origins, root, ("base_path",), "a path string (where the experiment data lives)",
                     config.get("base_path"))
@@ -203,16 +278,24 @@ def validate_config(config: dict, *, origins: Any = None, root: str = "<config>"
         at = ("experiments", i)
         if not isinstance(exp, dict):
             raise _fail(origins, root, at, "a mapping with iter_params and prediction_models", exp)
+        _unknown(exp, EXPERIMENT_KEYS, origins, root, at)
         iters = exp.get("iter_params")
         if not isinstance(iters, dict) or "pred_model" not in iters:
             raise _fail(origins, root, at + ("iter_params",), "a mapping with at least 'pred_model'", iters)
         for key, values in iters.items():
             if not isinstance(values, list) or not values:
                 raise _fail(origins, root, at + ("iter_params", key), "a non-empty list", values)
+            for j, value in enumerate(values):
+                if not isinstance(value, (str, int, float)):  # bool is an int
+                    raise _fail(origins, root, at + ("iter_params", key, j), "a string or a number (it names folders)",
+                                value)
         models = exp.get("prediction_models")
         if not isinstance(models, dict):
             raise _fail(origins, root, at + ("prediction_models",), "a mapping of prediction model -> settings",
                         models)
+        for pm in models:  # settings of models not iterated over are allowed (shared model files)
+            if isinstance(models[pm], dict):
+                _unknown(models[pm], SETTING_KEYS, origins, root, at + ("prediction_models", pm))
         for pm in iters["pred_model"]:
             if pm not in models:
                 raise _fail(origins, root, at + ("prediction_models",),
@@ -236,10 +319,12 @@ def validate_config(config: dict, *, origins: Any = None, root: str = "<config>"
     params = config.get("task_params", {})
     if not isinstance(params, dict):
         raise _fail(origins, root, ("task_params",), "a mapping of task -> parameters", params)
+    _unknown(params, [str(t) for t in tasks], origins, root, ("task_params",), what="task (not listed in tasks)")
     for task in tasks:
         entry = params.get(task, {"function": task})
         if not isinstance(entry, dict):
             raise _fail(origins, root, ("task_params", task), "a mapping with 'function' and 'datasets'", entry)
+        _unknown(entry, TASK_KEYS, origins, root, ("task_params", task))
         fn = entry.get("function", task)
         if isinstance(fn, dict):
             if not isinstance(fn.get("name"), str):
@@ -250,6 +335,7 @@ def validate_config(config: dict, *, origins: Any = None, root: str = "<config>"
                         "a registered task such as 'ood_detection' or a mapping with 'name'", fn)
         if "datasets" in entry:
             _expect_str_list(entry["datasets"], origins, root, ("task_params", task, "datasets"))
+        _check_task_function(fn, origins, root, ("task_params", task))
     executor = config.get("executor", "serial")
     if not isinstance(executor, str):
         raise _fail(origins, root, ("executor",), "a registered executor such as 'processes[workers=4]'", executor)

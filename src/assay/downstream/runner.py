@@ -10,6 +10,7 @@ version and split, plus a manifest (:data:`~assay.downstream.results.MANIFEST`) 
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -17,11 +18,12 @@ from typing import Any
 
 import attrs
 
-from assay.downstream.config import ConfigError, load_config
+from assay.downstream.config import ConfigError, load_config, validate_config
 from assay.downstream.data import list_images, load_image
 from assay.downstream.grid import ExperimentVersion, build_grid
 from assay.downstream.results import MANIFEST, write_json_atomic
 from assay.downstream.task import Task, TaskContext
+from assay.errors import InvalidParameterError
 
 __all__ = ["RunSummary", "run_experiments"]
 
@@ -49,6 +51,7 @@ class _Planned:
 def _load_tasks(config: dict) -> list[_Planned]:
     from assay.plugins import get_registry, load_task
 
+    file = config.get("config_file", "<config>")
     planned = []
     for key in config["tasks"]:
         entry = config.get("task_params", {}).get(key, {})
@@ -61,11 +64,49 @@ def _load_tasks(config: dict) -> list[_Planned]:
                 task = load_task(fn)
         except LookupError as exc:
             known = ", ".join(get_registry("task").names()) or "none (is assay-segmentation installed?)"
-            raise ConfigError(f"task_params.{key}.function: expected a registered task ({known}), got {fn!r}: {exc}") \
-                from None
+            raise ConfigError(f"{file}: task_params.{key}.function: expected a registered task ({known}), got "
+                              f"{fn!r}: {exc}") from None
+        except InvalidParameterError as exc:
+            raise ConfigError(f"{file}: task_params.{key}.function: {exc}") from None
         datasets = tuple(str(d) for d in entry.get("datasets", task.default_datasets))
         planned.append(_Planned(key=key, task=task, datasets=datasets))
     return planned
+
+
+def _result_paths(planned: list[_Planned], versions: list[ExperimentVersion], out_dir: Path,
+                  file: str) -> dict[tuple[str, int, tuple[str, ...]], Path]:
+    """Every result file the run will write, checked before anything runs: under ``out_dir``, and each written once."""
+    top = out_dir.resolve()
+    paths = {}
+    owners: dict[Path, str] = {}
+    for p in planned:
+        groups = [p.datasets] if p.task.combine_splits else [(s,) for s in p.datasets]
+        for vi, v in enumerate(versions):
+            for group in groups:
+                combined = p.task.combine_splits and len(group) > 1
+                path = (v.output_dir if combined else v.output_dir / group[0]) / p.task.file_name
+                if not path.resolve().is_relative_to(top):
+                    raise ConfigError(f"{file}: task_params.{p.key}.datasets: the result file of {v.key}, split "
+                                      f"{'+'.join(group)!r}, resolves to {path.resolve()}, outside the output folder "
+                                      f"{top}; expected split names without '/' or '..'")
+                if path.resolve() in owners:
+                    raise ConfigError(f"{file}: tasks: tasks {owners[path.resolve()]!r} and {p.key!r} would both "
+                                      f"write {path.resolve()} (the same task file {p.task.file_name!r}); expected "
+                                      "one result file per task, version and split")
+                owners[path.resolve()] = p.key
+                paths[(p.key, vi, group)] = path
+    return paths
+
+
+def _check_writable(out_dir: Path, file: str) -> None:
+    """Fail before hours of work, not after: the output folder can be created and written."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_dir):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{file}: output_path: expected a folder assay can write to, got {out_dir} "
+                          f"({exc.strerror or exc})") from None
 
 
 def _load_aggregations(versions: list[ExperimentVersion]) -> dict[str, Any]:
@@ -159,6 +200,8 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     ----------
     config : dict or path
         A config file (see :mod:`assay.downstream.config`) or an already loaded config.
+        A dict not made by :func:`~assay.downstream.load_config` is checked with
+        :func:`~assay.downstream.validate_config` (unknown keys are errors).
     output : path, optional
         The results folder (default: the config's ``output_path``).
     executor : str or executor, optional
@@ -170,10 +213,15 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     start = time.perf_counter()
     if not isinstance(config, dict):
         config = load_config(config)
+    elif "config_file" not in config:  # a dict built in Python, not by load_config: check it the same way
+        validate_config(config, root="<config dict>")
     if output is not None:
         config = {**config, "output_path": str(Path(output).resolve())}
     versions = build_grid(config)
     planned = _load_tasks(config)
+    out_dir = Path(config["output_path"])
+    paths = _result_paths(planned, versions, out_dir, config.get("config_file", "<config>"))
+    _check_writable(out_dir, config.get("config_file", "<config>"))
     base_path = config["base_path"]
     objects = _load_aggregations(versions)
     aggs, agg_info = _fit_aggregations(versions, objects, base_path, progress)
@@ -244,13 +292,12 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                     if p.task.combine_splits and len(group) > 1:
                         ctx = attrs.evolve(ctx, split="+".join(group), output_dir=v.output_dir)
                     tree = p.task.reduce(per_image, ctx)
-                    written.append(write_json_atomic(ctx.output_dir / p.task.file_name, tree, fsync=False))
+                    written.append(write_json_atomic(paths[(p.key, vi, group)], tree, fsync=False))
                     if verbose:
                         print(f"wrote {written[-1]}")
     finally:
         if owned:
             ex.close()
-    out_dir = Path(config["output_path"])
     manifest = {
         "config_dir": config.get("config_dir"),
         "base_path": base_path,
@@ -261,6 +308,8 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                           "combine_splits": bool(p.task.combine_splits and len(p.datasets) > 1),
                           "metrics": [m.to_dict() for m in p.task.metrics]} for p in planned},
         "fitted_aggregations": agg_info,
+        # every result file of the run (version x task x split), relative to the output folder
+        "files": [str(path.resolve().relative_to(out_dir.resolve())) for path in paths.values()],
     }
     written.append(write_json_atomic(out_dir / MANIFEST, manifest))
     return RunSummary(output_dir=out_dir, versions=len(versions), tasks=tuple(p.key for p in planned),

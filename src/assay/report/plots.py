@@ -27,10 +27,79 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from assay.errors import InvalidParameterError, MissingDependencyError
+from assay.configfile import check_keys, close_match, key_path
+from assay.errors import ConfigError, InvalidParameterError, MissingDependencyError
 from assay.report.collect import Column, ResultTable
 
-__all__ = ["bar_data", "bar_plot"]
+__all__ = ["PLOT_KEYS", "bar_data", "bar_plot", "check_plot_options"]
+
+#: the keys of a plot config (ValUES' plot config)
+PLOT_KEYS = ("filter", "df_naming", "coloring", "ordering")
+
+
+def _expect(cond: bool, file: str, at: tuple[Any, ...], expected: str, got: Any) -> None:
+    if not cond:
+        raise ConfigError(f"{file}: {key_path(at)}: expected {expected}, got {got!r:.80}")
+
+
+def check_plot_options(options: Any, table: ResultTable, *, file: str = "<plot config>") -> dict[str, Any]:
+    """Check a plot config against the table it draws; return it as a dict.
+
+    Every key at every depth must be known: the top level takes :data:`PLOT_KEYS`;
+    dimensions (in ``filter``, ``coloring``, ``ordering``) must be index names of the
+    table; values named (to drop, colour, order or rename) must occur in the table, so a
+    typo is an error (with the closest match), never a filter that silently drops
+    nothing.
+    """
+    _expect(isinstance(options, dict), file, (), "a mapping with " + ", ".join(PLOT_KEYS), options)
+    check_keys(options, PLOT_KEYS, file=file)
+    dims = list(table.index_names)
+    values = {d: sorted({table.row_value(r, d) for r in table.rows}) for d in dims}
+
+    def dim(name: Any, at: tuple[Any, ...]) -> str:
+        if name not in dims:
+            raise ConfigError(f"{file}: {key_path(at)}: unknown dimension {name!r}.{close_match(name, dims)} "
+                              f"Dimensions of these results: {', '.join(dims)}.")
+        return name
+
+    def known_values(d: str, given: Any, at: tuple[Any, ...]) -> None:
+        items = given if isinstance(given, (list, tuple)) else [given]
+        for i, v in enumerate(items):
+            if str(v) not in values[d]:
+                raise ConfigError(f"{file}: {key_path(at + ((i,) if isinstance(given, (list, tuple)) else ()))}: "
+                                  f"unknown {d} {v!r}.{close_match(v, values[d])} Values in these results: "
+                                  f"{', '.join(values[d])}.")
+
+    for name in ("filter", "df_naming", "coloring", "ordering"):
+        _expect(options.get(name) is None or isinstance(options[name], dict), file, (name,), "a mapping",
+                options.get(name))
+    for key, value in (options.get("filter") or {}).items():
+        at = ("filter", key)
+        dim(key, at)
+        if isinstance(value, dict):
+            for sub, vals in value.items():
+                known_values(dim(sub, at + (sub,)), vals, at + (sub,))
+        else:
+            known_values(key, value, at)
+    labels = {f"{c.task}: {c.label}" for c in table.columns} | {c.label for c in table.columns} | \
+        {c.metric for c in table.columns} | {v for vs in values.values() for v in vs}
+    for key, shown in (options.get("df_naming") or {}).items():
+        if str(key) not in labels:
+            raise ConfigError(f"{file}: {key_path(('df_naming', key))}: unknown label {key!r}."
+                              f"{close_match(key, sorted(labels))} Labels are column titles ('task: metric split'),"
+                              " metric names and row values.")
+        _expect(isinstance(shown, str), file, ("df_naming", key), "the label to show (a string)", shown)
+    for d, colours in (options.get("coloring") or {}).items():
+        dim(d, ("coloring", d))
+        _expect(isinstance(colours, dict), file, ("coloring", d), "a mapping of value -> colour", colours)
+        for v, colour in colours.items():
+            known_values(d, v, ("coloring", d, v))
+            _expect(isinstance(colour, str), file, ("coloring", d, v), "a matplotlib colour (a string)", colour)
+    for d, order in (options.get("ordering") or {}).items():
+        dim(d, ("ordering", d))
+        _expect(isinstance(order, list), file, ("ordering", d), "a list of values", order)
+        known_values(d, order, ("ordering", d))
+    return dict(options)
 
 
 def _filters(table: ResultTable, along: str, filter: Mapping[str, Any] | None) -> dict[str, list[Any]]:
@@ -51,8 +120,8 @@ def bar_data(table: ResultTable, along: str, *, filter: Mapping[str, Any] | None
              ordering: Mapping[str, Sequence[str]] | None = None) -> dict[Column, dict[str, tuple[float, float]]]:
     """Per column, ``{group value: (mean, std)}`` of the centred, orientation-corrected row means."""
     if along not in table.index_names:
-        raise InvalidParameterError(f"The 'along' parameter must be one of {list(table.index_names)}. "
-                                    f"Got {along!r} instead.")
+        raise InvalidParameterError(f"The 'along' parameter must be one of {list(table.index_names)}."
+                                    f"{close_match(along, table.index_names)} Got {along!r} instead.")
     table = table.filter_rows(_filters(table, along, filter))
     out: dict[Column, dict[str, tuple[float, float]]] = {}
     for col in table.columns:

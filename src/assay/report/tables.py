@@ -3,7 +3,11 @@
 Cells show ``mean ± std`` over seeds (values multiplied by ``scale``, 100 by default as
 in ValUES' tables). LaTeX and HTML colour every column from best (green) through yellow
 to worst (red), following each metric's ``higher_is_better``; cells without a value are
-grey. Markdown marks the best value of each column in bold.
+grey. Markdown marks the best value of each column in bold. A cell whose result files
+are partly missing (``load_results(..., allow_missing=True)``) reads
+``n/a (1 of 3 missing)`` and takes no part in the colours or the bold best value. A
+cell where some seeds' values are NaN (undefined, written as ``null``) shows the mean
+of the others followed by ``(1 of 3 NaN)``, so it never passes for a mean over all seeds.
 """
 
 from __future__ import annotations
@@ -47,11 +51,17 @@ def colour_scale(values: Sequence[float], *, higher_is_better: bool) -> list[str
 
 
 def _fmt(table: ResultTable, row: tuple[str, ...], col: Column, digits: int, scale: float, pm: str) -> str:
+    if (row, col) in table.missing:
+        gone, total = table.missing[(row, col)]
+        return f"n/a ({gone} of {total} missing)"
     m, s = table.mean(row, col), table.std(row, col)
     if math.isnan(m):
         return "–"
     text = f"{m * scale:.{digits}f}"
-    return text if math.isnan(s) else f"{text}{pm}{s * scale:.{digits}f}"
+    text = text if math.isnan(s) else f"{text}{pm}{s * scale:.{digits}f}"
+    values = table.cell(row, col)
+    undefined = sum(math.isnan(v) for v in values)
+    return f"{text} ({undefined} of {len(values)} NaN)" if undefined else text
 
 
 def _column_means(table: ResultTable, col: Column) -> list[float]:
