@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from assay.jsonio import write_text_atomic
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         try:
             args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text, encoding="utf-8")
+            write_text_atomic(args.output, text)
         except OSError as exc:
             raise InvalidParameterError(f"--output: expected a file assay can write, got {args.output} "
                                         f"({exc.strerror or exc})") from None

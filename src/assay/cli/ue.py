@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from assay.jsonio import write_text_atomic
+
 KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots"}
 
 
@@ -125,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if man.notes:
         sections.append("## Notes\n\n" + "\n".join(f"- {n}" for n in dict.fromkeys(man.notes)) + "\n")
     text = "\n".join(sections)
-    (out / "table.md").write_text(text, encoding="utf-8")
+    write_text_atomic(out / "table.md", text)
     print(text)
     if cfg.get("plots", True) and not args.no_plots:
         from assay.uncertainty.plots import draw_all

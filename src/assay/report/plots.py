@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from assay.configfile import check_keys, close_match, key_path
 from assay.errors import ConfigError, InvalidParameterError, MissingDependencyError
+from assay.jsonio import atomic_output
 from assay.report.collect import Column, ResultTable
 
 __all__ = ["PLOT_KEYS", "bar_data", "bar_plot", "check_plot_options"]
@@ -191,6 +192,9 @@ def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mappin
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3.0 * nrows)))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    try:
+        with atomic_output(path) as tmp:  # a failed write keeps the previous picture
+            fig.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
     return path
