@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from assay.jsonio import write_text_atomic
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -34,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from assay.errors import InvalidParameterError
     from assay.report import load_results, render_table
+    from assay.jsonio import write_text_atomic
 
     if args.digits < 0:
         raise InvalidParameterError(f"--digits: expected a number of decimals >= 0, got {args.digits}")

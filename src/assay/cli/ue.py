@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from assay.jsonio import write_text_atomic
-
 KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots"}
 
 
@@ -113,6 +111,7 @@ def load_config(path: Path) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from assay.uncertainty import UEManager
+    from assay.jsonio import write_text_atomic
 
     cfg = load_config(args.config)
     base = args.config.parent
