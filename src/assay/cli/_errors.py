@@ -1,0 +1,269 @@
+"""How every ``assay`` command ends: one line on stderr and a fixed exit status, never a traceback.
+
+:func:`run_command` calls a sub-command's ``func`` and turns whatever it raises into
+``assay COMMAND: error: <file or flag>: <what is wrong>``:
+
+==========================  ======  ==========================================================
+what happened               status  stderr
+==========================  ======  ==========================================================
+success                     0       (nothing from here)
+bad input (file, flag)      2       ``assay COMMAND: error: ...`` (argparse usage errors too)
+a bug in assay or a plugin  70      ``assay COMMAND: internal error: TYPE: MESSAGE (set ...)``
+Ctrl-C                      130     ``assay COMMAND: interrupted``
+stdout closed (``| head``)  141     nothing; stdout is pointed at the null device
+==========================  ======  ==========================================================
+
+Bad input is an :class:`~assay.errors.AssayError`, an :class:`OSError` (missing file,
+directory where a file is expected and the reverse, permission denied), a
+:class:`UnicodeDecodeError`, or a JSON or YAML syntax error. Status 70 is ``EX_SOFTWARE``
+of ``sysexits.h``: anything else is a bug to report. With ``ASSAY_DEBUG=1`` in the
+environment the traceback is printed before the line (the status stays the same).
+
+Where a bad file came from a flag (``--output out/x.json``), the message names the flag.
+The module also holds the small ``argparse`` types and file readers the commands share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import traceback
+from pathlib import Path, PurePath
+from types import TracebackType
+from typing import Any, Callable
+
+from assay.errors import AssayError, InvalidParameterError
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "non_negative_int",
+    "positive_int",
+    "read_text",
+    "run_command",
+]
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
+
+
+# --------------------------------------------------------------------------- argparse types
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {value}")
+        return value
+
+    parse.__name__ = what.replace(" ", "_")
+    return parse
+
+
+#: ``type=`` for a flag that takes an integer >= 0 (``--digits``, ``--n-resamples``, ``--seed``)
+non_negative_int = _int_at_least(0, "a non-negative integer")
+#: ``type=`` for a flag that takes an integer >= 1 (``--shards``, ``--workers``)
+positive_int = _int_at_least(1, "a positive integer")
+
+
+def probability(text: str) -> float:
+    """``type=`` for a level strictly between 0 and 1 (``--confidence-level``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1; got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1; got {text}")
+    return value
+
+
+# --------------------------------------------------------------------------- reading files
+def read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of ``path``; errors name ``what`` (the flag or argument) and the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidParameterError(f"{what} {path}: {_os_reason(exc)}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(f"{what} {path}: {_decode_reason(exc)}") from None
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, expected a file"
+    if isinstance(exc, NotADirectoryError):
+        return "a part of the path is a file, not a directory"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return exc.strerror or type(exc).__name__
+
+
+def _decode_reason(exc: UnicodeDecodeError) -> str:
+    bad = exc.object[exc.start:exc.start + 1] if isinstance(exc.object, (bytes, bytearray)) else b""
+    byte = f" (byte 0x{bad[0]:02x})" if bad else ""
+    return f"not valid UTF-8 text: {exc.reason} at byte offset {exc.start}{byte}"
+
+
+# --------------------------------------------------------------------------- naming the file or flag
+def _typed_flag(option_strings: list[str], argv: list[str]) -> str:
+    """The spelling of a flag the user typed (``-o`` or ``--output``); the long one if unknown."""
+    for arg in reversed(argv):
+        flag = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+        if flag in option_strings:
+            return flag
+    return max(option_strings, key=len) if option_strings else ""
+
+
+def _flag_sources(parser: argparse.ArgumentParser | None, args: argparse.Namespace,
+                  argv: list[str]) -> list[tuple[str, Path]]:
+    """(label, path) for every path-valued argument: ``--output`` for flags, the value for positionals."""
+    if parser is None:
+        return []
+    out = []
+    for action in getattr(parser, "_actions", []):
+        values = getattr(args, action.dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, (str, PurePath)) and value:
+                out.append((_typed_flag(action.option_strings, argv), Path(value)))
+    return out
+
+
+def _same_or_under(name: Path, root: Path) -> str:
+    """"same", "under" or ""."""
+    for a, b in ((name, root), (name.absolute(), root.absolute())):
+        if a == b:
+            return "same"
+        if b in a.parents:
+            return "under"
+    return ""
+
+
+def _where(filename: Any, parser: argparse.ArgumentParser | None, args: argparse.Namespace,
+           argv: list[str]) -> str:
+    """``--output out/x.json`` when the file came from a flag, else the file name."""
+    if isinstance(filename, bytes):
+        filename = os.fsdecode(filename)
+    if not filename:
+        return ""
+    name = Path(str(filename))
+    for relation in ("same", "under"):
+        for label, path in _flag_sources(parser, args, argv):
+            if label and _same_or_under(name, path) == relation:
+                return f"{label} {filename}" if relation == "same" else f"{filename} (in {label} {path})"
+    return str(filename)
+
+
+def _file_in_traceback(tb: TracebackType | None) -> str:
+    """The file being read where the exception was raised: the innermost frame holding a
+    path or an open file (``Path.read_text``'s ``self``, ``json.loads(p.read_text())``'s ``p``)."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            name = getattr(value, "name", None) if isinstance(value, io.IOBase) else None
+            if isinstance(name, str) and not name.startswith("<"):
+                return name
+        for value in frame.f_locals.values():
+            if isinstance(value, PurePath):
+                return str(value)
+    return ""
+
+
+def describe(exc: BaseException, parser: argparse.ArgumentParser | None = None,
+             args: argparse.Namespace | None = None, argv: list[str] | None = None) -> str | None:
+    """The message for an expected error (bad input), or None for a bug."""
+    args = args if args is not None else argparse.Namespace()
+    argv = list(argv or [])
+    if isinstance(exc, AssayError):
+        return " ".join(str(exc).split("\n")) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None:
+        where = _where(exc.filename, parser, args, argv)
+        if exc.filename2 is not None:
+            where += f" -> {exc.filename2}"
+        return f"{where}: {_os_reason(exc)}"
+    if isinstance(exc, UnicodeDecodeError):
+        where = _where(_file_in_traceback(exc.__traceback__), parser, args, argv) or "a file"
+        return f"{where}: {_decode_reason(exc)}"
+    if isinstance(exc, json.JSONDecodeError):
+        where = _where(_file_in_traceback(exc.__traceback__), parser, args, argv) or "a JSON file"
+        return f"{where}: invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+    yaml_error = _yaml_error_type()
+    if yaml_error is not None and isinstance(exc, yaml_error):
+        mark = getattr(exc, "problem_mark", None)
+        name = getattr(mark, "name", "") if mark is not None else ""
+        if not name or name.startswith("<"):
+            name = _file_in_traceback(exc.__traceback__)
+        where = _where(name, parser, args, argv) or "a YAML file"
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return f"{where}: invalid YAML: {problem}{at}"
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}"
+    return None
+
+
+def _yaml_error_type() -> type | None:
+    yaml = sys.modules.get("yaml")  # only loaded if a command used it
+    return getattr(yaml, "YAMLError", None)
+
+
+# --------------------------------------------------------------------------- running a command
+def _debug() -> bool:
+    return os.environ.get("ASSAY_DEBUG", "").strip() not in ("", "0")
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point stdout at the null device so the final flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # stdout is not a real file (tests): nothing will flush it at exit
+
+
+def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None,
+                argv: list[str] | None = None) -> int:
+    """Run ``args.func(args)``; return its exit status, reporting any exception in one line.
+
+    ``parser`` (the sub-command's) and ``argv`` let messages name the flag a bad file came from.
+    """
+    command = f"assay {args.command}"
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if _debug():
+            traceback.print_exc()
+        print(f"{command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - this is the one place that reports everything
+        if _debug():
+            traceback.print_exc()
+        message = describe(exc, parser, args, argv)
+        if message is not None:
+            print(f"{command}: error: {message}", file=sys.stderr)
+            return EXIT_USAGE
+        text = " ".join(str(exc).split())
+        print(f"{command}: internal error: {type(exc).__name__}: {text} (set ASSAY_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
