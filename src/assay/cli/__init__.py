@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from assay import __version__
 from assay.cli._errors import EXIT_USAGE, run_command
@@ -35,8 +35,15 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the error line first (``assay COMMAND: error: argument --flag: ...``), then the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n{self.format_usage()}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="assay",
         description="assay: plugin-based evaluation. Sharded evaluation with exact tallies, "
         "metrics with confidence intervals, uncertainty estimation and downstream tasks.",

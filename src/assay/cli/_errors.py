@@ -106,6 +106,8 @@ def _os_reason(exc: OSError) -> str:
         return "a part of the path is a file, not a directory"
     if isinstance(exc, FileNotFoundError):
         return "no such file or directory"
+    if isinstance(exc, FileExistsError):
+        return "already exists"
     if isinstance(exc, PermissionError):
         return "permission denied"
     return exc.strerror or type(exc).__name__
