@@ -20,7 +20,8 @@ def files(tmp_path):
 
 def test_evaluate_table_and_output(files, samples_system, capsys):
     rc = main(["evaluate", "-m", "sample_accuracy", "-m", "sample_f1[score_prefix=p_]", "-p", str(files / "a.jsonl"),
-               "-r", str(files / "refs.csv"), "--csv-cells", "json", "--n-resamples", "200", "-o", str(files / "A.json")])
+               "-r", str(files / "refs.csv"), "--csv-cells", "json", "--n-resamples", "200",
+               "-o", str(files / "A.json")])
     out = capsys.readouterr().out
     assert rc == 0
     # a = 1 0 1 1 0 1, refs = 1 1 0 1 0 1: 4 of 6 right; tp = 3, fp = 1, fn = 1 -> F1 = 6 / 8

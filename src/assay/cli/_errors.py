@@ -20,7 +20,6 @@ of ``sysexits.h``: anything else is a bug to report. With ``ASSAY_DEBUG=1`` in t
 environment the traceback is printed before the line (the status stays the same).
 
 Where a bad file came from a flag (``--output out/x.json``), the message names the flag.
-The module also holds the small ``argparse`` types and file readers the commands share.
 """
 
 from __future__ import annotations
@@ -33,20 +32,12 @@ import sys
 import traceback
 from pathlib import Path, PurePath
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 
-from assay.errors import AssayError, InvalidParameterError
+from assay.errors import AssayError
 
-__all__ = [
-    "EXIT_BROKEN_PIPE",
-    "EXIT_INTERNAL",
-    "EXIT_INTERRUPTED",
-    "EXIT_USAGE",
-    "non_negative_int",
-    "positive_int",
-    "read_text",
-    "run_command",
-]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "decode_reason", "describe", "os_reason",
+           "run_command"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -54,52 +45,8 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
 
 
-# --------------------------------------------------------------------------- argparse types
-def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected {what}; got {value}")
-        return value
-
-    parse.__name__ = what.replace(" ", "_")
-    return parse
-
-
-#: ``type=`` for a flag that takes an integer >= 0 (``--digits``, ``--n-resamples``, ``--seed``)
-non_negative_int = _int_at_least(0, "a non-negative integer")
-#: ``type=`` for a flag that takes an integer >= 1 (``--shards``, ``--workers``)
-positive_int = _int_at_least(1, "a positive integer")
-
-
-def probability(text: str) -> float:
-    """``type=`` for a level strictly between 0 and 1 (``--confidence-level``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1; got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1; got {text}")
-    return value
-
-
-# --------------------------------------------------------------------------- reading files
-def read_text(path: Path, what: str) -> str:
-    """The UTF-8 text of ``path``; errors name ``what`` (the flag or argument) and the file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidParameterError(f"{what} {path}: {_os_reason(exc)}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidParameterError(f"{what} {path}: {_decode_reason(exc)}") from None
-
-
-def _os_reason(exc: OSError) -> str:
+# --------------------------------------------------------------------------- reasons
+def os_reason(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "is a directory, expected a file"
     if isinstance(exc, NotADirectoryError):
@@ -113,7 +60,7 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _decode_reason(exc: UnicodeDecodeError) -> str:
+def decode_reason(exc: UnicodeDecodeError) -> str:
     bad = exc.object[exc.start:exc.start + 1] if isinstance(exc.object, (bytes, bytearray)) else b""
     byte = f" (byte 0x{bad[0]:02x})" if bad else ""
     return f"not valid UTF-8 text: {exc.reason} at byte offset {exc.start}{byte}"
@@ -197,10 +144,10 @@ def describe(exc: BaseException, parser: argparse.ArgumentParser | None = None,
         where = _where(exc.filename, parser, args, argv)
         if exc.filename2 is not None:
             where += f" -> {exc.filename2}"
-        return f"{where}: {_os_reason(exc)}"
+        return f"{where}: {os_reason(exc)}"
     if isinstance(exc, UnicodeDecodeError):
         where = _where(_file_in_traceback(exc.__traceback__), parser, args, argv) or "a file"
-        return f"{where}: {_decode_reason(exc)}"
+        return f"{where}: {decode_reason(exc)}"
     if isinstance(exc, json.JSONDecodeError):
         where = _where(_file_in_traceback(exc.__traceback__), parser, args, argv) or "a JSON file"
         return f"{where}: invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"

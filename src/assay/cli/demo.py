@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
 
     unknown = [s for s in args.sections or () if s not in SECTIONS]
     if unknown:
-        raise InvalidParameterError(f"--section: Unknown demo section {unknown[0]!r}; choose from {', '.join(SECTIONS)}.")
+        raise InvalidParameterError(f"--section: Unknown demo section {unknown[0]!r}; "
+                                    f"choose from {', '.join(SECTIONS)}.")
     if args.output.exists() and not args.output.is_dir():
         raise InvalidParameterError(f"--output {args.output}: exists and is not a directory; "
                                     "give a folder for the demo's files.")

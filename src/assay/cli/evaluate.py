@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._errors import non_negative_int, probability, read_text
+from assay.cli._args import non_negative_int, probability, read_text
 from assay.errors import InvalidParameterError
 
 __all__ = ["read_column", "register", "run"]
@@ -138,12 +138,13 @@ def _require_no_references(specs: list[str], preds: list[Any]) -> None:
 
 
 def _uses_references(metric: Any, fallback: list[Any]) -> bool:
-    """Whether a metric needs references: its declaration if it has one (``requires_references``),
+    """Whether a metric needs references: its declaration if it has one (``needs_references``),
     else whether its intermediates change when each instance's reference is its own prediction
     (probed on the metric's own examples, else on the first ``fallback`` predictions)."""
-    declared = getattr(metric, "requires_references", None)
-    if isinstance(declared, bool):
-        return declared
+    for attribute in ("needs_references", "requires_references"):
+        declared = getattr(metric, attribute, None)
+        if isinstance(declared, bool):
+            return declared
     probe = getattr(metric, "examples", None) or []
     preds = next((list(e["predictions"])[:4] for e in probe if e.get("predictions") is not None), fallback[:4])
     if not preds:
