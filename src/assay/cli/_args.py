@@ -12,7 +12,7 @@ from typing import Callable
 from assay.cli._errors import decode_reason, os_reason
 from assay.errors import InvalidParameterError
 
-__all__ = ["non_negative_int", "positive_int", "probability", "read_text"]
+__all__ = ["flag", "non_negative_int", "positive_int", "probability", "read_text"]
 
 
 def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
@@ -44,6 +44,11 @@ def probability(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1; got {text}")
     return value
+
+
+def flag(args: argparse.Namespace, dest: str) -> str:
+    """The flag of ``dest`` as the user typed it (``-p`` or ``--predictions``; set by ``assay.cli.main``)."""
+    return getattr(args, "_flags", {}).get(dest) or "--" + dest.replace("_", "-")
 
 
 def read_text(path: Path, what: str) -> str:

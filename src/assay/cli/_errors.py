@@ -193,6 +193,8 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser | None
     ``parser`` (the sub-command's) and ``argv`` let messages name the flag a bad file came from.
     """
     command = f"assay {args.command}"
+    args._flags = {action.dest: _typed_flag(action.option_strings, list(argv or []))
+                   for action in getattr(parser, "_actions", []) if action.option_strings}
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

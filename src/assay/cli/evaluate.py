@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import non_negative_int, probability, read_text
+from assay.cli._args import flag, non_negative_int, probability, read_text
 from assay.errors import InvalidParameterError
 
 __all__ = ["read_column", "register", "run"]
@@ -110,13 +110,15 @@ def _is_csv(path: Path) -> bool:
     return path.suffix.lower() == ".csv"
 
 
-def _check_same_typing(pred_path: Path, preds: list[Any], ref_path: Path, refs: list[Any]) -> None:
+def _check_same_typing(args: argparse.Namespace, preds: list[Any], refs: list[Any]) -> None:
     """Text CSV cells never equal typed JSON values (``"1" != 1``): refuse the mixture."""
+    pred_path, ref_path = args.predictions, args.references
     if _is_csv(pred_path) == _is_csv(ref_path):
         return
+    p_flag, r_flag = flag(args, "predictions"), flag(args, "references")
     csv_flag, csv_path, json_flag, json_path, values = (
-        ("--predictions", pred_path, "--references", ref_path, refs) if _is_csv(pred_path)
-        else ("--references", ref_path, "--predictions", pred_path, preds))
+        (p_flag, pred_path, r_flag, ref_path, refs) if _is_csv(pred_path)
+        else (r_flag, ref_path, p_flag, pred_path, preds))
     for i, v in enumerate(values):
         for item in v if isinstance(v, list) else [v]:
             if item is not None and not isinstance(item, str):
@@ -170,20 +172,20 @@ def run(args: argparse.Namespace) -> int:
     import assay
 
     cells = getattr(args, "csv_cells", "text")
-    preds = read_column(args.predictions, "prediction", cells=cells, what="--predictions")
+    preds = read_column(args.predictions, "prediction", cells=cells, what=flag(args, "predictions"))
     refs = None
     if args.references is None:
         _require_no_references(args.metric, preds)
     else:
-        raw = read_column(args.references, "references", cells=cells, what="--references")
+        raw = read_column(args.references, "references", cells=cells, what=flag(args, "references"))
         if len(raw) != len(preds):
             raise InvalidParameterError(
                 f"--references has {len(raw)} entries but --predictions has {len(preds)}; they must pair up."
             )
         if cells == "text":
-            _check_same_typing(args.predictions, preds, args.references, raw)
+            _check_same_typing(args, preds, raw)
         refs = [r if isinstance(r, list) else [r] for r in raw]
-    task_data = (read_column(args.task_data, "task_data", cells=cells, what="--task-data")
+    task_data = (read_column(args.task_data, "task_data", cells=cells, what=flag(args, "task_data"))
                  if args.task_data is not None else None)
     res = assay.evaluate(preds, refs, metrics=args.metric, task_data=task_data, n_resamples=args.n_resamples,
                          confidence_level=args.confidence_level, ci_method=args.ci_method, seed=args.seed)
