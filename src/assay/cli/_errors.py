@@ -36,8 +36,8 @@ from typing import Any
 
 from assay.errors import AssayError
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "decode_reason", "describe", "os_reason",
-           "run_command"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "decode_reason", "describe",
+           "os_reason", "run_command"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -54,7 +54,8 @@ def os_reason(exc: OSError) -> str:
     if isinstance(exc, FileNotFoundError):
         return "no such file or directory"
     if isinstance(exc, FileExistsError):
-        return "already exists"
+        is_file = isinstance(exc.filename, (str, bytes)) and os.path.isfile(exc.filename)
+        return "already exists and is not a directory" if is_file else "already exists"
     if isinstance(exc, PermissionError):
         return "permission denied"
     return exc.strerror or type(exc).__name__
@@ -108,10 +109,15 @@ def _where(filename: Any, parser: argparse.ArgumentParser | None, args: argparse
     if not filename:
         return ""
     name = Path(str(filename))
-    for relation in ("same", "under"):
-        for label, path in _flag_sources(parser, args, argv):
-            if label and _same_or_under(name, path) == relation:
-                return f"{label} {filename}" if relation == "same" else f"{filename} (in {label} {path})"
+    sources = [(label, path) for label, path in _flag_sources(parser, args, argv) if label]
+    for label, path in sources:
+        if _same_or_under(name, path) == "same":
+            return f"{label} {filename}"
+    for label, path in sources:
+        if _same_or_under(name, path) == "under":
+            return f"{filename} (in {label} {path})"
+        if _same_or_under(path, name) == "under":
+            return f"{label} {path}: {filename}"
     return str(filename)
 
 
@@ -133,6 +139,34 @@ def _file_in_traceback(tb: TracebackType | None) -> str:
     return ""
 
 
+def _file_holding(content: Any, parser: argparse.ArgumentParser | None, args: argparse.Namespace,
+                  argv: list[str]) -> str:
+    """The file argument whose content is ``content`` (the text a JSON / YAML error carries, the bytes
+    a decode error carries), named by its flag: ``--config plot.yaml``; else ""."""
+    if isinstance(content, str):
+        content = content.rstrip("\0").encode("utf-8", "surrogateescape")
+    if not isinstance(content, (bytes, bytearray)) or not content:
+        return ""
+    for label, path in _flag_sources(parser, args, argv):
+        try:
+            if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
+                return f"{label} {path}" if label else str(path)
+        except OSError:
+            continue
+    return ""
+
+
+def _decoded_file(exc: BaseException, content: Any, parser: argparse.ArgumentParser | None,
+                  args: argparse.Namespace, argv: list[str], mark_name: str = "") -> str:
+    """Where a decode or syntax error came from: a file argument with that content, else the file
+    named by the error, else the file being read where it was raised."""
+    found = _file_holding(content, parser, args, argv)
+    if found:
+        return found
+    name = mark_name if mark_name and not mark_name.startswith("<") else _file_in_traceback(exc.__traceback__)
+    return _where(name, parser, args, argv)
+
+
 def describe(exc: BaseException, parser: argparse.ArgumentParser | None = None,
              args: argparse.Namespace | None = None, argv: list[str] | None = None) -> str | None:
     """The message for an expected error (bad input), or None for a bug."""
@@ -146,18 +180,16 @@ def describe(exc: BaseException, parser: argparse.ArgumentParser | None = None,
             where += f" -> {exc.filename2}"
         return f"{where}: {os_reason(exc)}"
     if isinstance(exc, UnicodeDecodeError):
-        where = _where(_file_in_traceback(exc.__traceback__), parser, args, argv) or "a file"
+        where = _decoded_file(exc, exc.object, parser, args, argv) or "a file"
         return f"{where}: {decode_reason(exc)}"
     if isinstance(exc, json.JSONDecodeError):
-        where = _where(_file_in_traceback(exc.__traceback__), parser, args, argv) or "a JSON file"
+        where = _decoded_file(exc, exc.doc, parser, args, argv) or "a JSON file"
         return f"{where}: invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
     yaml_error = _yaml_error_type()
     if yaml_error is not None and isinstance(exc, yaml_error):
         mark = getattr(exc, "problem_mark", None)
-        name = getattr(mark, "name", "") if mark is not None else ""
-        if not name or name.startswith("<"):
-            name = _file_in_traceback(exc.__traceback__)
-        where = _where(name, parser, args, argv) or "a YAML file"
+        where = _decoded_file(exc, getattr(mark, "buffer", None), parser, args, argv,
+                              mark_name=getattr(mark, "name", "") or "") or "a YAML file"
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         return f"{where}: invalid YAML: {problem}{at}"
