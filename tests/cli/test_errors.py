@@ -114,3 +114,35 @@ def test_pipe_into_head_shows_no_traceback(tmp_path):
     lines = done.stdout.splitlines()
     assert len(lines) == 2 and lines[0].startswith("accuracy") and lines[1] in ("status=0", "status=141")
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+def test_sys_exit_inside_a_command_is_an_internal_error(monkeypatch, capsys):
+    # no command exits on its own; a plugin calling sys.exit() must not end assay silently
+    monkeypatch.delenv("ASSAY_DEBUG", raising=False)
+    monkeypatch.setattr(plugins_cli, "run_list", _raise(SystemExit(0)))
+    assert main(["list", "metric"]) == 70
+    assert capsys.readouterr().err.startswith("assay list: internal error: SystemExit(0)")
+
+
+def test_unknown_argument_is_reported_by_the_sub_command(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plugins", "--jsn"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.startswith("assay plugins: error: unrecognized arguments: --jsn\n")
+
+
+def test_a_json_syntax_error_names_the_flag_of_the_file(tmp_path, monkeypatch, capsys):
+    # the decode error carries the text, not the file: it is matched to the file argument holding it
+    import json as json_module
+
+    def read(args):
+        return json_module.loads(args.predictions.read_text())
+
+    (tmp_path / "p.jsonl").write_text('{"a": 1,}')
+    (tmp_path / "r.jsonl").write_text("1\n")
+    monkeypatch.setattr("assay.cli.evaluate.run", read)
+    assert main(["evaluate", "-m", "accuracy", "--predictions", str(tmp_path / "p.jsonl"),
+                 "-r", str(tmp_path / "r.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"assay evaluate: error: --predictions {tmp_path / 'p.jsonl'}: invalid JSON: ")
+    assert "line 1, column 9" in err

@@ -3,15 +3,15 @@
 :func:`run_command` calls a sub-command's ``func`` and turns whatever it raises into
 ``assay COMMAND: error: <file or flag>: <what is wrong>``:
 
-==========================  ======  ==========================================================
-what happened               status  stderr
-==========================  ======  ==========================================================
-success                     0       (nothing from here)
-bad input (file, flag)      2       ``assay COMMAND: error: ...`` (argparse usage errors too)
-a bug in assay or a plugin  70      ``assay COMMAND: internal error: TYPE: MESSAGE (set ...)``
-Ctrl-C                      130     ``assay COMMAND: interrupted``
-stdout closed (``| head``)  141     nothing; stdout is pointed at the null device
-==========================  ======  ==========================================================
+- 0: success;
+- 2: bad input (a file, a flag, a name): ``assay COMMAND: error: ...``; argparse usage
+  errors too (the error line first, then the usage);
+- 70: a bug in assay or a plugin (``EX_SOFTWARE`` of ``sysexits.h``), or ``sys.exit()``
+  called inside a command: ``assay COMMAND: internal error: TYPE: MESSAGE (set
+  ASSAY_DEBUG=1 for the traceback)``;
+- 130: Ctrl-C: ``assay COMMAND: interrupted``;
+- 141 (128 + SIGPIPE): stdout closed early (``assay list metric | head``): nothing is
+  printed, and stdout is pointed at the null device so the exit flush cannot fail.
 
 Bad input is an :class:`~assay.errors.AssayError`, an :class:`OSError` (missing file,
 directory where a file is expected and the reverse, permission denied), a
@@ -239,6 +239,12 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser | None
             traceback.print_exc()
         print(f"{command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except SystemExit as exc:  # no command exits on its own: this is a plugin or a library calling sys.exit()
+        if _debug():
+            traceback.print_exc()
+        print(f"{command}: internal error: SystemExit({exc.code!r}) raised inside the command "
+              "(set ASSAY_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
     except Exception as exc:  # noqa: BLE001 - this is the one place that reports everything
         if _debug():
             traceback.print_exc()
