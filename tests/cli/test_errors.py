@@ -146,3 +146,12 @@ def test_a_json_syntax_error_names_the_flag_of_the_file(tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     assert err.startswith(f"assay evaluate: error: --predictions {tmp_path / 'p.jsonl'}: invalid JSON: ")
     assert "line 1, column 9" in err
+
+
+def test_a_temporary_file_beside_the_output_is_named_by_the_output_flag(monkeypatch, capsys):
+    # atomic saves write "out.json.tmp123" first: the error still names --output
+    monkeypatch.delenv("ASSAY_DEBUG", raising=False)
+    monkeypatch.setattr("assay.cli.evaluate.run", _raise(PermissionError(13, "Permission denied",
+                                                                         "res/.out.json.tmp123")))
+    assert main(["evaluate", "-m", "accuracy", "-p", "p.jsonl", "--output", "res/out.json"]) == 2
+    assert capsys.readouterr().err == "assay evaluate: error: --output res/out.json: permission denied\n"

@@ -113,6 +113,9 @@ def _where(filename: Any, parser: argparse.ArgumentParser | None, args: argparse
     for label, path in sources:
         if _same_or_under(name, path) == "same":
             return f"{label} {filename}"
+    for label, path in sources:  # a temporary file written beside the output (atomic saves)
+        if name.parent == path.parent and path.name and path.name in name.name:
+            return f"{label} {path}"
     for label, path in sources:
         if _same_or_under(name, path) == "under":
             return f"{filename} (in {label} {path})"
