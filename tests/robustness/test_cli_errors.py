@@ -132,8 +132,9 @@ CASES: list[tuple[str, list[str], str]] = [
     ("evaluate", ["evaluate", "-m", "accuracy", "-p", "{p_jsonl}", "-r", "{r_jsonl}", "--task-data", "{adir}"],
      "--task-data {adir}"),
     ("evaluate", ["evaluate", "-m", "accuracy", "-p", "{p_jsonl}"], "-r/--references"),
-    ("evaluate", ["evaluate", "-m", "nope", "-p", "{p_jsonl}", "-r", "{r_jsonl}"], "'nope'"),
-    ("evaluate", ["evaluate", "-m", "accuracy[nope=1]", "-p", "{p_jsonl}", "-r", "{r_jsonl}"], "nope"),
+    ("evaluate", ["evaluate", "-m", "nope", "-p", "{p_jsonl}", "-r", "{r_jsonl}"], "-m 'nope': No metric named"),
+    ("evaluate", ["evaluate", "--metric", "accuracy[nope=1]", "-p", "{p_jsonl}", "-r", "{r_jsonl}"],
+     "--metric 'accuracy[nope=1]'"),
     ("evaluate", ["evaluate", "-m", "accuracy", "-p", "{p_jsonl}", "-r", "{r_jsonl}", "--seed", "-1"], "--seed"),
     ("evaluate", ["evaluate", "-m", "accuracy", "-p", "{p_jsonl}", "-r", "{r_jsonl}", "--seed", "1.9"], "--seed"),
     ("evaluate", ["evaluate", "-m", "accuracy", "-p", "{p_jsonl}", "-r", "{r_jsonl}", "--n-resamples", "-5"],
@@ -157,7 +158,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("compare", ["compare", "{A}", "{A}", "--n-resamples", "0"], "--n-resamples"),
     ("compare", ["compare", "{A}", "{A}", "--seed", "-1"], "--seed"),
     ("compare", ["compare", "{A}", "{A}", "--confidence-level", "0"], "--confidence-level"),
-    ("compare", ["compare", "{A}", "{A}", "-m", "nope"], "'nope'"),
+    ("compare", ["compare", "{A}", "{A}", "-m", "nope"], "-m 'nope'"),
+    ("compare", ["compare", "{A}", "{A}", "--score", "nope"], "--score 'nope'"),
     # run
     ("run", ["run", "{missing_yaml}"], "missing.yaml"),
     ("run", ["run", "{adir}"], "adir"),
@@ -269,7 +271,7 @@ def test_case_counts_per_command():
     """The counts quoted in docs/reliability.d/cli.md."""
     counts = Counter(c for c, _, _ in CASES) + Counter(c for c, _, _ in INTERNAL)
     assert counts == {"demo": 3, "parse-eval": 10, "plugins": 1, "list": 2, "ue": 12, "evaluate": 20,
-                      "compare": 11, "run": 6, "table": 11, "plot": 11}
+                      "compare": 12, "run": 6, "table": 11, "plot": 11}
 
 
 # --------------------------------------------------------------------------- real processes

@@ -12,7 +12,7 @@ from typing import Callable
 from assay.cli._errors import decode_reason, os_reason
 from assay.errors import InvalidParameterError
 
-__all__ = ["flag", "non_negative_int", "positive_int", "probability", "read_text"]
+__all__ = ["check_metrics", "flag", "non_negative_int", "positive_int", "probability", "read_text"]
 
 
 def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
@@ -61,3 +61,20 @@ def read_text(path: Path, what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidParameterError(f"{what} {path}: {decode_reason(exc)}") from None
+
+
+def check_metrics(args: argparse.Namespace, dest: str = "metric") -> None:
+    """Resolve each ``--metric`` spec once, so that a bad one is an error naming the flag and the spec."""
+    from assay.errors import AssayError, MissingDependencyError
+    from assay.metrics.catalog import resolve_metric
+
+    specs = getattr(args, dest)
+    for spec in specs if isinstance(specs, list) else [specs]:
+        if spec is None:
+            continue
+        try:
+            resolve_metric(spec)
+        except MissingDependencyError:
+            raise
+        except AssayError as exc:
+            raise InvalidParameterError(f"{flag(args, dest)} {spec!r}: {exc}") from None

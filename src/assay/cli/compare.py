@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import non_negative_int, positive_int, probability, read_text
+from assay.cli._args import check_metrics, flag, non_negative_int, positive_int, probability, read_text
 from assay.errors import InvalidParameterError
 
 __all__ = ["better", "format_comparison", "load", "register", "run", "verdict"]
@@ -111,9 +111,16 @@ def format_comparison(c: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     import assay
 
+    check_metrics(args)
     a, b = load(args.a, "A"), load(args.b, "B")
-    c = assay.compare(a, b, metric=args.metric, score=args.score, n_resamples=args.n_resamples,
-                      confidence_level=args.confidence_level, seed=args.seed)
+    try:
+        c = assay.compare(a, b, metric=args.metric, score=args.score, n_resamples=args.n_resamples,
+                          confidence_level=args.confidence_level, seed=args.seed)
+    except KeyError as exc:
+        if args.score is None or exc.args != (args.score,):
+            raise
+        raise InvalidParameterError(f"{flag(args, 'score')} {args.score!r}: the metric compared reports no score "
+                                    "of that name (see the score names 'assay evaluate' prints).") from None
     if args.json:
         d = c.to_dict()
         d.setdefault("p_value", c.p_value_randomization)

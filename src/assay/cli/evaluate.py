@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import flag, non_negative_int, probability, read_text
+from assay.cli._args import check_metrics, flag, non_negative_int, probability, read_text
 from assay.errors import InvalidParameterError
 
 __all__ = ["read_column", "register", "run"]
@@ -171,6 +171,7 @@ def _same(a: Any, b: Any) -> bool:
 def run(args: argparse.Namespace) -> int:
     import assay
 
+    check_metrics(args)
     cells = getattr(args, "csv_cells", "text")
     preds = read_column(args.predictions, "prediction", cells=cells, what=flag(args, "predictions"))
     refs = None
