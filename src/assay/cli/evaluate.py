@@ -63,7 +63,7 @@ def _cell(text: str) -> Any:
         return text
 
 
-def read_column(path: Path, field: str, *, cells: str = "json", what: str | None = None) -> list[Any]:
+def read_column(path: Path, field: str, *, cells: str = "text", what: str | None = None) -> list[Any]:
     """The ``field`` values of a JSON Lines or CSV file (see the module docstring).
 
     ``cells`` says how CSV cells are read: ``"text"`` keeps them as strings, ``"json"``
