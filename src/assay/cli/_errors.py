@@ -79,14 +79,14 @@ def _typed_flag(option_strings: list[str], argv: list[str]) -> str:
 
 def _flag_sources(parser: argparse.ArgumentParser | None, args: argparse.Namespace,
                   argv: list[str]) -> list[tuple[str, Path]]:
-    """(label, path) for every path-valued argument: ``--output`` for flags, the value for positionals."""
+    """(label, path) for every ``type=Path`` argument: label ``--output`` for a flag, "" for a positional."""
     if parser is None:
         return []
     out = []
     for action in getattr(parser, "_actions", []):
         values = getattr(args, action.dest, None)
         for value in values if isinstance(values, list) else [values]:
-            if isinstance(value, (str, PurePath)) and value:
+            if isinstance(value, PurePath) and str(value):
                 out.append((_typed_flag(action.option_strings, argv), Path(value)))
     return out
 
