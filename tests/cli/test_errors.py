@@ -155,3 +155,11 @@ def test_a_temporary_file_beside_the_output_is_named_by_the_output_flag(monkeypa
                                                                          "res/.out.json.tmp123")))
     assert main(["evaluate", "-m", "accuracy", "-p", "p.jsonl", "--output", "res/out.json"]) == 2
     assert capsys.readouterr().err == "assay evaluate: error: --output res/out.json: permission denied\n"
+
+
+def test_a_broken_pipe_other_than_stdout_is_not_silent(monkeypatch, capsys):
+    # e.g. the pipe to a worker process: stdout is fine, so this is an error to report, not "| head"
+    monkeypatch.delenv("ASSAY_DEBUG", raising=False)
+    monkeypatch.setattr(plugins_cli, "run_list", _raise(BrokenPipeError(32, "Broken pipe")))
+    assert main(["list", "metric"]) == 2
+    assert capsys.readouterr().err == "assay list: error: Broken pipe\n"

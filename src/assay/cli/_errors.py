@@ -211,6 +211,18 @@ def _debug() -> bool:
     return os.environ.get("ASSAY_DEBUG", "").strip() not in ("", "0")
 
 
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reading end is gone (``poll`` reports an error on it)."""
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+
+
 def _silence_stdout() -> None:
     """After a broken pipe: point stdout at the null device so the final flush cannot fail."""
     try:
@@ -234,7 +246,9 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser | None
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
-    except BrokenPipeError:
+    except BrokenPipeError as exc:
+        if not _stdout_closed():  # another pipe (a worker's): an error like any other
+            return _report(exc, command, parser, args, argv)
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
@@ -249,13 +263,19 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser | None
               "(set ASSAY_DEBUG=1 for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
     except Exception as exc:  # noqa: BLE001 - this is the one place that reports everything
-        if _debug():
-            traceback.print_exc()
-        message = describe(exc, parser, args, argv)
-        if message is not None:
-            print(f"{command}: error: {message}", file=sys.stderr)
-            return EXIT_USAGE
-        text = " ".join(str(exc).split())
-        print(f"{command}: internal error: {type(exc).__name__}: {text} (set ASSAY_DEBUG=1 for the traceback)",
-              file=sys.stderr)
-        return EXIT_INTERNAL
+        return _report(exc, command, parser, args, argv)
+
+
+def _report(exc: Exception, command: str, parser: argparse.ArgumentParser | None, args: argparse.Namespace,
+            argv: list[str] | None) -> int:
+    """Print the one line for ``exc`` (after its traceback with ``ASSAY_DEBUG=1``); return the status."""
+    if _debug():
+        traceback.print_exception(exc)
+    message = describe(exc, parser, args, argv)
+    if message is not None:
+        print(f"{command}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    text = " ".join(str(exc).split())
+    print(f"{command}: internal error: {type(exc).__name__}: {text} (set ASSAY_DEBUG=1 for the traceback)",
+          file=sys.stderr)
+    return EXIT_INTERNAL
