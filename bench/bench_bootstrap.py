@@ -34,6 +34,7 @@ class MeanScore(Metric):
     additive = True
     vectorized = True
     n_stats = 2
+    needs_references = False  # scores the predictions alone
 
     def map_batch(self, predictions, references, task_data):
         x = np.asarray(predictions, dtype=float)

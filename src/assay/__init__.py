@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "load_task": "assay.plugins",
     "load_aggregation": "assay.plugins",
     # errors
+    "AmbiguousNameError": "assay.errors",
     "AssayError": "assay.errors",
     "DuplicateRegistrationError": "assay.errors",
     "EvaluationError": "assay.errors",
@@ -79,8 +80,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from assay.core.log import logger
     from assay.core.pool import DataPool
     from assay.core.result import EvaluationResult
-    from assay.errors import (AssayError, DuplicateRegistrationError, EvaluationError, InvalidParameterError,
-                              MissingDependencyError, PluginLoadError, UnknownNameError, WorkerDiedError)
+    from assay.errors import (AmbiguousNameError, AssayError, DuplicateRegistrationError, EvaluationError,
+                              InvalidParameterError, MissingDependencyError, PluginLoadError, UnknownNameError,
+                              WorkerDiedError)
     from assay.executors.base import Executor
     from assay.plugins import (PluginSystem, get_plugin_system, get_registry, hookimpl, load_aggregation,
                                load_data_format, load_estimator, load_executor, load_metric,

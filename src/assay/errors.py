@@ -8,9 +8,11 @@ stand for bad input also derive from the builtin a caller would expect
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousNameError",
     "AssayError",
     "DuplicateRegistrationError",
     "EvaluationError",
+    "EvaluationTimeoutError",
     "InvalidParameterError",
     "MissingDependencyError",
     "PluginLoadError",
@@ -29,6 +31,14 @@ class PluginLoadError(AssayError):
 
 class DuplicateRegistrationError(PluginLoadError):
     """Two plugins registered the same name for the same kind."""
+
+
+class AmbiguousNameError(DuplicateRegistrationError, LookupError):
+    """A name looked up in a registry was registered by more than one plugin.
+
+    The message names every plugin (and distribution) that registered it and the qualified
+    spellings (``"distribution:name"``) that pick one.
+    """
 
 
 class InvalidParameterError(AssayError, ValueError, TypeError):
@@ -67,6 +77,10 @@ class EvaluationError(AssayError):
 
 class WorkerDiedError(EvaluationError):
     """A worker process ended without returning its shard's tally (killed, out of memory)."""
+
+
+class EvaluationTimeoutError(EvaluationError, TimeoutError):
+    """A shard ran longer than the executor's ``timeout``; the message names the shard(s) and the bound."""
 
 
 def _rebuild_evaluation_error(cls: type, message: str, shard: int | None, item: int | None) -> EvaluationError:

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import assay
-from assay.errors import PluginLoadError, UnknownNameError
+from assay.errors import AmbiguousNameError, DuplicateRegistrationError, PluginLoadError, UnknownNameError
 from assay.plugins import PluginSystem, use_plugin_system
 
 
@@ -19,7 +19,8 @@ def by_name(system: PluginSystem) -> dict:
     return {info.name: info for info in system.plugins}
 
 
-def test_entry_point_metric_is_loadable_by_name(plugin_dir):
+def test_entry_point_metric_is_loadable_by_name(plugin_dir, monkeypatch):
+    monkeypatch.setenv("ASSAY_DISABLE_PLUGINS", "zz-throwaway-duplicate")  # it makes the name ambiguous
     system = PluginSystem()
     with use_plugin_system(system):
         metric = assay.load_metric("throwaway_metric[scale=3]")
@@ -42,19 +43,45 @@ def test_broken_plugins_are_recorded_and_skipped(plugin_dir):
     # the built-ins and the good plugin still work
     assert "serial" in system.registry("executor")
     assert "throwaway_metric" in system.registry("metric")
-    assert {p.name for p in system.errors} >= {"throwaway_broken", "throwaway_raising", "zz_throwaway_duplicate"}
+    assert {p.name for p in system.errors} == {"throwaway_broken", "throwaway_raising"}
 
 
-def test_duplicate_name_names_both_plugins_and_skips_the_later_whole(plugin_dir):
+# Changed for issue 10: a name two plugins register used to knock the later plugin out whole
+# (and silently hand the name to the earlier one). Now both stay loaded and the name is ambiguous.
+def test_duplicate_name_keeps_both_plugins_and_makes_the_name_ambiguous(plugin_dir):
     system = PluginSystem()
-    dup = by_name(system)["zz_throwaway_duplicate"]
-    assert dup.status == "failed"
-    assert "throwaway_good" in dup.error and "zz_throwaway_duplicate" in dup.error
-    # all or nothing: none of its other registrations survive
-    assert "zz_unique_metric" not in system.registry("metric")
-    assert "zz_never_registered" not in system.registry("executor")
-    # the first registration is intact
-    assert system.registry("metric").get("throwaway_metric").plugin == "throwaway_good"
+    infos = by_name(system)
+    dup, good = infos["zz_throwaway_duplicate"], infos["throwaway_good"]
+    assert dup.status == good.status == "loaded"
+    assert dup.clashes == {"metric": {"throwaway_metric": ("throwaway_good",)}}
+    assert good.clashes == {"metric": {"throwaway_metric": ("zz_throwaway_duplicate",)}}
+    # the rest of the later plugin is registered
+    assert "zz_unique_metric" in system.registry("metric")
+    assert "zz_never_registered" in system.registry("executor")
+    with use_plugin_system(system):
+        with pytest.raises(AmbiguousNameError) as caught:
+            assay.load_metric("throwaway_metric")
+        message = str(caught.value)
+        for fragment in ("throwaway-good", "zz-throwaway-duplicate", "'throwaway-good:throwaway_metric'",
+                         "'zz-throwaway-duplicate:throwaway_metric'", "ASSAY_DISABLE_PLUGINS"):
+            assert fragment in message
+        # qualified by distribution (any spelling PEP 503 treats as equal) or by entry-point name
+        assert type(assay.load_metric("throwaway-good:throwaway_metric")).__name__ == "CountingMetric"
+        assert assay.load_metric("Throwaway_Good:throwaway_metric[scale=2]").scale == 2
+        assert assay.load_metric("throwaway_good:throwaway_metric", scale=5).scale == 5
+        assert assay.load_metric("zz-throwaway-duplicate:throwaway_metric") == {}
+        assert assay.load_metric("zz_throwaway_duplicate:throwaway_metric[a=1]") == {"a": 1}
+        with pytest.raises(UnknownNameError, match="no plugin 'nobody' registered 'throwaway_metric'"):
+            assay.load_metric("nobody:throwaway_metric")
+    # the error is a lookup error and a duplicate-registration error
+    assert issubclass(AmbiguousNameError, LookupError) and issubclass(AmbiguousNameError, DuplicateRegistrationError)
+
+
+def test_strict_mode_makes_a_clash_fatal(plugin_dir, monkeypatch):
+    monkeypatch.setenv("ASSAY_STRICT_PLUGINS", "1")
+    monkeypatch.setenv("ASSAY_DISABLE_PLUGINS", "throwaway_broken,throwaway_raising")
+    with pytest.raises(DuplicateRegistrationError, match="'throwaway_metric' is registered by both"):
+        PluginSystem().registry("metric")
 
 
 def test_strict_mode_makes_a_broken_plugin_fatal(plugin_dir, monkeypatch):
@@ -69,8 +96,9 @@ def test_disable_list_by_entry_point_or_distribution(plugin_dir, monkeypatch):
     infos = by_name(system)
     assert infos["throwaway_good"].status == "disabled"
     assert infos["throwaway_broken"].status == "disabled"
-    # with throwaway-good gone, the duplicate plugin is no longer a duplicate and loads
+    # with throwaway-good gone, the name is no longer ambiguous
     assert system.registry("metric").get("throwaway_metric").plugin == "zz_throwaway_duplicate"
+    assert not by_name(system)["zz_throwaway_duplicate"].clashes
     with pytest.raises(UnknownNameError, match="throwaway_metrc"):
         system.registry("metric").get("throwaway_metrc")
 
@@ -92,9 +120,14 @@ def test_cli_reports_plugins_as_json(plugin_dir):
     infos = {p["name"]: p for p in json.loads(out)}
     assert infos["throwaway_good"]["registered"] == {"metric": ["throwaway_metric"]}
     assert infos["throwaway_broken"]["status"] == "failed"
+    assert infos["zz_throwaway_duplicate"]["clashes"] == {"metric": {"throwaway_metric": ["throwaway_good"]}}
     listing = subprocess.run([sys.executable, "-m", "assay", "list", "metric"], env=env,
                              capture_output=True, text=True, check=True).stdout
-    assert re.search(r"^throwaway_metric +counts things +\[throwaway_good\]$", listing, re.MULTILINE)
+    assert re.search(r"^throwaway-good:throwaway_metric +counts things +\[throwaway_good\]  \(ambiguous\)$",
+                     listing, re.MULTILINE)
+    assert re.search(r"^zz_unique_metric +.*\[zz_throwaway_duplicate\]$", listing, re.MULTILINE)
+    assert ("metric 'throwaway_metric' is registered by 2 plugins: load it as throwaway-good:throwaway_metric "
+            "or zz-throwaway-duplicate:throwaway_metric") in listing
 
 
 def test_importing_assay_imports_no_plugin(plugin_dir):
@@ -104,3 +137,17 @@ def test_importing_assay_imports_no_plugin(plugin_dir):
     env = dict(os.environ, PYTHONPATH=str(plugin_dir))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_first_party_plugins_load_without_any_reported_problem():
+    """Guards the monkeypatch detection against false alarms: assay's own plugins replace nothing."""
+    env = dict(os.environ)
+    for var in ("ASSAY_STRICT_PLUGINS", "ASSAY_DISABLE_PLUGINS", "ASSAY_LOAD_PLUGINS"):
+        env.pop(var, None)
+    run = subprocess.run([sys.executable, "-m", "assay", "plugins", "--json"], env=env,
+                         capture_output=True, text=True, check=True)
+    infos = {p["name"]: p for p in json.loads(run.stdout)}
+    for name in ("classic", "parsing", "segmentation", "uncertainty"):
+        assert infos[name]["status"] == "loaded", infos[name]
+    assert all(not p["replaced"] and not p["clashes"] for p in infos.values())
+    assert run.stderr == ""

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assay.errors import InvalidParameterError
-from assay.plugins.names import format_name, parse_name
+from assay.plugins.names import format_name, parse_name, split_qualifier
 
 
 @pytest.mark.parametrize(
@@ -24,6 +24,9 @@ from assay.plugins.names import format_name, parse_name
         ("m[s='a, b]', t=\"x=y\"]", "m", {"s": "a, b]", "t": "x=y"}),
         ("patch_max[patch_size=10, mean=false]", "patch_max", {"patch_size": 10, "mean": False}),
         ("threads[workers=2]", "threads", {"workers": 2}),
+        ("assay-classic:accuracy", "assay-classic:accuracy", {}),
+        ("classic:f1[average=macro]", "classic:f1", {"average": "macro"}),
+        ("m[s='a:b']", "m", {"s": "a:b"}),
     ],
 )
 def test_parse_name(spec, name, overrides):
@@ -41,6 +44,9 @@ def test_parse_name(spec, name, overrides):
         ("f1[a=[1, 2]", "Unbalanced"),
         ("f1[a='x]", "Unclosed quote"),
         ("", "Invalid name"),
+        ("a:b:c", "Invalid name"),
+        (":accuracy", "Invalid name"),
+        ("classic:", "Invalid name"),
     ],
 )
 def test_parse_name_errors_name_the_problem(spec, fragment):
@@ -66,3 +72,8 @@ values = st.one_of(scalars, st.lists(scalars, max_size=3))
 @given(st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), values, max_size=4))
 def test_format_then_parse_round_trips(overrides):
     assert parse_name(format_name("metric", overrides)) == ("metric", overrides)
+
+
+def test_split_qualifier():
+    assert split_qualifier("assay-classic:accuracy") == ("assay-classic", "accuracy")
+    assert split_qualifier("accuracy") == (None, "accuracy")

@@ -6,7 +6,8 @@ import pytest
 
 import assay
 from assay import hookimpl
-from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError, UnknownNameError
+from assay.errors import (AmbiguousNameError, DuplicateRegistrationError, InvalidParameterError, PluginLoadError,
+                          UnknownNameError)
 from assay.plugins import PluginSystem, use_plugin_system
 from assay.plugins.registry import Registry
 
@@ -82,12 +83,35 @@ def test_entry_metadata_and_description(system):
     assert entry.accepted_keys() == ["factor", "label"]
 
 
-def test_register_plugin_duplicate_raises_and_leaves_registry_intact(system):
+# Changed for issue 10: registering a name another plugin has used to raise and drop the plugin;
+# now both stay, the name is ambiguous and the lookup says how to choose.
+def test_register_plugin_clash_keeps_both_and_makes_the_name_ambiguous(system):
     def assay_register_metrics(register):
         register("fresh", Scaled)
-        register("scaled", Scaled)
+        register("scaled", dict)
 
-    with pytest.raises(PluginLoadError, match="registered by both 'fake' and 'other'"):
+    info = system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "other",
+                                  distribution="other-dist")
+    assert info.status == "loaded" and info.clashes == {"metric": {"scaled": ("fake",)}}
+    assert "fresh" in system.registry("metric")
+    with pytest.raises(AmbiguousNameError, match=r"'scaled' is ambiguous.*'fake'.*'other' \(distribution other-dist\)"
+                                                 r".*'fake:scaled' or 'other-dist:scaled'"):
+        assay.load_metric("scaled")
+    assert assay.load_metric("fake:scaled[factor=3]").factor == 3
+    assert assay.load_metric("other-dist:scaled[factor=3]") == {"factor": 3}
+    assert assay.load_metric("other:scaled") == {}
+    assert "scaled" in system.registry("metric") and "fake:scaled" in system.registry("metric")
+    assert [e.name for e in system.registry("metric")] == ["fresh", "scaled_up"]  # iteration skips ambiguous
+    assert system.problems_summary() == (
+        "assay: warning: 1 name clash (run 'assay plugins' for details)")
+
+
+def test_one_plugin_registering_a_name_twice_fails_that_plugin(system):
+    def assay_register_metrics(register):
+        register("fresh", Scaled)
+        register("fresh", Scaled)
+
+    with pytest.raises(PluginLoadError, match="registered metric 'fresh' twice"):
         system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "other")
     assert "fresh" not in system.registry("metric")
 
@@ -127,3 +151,15 @@ def test_builtin_executors_and_formats_register_through_hooks():
     builtins = {p.name: p for p in system.plugins}
     assert builtins["assay.core.formats"].registered["data_format"] == ("jsonl",)
     assert {"serial", "threads", "processes"} <= set(builtins["assay.executors.builtin"].registered["executor"])
+
+
+def test_qualified_names_work_for_unambiguous_names_and_builtins(system):
+    assert assay.load_metric("fake:scaled[factor=2]").factor == 2
+    assert assay.load_executor("assay:threads[workers=2]").workers == 2
+    registry = system.registry("executor")
+    assert registry.get("assay.executors.builtin:serial").plugin == "assay.executors.builtin"
+    assert "assay:serial" in registry and "nobody:serial" not in registry
+    with pytest.raises(UnknownNameError, match=r"no plugin 'fake' registered 'serial'.*Load it as 'assay:serial'"):
+        registry.get("fake:serial")
+    with pytest.raises(UnknownNameError, match=r"No metric named 'fake:scaledd'\. Did you mean: scaled"):
+        assay.load_metric("fake:scaledd")

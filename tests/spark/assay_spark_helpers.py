@@ -117,3 +117,33 @@ class HeadAccuracyWithMetrics(HeadAccuracy):
     def metric_inputs(self, sent, w_vector):
         correct, gold = self.sentence_evaluator(sent, w_vector)
         return float(correct), [float(gold)]
+
+
+class SleepsOn(EvaluatorBase):
+    """Counts even items; sleeps 60 s on item ``slow`` (a hung shard, for timeouts)."""
+
+    def __init__(self, slow: int) -> None:
+        super().__init__()
+        self.slow = slow
+
+    def sentence_evaluator(self, sent, w_vector):
+        if sent == self.slow:
+            import time
+
+            time.sleep(60)
+        return 1, 1
+
+
+class ExitsOn(EvaluatorBase):
+    """Calls ``sys.exit()`` on item ``bad``."""
+
+    def __init__(self, bad: int) -> None:
+        super().__init__()
+        self.bad = bad
+
+    def sentence_evaluator(self, sent, w_vector):
+        if sent == self.bad:
+            import sys
+
+            sys.exit(3)
+        return 1, 1

@@ -8,9 +8,11 @@ differ by at most one (the larger ones first), file groups likewise.
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
+import time
 import warnings
 
 import pytest
@@ -384,15 +386,22 @@ def test_hadoop_malformed_file_gives_the_format_error_with_line(sc, helpers, tmp
     assert "invalid JSON" in str(info.value)
 
 
-def test_hadoop_invalid_utf8_reaches_the_format_as_replacement_characters(sc, helpers, tmp_path, jsonl_files):
-    # Spark decodes leniently (U+FFFD for bad bytes), so the format reports the line it cannot parse.
+def test_hadoop_invalid_utf8_is_an_error_as_in_a_sequential_run(sc, helpers, tmp_path, jsonl_files):
+    # A bad byte inside a JSON string: a lenient decoder (wholeTextFiles) would turn it into U+FFFD and the
+    # line would parse, so Spark would count a sentence the sequential run rejects. Both must reject it.
     folder, _ = jsonl_files
-    (folder / "part-04.jsonl").write_bytes(b'{"id": 1, "heads": [1], "pred": [1]}\n\xff\xfe\n')
+    good = b'{"id": 1, "heads": [1], "pred": [1]}\n'
+    (folder / "part-04.jsonl").write_bytes(good + b'{"id": 2, "heads": [1], "pred": [1], "w": "caf\xe9"}\n')
     pool = DataPool.from_paths(str(folder / "*.jsonl"), format="jsonl", num_shards=3)
-    with pytest.raises(DataFormatError) as info:
-        helpers.HeadAccuracy().parallelEvaluate(pool, helpers.CountingModel(str(tmp_path / "l")),
-                                                sparkContext=sc, hadoop=True)
-    assert info.value.source.endswith("part-04.jsonl") and info.value.line == 2
+    model = helpers.CountingModel(str(tmp_path / "l"))
+    with pytest.raises(DataFormatError) as sequential:
+        helpers.HeadAccuracy().sequentialEvaluate(pool, model)
+    with pytest.raises(DataFormatError) as spark:
+        helpers.HeadAccuracy().parallelEvaluate(pool, model, sparkContext=sc, hadoop=True)
+    byte = len(good) + len(b'{"id": 2, "heads": [1], "pred": [1], "w": "caf')  # offset of the \xe9, counted here
+    for info in (sequential, spark):
+        assert info.value.source.endswith("part-04.jsonl")
+        assert f"not valid UTF-8 (invalid continuation byte at byte {byte})" in str(info.value)
 
 
 def test_hadoop_needs_a_path_pool(sc, helpers):
@@ -439,3 +448,86 @@ def test_parse_eval_runs_on_spark(sc, tmp_path, capsys):
     assert rows == {"UAS": ["5", "6"], "LAS": ["4", "6"]}
     assert "SparkExecutor" in out  # the CLI names the executor it ran on
     assert not sc._jsc.sc().isStopped()  # closing the executor left the shared context running
+
+
+# --------------------------------------------------------------------------- issue 11: bounds and setup
+def test_timeout_cancels_the_job_and_names_the_unfinished_shards(sc, helpers):
+    from assay.errors import EvaluationTimeoutError
+    from assay.executors.spark import SparkExecutor
+
+    pool = DataPool(list(range(6)), num_shards=3)
+    executor = SparkExecutor(context=sc, timeout=3)
+    started = time.monotonic()
+    with pytest.raises(EvaluationTimeoutError) as info:
+        helpers.SleepsOn(5).parallelEvaluate(pool, None, executor=executor)  # shard 2 (items 4, 5) hangs
+    elapsed = time.monotonic() - started
+    assert 6 <= elapsed < 20, elapsed  # cancelled, not waited out (the item sleeps 60 s)
+    # local[2,2]: 3 shards on 2 cores are 2 waves, so the bound is 6 s. Shard 2 hangs; on a loaded machine
+    # shards 0 and 1 may not have finished either, so the unfinished list ends with 2 and starts with `shard`.
+    message = str(info.value)
+    assert "after 6 s (timeout=3 s per shard, 3 shard(s) on 2 core(s))" in message
+    unfinished = message.split("shard(s) [", 1)[1].split("]", 1)[0]
+    assert unfinished.endswith("2") and unfinished.startswith(str(info.value.shard))
+    assert isinstance(info.value, TimeoutError)
+    # the context is still usable afterwards
+    assert helpers.SleepsOn(99).parallelEvaluate(pool, None, executor=executor).correct_num == 6
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "10", True])
+def test_timeout_must_be_a_positive_number(sc, bad):
+    from assay.executors.spark import SparkExecutor
+
+    with pytest.raises(InvalidParameterError, match="'timeout'"):
+        SparkExecutor(context=sc, timeout=bad)
+
+
+def test_system_exit_in_an_evaluator_is_an_error_naming_the_item(sc, helpers):
+    pool = DataPool(list(range(6)), num_shards=2)
+    with pytest.raises(EvaluationError) as info:
+        helpers.ExitsOn(4).parallelEvaluate(pool, None, sparkContext=sc)
+    assert info.value.shard == 1 and info.value.item == 4
+    assert "SystemExit" in str(info.value)
+
+
+USER_CONTEXT_SCRIPT = """
+import os, sys
+assert "PYSPARK_PYTHON" not in os.environ
+from pyspark import SparkConf, SparkContext
+from assay import DataPool, EvaluatorBase
+
+class Even(EvaluatorBase):
+    def sentence_evaluator(self, sent, w_vector):
+        return int(sent % 2 == 0), 1
+
+if __name__ == "__main__":
+    sc = SparkContext(conf=SparkConf().setMaster("local[2]").setAppName("user-made")
+                      .set("spark.ui.enabled", "false"))
+    sc.setLogLevel("FATAL")
+    pool = DataPool(list(range(10)), num_shards=3)
+    try:
+        r = Even().parallelEvaluate(pool, None, sc)
+        print("RESULT", r.correct_num, r.gold_set_size)
+        os.environ["PYSPARK_PYTHON"] = "python3"  # now the user asks for PATH's python3, which lacks assay
+        try:
+            Even().parallelEvaluate(pool, None, sc)
+        except Exception as exc:
+            print("ERROR", type(exc).__name__, exc)
+    finally:
+        sc.stop()
+"""
+
+
+def test_user_made_local_context_without_pyspark_python(tmp_path, sc):
+    # An unactivated venv: its python is run by path, PATH's python3 has no assay, PYSPARK_PYTHON unset.
+    # `sc` makes sure the JVM fixture ran (JAVA_HOME set); the script runs in its own process.
+    script = tmp_path / "user_script.py"
+    script.write_text(USER_CONTEXT_SCRIPT, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
+    env["PATH"] = "/usr/bin:/bin"
+    assert subprocess.run(["python3", "-c", "import assay, numpy"], env=env, capture_output=True).returncode != 0
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "RESULT 5 10" in done.stdout, done.stdout + done.stderr[-3000:]
+    # The user's own choice of worker Python is kept, and its failure says what to set.
+    assert "ERROR WorkerDiedError The Spark executors' Python (python3) cannot import '" in done.stdout, done.stdout
+    assert "set PYSPARK_PYTHON" in done.stdout

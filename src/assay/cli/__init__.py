@@ -21,6 +21,7 @@ from typing import NoReturn, Sequence
 
 from assay import __version__
 from assay.cli._errors import EXIT_USAGE, run_command
+from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
 
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@warns_about_plugin_problems
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()

@@ -1,4 +1,9 @@
-"""``assay plugins [--json]`` and ``assay list KIND``: what is installed and registered."""
+"""``assay plugins [--json]`` and ``assay list KIND``: what is installed and registered.
+
+Both show what went wrong: plugins that failed to load (and why), names two plugins
+registered (ambiguous: load them as ``distribution:name``), and public assay names a
+plugin replaced.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plugins", help="list installed plugins, what each registered, and load errors",
         description="List the plugins assay found (built-in and installed through the 'assay' "
         "entry-point group), their distributions and versions, the names each registered, "
-        "and any load errors. Broken plugins are reported here and skipped elsewhere.",
+        "and any load errors. Broken plugins are reported here and skipped elsewhere; a name "
+        "two plugins registered is ambiguous (load it as DISTRIBUTION:NAME); public assay "
+        "functions a plugin replaced are listed under it.",
     )
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(func=run_plugins)
@@ -32,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_plugins(args: argparse.Namespace) -> int:
-    infos = get_plugin_system().plugins
+    system = get_plugin_system()
+    infos = system.plugins
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2))
         return 0
@@ -41,24 +49,54 @@ def run_plugins(args: argparse.Namespace) -> int:
         print(f"{info.name}  [{origin}]  {info.status}")
         for kind, names in info.registered.items():
             print(f"    {kind}: {', '.join(names)}")
+        if info.status == "loaded" and not info.registered:
+            print("    registered nothing")
+        for kind, clashing in info.clashes.items():
+            registry = system.registry(kind)
+            for name, others in clashing.items():
+                spellings = ", ".join(registry.qualified_name(e) for e in registry.candidates(name))
+                print(f"    clash: {kind} {name!r} is also registered by {', '.join(others)}; "
+                      f"load one as {spellings}")
+        if info.replaced:
+            print(f"    replaced: {', '.join(info.replaced)}")
         if info.error:
             print(f"    {'error' if info.status == 'failed' else 'note'}: {info.error}")
     failed = sum(info.status == "failed" for info in infos)
-    print(f"\n{len(infos)} plugins, {failed} failed to load")
+    footer = f"{len(infos)} plugins, {failed} failed to load"
+    clashes = sum(len(names) for names in system.clashes().values())
+    replaced = sum(bool(info.replaced) for info in infos)
+    if clashes:
+        footer += f", {clashes} ambiguous {'name' if clashes == 1 else 'names'}"
+    if replaced:
+        footer += f", {replaced} replaced assay functions"
+    print(f"\n{footer}")
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
     kind = args.kind if args.kind in KINDS else args.kind[:-1]
-    entries = list(get_plugin_system().registry(kind))
+    registry = get_plugin_system().registry(kind)
+    ambiguous = registry.ambiguous()
+    rows = []  # (shown name, entry, ambiguous?)
+    for name in registry.names():
+        candidates = registry.candidates(name)
+        if len(candidates) == 1:
+            rows.append((name, candidates[0], False))
+        else:
+            rows.extend((registry.qualified_name(e), e, True) for e in candidates)
     if args.json:
         print(json.dumps([{"name": e.name, "plugin": e.plugin, "description": e.description,
-                           "options": e.accepted_keys()} for e in entries], indent=2))
+                           "options": e.accepted_keys(), "ambiguous": amb,
+                           "qualified": registry.qualified_name(e)} for _, e, amb in rows], indent=2))
         return 0
-    if not entries:
+    if not rows:
         print(f"No {kind} is registered. Is the plugin that provides it installed? (assay plugins)")
         return 0
-    width = max(len(e.name) for e in entries)
-    for e in entries:
-        print(f"{e.name:<{width}}  {e.description}  [{e.plugin}]")
+    width = max(len(shown) for shown, _, _ in rows)
+    for shown, e, amb in rows:
+        print(f"{shown:<{width}}  {e.description}  [{e.plugin}]" + ("  (ambiguous)" if amb else ""))
+    for name, candidates in ambiguous.items():
+        print(f"\n{kind} {name!r} is registered by {len(candidates)} plugins: load it as "
+              f"{' or '.join(registry.qualified_name(e) for e in candidates)}, or set ASSAY_DISABLE_PLUGINS "
+              "(see 'assay plugins').")
     return 0

@@ -28,7 +28,7 @@ from assay.core.pool import DataPool
 from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
 
-__all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard"]
+__all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "wrap_item_error"]
 
 #: ``(sent, w_vector) -> (correct_num, gold_set_size)``
 SentenceEvaluator = Callable[[Any, Any], Any]
@@ -63,13 +63,22 @@ def _as_count(x: Any) -> int | None:
 
 
 def _check_tally(value: Any, shard: Any, offset: int) -> tuple[int, int]:
-    """Validate one sentence_evaluator return value (the slow path of :func:`evaluate_shard`)."""
-    try:
-        if isinstance(value, (str, bytes)) or len(value) != 2:
-            raise TypeError
-        correct, gold = value
-    except TypeError:
-        raise _bad_tally(value, shard, offset, "not a pair") from None
+    """Validate one sentence_evaluator return value (the slow path of :func:`evaluate_shard`).
+
+    The tally is a pair: a tuple or list of two items, or a 1-D numpy array of two. A
+    mapping (``{0: 1, 1: 2}`` would unpack to its keys), a set (no order), a string or
+    any other iterable is rejected, as is anything whose items are not ints.
+    """
+    if not isinstance(value, (tuple, list)):
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover
+            np = None  # type: ignore[assignment]
+        if np is None or not isinstance(value, np.ndarray) or value.ndim != 1:
+            raise _bad_tally(value, shard, offset, f"a {type(value).__name__} is not a pair (use a tuple)")
+    if len(value) != 2:
+        raise _bad_tally(value, shard, offset, f"not a pair (it has {len(value)} items)")
+    correct, gold = value
     c, g = _as_count(correct), _as_count(gold)
     if c is None or g is None:
         wrong = correct if c is None else gold
@@ -81,13 +90,42 @@ def _check_tally(value: Any, shard: Any, offset: int) -> tuple[int, int]:
     return c, g
 
 
+def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> BaseException:
+    """The error to raise when ``what`` (user code) raised ``exc`` on an item: raise it ``from exc``.
+
+    An ``Exception``, ``SystemExit`` or any other ``BaseException`` becomes an
+    :class:`EvaluationError` naming the item and the shard (so a ``sys.exit()`` inside a
+    sentence evaluator does not end the caller silently). A ``KeyboardInterrupt`` still
+    interrupts: it is returned as it is, with a note naming the item (``exc.add_note``);
+    re-raise it bare in that case::
+
+        except BaseException as exc:
+            err = wrap_item_error(exc, "sentence_evaluator", shard, offset)
+            if err is exc:
+                raise
+            raise err from exc
+    """
+    where = f"{shard.describe(offset)} (shard {shard.index})"
+    if isinstance(exc, KeyboardInterrupt):
+        exc.add_note(f"assay: interrupted while {what} ran on {where}")
+        return exc
+    kind = type(exc).__name__
+    detail = f": {exc}" if str(exc) else ""
+    if isinstance(exc, SystemExit):
+        detail = f" (exit status {exc.code!r})"
+    return EvaluationError(f"{what} raised {kind} on {where}{detail}", shard=shard.index,
+                           item=shard.pool_index(offset))
+
+
 def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> EvaluationResult:
     """Run the sentence evaluator over one shard; the task function every executor runs.
 
     ``shared`` is ``(sentence_evaluator, w_vector)``. Returns the shard's
     :class:`EvaluationResult` (``feature_count`` is left to the caller). A raising
-    sentence evaluator or an invalid return value raises :class:`EvaluationError` naming
-    the shard and the item (its index in the pool), with the original exception chained.
+    sentence evaluator (any exception, ``SystemExit`` included) or an invalid return
+    value raises :class:`EvaluationError` naming the shard and the item (its index in the
+    pool), with the original exception chained; a ``KeyboardInterrupt`` propagates with
+    a note naming the item (see :func:`wrap_item_error`).
     """
     sentence_evaluator, w_vector = shared
     correct_total = gold_total = 0
@@ -95,12 +133,11 @@ def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> Evaluat
     for offset, sent in enumerate(shard.items()):
         try:
             value = sentence_evaluator(sent, w_vector)
-        except Exception as exc:
-            raise EvaluationError(
-                f"sentence_evaluator raised {type(exc).__name__} on {shard.describe(offset)} "
-                f"(shard {shard.index}): {exc}",
-                shard=shard.index, item=shard.pool_index(offset),
-            ) from exc
+        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. must name the item too
+            err = wrap_item_error(exc, "sentence_evaluator", shard, offset)
+            if err is exc:
+                raise  # KeyboardInterrupt: still interrupts, now with a note naming the item
+            raise err from exc
         # Fast path: a tuple of two plain ints in order. Everything else is checked in full.
         if type(value) is tuple and len(value) == 2:
             correct, gold = value
@@ -112,6 +149,10 @@ def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> Evaluat
         correct_total += correct
         gold_total += gold
     return EvaluationResult(correct_total, gold_total, offset + 1)
+
+
+#: How executors name the parts of ``shared`` in errors (e.g. one that cannot be pickled).
+evaluate_shard.shared_names = ("the sentence evaluator", "the model (w_vector)")  # type: ignore[attr-defined]
 
 
 def _feature_count(w_vector: Any) -> int | None:
@@ -204,7 +245,7 @@ class EvaluatorBase:
     def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                          sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                          num_shards: int | None = None, workers: int | None = None,
-                         metrics: Any = None) -> EvaluationResult:
+                         metrics: Any = None, timeout: float | None = None) -> EvaluationResult:
         """Evaluate the shards of ``data_pool`` in parallel: local processes, or Spark with a ``sparkContext``.
 
         Parameters
@@ -231,6 +272,11 @@ class EvaluatorBase:
             As for :meth:`sequentialEvaluate`: each worker updates the metrics with its
             shard's items and the states merge in shard order, so the scores equal a
             sequential run's.
+        timeout : float, optional
+            The most seconds one shard may run (from when a worker starts it), passed to the
+            executor given by name (``threads``, ``processes``, ``spark``); on expiry the
+            workers are stopped and :class:`~assay.errors.EvaluationTimeoutError` names the
+            shard. Default ``None``: no bound. Not with an executor object (set it there).
 
         Returns
         -------
@@ -245,7 +291,7 @@ class EvaluatorBase:
             raise InvalidParameterError(
                 f"The 'num_shards' parameter must be a positive int or None. Got {num_shards!r} instead."
             )
-        runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers)
+        runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers, timeout)
         try:
             n = num_shards or pool.num_shards or SHARDS_PER_WORKER * max(1, int(getattr(runner, "workers", 1) or 1))
             return self._run(pool, w_vector, evaluator, runner, pool.shards(n), metrics=metrics)
@@ -264,10 +310,11 @@ class EvaluatorBase:
     def parallel_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                           sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                           num_shards: int | None = None, workers: int | None = None,
-                          metrics: Any = None) -> EvaluationResult:
+                          metrics: Any = None, timeout: float | None = None) -> EvaluationResult:
         """Same as :meth:`parallelEvaluate`."""
         return self.parallelEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
-                                     executor=executor, num_shards=num_shards, workers=workers, metrics=metrics)
+                                     executor=executor, num_shards=num_shards, workers=workers, metrics=metrics,
+                                     timeout=timeout)
 
     # ------------------------------------------------------------ internals
     def _resolve_sentence_evaluator(self, sentence_evaluator: Any) -> SentenceEvaluator:
@@ -354,11 +401,15 @@ def _as_pool(data_pool: Any) -> DataPool:
         ) from None
 
 
-def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any) -> tuple[Any, bool]:
+def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any,
+                      timeout: Any = None) -> tuple[Any, bool]:
     """``(executor object, whether we created it and must close it)``."""
+    from assay.executors.base import check_timeout
     from assay.plugins import get_registry, load_executor
 
     options: dict[str, Any] = {} if workers is None else {"workers": workers}
+    if check_timeout(timeout) is not None:
+        options["timeout"] = timeout
     if spark_context is not None:
         if executor is not None:
             raise InvalidParameterError(
@@ -377,11 +428,12 @@ def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: A
     if isinstance(executor, str):
         return load_executor(executor, **options), True
     if callable(getattr(executor, "run", None)):
-        if workers is not None:
-            raise InvalidParameterError(
-                f"The 'workers' parameter applies only to an executor given by name; {executor!r} is already "
-                "built (set its workers when creating it)."
-            )
+        for key, value in (("workers", workers), ("timeout", timeout)):
+            if value is not None:
+                raise InvalidParameterError(
+                    f"The '{key}' parameter applies only to an executor given by name; {executor!r} is already "
+                    f"built (set its {key} when creating it)."
+                )
         return executor, False
     raise InvalidParameterError(
         "The 'executor' parameter must be a registered executor name (e.g. 'processes[workers=2]') or an "

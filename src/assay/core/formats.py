@@ -54,16 +54,21 @@ class DataFormat:
         """Parse a whole document's text into a list of items."""
         raise NotImplementedError(f"{type(self).__name__} must implement parse(text, source=...)")
 
+    def decode(self, data: bytes, *, source: str = "<bytes>") -> str:
+        """A file's bytes as text: strict UTF-8, so a bad byte is an error naming ``source`` and the offset."""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", source=source) from None
+
     def read(self, path: str | os.PathLike[str]) -> list[Any]:
-        """Read and parse one file (UTF-8)."""
+        """Read and parse one file (strict UTF-8, :meth:`decode`)."""
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            data = p.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(f"No such data file: {str(p)!r}") from None
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", source=str(p)) from None
-        return self.parse(text, source=str(p))
+        return self.parse(self.decode(data, source=str(p)), source=str(p))
 
     def dumps(self, items: list[Any]) -> str:
         """Serialise items back to this format's text (optional)."""

@@ -128,7 +128,7 @@ class PathShard:
     data_format : DataFormat
         The format object itself (picklable), used by :meth:`parse` and :meth:`items`.
 
-    A Spark executor reads ``paths`` with ``wholeTextFiles`` and turns each file's text
+    A Spark executor reads ``paths`` with ``binaryFiles``, decodes them strictly and turns each file's text
     into items with :meth:`parse`; a local worker calls :meth:`items`.
     """
 

@@ -16,24 +16,47 @@ pool does neither:
 
 Workers live for one ``run`` call (forking is cheap, and a fresh fork sees the current
 data). They ignore SIGINT, so Ctrl-C reaches only the parent, which then terminates them.
+
+Nothing hangs, nothing is left behind:
+
+- ``timeout`` bounds each task (from the moment a worker starts it); on expiry every
+  worker is killed and reaped and :class:`~assay.errors.EvaluationTimeoutError` names the
+  shard(s) still running.
+- Workers die with their parent: on Linux each worker asks the kernel for SIGKILL when
+  its parent dies (``PR_SET_PDEATHSIG``) and then checks that the parent is still the one
+  that started it (closing the race with a parent that died in between); elsewhere a
+  daemon thread in the worker watches the parent. SIGTERM / SIGHUP to the parent during a
+  run are handled like Ctrl-C (:func:`~assay.executors.base.terminate_as_interrupt`).
+- With ``spawn`` / ``forkserver`` an unpicklable ``fn`` / ``shared`` part is named (for an
+  evaluation: the sentence evaluator, the evaluator object or the model), and a script
+  that calls the evaluation outside ``if __name__ == "__main__":`` is refused with that
+  advice before any worker starts.
+- A ``BaseException`` that is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``
+  raised by the task itself, ...) comes back as an :class:`~assay.errors.EvaluationError`
+  naming the shard and, for evaluations, the item; it never ends the caller.
 """
 
 from __future__ import annotations
 
+import ast
 import gc
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
+import threading
+import time
 import traceback
 from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Any, Sequence
 
-from assay.errors import InvalidParameterError, WorkerDiedError
-from assay.executors.base import Executor, RemoteTraceback, TaskFunction, task_label
+from assay.errors import EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
+from assay.executors.base import (Executor, RemoteTraceback, TaskFunction, _raise_interrupted, check_timeout,
+                                  task_label, terminate_as_interrupt)
 
-__all__ = ["ProcessExecutor", "default_start_method"]
+__all__ = ["ProcessExecutor", "base_exception_error", "default_start_method"]
 
 _START_METHODS = ("fork", "spawn", "forkserver")
 
@@ -62,15 +85,99 @@ def _pack_exception(exc: BaseException) -> bytes:
     return pickle.dumps((stand_in, None, tb))
 
 
+def base_exception_error(exc: BaseException, label: int, where: str) -> EvaluationError:
+    """An :class:`EvaluationError` for a ``BaseException`` (``SystemExit``, ...) a task raised in a worker.
+
+    The item is found in the traceback when the task is :func:`~assay.core.evaluator.evaluate_shard`
+    (or any frame with a ``shard`` that has ``pool_index`` and an ``offset``).
+    """
+    item = None
+    place = ""
+    tb = exc.__traceback__
+    while tb is not None:  # the innermost frame that knows the shard and the offset
+        local = tb.tb_frame.f_locals
+        shard, offset = local.get("shard"), local.get("offset")
+        if callable(getattr(shard, "pool_index", None)) and isinstance(offset, int) and offset >= 0:
+            try:
+                item = shard.pool_index(offset)
+                place = f" on {shard.describe(offset)}" if callable(getattr(shard, "describe", None)) else ""
+            except Exception:  # noqa: BLE001 - locating is best effort
+                pass
+        tb = tb.tb_next
+    what = f"{type(exc).__name__}({exc})" if str(exc) else type(exc).__name__
+    error = EvaluationError(
+        f"The task raised {what}{place} (shard {label}) in {where}; it is reported as an error instead of "
+        "ending the caller.", shard=label, item=item,
+    )
+    error.__cause__ = exc
+    return error
+
+
+_PR_SET_PDEATHSIG = 1
+_NOTHING = object()  # a worker's pipe held only its "ready"
+
+
+def _die_with_parent(parent_pid: int, start_method: str) -> None:
+    """Make this worker end when its parent does (PR_SET_PDEATHSIG on Linux, a watch thread elsewhere).
+
+    Under ``forkserver`` the worker's parent is the fork server, which outlives the caller
+    while any worker holds its "alive" pipe, so the worker watches the caller's sentinel
+    (a pipe only the caller holds) in a daemon thread instead.
+    """
+    if start_method == "forkserver":
+        sentinel = getattr(multiprocessing.parent_process(), "sentinel", None)
+        if sentinel is not None:
+            if wait([sentinel], timeout=0):  # the caller already died
+                os._exit(1)
+
+            def watch_sentinel() -> None:
+                wait([sentinel])
+                os._exit(1)
+
+            threading.Thread(target=watch_sentinel, name="assay-parent-watch", daemon=True).start()
+            return
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):  # pragma: no cover - no libc / no prctl
+            armed = False
+        if armed:
+            if os.getppid() != parent_pid:  # the parent died before the prctl: the signal never comes
+                os._exit(1)
+            return
+    watched = os.getppid()  # pragma: no cover - non-Linux
+
+    def watch() -> None:  # pragma: no cover - non-Linux
+        while True:
+            time.sleep(0.25)
+            if os.getppid() != watched:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="assay-parent-watch", daemon=True).start()  # pragma: no cover
+
+
 def _worker(conn: Connection, fn: TaskFunction, tasks: Sequence[Any] | None, shared: Any,
-            inherited: Sequence[Connection]) -> None:
-    """Worker loop: receive ``(number, task or None)``, answer ``("ok"|"err", number, payload)``."""
+            inherited: Sequence[Connection], parent_pid: int = 0, start_method: str = "fork") -> None:
+    """Worker loop: say "ready", then receive ``(number, task or None)``, answer ``(kind, number, payload)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):  # a fork inherits the parent's run-time handlers: undo them
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is _raise_interrupted:
+            signal.signal(signum, signal.SIG_DFL)
+    if parent_pid:
+        _die_with_parent(parent_pid, start_method)
     for other in inherited:  # the parent's ends of the pipes, copied by fork: close them here
         try:
             other.close()
         except OSError:
             pass
+    try:
+        conn.send_bytes(pickle.dumps(("ready", -1, None)))
+    except OSError:
+        return
     while True:
         try:
             message = conn.recv()
@@ -81,30 +188,41 @@ def _worker(conn: Connection, fn: TaskFunction, tasks: Sequence[Any] | None, sha
         number, task = message
         if tasks is not None:
             task = tasks[number]
+        label = task_label(task, number)
         try:
             result = fn(task, shared)
         except BaseException as exc:  # noqa: BLE001 - report everything, including SystemExit
+            if not isinstance(exc, Exception):
+                exc = base_exception_error(exc, label, f"worker process {os.getpid()}")
             conn.send_bytes(pickle.dumps(("err", number, _pack_exception(exc))))
             continue
         try:
             payload = pickle.dumps(("ok", number, result))
         except Exception as exc:  # noqa: BLE001 - an unpicklable result
-            conn.send_bytes(pickle.dumps(("err", number, _pack_exception(exc))))
+            error = EvaluationError(
+                f"The result of shard {label} ({type(result).__name__}) could not be pickled back from worker "
+                f"process {os.getpid()} (start method {start_method!r}): {type(exc).__name__}: {exc}",
+                shard=label,
+            )
+            error.__cause__ = exc
+            conn.send_bytes(pickle.dumps(("err", number, _pack_exception(error))))
             continue
         conn.send_bytes(payload)
 
 
 # ----------------------------------------------------------------- parent side
 class _Worker:
-    __slots__ = ("process", "conn", "task")
+    __slots__ = ("process", "conn", "task", "started", "ready")
 
     def __init__(self, process: Any, conn: Connection) -> None:
         self.process = process
         self.conn = conn
         self.task: int | None = None
+        self.started = 0.0
+        self.ready = False
 
 
-def _death_message(worker: _Worker, label: int) -> str:
+def _death_message(worker: _Worker, label: int, start_method: str) -> str:
     worker.process.join(timeout=1.0)
     code = worker.process.exitcode
     if code is not None and code < 0:
@@ -116,9 +234,101 @@ def _death_message(worker: _Worker, label: int) -> str:
         how = "closed its connection"
     else:
         how = f"exited with code {code}"
-    return (f"Worker process {worker.process.pid} {how} while running shard {label}; that shard has no "
-            "result, so the run is aborted rather than returning a smaller total. (A worker killed by "
-            "SIGKILL is often the out-of-memory killer: try fewer workers or smaller shards.)")
+    message = (f"Worker process {worker.process.pid} {how} while running shard {label}; that shard has no "
+               "result, so the run is aborted rather than returning a smaller total.")
+    if not worker.ready and start_method != "fork":
+        message += (f" It died before it started (start method {start_method!r}): it could not import the "
+                    "main module or unpickle the task function and shared state; its own error is on stderr. "
+                    "A script must run the evaluation under `if __name__ == '__main__':`.")
+    elif code == -signal.SIGKILL:
+        message += (" (A worker killed by SIGKILL is often the out-of-memory killer: try fewer workers or "
+                    "smaller shards.)")
+    return message
+
+
+def _describe(obj: Any) -> str:
+    return f"a {type(obj).__module__}.{type(obj).__qualname__} object"
+
+
+def _pickle_problem(obj: Any) -> BaseException | None:
+    try:
+        pickle.dumps(obj)
+    except Exception as exc:  # noqa: BLE001 - any failure to pickle
+        return exc
+    return None
+
+
+def _unpicklable_part(fn: TaskFunction, shared: Any) -> tuple[str, BaseException] | None:
+    """Which part of ``fn`` / ``shared`` cannot be pickled, named for a person, with the error."""
+    names = getattr(fn, "shared_names", None)
+    parts: list[tuple[str, Any]] = [(f"the task function {getattr(fn, '__qualname__', fn)!r}", fn)]
+    if isinstance(shared, tuple) and names is not None and len(names) == len(shared):
+        parts += list(zip(names, shared))
+    elif isinstance(shared, tuple):
+        parts += [(f"shared[{i}]", part) for i, part in enumerate(shared)]
+    else:
+        parts.append(("the shared object", shared))
+    for name, obj in parts:
+        problem = _pickle_problem(obj)
+        if problem is None:
+            continue
+        owner = getattr(obj, "__self__", None)  # a bound method: is it the object it is bound to?
+        if owner is not None and not isinstance(owner, type(sys)) and _pickle_problem(owner) is not None:
+            name = (f"{name} (the bound method {getattr(obj, '__qualname__', obj)!r}): its object, "
+                    f"the evaluator ({_describe(owner)}),")
+            problem = _pickle_problem(owner) or problem
+        else:
+            name = f"{name} ({_describe(obj)})"
+        return name, problem
+    return None
+
+
+def _mentions_name(node: ast.If) -> bool:
+    """Whether an ``if`` tests ``__name__`` (``if __name__ == "__main__":`` and its variants)."""
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test))
+
+
+def unguarded_main_call() -> tuple[str, int] | None:
+    """``(file, line)`` when this call comes from the main script's top level outside a main guard.
+
+    Such a script is re-imported by every ``spawn`` / ``forkserver`` worker, so each worker
+    would start the evaluation again (multiprocessing then fails with a bootstrapping
+    ``RuntimeError`` in the worker and a ``BrokenPipeError`` or a dead worker here).
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path:
+        return None  # interactive, python -c: nothing is re-imported
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals is vars(main):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+    for node in ast.walk(tree):  # lenient: any enclosing `if` that tests __name__ counts as a guard
+        if isinstance(node, ast.If) and _mentions_name(node) and node.body:
+            end = getattr(node, "end_lineno", None) or node.lineno
+            if node.lineno <= line <= end:
+                return None
+    return path, line
+
+
+_MAIN_GUARD_ADVICE = ("With start method {method!r} every worker re-imports the main script {path}, and its "
+                      "line {line} starts the run at the top level, so each worker would start it again. Put the "
+                      "code that runs the evaluation under `if __name__ == '__main__':`"
+                      "{fork}.")
+
+
+def _main_guard_error(method: str, where: tuple[str, int]) -> InvalidParameterError:
+    fork = " (or use start_method='fork' on Linux)" if "fork" in multiprocessing.get_all_start_methods() else ""
+    return InvalidParameterError(_MAIN_GUARD_ADVICE.format(method=method, path=where[0], line=where[1], fork=fork))
 
 
 class ProcessExecutor(Executor):
@@ -134,6 +344,12 @@ class ProcessExecutor(Executor):
         How workers start. Default ``fork`` on Linux (data and model are inherited, only
         task numbers and results are pickled), ``spawn`` elsewhere (``fn`` and ``shared``
         pickled once per worker, each task once).
+    timeout : float, optional
+        The most seconds one task (shard) may run, from the moment a worker starts it;
+        ``None`` (default): no bound. A worker's first shard is handed over while it
+        starts, so its clock restarts when the worker reports it is up (a worker that
+        never comes up times out too). On expiry every worker is killed and reaped, then
+        :class:`~assay.errors.EvaluationTimeoutError` names the shard(s) and the bound.
 
     Examples
     --------
@@ -145,8 +361,11 @@ class ProcessExecutor(Executor):
 
     name = "processes"
 
+    #: Seconds a stopped worker gets to exit after SIGTERM before SIGKILL.
+    kill_grace: float = 1.0
+
     def __init__(self, *, workers: int | None = None, progress: bool | None = None,
-                 start_method: str | None = None) -> None:
+                 start_method: str | None = None, timeout: float | None = None) -> None:
         super().__init__(workers=workers, progress=progress)
         if start_method is None:
             start_method = default_start_method()
@@ -157,49 +376,87 @@ class ProcessExecutor(Executor):
                 f"{', '.join(repr(m) for m in available)}. Got {start_method!r} instead."
             )
         self.start_method = start_method
+        self.timeout = check_timeout(timeout, "processes")
 
     def __repr__(self) -> str:
         return (f"ProcessExecutor(workers={self.workers}, progress={self.progress}, "
-                f"start_method={self.start_method!r})")
+                f"start_method={self.start_method!r}, timeout={self.timeout})")
 
     def run(self, fn: TaskFunction, tasks: Sequence[Any], shared: Any, *,
             progress: bool | None = None, desc: str | None = None) -> list[Any]:
         tasks = list(tasks)
         if not tasks:
             return []
-        ctx = multiprocessing.get_context(self.start_method)
-        inherit = self.start_method == "fork"
+        method = self.start_method
+        inherit = method == "fork"
+        if not inherit:
+            if getattr(multiprocessing.current_process(), "_inheriting", False):
+                # We are a worker importing the main script that started us: refuse loudly.
+                where = unguarded_main_call() or (getattr(sys.modules.get("__main__"), "__file__", "?"), 0)
+                raise _main_guard_error(method, where)
+            where = unguarded_main_call()
+            if where is not None:
+                raise _main_guard_error(method, where)
+        ctx = multiprocessing.get_context(method)
         workers: list[_Worker] = []
         results: list[Any] = [None] * len(tasks)
         # Objects the children inherit stay out of their garbage collector, so a collection in a
         # child does not touch (and copy-on-write) every page of the pool and the model. Skipped
         # when the application froze objects itself (unfreeze would undo that).
         inherit_frozen = inherit and gc.get_freeze_count() == 0
-        if inherit_frozen:
-            gc.freeze()
-        try:
-            parent_ends: list[Connection] = []
-            for _ in range(min(self.workers, len(tasks))):
-                parent_end, child_end = ctx.Pipe(duplex=True)
-                process = ctx.Process(
-                    target=_worker,
-                    args=(child_end, fn, tasks if inherit else None, shared, list(parent_ends) if inherit else []),
-                    name=f"assay-worker-{len(workers)}",
-                    daemon=False,  # allows a worker's own fn to use processes; cleaned up in ``finally``
-                )
-                process.start()
-                child_end.close()
-                parent_ends.append(parent_end)
-                workers.append(_Worker(process, parent_end))
+        with terminate_as_interrupt():
             if inherit_frozen:
-                gc.unfreeze()
-                inherit_frozen = False
-            self._dispatch(workers, tasks, results, inherit, progress, desc)
-            return results
-        finally:
-            if inherit_frozen:  # a worker failed to start
-                gc.unfreeze()
-            self._shutdown(workers)
+                gc.freeze()
+            completed = False
+            try:
+                parent_ends: list[Connection] = []
+                for _ in range(min(self.workers, len(tasks))):
+                    parent_end, child_end = ctx.Pipe(duplex=True)
+                    process = ctx.Process(
+                        target=_worker,
+                        args=(child_end, fn, tasks if inherit else None, shared,
+                              list(parent_ends) if inherit else [], os.getpid(), method),
+                        name=f"assay-worker-{len(workers)}",
+                        daemon=False,  # allows a worker's own fn to use processes; cleaned up in ``finally``
+                    )
+                    try:
+                        process.start()
+                    except Exception as exc:
+                        parent_end.close()
+                        child_end.close()
+                        raise self._start_error(exc, fn, shared) from exc
+                    child_end.close()
+                    parent_ends.append(parent_end)
+                    workers.append(_Worker(process, parent_end))
+                if inherit_frozen:
+                    gc.unfreeze()
+                    inherit_frozen = False
+                self._dispatch(workers, tasks, results, inherit, progress, desc)
+                completed = True
+                return results
+            finally:
+                if inherit_frozen:  # a worker failed to start
+                    gc.unfreeze()
+                self._shutdown(workers, graceful=completed)
+
+    def _start_error(self, exc: BaseException, fn: TaskFunction, shared: Any) -> BaseException:
+        """A clear error for a worker that could not be started (pickling ``fn`` / ``shared``)."""
+        found = _unpicklable_part(fn, shared) if self.start_method != "fork" else None
+        if found is not None:
+            name, problem = found
+            return InvalidParameterError(
+                f"The processes executor (start method {self.start_method!r}) must pickle {name} to send it to "
+                f"its workers, and it cannot be pickled: {type(problem).__name__}: {problem}. Make it picklable "
+                "(module-level classes and functions, no open files, locks or lambdas), use "
+                "executor='threads', or start_method='fork' on Linux (nothing is pickled then)."
+            )
+        if isinstance(exc, (BrokenPipeError, EOFError, ConnectionError)):
+            return WorkerDiedError(
+                f"A worker process (start method {self.start_method!r}) ended while it was being started "
+                f"({type(exc).__name__}: {exc}); its own error is on stderr. A script must run the evaluation "
+                "under `if __name__ == '__main__':`."
+            )
+        return exc
 
     def _dispatch(self, workers: list[_Worker], tasks: list[Any], results: list[Any], inherit: bool,
                   progress: bool | None, desc: str | None) -> None:
@@ -214,10 +471,25 @@ class ProcessExecutor(Executor):
                     worker = idle.pop()
                     number = pending.popleft()
                     worker.task = number
-                    worker.conn.send((number, None if inherit else tasks[number]))
+                    worker.started = time.monotonic()
+                    try:
+                        worker.conn.send((number, None if inherit else tasks[number]))
+                    except (BrokenPipeError, ConnectionError, EOFError):
+                        pass  # it died: its sentinel says so below
+                    except Exception as exc:  # noqa: BLE001 - an unpicklable task (spawn / forkserver)
+                        label = task_label(tasks[number], number)
+                        raise InvalidParameterError(
+                            f"Shard {label} cannot be pickled to send it to a worker process (start method "
+                            f"{self.start_method!r}): {type(exc).__name__}: {exc}"
+                        ) from exc
                     busy[worker.conn] = worker
                     busy[worker.process.sentinel] = worker
-                ready = wait(list(busy))
+                timeout = None
+                if self.timeout is not None:
+                    timeout = max(0.0, min(w.started for w in busy.values()) + self.timeout - time.monotonic())
+                ready = wait(list(busy), timeout=timeout)
+                if not ready and timeout is not None:
+                    self._raise_timeout(busy, tasks)
                 for handle in ready:
                     worker = busy.get(handle)
                     if worker is None or worker.task is None:
@@ -225,8 +497,10 @@ class ProcessExecutor(Executor):
                     number = worker.task
                     label = task_label(tasks[number], number)
                     message = self._receive(worker)
+                    if message is _NOTHING:
+                        continue  # only its "ready" so far
                     if message is None:
-                        raise WorkerDiedError(_death_message(worker, label), shard=label)
+                        raise WorkerDiedError(_death_message(worker, label, self.start_method), shard=label)
                     kind, answered, payload = message
                     worker.task = None
                     del busy[worker.conn], busy[worker.process.sentinel]
@@ -241,32 +515,49 @@ class ProcessExecutor(Executor):
         finally:
             bar.close()
 
+    def _raise_timeout(self, busy: dict[Any, _Worker], tasks: list[Any]) -> None:
+        now = time.monotonic()
+        running = sorted({w.task for w in busy.values() if w.task is not None})
+        started = {w.task: w.started for w in busy.values() if w.task is not None}
+        late = [n for n in running if now - started[n] >= self.timeout - 1e-3] or running[:1]
+        raise _timeout_error(late, tasks, running, self.timeout, "processes",
+                             "every worker was killed and reaped")
+
     @staticmethod
-    def _receive(worker: _Worker) -> tuple[str, int, Any] | None:
-        """The worker's answer, or None when it died (its sentinel fired with nothing to read)."""
+    def _receive(worker: _Worker) -> Any:
+        """The worker's answer; ``_NOTHING`` when it only said "ready"; None when it died."""
         try:
-            if not worker.conn.poll():
-                # The sentinel fired: the process ended. Give a last answer in flight a moment.
-                if not worker.conn.poll(0.05):
-                    return None
-            return pickle.loads(worker.conn.recv_bytes())
+            while worker.conn.poll():
+                message = pickle.loads(worker.conn.recv_bytes())
+                if message[0] != "ready":
+                    return message
+                worker.ready = True
+                worker.started = time.monotonic()  # its first shard's clock starts once it is up
+            if worker.process.is_alive():
+                return _NOTHING
+            # The process ended. Give a last answer in flight a moment.
+            if worker.conn.poll(0.05):
+                message = pickle.loads(worker.conn.recv_bytes())
+                return None if message[0] == "ready" else message
+            return None
         except (EOFError, OSError, pickle.UnpicklingError):
             return None
 
-    @staticmethod
-    def _shutdown(workers: list[_Worker]) -> None:
+    def _shutdown(self, workers: list[_Worker], *, graceful: bool) -> None:
+        """Stop and reap every worker: ask idle ones to leave after a success, else terminate, then kill."""
         for worker in workers:
-            if worker.task is None and worker.process.is_alive():
+            if graceful and worker.task is None and worker.process.is_alive():
                 try:
                     worker.conn.send(None)
                 except OSError:
                     pass
-        for worker in workers:
-            if worker.task is not None:  # still busy after an error elsewhere: stop it now
+            elif worker.process.is_alive():  # after an error, a timeout or an interruption: stop it now
                 worker.process.terminate()
+        deadline = time.monotonic() + (5.0 if graceful else self.kill_grace)
         for worker in workers:
-            worker.process.join(timeout=5.0)
-            if worker.process.is_alive():  # pragma: no cover - a worker stuck in C code
+            worker.process.join(timeout=max(0.0, deadline - time.monotonic()))
+        for worker in workers:
+            if worker.process.is_alive():  # stuck in C code, or ignoring SIGTERM
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
@@ -274,6 +565,23 @@ class ProcessExecutor(Executor):
                 worker.process.close()
             except ValueError:  # pragma: no cover
                 pass
+
+
+def _timeout_error(late: list[int], tasks: list[Any], running: list[int], timeout: float, executor: str,
+                   aftermath: str) -> EvaluationTimeoutError:
+    """The error for tasks ``late`` that passed ``timeout`` seconds (``running``: all then running)."""
+    labels = [task_label(tasks[n], n) for n in late]
+    others = [task_label(tasks[n], n) for n in running if n not in late]
+    which = f"shard {labels[0]}" if len(labels) == 1 else f"shards {', '.join(map(str, labels))}"
+    also = ""
+    if others:
+        also = (f"; shard {others[0]} was still running too" if len(others) == 1
+                else f"; shards {', '.join(map(str, others))} were still running too")
+    return EvaluationTimeoutError(
+        f"The {executor} executor's timeout of {timeout:g} s per shard expired: {which} ran longer{also}. "
+        f"The run is aborted ({aftermath}); raise 'timeout' if shards are legitimately this slow.",
+        shard=labels[0],
+    )
 
 
 def _chain(exc: BaseException, cause: BaseException | None, tb: str) -> None:

@@ -155,14 +155,18 @@ def _encoded(error: BaseException, raised: BaseException, *, shard: int, positio
 def _call(fn: Callable[[Any, Any], Any], task: Any, shared: Any, *, shard: int, position: int) -> Any:
     try:
         return fn(task, shared)
-    except Exception as exc:  # noqa: BLE001 - every failure goes back to the driver, encoded
+    except BaseException as exc:  # noqa: BLE001 - every failure (SystemExit too) goes back to the driver, encoded
         raise _encoded(exc, exc, shard=shard, position=position) from None
 
 
 # --------------------------------------------------------------------------- in-memory shards
 def run_task_partition(split: int, records: Iterable[tuple[int, int, Any]], *, fn: Callable[[Any, Any], Any],
-                       token: str, broadcast: Any) -> Iterator[tuple[int, Any]]:
-    """Run ``fn(task, shared)`` for the partition's one ``(position, shard label, task)`` record."""
+                       token: str, broadcast: Any, done: Any = None) -> Iterator[tuple[int, Any]]:
+    """Run ``fn(task, shared)`` for the partition's one ``(position, shard label, task)`` record.
+
+    ``done`` (a list accumulator, optional) gets the position of each finished shard, so the
+    driver knows which shards were still running when a timeout cancels the job.
+    """
     iterator = iter(records)
     while True:
         with _gc_paused():  # Spark unpickles the record (the shard's items) as it is pulled
@@ -171,21 +175,26 @@ def run_task_partition(split: int, records: Iterable[tuple[int, int, Any]], *, f
             return
         position, label, task = record
         shared = _shared_or_fail(token, broadcast, shard=label, position=position)
-        yield position, _call(fn, task, shared, shard=label, position=position)
+        result = _call(fn, task, shared, shard=label, position=position)
+        if done is not None:
+            done.add([position])
+        yield position, result
 
 
 # --------------------------------------------------------------------------- files read by Spark
 class LoadedPathShard(PathShard):
     """A :class:`~assay.core.pool.PathShard` whose files Spark has already read on this executor.
 
-    ``items()`` parses the texts Spark handed over (in the shard's file order) instead of
-    opening the files itself, so it works for any file system Hadoop can read (HDFS, S3,
-    local); ``describe`` names the file and the item in it, as for a local path shard.
+    ``items()`` decodes (strict UTF-8, as a local read does) and parses the bytes Spark
+    handed over (in the shard's file order) instead of opening the files itself, so it works
+    for any file system Hadoop can read (HDFS, S3, local); ``describe`` names the file and
+    the item in it, as for a local path shard. A file that is not valid UTF-8 fails the
+    shard with the data format's error, naming the file and the byte.
     """
 
     __slots__ = ("_texts", "_items")
 
-    def __init__(self, shard: PathShard, texts: list[tuple[str, str]]) -> None:
+    def __init__(self, shard: PathShard, texts: list[tuple[str, bytes]]) -> None:
         super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format)
         self._texts = texts
         self._items: list[Any] | None = None
@@ -197,9 +206,9 @@ class LoadedPathShard(PathShard):
         items: list[Any] = []
         bounds: list[tuple[int, str]] = []
         with _gc_paused():
-            for path, text in self._texts:
+            for path, data in self._texts:
                 bounds.append((len(items), path))
-                items.extend(self.parse(text, source=path))
+                items.extend(self.parse(self.data_format.decode(data, source=path), source=path))
         self._bounds = bounds
         self._items = items
         return items
@@ -215,8 +224,8 @@ def path_key(path: str) -> str:
     return posixpath.normpath(raw) if raw else raw
 
 
-def order_files(records: Iterable[tuple[str, str]], wanted: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Sort ``(path, text)`` records read by Spark into the order of ``wanted`` (the shard's files).
+def order_files(records: Iterable[tuple[str, Any]], wanted: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """Sort ``(path, content)`` records read by Spark into the order of ``wanted`` (the shard's files).
 
     A record matches the first wanted entry equal to its path, or matched by it as a glob
     pattern, or lying under it as a folder; records matched by the same entry keep their
@@ -224,7 +233,7 @@ def order_files(records: Iterable[tuple[str, str]], wanted: tuple[str, ...]) -> 
     """
     keys = [path_key(w) for w in wanted]
 
-    def rank(record: tuple[str, str]) -> tuple[int, str]:
+    def rank(record: tuple[str, Any]) -> tuple[int, str]:
         key = path_key(record[0])
         for i, want in enumerate(keys):
             if key == want or fnmatch.fnmatchcase(key, want) or key.startswith(want.rstrip("/") + "/"):
@@ -234,17 +243,22 @@ def order_files(records: Iterable[tuple[str, str]], wanted: tuple[str, ...]) -> 
     return sorted(records, key=rank)
 
 
-def run_file_partition(split: int, records: Iterable[tuple[str, str]], *, fn: Callable[[Any, Any], Any],
-                       token: str, broadcast: Any, shards: list[tuple[int, int, PathShard]]) -> Iterator[tuple[int, Any]]:
-    """Parse the files of one shard (``records``: ``(path, text)`` from ``wholeTextFiles``) and run ``fn``.
+def run_file_partition(split: int, records: Iterable[tuple[str, bytes]], *, fn: Callable[[Any, Any], Any],
+                       token: str, broadcast: Any, shards: list[tuple[int, int, PathShard]],
+                       done: Any = None) -> Iterator[tuple[int, Any]]:
+    """Parse the files of one shard (``records``: ``(path, bytes)`` from ``binaryFiles``) and run ``fn``.
 
-    ``shards[split]`` is ``(position, shard label, PathShard)`` for this partition.
+    ``shards[split]`` is ``(position, shard label, PathShard)`` for this partition; ``done``
+    is as for :func:`run_task_partition`.
     """
     position, label, shard = shards[split]
-    try:  # reading happens here: a file Spark cannot read or decode (UTF-8) fails this shard
+    try:  # reading happens here: a file Spark cannot read fails this shard
         texts = order_files(list(records), shard.paths)
     except Exception as exc:  # noqa: BLE001 - sent back to the driver, encoded
         raise _encoded(exc, exc, shard=label, position=position) from None
     loaded = LoadedPathShard(shard, texts)
     shared = _shared_or_fail(token, broadcast, shard=label, position=position)
-    yield position, _call(fn, loaded, shared, shard=label, position=position)
+    result = _call(fn, loaded, shared, shard=label, position=position)
+    if done is not None:
+        done.add([position])
+    yield position, result

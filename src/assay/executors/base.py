@@ -44,10 +44,26 @@ Errors:
   executor lost) raises :class:`~assay.errors.WorkerDiedError` naming the task it was
   running. An executor never returns fewer results than tasks.
 
+- A task that runs longer than the executor's ``timeout`` raises
+  :class:`~assay.errors.EvaluationTimeoutError` (an ``EvaluationError`` and a
+  ``TimeoutError``) naming the shard(s) still running and the bound.
+
 Options every executor accepts as keywords (through ``load_executor("name[k=v]")``):
 ``workers`` (a positive int, default: the number of CPUs this process may use) and
-``progress`` (``None``/``True``/``False``). Executors may take more (``processes``
-takes ``start_method``).
+``progress`` (``None``/``True``/``False``). Executors may take more: ``threads``,
+``processes`` and ``spark`` take ``timeout``, ``processes`` takes ``start_method``.
+
+``timeout`` (seconds, a number > 0, or ``None`` for no bound: the default) bounds each
+**task** (shard), measured from the moment a worker starts it, so the bound does not
+grow with the pool: pick it from the slowest shard you expect. On expiry ``processes``
+kills and reaps every worker before raising; ``threads`` cannot kill a running thread,
+so the call returns at once and the stuck thread finishes in the background (a daemon
+thread; its result is discarded). Validate it with :func:`check_timeout`.
+
+Signals: while ``threads`` or ``processes`` runs in the main thread, SIGTERM and SIGHUP
+(when their handler is the default) raise :class:`Interrupted` (a ``KeyboardInterrupt``)
+like Ctrl-C does, so workers are stopped and reaped before the exception leaves
+``run``; the previous handlers are restored afterwards (:func:`terminate_as_interrupt`).
 
 Executors are registered through the ``assay_register_executors`` hook like any
 plugin (see :mod:`assay.executors.builtin`) and are context managers; ``close()``
@@ -75,20 +91,26 @@ Writing one
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from typing import Any, Callable, ClassVar, Sequence
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 from assay.errors import InvalidParameterError
 
 __all__ = [
     "FEW_TASKS",
     "Executor",
+    "Interrupted",
     "RemoteTraceback",
     "TaskFunction",
+    "check_timeout",
     "cpu_count",
     "progress_bar",
     "show_progress",
     "task_label",
+    "terminate_as_interrupt",
 ]
 
 #: Runs with at most this many tasks get no automatic progress bar.
@@ -125,6 +147,69 @@ def _check_progress(progress: Any) -> bool | None:
             f"The 'progress' parameter must be True, False or None (on a terminal). Got {progress!r} instead."
         )
     return progress
+
+
+def check_timeout(timeout: Any, executor: str = "") -> float | None:
+    """``timeout`` as a float of seconds > 0, or None (no bound); else :class:`InvalidParameterError`."""
+    if timeout is None:
+        return None
+    where = f" of the {executor} executor" if executor else ""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 \
+            or timeout == float("inf"):
+        raise InvalidParameterError(
+            f"The 'timeout' parameter{where} must be a finite number of seconds > 0 (per shard) or None "
+            f"(no bound). Got {timeout!r} instead."
+        )
+    return float(timeout)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived while an executor ran: raised like Ctrl-C's ``KeyboardInterrupt``.
+
+    ``signum`` is the signal. By the time it leaves ``run`` the workers are stopped.
+    """
+
+    def __init__(self, signum: int) -> None:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:  # pragma: no cover
+            name = f"signal {signum}"
+        super().__init__(f"{name} received during an assay run; its workers were stopped")
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM / SIGHUP raise :class:`Interrupted` in the main thread.
+
+    Only signals whose handler is the default (``SIG_DFL``) are taken: an ignored signal
+    (``nohup``) stays ignored and an application's own handler stays in charge. Outside the
+    main thread (where Python cannot set handlers) this does nothing. The previous handlers
+    are restored when the block ends.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken: dict[int, Any] = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is None:  # pragma: no cover - SIGHUP on Windows
+            continue
+        try:
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                signal.signal(signum, _raise_interrupted)
+                taken[signum] = signal.SIG_DFL
+        except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+            continue
+    try:
+        yield
+    finally:
+        for signum, previous in taken.items():
+            signal.signal(signum, previous)
 
 
 def show_progress(progress: bool | None, n_tasks: int, stream: Any = None) -> bool:

@@ -19,11 +19,13 @@ returns the results in task order; ``shared`` reaches each worker once.
 
 from __future__ import annotations
 
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import Any, Sequence
+import threading
+import time
+from collections import deque
+from typing import Any, ClassVar, Sequence
 
-from assay.executors._processes import ProcessExecutor
-from assay.executors.base import Executor, TaskFunction
+from assay.executors._processes import ProcessExecutor, _timeout_error, base_exception_error
+from assay.executors.base import Executor, TaskFunction, check_timeout, task_label, terminate_as_interrupt
 from assay.plugins.hookspecs import hookimpl
 
 __all__ = ["ProcessExecutor", "SerialExecutor", "ThreadExecutor"]
@@ -57,35 +59,125 @@ class SerialExecutor(Executor):
 
 
 class ThreadExecutor(Executor):
-    """Run the tasks in a pool of ``workers`` threads; ``shared`` is the same object in every thread.
+    """Run the tasks in ``workers`` threads; ``shared`` is the same object in every thread.
 
     Useful when the sentence evaluator releases the GIL (numpy, a C parser) or waits on
     I/O; pure-Python evaluators gain nothing from threads (use ``processes``).
+
+    Parameters
+    ----------
+    workers, progress
+        As for every executor (:class:`~assay.executors.base.Executor`).
+    timeout : float, optional
+        The most seconds one task (shard) may run, from the moment a thread starts it;
+        ``None`` (default): no bound. On expiry :class:`~assay.errors.EvaluationTimeoutError`
+        names the shard(s) and the bound.
+
+    Notes
+    -----
+    The calling thread waits in short slices, so Ctrl-C (``KeyboardInterrupt``), SIGTERM
+    (:class:`~assay.executors.base.Interrupted`), a timeout or a failing task ends the call
+    at once. A running thread cannot be killed: it is a daemon thread that finishes its
+    current task in the background (its result is discarded, it starts no other task) and
+    does not keep the interpreter alive at exit.
     """
 
     name = "threads"
+
+    #: How often (seconds) the waiting thread wakes to check for a deadline.
+    poll_interval: ClassVar[float] = 0.05
+
+    def __init__(self, *, workers: int | None = None, progress: bool | None = None,
+                 timeout: float | None = None) -> None:
+        super().__init__(workers=workers, progress=progress)
+        self.timeout = check_timeout(timeout, "threads")
+
+    def __repr__(self) -> str:
+        return f"ThreadExecutor(workers={self.workers}, progress={self.progress}, timeout={self.timeout})"
 
     def run(self, fn: TaskFunction, tasks: Sequence[Any], shared: Any, *,
             progress: bool | None = None, desc: str | None = None) -> list[Any]:
         tasks = list(tasks)
         if not tasks:
             return []
+        state = _ThreadRun(fn, tasks, shared)
         bar = self._bar(len(tasks), progress, desc)
-        pool = ThreadPoolExecutor(max_workers=min(self.workers, len(tasks)), thread_name_prefix="assay-worker")
         try:
-            futures: list[Future[Any]] = [pool.submit(fn, task, shared) for task in tasks]
-            for future in futures:
-                future.add_done_callback(lambda _f: bar.update(1))
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in futures:  # the first failure in task order among those that finished
-                if future in done and future.exception() is not None:
-                    for other in futures:
-                        other.cancel()
-                    raise future.exception()  # type: ignore[misc]
-            return [future.result() for future in futures]
+            with terminate_as_interrupt():
+                for i in range(min(self.workers, len(tasks))):
+                    threading.Thread(target=state.work, name=f"assay-worker-{i}", daemon=True).start()
+                shown = 0
+                with state.cond:
+                    while True:
+                        if state.finished != shown:
+                            bar.update(state.finished - shown)
+                            shown = state.finished
+                        if state.errors:  # the first failure in task order among those that finished
+                            number = min(state.errors)
+                            raise _thread_error(state.errors[number], tasks[number], number)
+                        if state.finished == len(tasks):
+                            return state.results
+                        if self.timeout is not None:
+                            now = time.monotonic()
+                            late = sorted(n for n, t0 in state.started.items() if now - t0 >= self.timeout)
+                            if late:
+                                raise _timeout_error(late, tasks, list(state.started), self.timeout,
+                                                     "threads", "the threads finish in the background")
+                        state.cond.wait(self.poll_interval)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            state.abandon()
             bar.close()
+
+
+class _ThreadRun:
+    """The shared state of one ``ThreadExecutor.run``: a queue of task numbers, results, errors."""
+
+    def __init__(self, fn: TaskFunction, tasks: list[Any], shared: Any) -> None:
+        self.fn, self.tasks, self.shared = fn, tasks, shared
+        self.cond = threading.Condition()
+        self.pending = deque(range(len(tasks)))
+        self.results: list[Any] = [None] * len(tasks)
+        self.errors: dict[int, BaseException] = {}
+        self.started: dict[int, float] = {}
+        self.finished = 0
+        self.abandoned = False
+
+    def abandon(self) -> None:
+        """Start no more tasks; results still arriving are dropped."""
+        with self.cond:
+            self.abandoned = True
+            self.pending.clear()
+
+    def work(self) -> None:
+        while True:
+            with self.cond:
+                if self.abandoned or not self.pending:
+                    return
+                number = self.pending.popleft()
+                self.started[number] = time.monotonic()
+            try:
+                result = self.fn(self.tasks[number], self.shared)
+            except BaseException as exc:  # noqa: BLE001 - SystemExit in a thread must not vanish
+                with self.cond:
+                    self.started.pop(number, None)
+                    if not self.abandoned:
+                        self.errors[number] = exc
+                    self.cond.notify_all()
+                return
+            with self.cond:
+                self.started.pop(number, None)
+                if self.abandoned:
+                    return
+                self.results[number] = result
+                self.finished += 1
+                self.cond.notify_all()
+
+
+def _thread_error(exc: BaseException, task: Any, number: int) -> BaseException:
+    """The exception to raise for a failed task: itself, or an EvaluationError for a BaseException."""
+    if isinstance(exc, Exception):
+        return exc
+    return base_exception_error(exc, task_label(task, number), "a worker thread")
 
 
 @hookimpl

@@ -21,8 +21,8 @@ the paths, folders and globs (HDFS, S3, local, anything Hadoop reads) with Hadoo
 ``FileSystem`` -- names only -- and groups the files, in order, into exactly as many
 shards as were asked for (file counts differing by at most one; a file is never split,
 so an item never straddles two shards; with fewer files than shards the last shards are
-empty). Each shard's files are read on the executors with ``wholeTextFiles`` (one
-partition per shard) and parsed there by the pool's data format; the driver never sees a
+empty). Each shard's files are read on the executors with ``binaryFiles`` (one
+partition per shard), decoded as strict UTF-8 and parsed there by the pool's data format; the driver never sees a
 sentence.
 
 Failures: an exception in a shard fails its Spark task, which Spark retries as configured
@@ -40,6 +40,7 @@ for pyspark 4); it is imported only when this executor is created.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pickle
@@ -50,8 +51,10 @@ import uuid
 from typing import Any, Sequence
 
 from assay.core.pool import PathShard, split_evenly
-from assay.errors import AssayError, EvaluationError, InvalidParameterError, MissingDependencyError, WorkerDiedError
-from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, task_label
+from assay.errors import (AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError,
+                          MissingDependencyError, WorkerDiedError)
+from assay.executors._java import ensure_java_home
+from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
 from assay.plugins.hookspecs import hookimpl
 
 __all__ = ["SparkExecutor", "import_pyspark"]
@@ -83,7 +86,7 @@ class SparkExecutor(Executor):
         one per process). Default: the running context, else ``local[workers]``
         (``local[*]`` without ``workers``).
     hadoop : bool, optional
-        Read path pools on the executors with Spark (``wholeTextFiles``); see the module
+        Read path pools on the executors with Spark (``binaryFiles``, strict UTF-8); see the module
         docstring. Default False (``None`` means False): tasks are pickled on the driver and shipped to the
         executors (a path shard then reads its files with plain Python where it runs).
     progress : bool, optional
@@ -99,20 +102,36 @@ class SparkExecutor(Executor):
         Extra Spark settings for a context this executor creates (``{"spark.executor.memory": "4g"}``).
     stop_on_close : bool, optional
         Stop the context on :meth:`close`. Default: only a context this executor created.
+    timeout : float, optional
+        The most seconds one shard may run, as for the local executors. Spark schedules
+        the tasks itself, so the bound is applied to the whole job: ``timeout`` times the
+        number of waves of tasks (``ceil(shards / defaultParallelism)``). When it passes,
+        the run's Spark job group is cancelled and
+        :class:`~assay.errors.EvaluationTimeoutError` names the shards that had not
+        finished. Default: no bound.
 
     Notes
     -----
-    When it creates a context and ``PYSPARK_PYTHON`` is not set, the executor sets it to
-    the running interpreter (``sys.executable``) so that local Python workers import the
-    same assay and plugins as the driver. On a cluster, assay and every plugin the
-    evaluation uses must be installed in the executors' Python (see ``docs/cluster.md``).
+    Worker interpreter: in local mode (a ``local[...]`` master) with no ``PYSPARK_PYTHON``
+    set, Spark would start ``python3`` from ``PATH``, which is usually not the
+    interpreter (or virtual environment) that has assay. So the executor runs its jobs'
+    Python workers with the driver's own interpreter (``sys.executable``) -- also on a
+    context the user created -- unless ``PYSPARK_PYTHON`` says otherwise. On a cluster,
+    assay and every plugin the evaluation uses must be installed in the executors' Python
+    (see ``docs/cluster.md``); a worker that cannot import them gives an error that says
+    what to set.
+
+    Java: before creating a context, the executor checks the Java runtime pyspark is about
+    to launch and, when ``JAVA_HOME`` is stale or Java is too old, uses an installed Java
+    17+ instead (:mod:`assay.executors._java`), or says clearly that none is installed.
     """
 
     name = "spark"
 
     def __init__(self, *, context: Any = None, master: str | None = None, hadoop: bool | None = False,
                  progress: bool | None = None, workers: int | None = None, app_name: str = "assay",
-                 conf: dict[str, Any] | None = None, stop_on_close: bool | None = None) -> None:
+                 conf: dict[str, Any] | None = None, stop_on_close: bool | None = None,
+                 timeout: float | None = None) -> None:
         super().__init__(workers=workers, progress=progress)
         if context is not None and not (hasattr(context, "parallelize") and hasattr(context, "broadcast")):
             raise InvalidParameterError(
@@ -135,6 +154,7 @@ class SparkExecutor(Executor):
             raise InvalidParameterError(f"The 'hadoop' parameter must be True, False or None. Got {hadoop!r} instead.")
         if conf is not None and not isinstance(conf, dict):
             raise InvalidParameterError(f"The 'conf' parameter must be a dict of Spark settings. Got {conf!r} instead.")
+        self.timeout = check_timeout(timeout, "spark")
         if context is None:
             import_pyspark()  # fail now, with the install hint, rather than at the first run
         self._requested_workers = workers
@@ -177,6 +197,8 @@ class SparkExecutor(Executor):
                 )
             return active, False
         master = self.master or f"local[{self._requested_workers or '*'}]"
+        if pyspark.SparkContext._gateway is None:  # the JVM is not running yet: check what will launch it
+            ensure_java_home()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf = pyspark.SparkConf().setMaster(master).setAppName(self.app_name)
         conf.set("spark.ui.showConsoleProgress", "false")  # assay draws its own bar
@@ -219,12 +241,14 @@ class SparkExecutor(Executor):
             ) from exc
         token = uuid.uuid4().hex
         broadcast = sc.broadcast(payload)
+        done = sc.accumulator([], _Positions())  # positions of finished shards, for timeout errors
         try:
-            if self.hadoop:
-                rdd = self._file_rdd(sc, tasks, labels, fn, token, broadcast)
-            else:
-                rdd = self._task_rdd(sc, tasks, labels, fn, token, broadcast)
-            pairs = self._collect(sc, rdd, len(tasks), labels, token, progress, desc)
+            with _worker_python(sc):
+                if self.hadoop:
+                    rdd = self._file_rdd(sc, tasks, labels, fn, token, broadcast, done)
+                else:
+                    rdd = self._task_rdd(sc, tasks, labels, fn, token, broadcast, done)
+                pairs = self._collect(sc, rdd, len(tasks), labels, token, progress, desc, done)
         finally:
             try:
                 broadcast.destroy()
@@ -242,16 +266,16 @@ class SparkExecutor(Executor):
         return results
 
     def _task_rdd(self, sc: Any, tasks: list[Any], labels: list[int], fn: TaskFunction,
-                  token: str, broadcast: Any) -> Any:
+                  token: str, broadcast: Any, done: Any) -> Any:
         from assay.executors._spark_tasks import run_task_partition
 
         records = [(i, labels[i], task) for i, task in enumerate(tasks)]
         rdd = sc.parallelize(records, len(records))  # one record, so one shard, per partition
         return rdd.mapPartitionsWithIndex(functools.partial(run_task_partition, fn=fn, token=token,
-                                                            broadcast=broadcast))
+                                                            broadcast=broadcast, done=done))
 
     def _file_rdd(self, sc: Any, tasks: list[PathShard], labels: list[int], fn: TaskFunction,
-                  token: str, broadcast: Any) -> Any:
+                  token: str, broadcast: Any, done: Any) -> Any:
         from assay.executors._spark_tasks import run_file_partition
 
         shards = regroup_files(sc, tasks)
@@ -259,7 +283,8 @@ class SparkExecutor(Executor):
         for shard in shards:
             if shard.paths:
                 joined = ",".join(_GLOB_CHARS.sub(r"\\\1", p) for p in shard.paths)  # literal names
-                parts.append(sc.wholeTextFiles(joined, minPartitions=1).coalesce(1))
+                # bytes, decoded strictly on the executor (wholeTextFiles would replace bad UTF-8 silently)
+                parts.append(sc.binaryFiles(joined, minPartitions=1).coalesce(1))
             else:
                 parts.append(sc.parallelize([], 1))
         union = sc.union(parts)
@@ -267,10 +292,10 @@ class SparkExecutor(Executor):
             raise AssayError(f"Spark built {union.getNumPartitions()} partitions for {len(shards)} shards.")
         specs = [(i, labels[i], shard) for i, shard in enumerate(shards)]
         return union.mapPartitionsWithIndex(functools.partial(run_file_partition, fn=fn, token=token,
-                                                              broadcast=broadcast, shards=specs))
+                                                              broadcast=broadcast, shards=specs, done=done))
 
     def _collect(self, sc: Any, rdd: Any, n_tasks: int, labels: list[int], token: str,
-                 progress: bool | None, desc: str | None) -> list[tuple[int, Any]]:
+                 progress: bool | None, desc: str | None, done: Any) -> list[tuple[int, Any]]:
         group = f"assay-{token}"
         keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
         previous = {key: sc.getLocalProperty(key) for key in keys}  # restored afterwards
@@ -282,6 +307,20 @@ class SparkExecutor(Executor):
         if not isinstance(bar, _NoBar):
             watcher = threading.Thread(target=_follow, args=(sc, group, bar, stop, shown), daemon=True)
             watcher.start()
+        expired = threading.Event()
+        timer = None
+        bound = None
+        if self.timeout is not None:
+            waves = -(-n_tasks // max(1, int(getattr(sc, "defaultParallelism", 1) or 1)))
+            bound = self.timeout * waves
+
+            def expire() -> None:
+                expired.set()
+                sc.cancelJobGroup(group)
+
+            timer = threading.Timer(bound, expire)
+            timer.daemon = True
+            timer.start()
         try:
             pairs = rdd.collect()
             stop.set()
@@ -291,11 +330,22 @@ class SparkExecutor(Executor):
             shown[0] = n_tasks
             return pairs
         except Exception as exc:  # noqa: BLE001 - translated below when it is a Spark job failure
-            translated = _translate(exc, labels)
+            if expired.is_set():
+                finished = set(done.value)
+                running = [labels[i] for i in range(n_tasks) if i not in finished]
+                raise EvaluationTimeoutError(
+                    f"The spark run timed out after {bound:g} s (timeout={self.timeout:g} s per shard, "
+                    f"{n_tasks} shard(s) on {sc.defaultParallelism} core(s)); shard(s) {running} had not finished "
+                    "and their Spark job was cancelled. Nothing was counted.",
+                    shard=running[0] if running else None,
+                ) from exc
+            translated = _translate(exc, labels, getattr(sc, "pythonExec", None))
             if translated is None:
                 raise
             raise translated from translated.__cause__
         finally:
+            if timer is not None:
+                timer.cancel()
             stop.set()
             if watcher is not None:
                 watcher.join(timeout=2)
@@ -306,6 +356,38 @@ class SparkExecutor(Executor):
     def __repr__(self) -> str:
         master = self._context.master if self._context is not None else self.master
         return f"SparkExecutor(master={master!r}, hadoop={self.hadoop}, progress={self.progress})"
+
+
+class _Positions:
+    """A Spark ``AccumulatorParam`` that gathers lists (of finished shard positions)."""
+
+    def zero(self, value: list[int]) -> list[int]:
+        return []
+
+    def addInPlace(self, value1: list[int], value2: list[int]) -> list[int]:
+        value1.extend(value2)
+        return value1
+
+
+@contextlib.contextmanager
+def _worker_python(sc: Any):
+    """Run this job's Python workers with the driver's interpreter on a local master, unless the user chose one.
+
+    pyspark fixes ``sc.pythonExec`` when the context is created (``PYSPARK_PYTHON``, else
+    ``python3`` from ``PATH``) and reads it when a job's Python function is built. In local
+    mode the workers are child processes of this machine, so the driver's own interpreter
+    (a virtual environment's, say, used without activating it) is the one that has assay.
+    """
+    master = str(getattr(sc, "master", "") or "")
+    default = getattr(sc, "pythonExec", None) == "python3" and not os.environ.get("PYSPARK_PYTHON")
+    if not (master.startswith("local") and default):
+        yield
+        return
+    sc.pythonExec = sys.executable
+    try:
+        yield
+    finally:
+        sc.pythonExec = "python3"
 
 
 # ---------------------------------------------------------------------- helpers
@@ -327,11 +409,25 @@ def _follow(sc: Any, group: str, bar: Any, stop: threading.Event, shown: list[in
             shown[0] = completed
 
 
-def _translate(exc: BaseException, labels: list[int]) -> BaseException | None:
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def _translate(exc: BaseException, labels: list[int], python: str | None = None) -> BaseException | None:
     """The assay error for a failed Spark job, or None when ``exc`` is not a Spark job failure."""
     from assay.executors._spark_tasks import decode_failures
 
     text = str(exc)
+    missing = _NO_MODULE.search(text)
+    if missing and not decode_failures(text):
+        match = _TASK_NUMBER.search(text)
+        label = labels[int(match.group(1))] if match and int(match.group(1)) < len(labels) else None
+        error = WorkerDiedError(
+            f"The Spark executors' Python ({python or 'python3'}) cannot import {missing.group(1)!r}, so no shard "
+            "ran. Install assay and the plugins the evaluation uses in the executors' Python, or point Spark at "
+            "an interpreter that has them: set PYSPARK_PYTHON (or the spark.pyspark.python setting) before the "
+            "SparkContext is created.", shard=label)
+        error.__cause__ = RemoteTraceback(text[-4000:])
+        return error
     failures = decode_failures(text)
     if failures:
         failure = failures[-1]  # the last attempt

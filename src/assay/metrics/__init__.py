@@ -59,8 +59,13 @@ Declared metadata (class attributes): ``main_score``, ``higher_is_better``,
 ``ci_scores`` (default ``[main_score]``), ``requirements`` (``{"module": "pip-dist"}``,
 checked on first use with an install hint), ``examples`` (sample inputs for the common
 conformance suite: a list of dicts with ``predictions``, ``references``, optional
-``task_data``, ``overrides`` and ``global_target``). The constructor takes keyword-only
-options and ``score_prefix`` (``super().__init__(score_prefix=score_prefix)``); the
+``task_data``, ``overrides`` and ``global_target``), ``needs_references`` (default
+``True``: missing references are an error; ``False`` for metrics of the predictions
+alone). Anything else a metric class declares must be read by its methods or annotated
+as its own option (``tolerance: float = 0``); unknown, misspelt or unsupported unitxt
+attributes are an error when the class is created (see ``docs/metrics.md``). The
+constructor takes keyword-only options and ``score_prefix`` (a ``str``:
+``super().__init__(score_prefix=score_prefix)``); the
 registry checks catalog overrides (``"f1[average=macro]"``) against that signature.
 Zero denominators: use :func:`divide` (NaN, or ``zero_division=``), never a crash.
 Override ``proportions(intermediates) -> {score: (successes, trials)}`` for scores that

@@ -23,9 +23,10 @@ import numpy as np
 
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
+from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
 from assay.metrics.base import Metric
 from assay.metrics.catalog import check_collisions, resolve_metrics
-from assay.metrics.ci import intervals
+from assay.metrics.ci import CI_METHODS, intervals
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable
 from assay.metrics.significance import Comparison, compare
 
@@ -37,12 +38,9 @@ def new_seed() -> int:
     return int(np.random.SeedSequence().entropy % (2**63))
 
 
-def _check_resampling(n_resamples: Any, confidence_level: Any) -> int:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise InvalidParameterError(f"'n_resamples' must be a non-negative integer; got {n_resamples!r}.")
-    if not isinstance(confidence_level, (int, float)) or not 0 < confidence_level < 1:
-        raise InvalidParameterError(f"'confidence_level' must be a number in (0, 1); got {confidence_level!r}.")
-    return int(n_resamples)
+def _check_resampling(n_resamples: Any, confidence_level: Any, owner: str = "assay.evaluate") -> int:
+    check_confidence_level(confidence_level, owner=owner)
+    return check_n_resamples(n_resamples, owner=owner)
 
 
 def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None,
@@ -71,7 +69,8 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         Interval method; ``"wilson"`` applies to proportions and falls back to the
         percentile bootstrap (with a note) for other scores.
     seed : int or None
-        Seed of the resampling (``None``: a fresh one, recorded in ``results.info``).
+        Seed of the resampling, an int ``>= 0`` (``None``: a fresh one, recorded in
+        ``results.info``); a float or a negative int is an error.
     groups, strata : sequence, optional
         Cluster and stratum label per instance (cluster / stratified bootstrap).
 
@@ -84,11 +83,23 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         the main score); ``results.info["ci_notes"]`` explains NaN or one-point intervals.
     """
     n_resamples = _check_resampling(n_resamples, confidence_level)
+    seed = check_seed(seed, owner="assay.evaluate")
+    if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
+        raise InvalidParameterError(f"'ci_method' must be one of {', '.join(CI_METHODS)}; got {ci_method!r}.")
     if isinstance(predictions, (str, bytes)) or not hasattr(predictions, "__len__"):
         raise InvalidParameterError(f"'predictions' must be a sequence; got {type(predictions).__name__}.")
     n = len(predictions)
+    for what, labels in (("groups", groups), ("strata", strata)):
+        if labels is not None and (isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__")
+                                   or len(labels) != n):
+            got = f"{len(labels)} labels" if hasattr(labels, "__len__") and not isinstance(labels, (str, bytes)) \
+                else f"{type(labels).__name__} {labels!r:.40}"
+            raise InvalidParameterError(
+                f"The {what!r} parameter of assay.evaluate must be a sequence with one label per prediction ({n}); "
+                f"got {got}."
+            )
     ms = resolve_metrics(metrics)
-    seed = new_seed() if seed is None else int(seed)
+    seed = new_seed() if seed is None else seed
     inters = [m.map_all(predictions, references, task_data) for m in ms]
     raw = [m.scores_of(inter) for m, inter in zip(ms, inters)]
     check_collisions(ms, {i: list(r) for i, r in enumerate(raw)})

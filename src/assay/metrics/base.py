@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import itertools
 import numbers
+import operator
 import types
 import typing
 import warnings
@@ -18,6 +20,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+from assay.metrics._attributes import check_class_attributes
+from assay.metrics._params import check_str
 
 __all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
 
@@ -101,10 +105,12 @@ def check_prediction_type(metric: Any, predictions: Any, *, offset: int = 0) -> 
     for i, value in enumerate(predictions):
         if not _matches(value, tp):
             name = getattr(tp, "__name__", None) or str(tp)
-            raise InvalidParameterError(
+            err = InvalidParameterError(
                 f"Metric {metric_name(metric)!r} expects predictions of type {name}; instance {offset + i} "
                 f"has a prediction of type {type(value).__name__}: {value!r:.80}."
             )
+            err.item = offset + i  # the position in the whole data (sharded runs read it)
+            raise err
 
 
 def metric_name(metric: Any) -> str:
@@ -117,21 +123,25 @@ class MetricState:
 
     ``totals`` (additive metrics) is the sum of the statistics rows, ``n`` the number of
     instances. ``chunks`` (other metrics) holds the intermediates of each ``update`` in
-    order; :meth:`intermediates` joins them.
+    order; :meth:`intermediates` joins them. ``start`` is the position of the state's
+    first instance in the whole data (0, except for the state of one shard of a sharded
+    run): error messages name instance ``start + i``, the position in the pool.
     """
 
-    __slots__ = ("totals", "n", "chunks")
+    __slots__ = ("totals", "n", "chunks", "start")
 
     def __init__(self) -> None:
         self.totals: np.ndarray | None = None
         self.n = 0
         self.chunks: list[Any] = []
+        self.start = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"totals": self.totals, "n": self.n, "chunks": self.chunks}
+        return {"totals": self.totals, "n": self.n, "chunks": self.chunks, "start": self.start}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.totals, self.n, self.chunks = state["totals"], state["n"], state["chunks"]
+        self.start = state.get("start", 0)
 
     def intermediates(self) -> Any:
         return concat_intermediates(self.chunks)
@@ -159,14 +169,15 @@ def take(intermediates: Any, index: np.ndarray | Sequence[int]) -> Any:
 def _as_list(values: Any, n: int | None, what: str, metric: Any) -> Any:
     if values is None:
         return [None] * (n or 0)
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
         raise InvalidParameterError(
             f"{what} of metric {metric_name(metric)!r} must be a sequence with one entry per instance; "
             f"got {type(values).__name__}."
         )
     if n is not None and len(values) != n:
         raise InvalidParameterError(
-            f"{what} of metric {metric_name(metric)!r} must have one entry per prediction ({n}); got {len(values)}."
+            f"{what} of metric {metric_name(metric)!r} must have one entry per prediction: got {n} "
+            f"predictions and {len(values)} {what}."
         )
     return values
 
@@ -222,6 +233,20 @@ class Metric:
         Sample inputs for the common conformance suite (``tests/metrics/test_common.py``):
         each a dict with ``predictions``, ``references`` and optionally ``task_data``,
         ``overrides`` (constructor keywords) and ``global_target`` (expected scores).
+    needs_references : bool
+        The metric scores predictions against references (default ``True``): without
+        references (``None``) :meth:`update` and :func:`assay.evaluate` raise
+        :class:`~assay.errors.InvalidParameterError` instead of scoring against nothing.
+        Set ``False`` for metrics of the predictions alone (ensemble disagreement).
+
+    Notes
+    -----
+    A subclass may declare only the class attributes above, attributes its own methods
+    read, and options it declares with an annotation (``relative_tolerance: float =
+    0``); anything else (a typo such as ``main_scroe``, or a unitxt attribute assay does
+    not implement such as ``single_reference_per_prediction``) is an
+    :class:`~assay.errors.InvalidParameterError` when the class is created. See
+    ``docs/metrics.md`` ("Class attributes") for the rule.
     """
 
     name: str | None = None
@@ -235,9 +260,20 @@ class Metric:
     vectorized: bool = False
     per_instance: bool = True
     examples: list[dict[str, Any]] | None = None
+    needs_references: bool = True
+    #: reductions of ``reduction_map`` (unitxt's spelling) the class honours; none here
+    _supported_reductions: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_class_attributes(cls, Metric)
 
     def __init__(self, *, score_prefix: str = "") -> None:
-        self.score_prefix = score_prefix
+        self.score_prefix = check_str(
+            score_prefix, name="score_prefix", owner=f"metric {metric_name(self)!r}",
+            hint=" In a catalog name, quote a prefix that looks like a number: name[score_prefix='123']."
+            if isinstance(score_prefix, (int, float)) else "",
+        )
 
     # ---------------------------------------------------------------- to implement
     def map(self, prediction: Any, references: Any, task_data: Any = None) -> Any:
@@ -278,7 +314,19 @@ class Metric:
             self.check_requirements()
             self._requirements_ok = True
         n = len(predictions)
+        if references is None and self.needs_references:
+            raise InvalidParameterError(
+                f"Metric {metric_name(self)!r} needs references (one entry per prediction); got references=None "
+                f"for {n} predictions."
+            )
         references = _as_list(references, n, "references", self) if references is not None else None
+        if references is not None and self.needs_references and isinstance(references, (list, tuple)):
+            missing = next(itertools.compress(itertools.count(), map(operator.is_, references,
+                                                                      itertools.repeat(None))), None)
+            if missing is not None:
+                raise InvalidParameterError(
+                    f"Metric {metric_name(self)!r} needs references; instance {offset + missing} has references None."
+                )
         task_data = _as_list(task_data, n, "task_data", self) if task_data is not None else None
         check_prediction_type(self, predictions, offset=offset)
         out = self.map_batch(predictions, references, task_data)
@@ -347,7 +395,7 @@ class Metric:
     def update(self, predictions: Any, references: Any = None, task_data: Any = None) -> Metric:
         """Add a batch of instances to the state (returns ``self``)."""
         st = self.state
-        inter = self.map_all(predictions, references, task_data, offset=st.n)
+        inter = self.map_all(predictions, references, task_data, offset=st.start + st.n)
         if self.additive:
             if len(inter):
                 s = inter.sum(axis=0)

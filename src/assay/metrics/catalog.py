@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from assay.errors import InvalidParameterError
+from assay.metrics._params import check_str
 from assay.metrics.base import Metric
 from assay.plugins import format_name, get_registry, parse_name
 
@@ -37,7 +38,10 @@ def resolve_metric(spec: Any) -> tuple[Metric, str, bool]:
     else:
         metric = entry.create(**overrides)
         if prefix is not None:
-            metric.score_prefix = str(prefix)
+            metric.score_prefix = check_str(
+                prefix, name="score_prefix", owner=f"metric {name!r}",
+                hint=" Quote a prefix that looks like a number: name[score_prefix='123']."
+                if isinstance(prefix, (int, float)) else "")
     if not isinstance(metric, Metric):
         raise InvalidParameterError(
             f"Metric {name!r} (from plugin {entry.plugin!r}) is a {type(metric).__name__}, not an assay.metrics.Metric."

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.intervals import bca_interval, percentile_interval, wilson_interval
 from assay.metrics.resample import Resampler
@@ -94,8 +95,11 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
 
     Notes are keyed by the prefixed score name and explain NaN or one-point intervals.
     """
-    if method not in CI_METHODS:
+    if not isinstance(method, str) or method not in CI_METHODS:
         raise InvalidParameterError(f"'ci_method' must be one of {', '.join(CI_METHODS)}; got {method!r}.")
+    check_seed(seed, allow_none=False)
+    check_n_resamples(n_resamples, minimum=1)
+    check_confidence_level(confidence_level)
     names = []
     for m, est in zip(metrics, estimates):
         wanted = [s for s in m.score_names_for_ci if s in est]

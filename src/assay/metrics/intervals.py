@@ -33,17 +33,15 @@ from statistics import NormalDist
 
 import numpy as np
 
+from assay.metrics._params import check_confidence_level
+
 __all__ = ["bca_interval", "percentile_interval", "wilson_interval"]
 
 _N = NormalDist()
 
 
 def _check_level(confidence_level: float) -> float:
-    from assay.errors import InvalidParameterError
-
-    if not 0 < confidence_level < 1:
-        raise InvalidParameterError(f"'confidence_level' must be in (0, 1); got {confidence_level!r}.")
-    return 1.0 - confidence_level
+    return 1.0 - check_confidence_level(confidence_level)
 
 
 def _undefined(theta_b: np.ndarray) -> str | None:

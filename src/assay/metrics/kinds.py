@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError
+from assay.metrics._params import check_str
 from assay.metrics.base import Metric, divide, metric_name
 
 __all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "MetricPipeline"]
@@ -42,10 +43,17 @@ class _MeanOfInstances(Metric):
     vectorized = True
     #: names of the per-instance scores (default: ``[main_score]``)
     score_names: Sequence[str] | None = None
+    #: unitxt's spelling: ``{"mean": [score names]}`` (only the mean is honoured; see docs/metrics.md)
+    reduction_map: Mapping[str, Sequence[str]] | None = None
+    _supported_reductions = ("mean",)
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self.score_names) if self.score_names else (self.main_score,)
+        if self.score_names:
+            return tuple(self.score_names)
+        if self.reduction_map and self.reduction_map.get("mean"):
+            return tuple(self.reduction_map["mean"])
+        return (self.main_score,)
 
     @property
     def n_stats(self) -> int:  # type: ignore[override]
@@ -220,6 +228,14 @@ class MetricPipeline(Metric):
         super().__init__(score_prefix=score_prefix)
         if not isinstance(metric, Metric):
             raise InvalidParameterError(f"MetricPipeline's 'metric' must be a Metric; got {type(metric).__name__}.")
+        if main_score is not None:
+            check_str(main_score, name="main_score", owner="MetricPipeline", allow_empty=False)
+        if rename is not None and (not isinstance(rename, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in rename.items())):
+            raise InvalidParameterError(
+                "The 'rename' parameter of MetricPipeline must be a dict of score name to score name; "
+                f"got {rename!r:.80}."
+            )
         for step in preprocess:
             if not callable(step):
                 raise InvalidParameterError(f"MetricPipeline's 'preprocess' steps must be callable; got {step!r}.")
@@ -234,6 +250,8 @@ class MetricPipeline(Metric):
         self.n_stats = metric.n_stats
         self.requirements = metric.requirements
         self.ci_scores = [self.rename.get(s, s) for s in metric.score_names_for_ci]
+        # with preprocess steps the references may come from task_data: the wrapped metric checks them
+        self.needs_references = metric.needs_references and not self.preprocess
 
     def _renamed(self, scores: Mapping[str, Any]) -> dict[str, Any]:
         return {self.rename.get(k, k): v for k, v in scores.items()}

@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.metrics._params import check_n_resamples, check_seed
 
 __all__ = ["Resampler", "codes", "distinct_rows"]
 
@@ -110,7 +111,7 @@ class Resampler:
     n_resamples : int
         Number of bootstrap resamples ``B``.
     seed : int
-        Seed of ``numpy.random.default_rng``.
+        Seed of ``numpy.random.default_rng``: an int ``>= 0``.
     groups : sequence, optional
         Cluster label per instance: clusters are drawn with replacement, whole.
     strata : sequence, optional
@@ -122,11 +123,11 @@ class Resampler:
 
     def __init__(self, n: int, *, n_resamples: int, seed: int, groups: Any = None, strata: Any = None,
                  max_bytes: int = 256 * 2**20) -> None:
-        if n_resamples < 1:
-            raise InvalidParameterError(f"'n_resamples' must be a positive integer; got {n_resamples!r}.")
-        self.n = n
-        self.n_resamples = int(n_resamples)
-        self.seed = seed
+        self.n_resamples = check_n_resamples(n_resamples, minimum=1, owner="Resampler")
+        self.seed = check_seed(seed, allow_none=False, owner="Resampler")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise InvalidParameterError(f"The 'n' parameter of Resampler must be a non-negative int; got {n!r}.")
+        self.n = int(n)
         self.max_bytes = max_bytes
         self.groups = None if groups is None else codes(groups, n, "groups")
         st = None if strata is None else codes(strata, n, "strata")

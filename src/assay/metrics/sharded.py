@@ -10,12 +10,12 @@ scores as a sequential one.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import attrs
 
 from assay.errors import EvaluationError, InvalidParameterError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, metric_name
 from assay.metrics.catalog import resolve_metrics
 
 __all__ = ["STATES_KEY", "evaluate_shard_metrics", "merge_shard_metrics", "prepare_metrics"]
@@ -41,7 +41,7 @@ def evaluate_shard_metrics(shard: Any, shared: tuple[Callable[..., Any], Any, Ca
 
     ``shared`` is ``(sentence_evaluator, w_vector, metric_inputs, metrics)``.
     """
-    from assay.core.evaluator import evaluate_shard
+    from assay.core.evaluator import evaluate_shard, wrap_item_error
 
     sentence_evaluator, w_vector, metric_inputs, metrics = shared
     tally = evaluate_shard(shard, (sentence_evaluator, w_vector))
@@ -51,17 +51,46 @@ def evaluate_shard_metrics(shard: Any, shared: tuple[Callable[..., Any], Any, Ca
     for offset, sent in enumerate(shard.items()):
         try:
             value = metric_inputs(sent, w_vector)
-            pred, ref, *rest = value
-        except Exception as exc:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. must name the item too
+            err = wrap_item_error(exc, "metric_inputs", shard, offset)
+            if err is exc:
+                raise
+            raise err from exc
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (tuple, list)) \
+                or len(value) not in (2, 3):
             raise EvaluationError(
-                f"metric_inputs raised or returned no (prediction, references) pair on {shard.describe(offset)} "
-                f"(shard {shard.index}): {exc}", shard=shard.index, item=shard.pool_index(offset),
-            ) from exc
+                f"metric_inputs returned {value!r:.80} on {shard.describe(offset)} (shard {shard.index}); expected "
+                "a tuple (prediction, references) or (prediction, references, task_data).",
+                shard=shard.index, item=shard.pool_index(offset),
+            )
+        pred, ref, *rest = value
         preds.append(pred)
         refs.append(ref)
         tds.append(rest[0] if rest else None)
     has_td = any(t is not None for t in tds)
-    states = [m.clone().update(preds, refs, tds if has_td else None) if preds else m.clone() for m in metrics]
+    start = shard.pool_index(0) if len(preds) else None
+    states = []
+    for m in metrics:
+        state = m.clone()
+        if start is not None:
+            state.state.start = start  # messages name pool positions, not positions in the shard
+        if preds:
+            try:
+                state.update(preds, refs, tds if has_td else None)
+            except Exception as exc:
+                item = getattr(exc, "item", None)
+                if start is None:
+                    where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"
+                elif item is None:  # the metric's own message: its instance numbers count from the shard's start
+                    where = (f"pool items {start}..{start + len(preds) - 1}; an instance number below counts from "
+                             f"item {start}")
+                else:
+                    where = f"pool items {start}..{start + len(preds) - 1}"
+                raise EvaluationError(
+                    f"Metric {metric_name(m)!r} failed on shard {shard.index} ({where}): {exc}",
+                    shard=shard.index, item=item,
+                ) from exc
+        states.append(state)
     return attrs.evolve(tally, metrics={STATES_KEY: states})
 
 

@@ -29,6 +29,7 @@ import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.metrics._params import check_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.catalog import resolve_metric
 from assay.metrics.intervals import percentile_interval
@@ -39,7 +40,15 @@ __all__ = ["Comparison", "compare"]
 
 @attrs.frozen
 class Comparison:
-    """The outcome of :func:`compare` (``difference = score_b - score_a``)."""
+    """The outcome of :func:`compare` (``difference = score_b - score_a``).
+
+    ``p_value`` is the headline p-value (approximate randomization), beside
+    ``p_value_bootstrap`` and ``p_value_randomization``. :attr:`verdict` names the better
+    system only when the paired-bootstrap interval ``[ci_low, ci_high]`` excludes 0 at
+    ``confidence_level`` (:attr:`significant`, :attr:`better`); otherwise it says there is
+    no significant difference. ``str(comparison)`` (what ``assay compare`` prints) ends
+    with the verdict.
+    """
 
     metric: str
     score_name: str
@@ -57,22 +66,61 @@ class Comparison:
     higher_is_better: bool
     notes: tuple[str, ...] = ()
 
+    @property
+    def p_value(self) -> float:
+        """The headline p-value: the approximate-randomization one (``p_value_randomization``)."""
+        return self.p_value_randomization
+
+    @property
+    def significant(self) -> bool:
+        """Whether the paired-bootstrap interval of ``b - a`` excludes 0 (at ``confidence_level``)."""
+        return bool(math.isfinite(self.ci_low) and math.isfinite(self.ci_high)
+                    and (self.ci_low > 0 or self.ci_high < 0))
+
+    @property
+    def better(self) -> str | None:
+        """``"a"`` or ``"b"`` when the difference is significant (:attr:`significant`), else ``None``."""
+        if not self.significant:
+            return None
+        return "b" if (self.ci_low > 0) == self.higher_is_better else "a"
+
+    @property
+    def verdict(self) -> str:
+        """One sentence: which system is better, only when the interval of ``b - a`` excludes 0.
+
+        Otherwise "no significant difference" (or "undetermined" when the interval is NaN).
+        """
+        level = f"{self.confidence_level:.0%}" if round(self.confidence_level * 100, 6).is_integer() \
+            else f"{self.confidence_level:.2%}"
+        interval = f"the {level} paired-bootstrap interval of b - a, [{self.ci_low:+.4g}, {self.ci_high:+.4g}]"
+        if not (math.isfinite(self.ci_low) and math.isfinite(self.ci_high)):
+            return f"undetermined on {self.score_name}: the interval of b - a is undefined (NaN)"
+        if self.better is None:
+            return f"no significant difference on {self.score_name} at the {level} level ({interval}, includes 0)"
+        return f"{self.better} is better on {self.score_name} ({interval}, excludes 0)"
+
+    def summary(self) -> str:
+        """The text ``assay compare`` prints (same as ``str(comparison)``)."""
+        return str(self)
+
     def to_dict(self) -> dict[str, Any]:
         d = attrs.asdict(self)
         d["notes"] = list(self.notes)
+        d["p_value"] = self.p_value
+        d["significant"] = self.significant
+        d["better"] = self.better
+        d["verdict"] = self.verdict
         return d
 
     def __str__(self) -> str:
-        better = "b" if (self.difference > 0) == self.higher_is_better else "a"
         lines = [
             f"{self.score_name} ({self.metric}), {self.n} paired instances",
             f"  a: {self.score_a:.4f}   b: {self.score_b:.4f}   b - a: {self.difference:+.4f} "
             f"[{self.ci_low:+.4f}, {self.ci_high:+.4f}] ({self.confidence_level:.0%} paired bootstrap)",
-            f"  p-value: {self.p_value_bootstrap:.4g} (paired bootstrap), "
-            f"{self.p_value_randomization:.4g} (approximate randomization); {self.n_resamples} rounds, seed {self.seed}",
+            f"  p-value: {self.p_value:.4g} (approximate randomization), "
+            f"{self.p_value_bootstrap:.4g} (paired bootstrap); {self.n_resamples} rounds, seed {self.seed}",
+            f"  {self.verdict}",
         ]
-        if self.difference != 0 and math.isfinite(self.difference):
-            lines.append(f"  {better} is better on {self.score_name}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -116,7 +164,7 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
     n_resamples : int
         Bootstrap resamples and randomization rounds.
     seed : int or None
-        Seed (``None``: a fresh one); recorded in the result.
+        Seed, an int ``>= 0`` (``None``: a fresh one); recorded in the result.
     score : str, optional
         Which score of the metric (default: its main score).
     groups : sequence, optional
@@ -124,7 +172,8 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
     """
     from assay.metrics.api import _check_resampling, new_seed
 
-    n_resamples = _check_resampling(n_resamples, confidence_level)
+    n_resamples = _check_resampling(n_resamples, confidence_level, owner="assay.compare")
+    seed = check_seed(seed, owner="assay.compare")
     if n_resamples < 1:
         raise InvalidParameterError("'n_resamples' must be at least 1 for a comparison.")
     if len(a) != len(b):
@@ -132,7 +181,7 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
     ra, rb = getattr(a, "references", None), getattr(b, "references", None)
     if ra is not None and rb is not None and to_key(ra) != to_key(rb):
         raise InvalidParameterError("Results to compare have different references: they are not paired.")
-    seed = new_seed() if seed is None else int(seed)
+    seed = new_seed() if seed is None else seed
     ma, ia = _intermediates(a, metric, "a")
     mb, ib = _intermediates(b, metric, "b")
     if groups is None:

@@ -16,8 +16,10 @@ from assay.plugins.manager import (
     PluginInfo,
     PluginSystem,
     get_plugin_system,
+    problems_summary,
     set_plugin_system,
     use_plugin_system,
+    warns_about_plugin_problems,
 )
 from assay.plugins.names import format_name, parse_name
 from assay.plugins.registry import KINDS, Entry, Registry
@@ -46,8 +48,10 @@ __all__ = [
     "load_task",
     "load_ue_metric",
     "parse_name",
+    "problems_summary",
     "set_plugin_system",
     "use_plugin_system",
+    "warns_about_plugin_problems",
 ]
 
 
@@ -62,7 +66,12 @@ def load(kind: str, spec: str, /, **overrides: Any) -> Any:
 
 
 def load_metric(spec: str, /, **overrides: Any) -> Any:
-    """A metric by registered name: ``load_metric("f1[average=macro]")`` or ``load_metric("f1", average="macro")``."""
+    """A metric by registered name: ``load_metric("f1[average=macro]")`` or ``load_metric("f1", average="macro")``.
+
+    A name two plugins registered is ambiguous (:class:`~assay.errors.AmbiguousNameError`);
+    qualify it with the distribution: ``load_metric("assay-classic:accuracy")``. The same
+    holds for every ``load_<kind>``.
+    """
     return load("metric", spec, **overrides)
 
 

@@ -19,8 +19,11 @@ Every hook follows the same register-callback style. ``register(name, factory,
 
 ``name``
     The registered name users load it by (``assay.load_metric("my_metric[k=v]")``).
-    Lower case, digits, ``_``, ``-`` and ``.``. A name already registered by another
-    plugin is an error naming both plugins; the later plugin is then skipped whole.
+    Lower case, digits, ``_``, ``-`` and ``.``. A plugin registers each name once (twice
+    is an error for that plugin). A name another plugin registered too is ambiguous:
+    both plugins stay loaded, ``assay plugins`` and ``assay list`` show the clash, and
+    loading the plain name is an error that tells the user to choose,
+    ``assay.load_metric("my-distribution:my_metric")``.
 ``factory``
     A callable returning the object (usually the class itself). ``load_<kind>`` calls
     it with the keyword overrides the user gave; overrides the factory's signature does
@@ -33,9 +36,14 @@ Keep plugin modules cheap to import: assay imports them on the first registry
 lookup, so heavy libraries (torch, scipy, sacrebleu ...) belong inside the factory or
 the methods that need them, not at module top level.
 
-A hook that raises is recorded (``assay plugins`` shows it) and the plugin's
-registrations are dropped; assay goes on with the other plugins unless
-``ASSAY_STRICT_PLUGINS=1`` is set.
+Every hook is a plain function taking ``register`` and returning nothing. assay
+rejects (records as the plugin's load error, dropping all its registrations) a hook
+whose name is not one of these (``assay_register_metricz``), a ``hookwrapper=True`` or
+``wrapper=True`` hook, a hook without the ``register`` argument, a hook that returns a
+value, and a function named like a hook but not marked ``@hookimpl``. A hook (or the
+module's import) that raises anything, ``SystemExit`` included, is recorded the same
+way; assay goes on with the other plugins unless ``ASSAY_STRICT_PLUGINS=1`` is set.
+Replacing assay's own functions is recorded and shown by ``assay plugins``.
 """
 
 from __future__ import annotations

@@ -3,12 +3,28 @@
 The :class:`PluginSystem` owns a pluggy ``PluginManager`` and the registries. Nothing
 happens on import: the first registry lookup imports the built-in plugins (assay's own
 executors and data formats, registered through the same hooks as anyone else's), then
-each entry point of the group ``assay``, one at a time. A plugin that fails to import,
-whose hook raises, or that registers a name another plugin already has is recorded in
-``plugins`` with its error and skipped whole; the others load. Environment variables:
+each entry point of the group ``assay``, one at a time.
+
+What can go wrong with a third-party plugin, and what assay does:
+
+- it fails to import, or a hook raises (anything, ``SystemExit`` and ``KeyboardInterrupt``
+  included, but not the user's own Ctrl-C), registers a bad name or a non-callable
+  factory, registers one name twice, or returns a value instead of calling ``register``;
+  or it defines a hook assay does not know (``assay_register_metricz``), a
+  ``hookwrapper`` / ``wrapper`` hook, or a hook without the ``register`` argument: the
+  plugin is recorded as ``failed`` with the reason and none of its names are registered;
+  the others load;
+- it registers a name another plugin registered too: both stay loaded, the name is
+  ambiguous (looking it up plainly is an :class:`~assay.errors.AmbiguousNameError`;
+  ``"distribution:name"`` chooses), and both plugins' ``clashes`` say so;
+- it replaces public functions or attributes of assay: recorded in its ``replaced``.
+
+:func:`problems_summary` gives the one warning line the ``assay`` command prints for these.
+Anything a plugin prints while it loads goes to stderr. Environment variables:
 
 ``ASSAY_STRICT_PLUGINS=1``
-    Any such failure raises :class:`~assay.errors.PluginLoadError` instead.
+    Any such problem (failure, clash, replaced assay name) raises
+    :class:`~assay.errors.PluginLoadError` instead.
 ``ASSAY_DISABLE_PLUGINS=a,b``
     Do not load these entry points (by entry-point or distribution name).
 ``ASSAY_LOAD_PLUGINS=a,b``
@@ -18,9 +34,12 @@ whose hook raises, or that registers a name another plugin already has is record
 from __future__ import annotations
 
 import contextlib
+import difflib
+import functools
 import importlib
 import os
 import re
+import sys
 import threading
 import traceback
 from importlib import metadata as importlib_metadata
@@ -30,7 +49,8 @@ import attrs
 import pluggy
 
 from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError
-from assay.plugins import hookspecs
+from assay.plugins import hookspecs, patches
+from assay.plugins.guard import is_real_interrupt, stdout_to_stderr, watch_interrupts
 from assay.plugins.registry import KINDS, Entry, Registry
 
 __all__ = [
@@ -39,8 +59,10 @@ __all__ = [
     "PluginInfo",
     "PluginSystem",
     "get_plugin_system",
+    "problems_summary",
     "set_plugin_system",
     "use_plugin_system",
+    "warns_about_plugin_problems",
 ]
 
 ENTRY_POINT_GROUP = "assay"
@@ -49,11 +71,16 @@ ENTRY_POINT_GROUP = "assay"
 BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats")
 
 _VALID_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+_HOOK_NAMES = tuple(KINDS.values())
 
 
 @attrs.frozen
 class PluginInfo:
-    """What one plugin is, where it came from, what it registered, and how loading went."""
+    """What one plugin is, where it came from, what it registered, and how loading went.
+
+    ``clashes`` maps kind -> name -> the other plugins that registered that name too;
+    ``replaced`` lists the public assay names the plugin replaced while loading.
+    """
 
     name: str
     module: str | None = None
@@ -63,6 +90,8 @@ class PluginInfo:
     status: str = "loaded"  # "loaded" | "failed" | "disabled"
     registered: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     error: str | None = None
+    clashes: dict[str, dict[str, tuple[str, ...]]] = attrs.field(factory=dict)
+    replaced: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -77,6 +106,48 @@ def _env_list(var: str) -> set[str] | None:
 
 def _strict() -> bool:
     return os.environ.get("ASSAY_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _hook_problems(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
+    """What assay cannot call among ``plugin``'s hooks (pluggy has registered it already)."""
+    problems: list[str] = []
+    for caller in pm.get_hookcallers(plugin) or []:
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            if not caller.has_spec():
+                if impl.optionalhook:  # pluggy's "may be absent from this host": allowed
+                    continue
+                close = difflib.get_close_matches(caller.name, _HOOK_NAMES, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]}?)" if close else f" (assay's hooks: {', '.join(_HOOK_NAMES)})"
+                problems.append(f"unknown hook {caller.name}{hint}")
+            elif impl.hookwrapper or impl.wrapper:
+                kind = "hookwrapper" if impl.hookwrapper else "wrapper"
+                problems.append(f"hook {caller.name} is a {kind}: assay calls each plugin's registration "
+                                "hooks on their own, so wrappers are not supported; drop "
+                                f"{kind}=True and call register(name, factory) directly")
+            elif "register" not in impl.argnames:
+                problems.append(f"hook {caller.name} takes no 'register' argument, so it cannot register anything")
+    if not problems:
+        try:
+            pm.check_pending()  # pluggy's own check; earlier failed plugins were unregistered
+        except pluggy.PluginValidationError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def _unmarked_hooks(plugin: Any) -> list[str]:
+    """Functions named like an assay hook that lack ``@hookimpl`` (pluggy ignores them silently)."""
+    problems = []
+    for attr in sorted(getattr(plugin, "__dict__", {})):
+        value = getattr(plugin, attr, None)
+        if attr.startswith("assay_register") and callable(value) and not hasattr(value, f"{hookspecs.PROJECT}_impl"):
+            problems.append(f"function {attr} is not marked @hookimpl, so assay never calls it")
+    return problems
 
 
 class PluginSystem:
@@ -95,6 +166,8 @@ class PluginSystem:
     >>> ps = PluginSystem(entry_points=False)
     >>> "serial" in ps.registry("executor")
     True
+    >>> ps.problems_summary() is None
+    True
     """
 
     def __init__(self, *, entry_points: bool = True, builtins: tuple[str, ...] = BUILTIN_PLUGINS) -> None:
@@ -106,8 +179,14 @@ class PluginSystem:
         self._plugins: dict[str, PluginInfo] = {}
         self._loaded = False
         self._lock = threading.RLock()
+        self._interrupted: Callable[[], bool] = lambda: False
 
     # ------------------------------------------------------------------ public API
+    @property
+    def loaded(self) -> bool:
+        """Whether plugins have been loaded (a registry was used); reading this loads nothing."""
+        return self._loaded
+
     @property
     def plugins(self) -> list[PluginInfo]:
         """Every plugin seen, in load order, including failed and disabled ones."""
@@ -119,6 +198,30 @@ class PluginSystem:
         """The plugins that failed to load."""
         return [p for p in self.plugins if p.status == "failed"]
 
+    def clashes(self) -> dict[str, dict[str, tuple[Entry, ...]]]:
+        """kind -> ambiguous name -> the entries of the plugins that registered it."""
+        self._ensure_loaded()
+        return {kind: amb for kind, reg in self._registries.items() if (amb := reg.ambiguous())}
+
+    def problems_summary(self) -> str | None:
+        """One line on what went wrong while loading plugins, or None when nothing did (or nothing loaded)."""
+        if not self._loaded:
+            return None
+        infos = list(self._plugins.values())
+        failed = sum(p.status == "failed" for p in infos)
+        clashes = sum(len(names) for names in self.clashes().values())
+        replaced = sum(bool(p.replaced) for p in infos)
+        parts = []
+        if failed:
+            parts.append(f"{_plural(failed, 'plugin')} failed to load")
+        if clashes:
+            parts.append(f"{_plural(clashes, 'name clash', 'name clashes')}")
+        if replaced:
+            parts.append(f"{_plural(replaced, 'plugin')} replaced assay functions")
+        if not parts:
+            return None
+        return f"assay: warning: {', '.join(parts)} (run 'assay plugins' for details)"
+
     def registry(self, kind: str) -> Registry:
         """The registry of ``kind`` (one of :data:`~assay.plugins.registry.KINDS`)."""
         if kind not in KINDS:
@@ -127,7 +230,7 @@ class PluginSystem:
         return self._registries[kind]
 
     def load(self, kind: str, spec: str, /, **overrides: Any) -> Any:
-        """Create the object registered as ``spec`` (``"name[key=value]"``) for ``kind``."""
+        """Create the object registered as ``spec`` (``"name[key=value]"`` or ``"plugin:name"``) for ``kind``."""
         return self.registry(kind).load(spec, **overrides)
 
     def register_plugin(
@@ -141,15 +244,24 @@ class PluginSystem:
         """Register a plugin object now (tests, notebooks); returns its :class:`PluginInfo`.
 
         Unlike entry-point plugins, a failure here always raises: the caller is present
-        to see it.
+        to see it. A name another plugin registered too is not a failure: both stay and
+        the returned info lists the clash (see :meth:`Registry.get`).
         """
         self._ensure_loaded()
         name = name or getattr(plugin, "__name__", None) or f"plugin-{id(plugin)}"
-        info = self._add(plugin, name, module=getattr(plugin, "__name__", None),
-                         distribution=distribution, version=version, builtin=False)
+        module = getattr(plugin, "__name__", None)
+        before = patches.take()
+        with self._lock, watch_interrupts() as interrupted:
+            self._interrupted = interrupted
+            try:
+                info, exc = self._add(plugin, name, module=module, distribution=distribution, version=version)
+            finally:
+                self._interrupted = lambda: False
         if info.status == "failed":
-            raise PluginLoadError(f"Plugin {name!r} failed to register: {info.error}")
-        return info
+            self._plugins[info.name] = info
+            raise PluginLoadError(f"Plugin {name!r} failed to register: {info.error}") from exc
+        package = module.split(".")[0] if isinstance(module, str) else None
+        return self._finish(info, before, package)
 
     # ------------------------------------------------------------------ loading
     def _ensure_loaded(self) -> None:
@@ -161,11 +273,17 @@ class PluginSystem:
             self._loaded = True
             for module_name in self._builtins:
                 module = importlib.import_module(module_name)
-                info = self._add(module, module_name, module=module_name, builtin=True)
+                info, _ = self._add(module, module_name, module=module_name, builtin=True)
                 if info.status == "failed":  # a bug in assay itself: never hide it
                     raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
+                self._plugins[info.name] = info
             if self._entry_points:
-                self._load_entry_points()
+                with watch_interrupts() as interrupted:
+                    self._interrupted = interrupted
+                    try:
+                        self._load_entry_points()
+                    finally:
+                        self._interrupted = lambda: False
 
     def _load_entry_points(self) -> None:
         deny = _env_list("ASSAY_DISABLE_PLUGINS") or set()
@@ -180,60 +298,122 @@ class PluginSystem:
                 continue
             seen.add(key)
             names = {ep.name} | ({dist} if dist else set())
+            # two distributions may use one entry-point name: keep both records
+            name = ep.name if ep.name not in self._plugins else f"{ep.name}@{dist or len(self._plugins)}"
             if names & deny or (allow is not None and not names & allow):
                 why = "ASSAY_DISABLE_PLUGINS" if names & deny else "ASSAY_LOAD_PLUGINS"
-                self._plugins[ep.name] = PluginInfo(
-                    ep.name, module=ep.value, distribution=dist, version=version,
+                self._plugins[name] = PluginInfo(
+                    name, module=ep.value, distribution=dist, version=version,
                     status="disabled", error=f"not loaded because of {why}",
                 )
                 continue
-            try:
-                plugin = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import error is the plugin's
-                self._fail(PluginInfo(ep.name, module=ep.value, distribution=dist, version=version,
-                                      status="failed", error=_describe(exc, f"importing {ep.value}")), exc)
-                continue
-            self._add(plugin, ep.name, module=ep.value, distribution=dist, version=version, builtin=False)
+            self._load_entry_point(ep, name, dist, version)
 
-    def _add(self, plugin: Any, name: str, **info: Any) -> PluginInfo:
-        """Register ``plugin`` with pluggy and collect its registrations, all or nothing."""
+    def _load_entry_point(self, ep: Any, name: str, dist: str | None, version: str | None) -> None:
+        before = patches.take()
+        try:
+            with stdout_to_stderr():
+                plugin = ep.load()
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt ... are the plugin's too
+            if is_real_interrupt(exc, self._interrupted):
+                raise
+            info, error = PluginInfo(name, module=ep.value, distribution=dist, version=version,
+                                     status="failed", error=_describe(exc, f"importing {ep.value}")), exc
+        else:
+            info, error = self._add(plugin, name, module=ep.value, distribution=dist, version=version)
+        if info.status == "failed":
+            self._plugins[info.name] = info
+            if _strict():
+                raise PluginLoadError(f"Plugin {info.name!r} failed ({info.error}); "
+                                      "unset ASSAY_STRICT_PLUGINS to skip it instead") from error
+        self._finish(info, before, ep.value.split(":")[0].split(".")[0])
+
+    def _finish(self, info: PluginInfo, before: patches.Snapshot, package: str | None) -> PluginInfo:
+        """Record what the plugin replaced in assay; in strict mode, raise on a clash or a replacement."""
+        replaced = patches.changes(before, patches.take(), plugin_package=package)
+        if replaced:
+            info = attrs.evolve(info, replaced=tuple(replaced))
+        self._plugins[info.name] = info
+        if _strict() and info.status == "loaded":
+            if info.clashes:
+                kind, names = next(iter(info.clashes.items()))
+                name, others = next(iter(names.items()))
+                raise DuplicateRegistrationError(
+                    f"{kind} {name!r} is registered by both {others[0]!r} and {info.name!r}; "
+                    "unset ASSAY_STRICT_PLUGINS to load both and choose with a qualified name "
+                    f"('{info.distribution or info.name}:{name}')"
+                )
+            if info.replaced:
+                raise PluginLoadError(f"Plugin {info.name!r} replaced assay's {', '.join(info.replaced)}; "
+                                      "unset ASSAY_STRICT_PLUGINS to allow it")
+        return info
+
+    def _add(self, plugin: Any, name: str, **info: Any) -> tuple[PluginInfo, BaseException | None]:
+        """Register ``plugin`` with pluggy and collect its registrations, all or nothing.
+
+        Returns the plugin's info and, when it failed, the exception behind the failure.
+        """
         if name in self._plugins and self._plugins[name].status == "loaded":
             # A second plugin with the same entry-point name would shadow the first in pluggy.
             name = f"{name}@{info.get('distribution') or id(plugin)}"
         try:
-            self.pm.register(plugin, name=name)
-        except Exception as exc:  # noqa: BLE001 - e.g. a hookimpl that matches no hookspec
-            failed = PluginInfo(name, status="failed", error=_describe(exc, "registering"), **info)
-            return self._fail(failed, exc)
-        staged: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
-        try:
-            for kind, hook_name in KINDS.items():
-                for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                    if impl.plugin is plugin:
-                        register = self._register_callback(kind, name, staged[kind])
-                        impl.function(**{arg: register for arg in impl.argnames})
-        except Exception as exc:  # noqa: BLE001
+            with stdout_to_stderr():
+                self.pm.register(plugin, name=name)
+        except BaseException as exc:  # noqa: BLE001 - e.g. pluggy rejecting a hook's arguments
+            if is_real_interrupt(exc, self._interrupted):
+                raise
+            return PluginInfo(name, status="failed", error=_describe(exc, "registering"), **info), exc
+        problems = _hook_problems(self.pm, plugin) + _unmarked_hooks(plugin)
+        if problems:
             self.pm.unregister(plugin)
-            failed = PluginInfo(name, status="failed", error=_describe(exc, "registering"), **info)
-            return self._fail(failed, exc)
+            return PluginInfo(name, status="failed", error="; ".join(problems), **info), None
+        staged: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
+        origin = {"distribution": "assay" if info.get("builtin") else info.get("distribution"),
+                  "builtin": bool(info.get("builtin"))}
+        try:
+            with stdout_to_stderr():
+                self._call_hooks(plugin, name, staged, origin)
+        except BaseException as exc:  # noqa: BLE001
+            if is_real_interrupt(exc, self._interrupted):
+                raise
+            self.pm.unregister(plugin)
+            return PluginInfo(name, status="failed", error=_describe(exc, "registering"), **info), exc
+        clashes: dict[str, dict[str, tuple[str, ...]]] = {}
         for kind, entries in staged.items():
             for entry in entries.values():
-                self._registries[kind]._add(entry)
+                previous = self._registries[kind]._add(entry)
+                if previous:
+                    clashes.setdefault(kind, {})[entry.name] = tuple(e.plugin for e in previous)
+                    for other in previous:
+                        self._note_clash(other.plugin, kind, entry.name, name)
         registered = {kind: tuple(sorted(entries)) for kind, entries in staged.items() if entries}
-        result = PluginInfo(name, registered=registered, **info)
-        self._plugins[name] = result
-        return result
+        return PluginInfo(name, registered=registered, clashes=clashes, **info), None
 
-    def _fail(self, info: PluginInfo, exc: BaseException) -> PluginInfo:
-        self._plugins[info.name] = info
-        if _strict():
-            raise PluginLoadError(f"Plugin {info.name!r} failed ({info.error}); "
-                                  "unset ASSAY_STRICT_PLUGINS to skip it instead") from exc
-        return info
+    def _call_hooks(self, plugin: Any, name: str, staged: dict[str, dict[str, Entry]], origin: dict[str, Any]) -> None:
+        """Call ``plugin``'s registration hooks through pluggy, one kind at a time."""
+        others = [p for p in self.pm.get_plugins() if p is not plugin]
+        for kind, hook_name in KINDS.items():
+            if not any(impl.plugin is plugin for impl in getattr(self.pm.hook, hook_name).get_hookimpls()):
+                continue
+            register = self._register_callback(kind, name, staged[kind], origin)
+            results = self.pm.subset_hook_caller(hook_name, others)(register=register)
+            returned = [r for r in results if r is not None]
+            if returned:
+                raise InvalidParameterError(
+                    f"Hook {hook_name} of plugin {name!r} returned a {type(returned[0]).__name__}, which assay "
+                    "ignores: call register(name, factory) for each entry instead."
+                )
 
-    def _register_callback(self, kind: str, plugin_name: str, staged: dict[str, Entry]) -> Callable[..., None]:
-        registry = self._registries[kind]
+    def _note_clash(self, plugin_name: str, kind: str, name: str, other: str) -> None:
+        info = self._plugins.get(plugin_name)
+        if info is None:
+            return
+        clashes = {k: dict(v) for k, v in info.clashes.items()}
+        clashes.setdefault(kind, {})[name] = (*clashes.get(kind, {}).get(name, ()), other)
+        self._plugins[plugin_name] = attrs.evolve(info, clashes=clashes)
 
+    def _register_callback(self, kind: str, plugin_name: str, staged: dict[str, Entry],
+                           origin: dict[str, Any]) -> Callable[..., None]:
         def register(name: str, factory: Callable[..., Any], **metadata: Any) -> None:
             if not isinstance(name, str) or not _VALID_NAME.match(name):
                 raise InvalidParameterError(
@@ -245,21 +425,26 @@ class PluginSystem:
                     f"Plugin {plugin_name!r} registered {kind} {name!r} with a factory that is not "
                     f"callable ({type(factory).__name__})."
                 )
-            previous = staged.get(name) or (registry.get(name) if name in registry else None)
-            if previous is not None:
+            if name in staged:
                 raise DuplicateRegistrationError(
-                    f"{kind} {name!r} is registered by both {previous.plugin!r} and {plugin_name!r}; "
-                    f"{plugin_name!r} is skipped."
+                    f"Plugin {plugin_name!r} registered {kind} {name!r} twice; a plugin registers each name once."
                 )
-            staged[name] = Entry(kind, name, factory, plugin_name, dict(metadata))
+            staged[name] = Entry(kind, name, factory, plugin_name, dict(metadata), **origin)
 
         return register
 
 
+_OWN_CODE = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(pluggy.__file__)))
+
+
 def _describe(exc: BaseException, doing: str) -> str:
-    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    """One line: the exception, what assay was doing, and the plugin's line that raised it."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    theirs = [f for f in frames if not os.path.abspath(f.filename).startswith(_OWN_CODE)]
+    last = (theirs or frames)[-1:]
     where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
-    return f"{type(exc).__name__} while {doing}: {exc}{where}"
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__} while {doing}: {message}{where}"
 
 
 _SYSTEM: PluginSystem | None = None
@@ -282,6 +467,37 @@ def set_plugin_system(system: PluginSystem | None) -> PluginSystem | None:
     with _SYSTEM_LOCK:
         old, _SYSTEM = _SYSTEM, system
     return old
+
+
+def problems_summary() -> str | None:
+    """The one-line warning about plugin problems, or None when none, or when no command loaded plugins.
+
+    Reads the process-wide plugin system without loading it.
+    """
+    system = _SYSTEM
+    return system.problems_summary() if system is not None else None
+
+
+def warns_about_plugin_problems(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a command's entry point: after it ends, print :func:`problems_summary` to stderr.
+
+    The line appears only when the command loaded plugins and one failed, clashed or
+    replaced an assay name; printing it never raises.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        finally:
+            try:
+                line = problems_summary()
+                if line:
+                    print(line, file=sys.stderr)
+            except Exception:  # noqa: BLE001, S110 - a warning must never hide the command's outcome
+                pass
+
+    return wrapper
 
 
 @contextlib.contextmanager

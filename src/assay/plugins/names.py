@@ -1,5 +1,10 @@
 """Parse catalog names with overrides: ``"f1[average=macro, labels=[1, 2], score_prefix=m_]"``.
 
+A name may be qualified by the plugin that registered it, ``"assay-classic:accuracy"``
+(distribution name) or ``"classic:accuracy"`` (entry-point name), to choose between
+plugins that registered the same name; overrides follow as usual
+(``"assay-classic:accuracy[score_prefix=a_]"``).
+
 Values are read as: ``true`` / ``false`` (any case) -> bool, ``none`` / ``null`` ->
 None, integers, floats (``1e-3``, ``inf``, ``nan``), ``[a, b, ...]`` -> list, a string in
 single or double quotes -> that string verbatim (commas and brackets allowed), and
@@ -18,9 +23,9 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 
-__all__ = ["format_name", "parse_name", "parse_value"]
+__all__ = ["format_name", "parse_name", "parse_value", "split_qualifier"]
 
-_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+_NAME = re.compile(r"(?:[A-Za-z0-9_.\-]+:)?[A-Za-z0-9_.\-]+\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|[+-]?(inf|nan)\Z", re.IGNORECASE)
@@ -97,7 +102,8 @@ def parse_name(spec: str) -> tuple[str, dict[str, Any]]:
         name, body = s, ""
     if not _NAME.match(name):
         raise InvalidParameterError(
-            f"Invalid name {name!r} in {spec!r}: use letters, digits, '_', '-' and '.'."
+            f"Invalid name {name!r} in {spec!r}: use letters, digits, '_', '-' and '.', "
+            "optionally after a plugin qualifier as in 'assay-classic:accuracy'."
         )
     overrides: dict[str, Any] = {}
     if body.strip():
@@ -114,6 +120,18 @@ def parse_name(spec: str) -> tuple[str, dict[str, Any]]:
                 raise InvalidParameterError(f"Override {key!r} is given twice in {spec!r}.")
             overrides[key] = parse_value(value, spec)
     return name, overrides
+
+
+def split_qualifier(name: str) -> tuple[str | None, str]:
+    """``("assay-classic", "accuracy")`` for ``"assay-classic:accuracy"``; ``(None, name)`` when unqualified.
+
+    >>> split_qualifier("classic:f1")
+    ('classic', 'f1')
+    >>> split_qualifier("f1")
+    (None, 'f1')
+    """
+    qualifier, sep, base = name.rpartition(":")
+    return (qualifier, base) if sep else (None, name)
 
 
 def _format_value(value: Any) -> str:

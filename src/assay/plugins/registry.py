@@ -4,18 +4,26 @@ A :class:`Registry` maps registered names to :class:`Entry` objects. ``load(spec
 parses ``"name[key=value, ...]"``, checks the override keys against the factory's
 signature and calls the factory. Unknown names and keys are errors that list the close
 matches.
+
+A name registered by two plugins keeps both entries and is *ambiguous*: looking it up
+plainly raises :class:`~assay.errors.AmbiguousNameError`, which names both plugins and
+the qualified spellings that choose one, ``"distribution:name"`` (or
+``"entry-point:name"``), e.g. ``"assay-classic:accuracy[score_prefix=a_]"``. Iterating
+a registry yields only the names that load as they are; :meth:`Registry.ambiguous`
+lists the others.
 """
 
 from __future__ import annotations
 
 import difflib
 import inspect
+import re
 from typing import Any, Callable, Iterator
 
 import attrs
 
-from assay.errors import InvalidParameterError, UnknownNameError
-from assay.plugins.names import format_name, parse_name
+from assay.errors import AmbiguousNameError, InvalidParameterError, UnknownNameError
+from assay.plugins.names import format_name, parse_name, split_qualifier
 
 __all__ = ["KINDS", "Entry", "Registry"]
 
@@ -49,6 +57,22 @@ class Entry:
     factory: Callable[..., Any]
     plugin: str
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    #: the distribution that ships the plugin (``"assay"`` for the built-ins), if known
+    distribution: str | None = None
+    builtin: bool = False
+
+    def matches(self, qualifier: str) -> bool:
+        """Whether ``qualifier`` names this entry's plugin (entry-point name) or distribution."""
+        if qualifier == self.plugin:
+            return True
+        return self.distribution is not None and _normalize(qualifier) == _normalize(self.distribution)
+
+    @property
+    def source(self) -> str:
+        """``'classic' (distribution assay-classic)``: who registered it, for messages."""
+        if self.builtin:
+            return f"{self.plugin!r} (built into assay)"
+        return f"{self.plugin!r} (distribution {self.distribution})" if self.distribution else repr(self.plugin)
 
     @property
     def description(self) -> str:
@@ -83,20 +107,41 @@ class Entry:
         return self.factory(**overrides)
 
 
+def _normalize(distribution: str) -> str:
+    """PEP 503 normalisation: ``Assay_Classic`` and ``assay-classic`` are one distribution."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+def _either(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
 class Registry:
-    """The registered names of one kind (``"metric"``, ``"executor"`` ...)."""
+    """The registered names of one kind (``"metric"``, ``"executor"`` ...).
+
+    ``name in registry`` is true for every registered name, ambiguous ones included, and
+    for a qualified name that picks exactly one entry; ``iter(registry)`` yields the
+    entries that load by their plain name; ``names()`` lists every registered name.
+    """
 
     def __init__(self, kind: str, entries: dict[str, Entry] | None = None) -> None:
         if kind not in KINDS:
             raise InvalidParameterError(f"Unknown plugin kind {kind!r}.{_close(kind, list(KINDS))}")
         self.kind = kind
-        self._entries: dict[str, Entry] = dict(entries or {})
+        self._entries: dict[str, tuple[Entry, ...]] = {}
+        for entry in (entries or {}).values():
+            self._add(entry)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        if not isinstance(name, str):
+            return False
+        qualifier, base = split_qualifier(name)
+        if qualifier is None:
+            return base in self._entries
+        return sum(e.matches(qualifier) for e in self._entries.get(base, ())) == 1
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(sorted(self._entries.values(), key=lambda e: e.name))
+        return iter([found[0] for _, found in sorted(self._entries.items()) if len(found) == 1])
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -105,19 +150,67 @@ class Registry:
         return f"<Registry {self.kind}: {', '.join(self.names()) or 'empty'}>"
 
     def names(self) -> list[str]:
+        """Every registered name, ambiguous ones included, sorted."""
         return sorted(self._entries)
 
+    def candidates(self, name: str) -> tuple[Entry, ...]:
+        """Every entry registered under the plain ``name`` (two or more when it is ambiguous)."""
+        return self._entries.get(name, ())
+
+    def ambiguous(self) -> dict[str, tuple[Entry, ...]]:
+        """The names registered by more than one plugin, with their entries."""
+        return {name: found for name, found in sorted(self._entries.items()) if len(found) > 1}
+
+    def qualified_name(self, entry: Entry) -> str:
+        """The spelling that loads exactly ``entry``: ``"distribution:name"``, else ``"plugin:name"``."""
+        found = self._entries.get(entry.name, (entry,))
+        if entry.distribution and sum(e.matches(entry.distribution) for e in found) == 1:
+            return f"{entry.distribution}:{entry.name}"
+        return f"{entry.plugin}:{entry.name}"
+
     def get(self, name: str) -> Entry:
-        try:
-            return self._entries[name]
-        except KeyError:
+        """The entry for ``name`` or ``qualifier:name``.
+
+        Raises
+        ------
+        UnknownNameError
+            No such name (the close matches are listed), or the qualifier names no plugin
+            that registered it.
+        AmbiguousNameError
+            The name is registered by several plugins and the qualifier does not pick one.
+        """
+        qualifier, base = split_qualifier(name)
+        found = self._entries.get(base, ())
+        if not found:
             known = self.names()
-            hint = _close(name, known)
+            hint = _close(base, known)
             if not known:
                 hint = f" No {self.kind} is registered: is the plugin that provides it installed (assay plugins)?"
             elif not hint:
                 hint = f" Registered: {', '.join(known)}."
             raise UnknownNameError(f"No {self.kind} named {name!r}.{hint}") from None
+        chosen = found if qualifier is None else tuple(e for e in found if e.matches(qualifier))
+        if len(chosen) == 1:
+            return chosen[0]
+        if not chosen:
+            raise UnknownNameError(
+                f"No {self.kind} named {name!r}: no plugin {qualifier!r} registered {base!r}; it is registered by "
+                f"{_either([e.source for e in found])}. Load it as "
+                f"{_either([repr(self.qualified_name(e)) for e in found])}."
+            )
+        raise AmbiguousNameError(self._ambiguity(name, chosen))
+
+    def _ambiguity(self, name: str, found: tuple[Entry, ...]) -> str:
+        qualified = [repr(self.qualified_name(e)) for e in found]
+        disable = sorted({e.distribution or e.plugin for e in found if not e.builtin})
+        how = f"choose one with a qualified name, {_either(qualified)}"
+        how += f" (overrides follow it: {self.qualified_name(found[0])}[key=value])"
+        if disable:
+            how += f", or stop loading a plugin with ASSAY_DISABLE_PLUGINS={_either(disable)}"
+        return (
+            f"{self.kind.capitalize()} name {name!r} is ambiguous: it is registered by {len(found)} plugins, "
+            f"{', '.join(e.source for e in found)}; {how}."
+        )
 
     def load(self, spec: str, /, **overrides: Any) -> Any:
         """Create the object for ``spec`` (``"name[key=value, ...]"``) with extra keyword overrides."""
@@ -131,5 +224,8 @@ class Registry:
         parsed.update(overrides)
         return self.get(name).create(**parsed)
 
-    def _add(self, entry: Entry) -> None:
-        self._entries[entry.name] = entry
+    def _add(self, entry: Entry) -> tuple[Entry, ...]:
+        """Add ``entry``; returns the entries already registered under its name (a clash when any)."""
+        before = self._entries.get(entry.name, ())
+        self._entries[entry.name] = (*before, entry)
+        return before

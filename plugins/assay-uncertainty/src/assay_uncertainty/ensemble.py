@@ -152,6 +152,7 @@ class _EnsembleMetric(Metric):
     """Base of the ensemble metrics: one value per example, reduced over the batch."""
 
     higher_is_better = False
+    needs_references = False  # scores the ensemble's probabilities alone
     _fused_checks = False  # True: _values runs the value checks itself (in cache, chunk by chunk)
 
     def __init__(self, *, reduction: str | None = "mean", validate_args: bool = True, score_prefix: str = "") -> None:
