@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-import types
 
 import pytest
 
 from assay.cli import main
-from assay.cli.compare import better, format_comparison
 
 
 def write_jsonl(path, values):
@@ -130,29 +128,3 @@ def test_compare_calls_a_winner_when_the_interval_excludes_zero(tmp_path, capsys
     c = json.loads(capsys.readouterr().out)
     assert c["difference"] == pytest.approx(0.5) and c["ci_low"] > 0
     assert c["better"] == "b" and c["significant"] is True and c["verdict"].startswith("b is better on accuracy")
-
-
-def _comparison(lo, hi, higher_is_better=True):
-    return types.SimpleNamespace(metric="m", score_name="m", n=10, score_a=0.5, score_b=0.5 + (lo + hi) / 2,
-                                 difference=(lo + hi) / 2, ci_low=lo, ci_high=hi, confidence_level=0.9,
-                                 p_value_bootstrap=0.5, p_value_randomization=0.32, n_resamples=100, seed=0,
-                                 higher_is_better=higher_is_better, notes=())
-
-
-@pytest.mark.parametrize(("lo", "hi", "higher", "expected"), [
-    (-0.1, 0.3, True, None),      # spans 0: no verdict, whatever the sign of the difference
-    (0.0, 0.3, True, None),       # touches 0: not excluded
-    (0.1, 0.3, True, "b"),
-    (-0.3, -0.1, True, "a"),
-    (-0.3, -0.1, False, "b"),     # lower is better: b lower
-    (0.1, 0.3, False, "a"),
-    (float("nan"), float("nan"), True, None),
-])
-def test_better_follows_the_interval(lo, hi, higher, expected):
-    c = _comparison(lo, hi, higher)
-    assert better(c) == expected
-    text = format_comparison(c)
-    if expected is None:
-        assert "is better" not in text
-    else:
-        assert f"{expected} is better on m (the 90% paired-bootstrap interval" in text

@@ -1,24 +1,24 @@
 """``assay compare A.json B.json --metric NAME``: paired significance test of two saved evaluations.
 
-The verdict follows the interval it quotes: one system is called better only when the
-paired-bootstrap interval of ``b - a`` at the stated level excludes zero; otherwise the
-output says there is no significant difference at that level. Both p-values are printed
-(approximate randomization first: it is the headline ``p_value``). ``--json`` adds
-``p_value``, ``significant``, ``better`` (``"a"``, ``"b"`` or null) and ``verdict``.
+Prints :meth:`assay.metrics.significance.Comparison.summary`: the verdict follows the
+interval it quotes (one system is called better only when the paired-bootstrap interval of
+``b - a`` at the stated level excludes zero; otherwise "no significant difference"), and
+both p-values are printed. ``--json`` prints ``Comparison.to_dict()`` (with ``p_value``,
+``significant``, ``better`` and ``verdict``). A file that is not a results file written by
+``assay evaluate --output`` is an error naming it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from assay.cli._args import check_metrics, flag, non_negative_int, positive_int, probability, read_text
 from assay.errors import InvalidParameterError
 
-__all__ = ["better", "format_comparison", "load", "register", "run", "verdict"]
+__all__ = ["load", "register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,41 +73,6 @@ def load(path: Path, what: str) -> Any:
         raise InvalidParameterError(f"{what} {path}: not a readable assay results file ({exc!r}).") from None
 
 
-def better(c: Any) -> str | None:
-    """``"a"`` or ``"b"`` (the better system) when the interval of ``b - a`` excludes 0, else None."""
-    lo, hi = float(c.ci_low), float(c.ci_high)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0.0 <= hi:
-        return None
-    return "b" if (lo > 0.0) == bool(c.higher_is_better) else "a"
-
-
-def verdict(c: Any) -> str:
-    """One sentence: which system is better, said only when the interval of ``b - a`` excludes 0."""
-    level = f"{c.confidence_level:.0%}" if round(c.confidence_level * 100, 6).is_integer() \
-        else f"{c.confidence_level:.2%}"
-    interval = f"the {level} paired-bootstrap interval of b - a, [{c.ci_low:+.4g}, {c.ci_high:+.4g}]"
-    if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
-        return f"undetermined on {c.score_name}: the interval of b - a is undefined (NaN)"
-    winner = better(c)
-    if winner is None:
-        return f"no significant difference on {c.score_name} at the {level} level ({interval}, includes 0)"
-    return f"{winner} is better on {c.score_name} ({interval}, excludes 0)"
-
-
-def format_comparison(c: Any) -> str:
-    """The comparison as text: scores, the difference with its interval, both p-values, the verdict."""
-    lines = [
-        f"{c.score_name} ({c.metric}), {c.n} paired instances",
-        f"  a: {c.score_a:.4f}   b: {c.score_b:.4f}   b - a: {c.difference:+.4f} "
-        f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}] ({c.confidence_level:.0%} paired bootstrap)",
-        f"  p-value: {c.p_value_randomization:.4g} (approximate randomization), "
-        f"{c.p_value_bootstrap:.4g} (paired bootstrap); {c.n_resamples} rounds, seed {c.seed}",
-        f"  {verdict(c)}",
-    ]
-    lines += [f"  note: {n}" for n in c.notes]
-    return "\n".join(lines)
-
-
 def run(args: argparse.Namespace) -> int:
     import assay
 
@@ -121,13 +86,5 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise InvalidParameterError(f"{flag(args, 'score')} {args.score!r}: the metric compared reports no score "
                                     "of that name (see the score names 'assay evaluate' prints).") from None
-    if args.json:
-        d = c.to_dict()
-        d.setdefault("p_value", c.p_value_randomization)
-        d.setdefault("significant", better(c) is not None)
-        d.setdefault("better", better(c))
-        d.setdefault("verdict", verdict(c))
-        print(json.dumps(d, indent=2))
-    else:
-        print(format_comparison(c))
+    print(json.dumps(c.to_dict(), indent=2) if args.json else c.summary())
     return 0

@@ -128,44 +128,15 @@ def _check_same_typing(args: argparse.Namespace, preds: list[Any], refs: list[An
                     "Pass --csv-cells json to read CSV cells as JSON, or give both files in the same format.")
 
 
-def _require_no_references(specs: list[str], preds: list[Any]) -> None:
-    """Raise unless every metric can score predictions without references."""
+def _require_no_references(specs: list[str]) -> None:
+    """Raise, naming the flag, unless every metric scores without references (``needs_references``)."""
     from assay.metrics.catalog import resolve_metrics
 
     for spec, metric in zip(specs, resolve_metrics(specs)):
-        if _uses_references(metric, preds):
+        if getattr(metric, "needs_references", True):
             raise InvalidParameterError(
                 f"-r/--references: metric {spec!r} compares predictions with references, and none were given; "
                 "pass the references file with -r/--references.")
-
-
-def _uses_references(metric: Any, fallback: list[Any]) -> bool:
-    """Whether a metric needs references: its declaration if it has one (``needs_references``),
-    else whether its intermediates change when each instance's reference is its own prediction
-    (probed on the metric's own examples, else on the first ``fallback`` predictions)."""
-    for attribute in ("needs_references", "requires_references"):
-        declared = getattr(metric, attribute, None)
-        if isinstance(declared, bool):
-            return declared
-    probe = getattr(metric, "examples", None) or []
-    preds = next((list(e["predictions"])[:4] for e in probe if e.get("predictions") is not None), fallback[:4])
-    if not preds:
-        return True
-    try:
-        without = metric.clone().map_all(preds, None)
-        with_refs = metric.clone().map_all(preds, [[p] for p in preds])
-        return not _same(without, with_refs)
-    except Exception:  # noqa: BLE001 - a metric that cannot run without references needs them
-        return True
-
-
-def _same(a: Any, b: Any) -> bool:
-    import numpy as np
-
-    try:
-        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     preds = read_column(args.predictions, "prediction", cells=cells, what=flag(args, "predictions"))
     refs = None
     if args.references is None:
-        _require_no_references(args.metric, preds)
+        _require_no_references(args.metric)
     else:
         raw = read_column(args.references, "references", cells=cells, what=flag(args, "references"))
         if len(raw) != len(preds):
