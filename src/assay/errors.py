@@ -16,6 +16,7 @@ __all__ = [
     "InvalidParameterError",
     "MissingDependencyError",
     "PluginLoadError",
+    "SaveFormatError",
     "UnknownNameError",
     "WorkerDiedError",
 ]
@@ -58,6 +59,25 @@ class MissingDependencyError(AssayError, ImportError):
         super().__init__(f"{package} is required{what} but is not installed; install it with: {hint}")
         self.package = package
         self.hint = hint
+
+
+class SaveFormatError(AssayError, ValueError):
+    """A saved file is damaged, tampered with, mixed with another save or of an unknown format version.
+
+    The message names the file and the field; ``path`` and ``field`` carry them.
+    """
+
+    def __init__(self, message: str, *, path: object = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.field = field
+
+    def __reduce__(self):
+        return (_rebuild_save_format_error, (self.args[0], self.path, self.field))
+
+
+def _rebuild_save_format_error(message: str, path: object, field: str | None) -> SaveFormatError:
+    return SaveFormatError(message, path=path, field=field)
 
 
 class EvaluationError(AssayError):

@@ -14,10 +14,15 @@ from assay.downstream.task import mean_tree
 
 
 def test_write_read_round_trip_with_nan(tmp_path):
-    path = write_json_atomic(tmp_path / "a" / "r.json", {"x": {"metrics": {"d": np.float64(0.5), "n": math.nan}}})
-    assert json.loads(path.read_text()) == {"x": {"metrics": {"d": 0.5, "n": None}}}  # standard JSON
+    data = {"x": {"metrics": {"d": np.float64(0.5), "n": math.nan, "i": np.float32("-inf")}}}
+    path = write_json_atomic(tmp_path / "a" / "r.json", data)
+    # standard JSON: the non-finite rule of assay.jsonio writes strings
+    assert json.loads(path.read_text()) == {"x": {"metrics": {"d": 0.5, "n": "NaN", "i": "-Infinity"}}}
     back = read_json(path)
     assert back["x"]["metrics"]["d"] == 0.5 and math.isnan(back["x"]["metrics"]["n"])
+    assert back["x"]["metrics"]["i"] == -math.inf
+    path.write_text('{"n": null}')  # the rule of older versions still reads back as NaN
+    assert math.isnan(read_json(path)["n"])
 
 
 def test_failed_write_keeps_previous_file(tmp_path, monkeypatch):

@@ -6,36 +6,28 @@
 same object for every instance. The list also carries ``global_scores``, ``info``
 (seed, resampling settings, metric names, notes on degenerate intervals) and, in memory,
 each metric's intermediates, which :func:`assay.compare` reuses.
+
+:meth:`EvaluationResults.save` writes standard JSON atomically through :mod:`assay.jsonio`
+(a failed write leaves the previous file whole); non-finite scores are written as
+``"NaN"``, ``"Infinity"``, ``"-Infinity"`` and :func:`load_results` reads them back as
+floats in the score dicts (predictions, references and task data are left as written).
+:func:`load_results` checks the layout and raises :class:`~assay.errors.SaveFormatError`
+naming the file and the field.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from assay.errors import InvalidParameterError
+from assay.errors import SaveFormatError
+from assay.jsonio import decode_numbers, read_json, to_jsonable, write_json_atomic
 
 __all__ = ["EvaluationResults", "load_results", "to_jsonable"]
 
 FORMAT = "assay.evaluation/1"
-
-
-def to_jsonable(x: Any) -> Any:
-    """Plain JSON types for numpy scalars and arrays, tuples, sets (recursively)."""
-    if isinstance(x, dict):
-        return {str(k): to_jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return to_jsonable(x.tolist())
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
 
 
 class EvaluationResults(list):
@@ -74,10 +66,8 @@ class EvaluationResults(list):
         return to_jsonable({"format": FORMAT, "global": self.global_scores, "info": self.info, "instances": insts})
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write JSON (NaN written as ``NaN``, as Python's json module reads it back)."""
-        p = Path(path)
-        p.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        return p
+        """Write standard JSON atomically (see the module docstring); the old file survives a failed write."""
+        return write_json_atomic(path, self.to_dict(), indent=1)
 
     def summary(self, *, digits: int = 4) -> str:
         """A readable table: one row per score, with its interval when there is one."""
@@ -112,21 +102,36 @@ def _fmt(v: Any, digits: int) -> str:
     return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
+def _field(cond: bool, p: Path, field: str, expected: str, got: Any) -> None:
+    if not cond:
+        raise SaveFormatError(f"{p}: field {field!r} must be {expected}; got {got!r:.80}.", path=p, field=field)
+
+
 def load_results(path: str | os.PathLike[str]) -> EvaluationResults:
-    """Read results written by :meth:`EvaluationResults.save` (JSON only)."""
+    """Read results written by :meth:`EvaluationResults.save` (JSON only, checked).
+
+    Raises :class:`~assay.errors.SaveFormatError` naming the file and the field when the
+    file is not valid JSON or not an assay results file. The bare ``NaN`` / ``Infinity``
+    that assay 0.1 wrote are still read.
+    """
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"No such results file: {str(p)!r}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidParameterError(f"{p}: not a results JSON file ({exc.msg} at line {exc.lineno}).") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InvalidParameterError(f"{p}: not an assay results file (expected \"format\": {FORMAT!r}).")
-    g = data["global"]
+    data = read_json(p, what="results file", legacy_constants=True)
+    _field(isinstance(data, dict), p, "<top level>", "a JSON object", type(data).__name__)
+    _field(data.get("format") == FORMAT, p, "format", repr(FORMAT), data.get("format"))
+    g = data.get("global")
+    _field(isinstance(g, dict), p, "global", "an object of scores", g)
+    g = decode_numbers(g)
+    info = data.get("info", {})
+    _field(isinstance(info, dict), p, "info", "an object", info)
+    raw = data.get("instances")
+    _field(isinstance(raw, list), p, "instances", "a list", raw)
     insts = []
-    for d in data["instances"]:
+    for i, d in enumerate(raw):
+        _field(isinstance(d, dict), p, f"instances[{i}]", "an object", d)
+        score = d.get("score")
+        ok = isinstance(score, dict) and isinstance(score.get("instance"), dict)
+        _field(ok, p, f"instances[{i}].score.instance", "an object of scores", score)
         inst = {k: v for k, v in d.items() if k != "score"}
-        inst["score"] = {"instance": d["score"]["instance"], "global": g}
+        inst["score"] = {"instance": decode_numbers(score["instance"]), "global": g}
         insts.append(inst)
-    return EvaluationResults(insts, g, data.get("info", {}))
+    return EvaluationResults(insts, g, info)

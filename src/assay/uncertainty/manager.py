@@ -18,15 +18,15 @@ records it in ``dropped``; no value is ever replaced by a "most confident" subst
 ``"raise"`` makes a NaN an error naming the estimator or metric and the example.
 No finite pair left gives NaN.
 
-``save(path)`` writes ``manager.json`` (names, levels, metrics, notes) and
-``arrays.npz`` (estimations and generation-metric values; ragged ones flat with their
-lengths); ``UEManager.load(path)`` reads them back without pickle, and ``rescore``
-computes further UE metrics on the saved values.
+``save(path)`` writes ``manager.json`` (names, levels, metrics, notes, a manifest with
+checksums) and ``arrays.npz`` (estimations, generation-metric values and ``stats``; ragged
+ones flat with their lengths), all or nothing; ``UEManager.load(path)`` verifies and reads
+them back without pickle, ``rescore`` computes further UE metrics on the saved values,
+and the saved ``stats`` let estimators run again (see :mod:`assay.uncertainty.persist`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -37,14 +37,14 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.plugins.names import parse_name
-from assay.uncertainty.base import LEVELS, Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
+from assay.uncertainty.base import Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
 from assay.uncertainty.gen_metrics import GENERATION_METRICS
 from assay.uncertainty.graph import plan_calculators
 from assay.uncertainty.inputs import load_ue_data, records_to_columns
+from assay.uncertainty.persist import FORMAT_VERSION, load_manager, save_manager  # noqa: F401 - FORMAT_VERSION kept here
 
 __all__ = ["UEManager"]
 
-FORMAT_VERSION = 1
 NAN_POLICIES = ("drop", "raise")
 
 
@@ -295,75 +295,18 @@ class UEManager:
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write ``manager.json`` and ``arrays.npz`` into the folder ``path`` (created); no pickle."""
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        arrays: dict[str, np.ndarray] = {}
-        index: list[dict[str, Any]] = []
-        for kind, table in (("estimation", self.estimations), ("gen_metric", self.gen_metrics)):
-            for (level, name), values in table.items():
-                key = f"a{len(index)}"
-                entry = {"kind": kind, "level": level, "name": name, "key": key}
-                if level == "sequence":
-                    arrays[key] = np.asarray(values, dtype=np.float64)
-                else:
-                    arrays[key] = np.concatenate(values) if values else np.zeros(0)
-                    arrays[key + "__lengths"] = np.array([v.size for v in values], dtype=np.int64)
-                index.append(entry)
-        np.savez(out / "arrays.npz", **arrays)
-        doc = {
-            "format": "assay.uncertainty.UEManager",
-            "version": FORMAT_VERSION,
-            "n_examples": self.n_examples,
-            "nan_policy": self.nan_policy,
-            "estimators": self.estimator_names,
-            "gen_metrics": self.gen_metric_names,
-            "ue_metrics": self.ue_metric_names,
-            "arrays": index,
-            "metrics": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "ue_metric": k[3],
-                         "value": None if v is None or (isinstance(v, float) and math.isnan(v)) else v}
-                        for k, v in self.metrics.items()],
-            "dropped": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "count": v}
-                        for k, v in self.dropped.items()],
-            "notes": self.notes,
-        }
-        (out / "manager.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        return out
+        """Save into the folder ``path``, all or nothing: ``manager.json`` (names, metrics, manifest) and
+        ``arrays.npz`` (values and statistics); no pickle. See :mod:`assay.uncertainty.persist`."""
+        return save_manager(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "UEManager":
-        """Read a folder written by :meth:`save` (JSON and ``.npz`` with ``allow_pickle=False``)."""
-        p = Path(path)
-        meta_path = p / "manager.json"
-        if not meta_path.exists():
-            raise FileNotFoundError(f"No saved UEManager in {str(p)!r} (manager.json is missing).")
-        doc = json.loads(meta_path.read_text(encoding="utf-8"))
-        if doc.get("format") != "assay.uncertainty.UEManager":
-            raise InvalidParameterError(f"{meta_path} is not a saved UEManager (format {doc.get('format')!r}).")
-        man = cls(nan_policy=doc.get("nan_policy", "drop"))
-        man.n_examples = int(doc["n_examples"])
-        man.estimator_names = list(doc["estimators"])
-        man.gen_metric_names = list(doc["gen_metrics"])
-        man.ue_metric_names = list(doc["ue_metrics"])
-        with np.load(p / "arrays.npz", allow_pickle=False) as z:
-            for entry in doc["arrays"]:
-                arr = z[entry["key"]]
-                level = entry["level"]
-                if level in LEVELS[1:]:
-                    lengths = z[entry["key"] + "__lengths"]
-                    arr = np.split(arr, np.cumsum(lengths)[:-1]) if lengths.size else []
-                table = man.estimations if entry["kind"] == "estimation" else man.gen_metrics
-                table[(level, entry["name"])] = arr
-                if entry["kind"] == "estimation":
-                    man.levels[entry["name"]] = level
-        for m in doc["metrics"]:
-            v = m["value"]
-            key = (m["level"], m["estimator"], m["gen_metric"], m["ue_metric"])
-            man.metrics[key] = math.nan if v is None else float(v)
-        for d in doc.get("dropped", []):
-            man.dropped[(d["level"], d["estimator"], d["gen_metric"])] = int(d["count"])
-        man.notes = list(doc.get("notes", []))
-        return man
+        """Read and verify a folder written by :meth:`save`.
+
+        Raises :class:`~assay.errors.SaveFormatError` naming the file and the field for a
+        damaged, tampered, mixed or newer save; never unpickles.
+        """
+        return load_manager(cls, path)
 
     def __repr__(self) -> str:
         return (f"UEManager({self.n_examples} examples, estimators={self.estimator_names}, "

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from assay.errors import MissingDependencyError
+from assay.jsonio import atomic_output
 
 __all__ = ["reliability_bins", "rejection_curve", "risk_coverage_curve", "plot_reliability", "plot_rejection",
            "plot_risk_coverage"]
@@ -30,10 +31,13 @@ def _pyplot():
 
 
 def _save(plt, fig, path: Path) -> Path:
-    """Lay out, write the PNG and free the figure."""
+    """Lay out, write the PNG (atomically: a failed write keeps the previous picture) and free the figure."""
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=120, format="png")
+    finally:
+        plt.close(fig)
     return path
 
 
