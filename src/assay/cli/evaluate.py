@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
                    help="a registered metric, with overrides: 'f1[average=macro]' (repeatable)")
     p.add_argument("--predictions", "-p", type=Path, required=True, help="predictions file (.jsonl or .csv)")
-    p.add_argument("--references", "-r", type=Path, help="references file (.jsonl or .csv)")
+    p.add_argument("--references", "-r", type=Path,
+                   help="references file (.jsonl or .csv); required unless every metric is reference-free")
     p.add_argument("--task-data", type=Path, help="per-instance task data file (JSON Lines of objects)")
     p.add_argument("--csv-cells", choices=("text", "json"), default="text",
                    help="how CSV cells are read: 'text' (default; 'true', '1' and '1.0' are different labels) or "
