@@ -111,7 +111,7 @@ def test_conllx_by_extension(tmp_path, capsys):
 
 def test_different_words_name_sentence_and_line(files, capsys):
     files[1].write_text(SYSTEM.replace("\tplaya\tplaya\t", "\tplayas\tplaya\t"), encoding="utf-8")
-    assert main(["parse-eval", str(files[0]), str(files[1])]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1])]) == 2
     err = capsys.readouterr().err
     assert "assay parse-eval: error:" in err
     assert "word 5 is 'playa' in gold and 'playas' in system (system line 8)" in err
@@ -120,7 +120,7 @@ def test_different_words_name_sentence_and_line(files, capsys):
 
 def test_different_sentence_counts(files, capsys):
     files[1].write_text(SYSTEM.split("\n\n")[0] + "\n\n", encoding="utf-8")
-    assert main(["parse-eval", str(files[0]), str(files[1])]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1])]) == 2
     err = capsys.readouterr().err
     assert "has 2 sentences and the system file" in err
     assert "has 1; the first sentence whose words differ is sentence 's2' at " in err and "gold.conllu:11." in err
@@ -129,7 +129,7 @@ def test_different_sentence_counts(files, capsys):
 def test_malformed_file_names_file_and_line(files, capsys):
     files[1].write_text(SYSTEM.replace("2\tpunct\t_\t_\n\n# sent_id = s2", "2\tpunct\t_\n\n# sent_id = s2"),
                         encoding="utf-8")
-    assert main(["parse-eval", str(files[0]), str(files[1])]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1])]) == 2
     assert "system.conllu:9: expected 10 tab-separated columns" in capsys.readouterr().err
 
 
@@ -146,10 +146,10 @@ def test_spark_without_the_spark_executor_says_what_to_install(files, capsys, mo
             return name != "spark" and name in self.registry
 
     monkeypatch.setattr(plugins, "get_registry", lambda kind: NoSpark(real(kind)) if kind == "executor" else real(kind))
-    assert main(["parse-eval", str(files[0]), str(files[1]), "--spark", "local[2]"]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--spark", "local[2]"]) == 2
     assert "pip install 'assay[spark]'" in capsys.readouterr().err
 
 
 def test_spark_and_executor_together_is_an_error(files, capsys):
-    assert main(["parse-eval", str(files[0]), str(files[1]), "--spark", "local[2]", "--executor", "threads"]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--spark", "local[2]", "--executor", "threads"]) == 2
     assert "either --spark or --executor" in capsys.readouterr().err

@@ -74,7 +74,7 @@ def test_cli_run_table_plot(data, tmp_path, capsys):
     assert (tmp_path / "b.png").read_bytes()[:4] == b"\x89PNG"
     plot_cfg.write_text("colours: {}\n")
     assert main(["plot", str(tmp_path / "res"), "--along", "pred_model", "-o", str(tmp_path / "c.png"),
-                 "--config", str(plot_cfg)]) == 1
+                 "--config", str(plot_cfg)]) == 2
     assert "colours: unknown key 'colours'. Did you mean 'coloring'?" in capsys.readouterr().err
 
 

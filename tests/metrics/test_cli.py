@@ -20,7 +20,8 @@ def files(tmp_path):
 
 def test_evaluate_table_and_output(files, samples_system, capsys):
     rc = main(["evaluate", "-m", "sample_accuracy", "-m", "sample_f1[score_prefix=p_]", "-p", str(files / "a.jsonl"),
-               "-r", str(files / "refs.csv"), "--n-resamples", "200", "-o", str(files / "A.json")])
+               "-r", str(files / "refs.csv"), "--csv-cells", "json", "--n-resamples", "200",
+               "-o", str(files / "A.json")])
     out = capsys.readouterr().out
     assert rc == 0
     # a = 1 0 1 1 0 1, refs = 1 1 0 1 0 1: 4 of 6 right; tp = 3, fp = 1, fn = 1 -> F1 = 6 / 8
@@ -31,7 +32,7 @@ def test_evaluate_table_and_output(files, samples_system, capsys):
 
 def test_evaluate_json(files, samples_system, capsys):
     rc = main(["evaluate", "-m", "sample_accuracy", "-p", str(files / "b.jsonl"), "-r", str(files / "refs.csv"),
-               "--json", "--seed", "5"])
+               "--csv-cells", "json", "--json", "--seed", "5"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["global"]["accuracy"] == pytest.approx(5 / 6) and data["info"]["seed"] == 5
 
@@ -39,7 +40,7 @@ def test_evaluate_json(files, samples_system, capsys):
 def test_compare(files, samples_system, capsys):
     for name in ("a", "b"):
         main(["evaluate", "-m", "sample_accuracy", "-p", str(files / f"{name}.jsonl"), "-r", str(files / "refs.csv"),
-              "--n-resamples", "0", "-o", str(files / f"{name.upper()}.json")])
+              "--csv-cells", "json", "--n-resamples", "0", "-o", str(files / f"{name.upper()}.json")])
     capsys.readouterr()
     rc = main(["compare", str(files / "A.json"), str(files / "B.json"), "--json", "--n-resamples", "300"])
     c = json.loads(capsys.readouterr().out)
@@ -51,10 +52,10 @@ def test_compare(files, samples_system, capsys):
 def test_errors_are_reported(files, samples_system, capsys):
     (files / "short.jsonl").write_text("1\n")
     assert main(["evaluate", "-m", "sample_accuracy", "-p", str(files / "short.jsonl"),
-                 "-r", str(files / "refs.csv")]) == 1
+                 "-r", str(files / "refs.csv"), "--csv-cells", "json"]) == 2
     assert "must pair up" in capsys.readouterr().err
     (files / "bad.jsonl").write_text("1\n{oops\n")
-    assert main(["evaluate", "-m", "sample_accuracy", "-p", str(files / "bad.jsonl")]) == 1
+    assert main(["evaluate", "-m", "sample_accuracy", "-p", str(files / "bad.jsonl")]) == 2
     assert "bad.jsonl:2: invalid JSON" in capsys.readouterr().err
-    assert main(["evaluate", "-m", "nope", "-p", str(files / "a.jsonl")]) == 1
+    assert main(["evaluate", "-m", "nope", "-p", str(files / "a.jsonl")]) == 2
     assert "No metric named 'nope'" in capsys.readouterr().err

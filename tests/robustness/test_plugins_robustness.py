@@ -151,7 +151,7 @@ def test_strict_mode_makes_each_problem_fatal(case, install, capsys, monkeypatch
     install({case: CASES[case][0]})
     monkeypatch.setenv("ASSAY_STRICT_PLUGINS", "1")
     code, out, err = run_cli(["plugins"], capsys)
-    assert code == 1
+    assert code == 2
     assert err.startswith("assay plugins: error: ") and "ASSAY_STRICT_PLUGINS" in err
     assert "Traceback" not in err
 
@@ -242,7 +242,7 @@ def test_a_real_ctrl_c_while_loading_still_interrupts(install):
     root = install({"sigint": "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)\n"})
     run = subprocess.run([sys.executable, "-m", "assay", "plugins"], env=subprocess_env(root), capture_output=True,
                          text=True, timeout=120)
-    assert run.returncode == 130 and "assay: interrupted" in run.stderr
+    assert run.returncode == 130 and "assay plugins: interrupted" in run.stderr
     assert "rb_c_after" not in run.stdout  # loading stopped: Ctrl-C is the user's, not the plugin's
 
 

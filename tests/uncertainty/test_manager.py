@@ -172,7 +172,7 @@ def test_cli_ue_writes_manager_table_and_plots(tmp_path):
     assert {p.name for p in out.glob("*.png")} >= {"risk_coverage_sequence_accuracy.png",
                                                     "rejection_sequence_accuracy.png"}
     (tmp_path / "bad.yaml").write_text("data: d.jsonl\nestimators: [msp]\ngen_metrics: [accuracy]\nue_metric: [prr]\n")
-    assert main(["ue", str(tmp_path / "bad.yaml")]) == 1
+    assert main(["ue", str(tmp_path / "bad.yaml")]) == 2
 
 
 def test_calibration_ue_metric_skips_estimators_outside_unit_interval():

@@ -4,6 +4,12 @@ Each sub-command lives in its own module under :mod:`assay.cli` with a
 ``register(subparsers)`` function that adds its parser and sets ``func`` (called with
 the parsed arguments, returning the exit code). Sub-command modules import heavy
 libraries inside ``func``, so ``assay --help`` stays fast.
+
+Every command ends in one line on stderr, never a traceback: ``assay COMMAND: error:
+<file or flag>: <what is wrong>`` with exit status 2 for bad input (argparse usage errors
+too), ``assay COMMAND: internal error: ...`` with status 70 for a bug, 130 on Ctrl-C,
+141 when stdout is closed early (``assay list metric | head``). ``ASSAY_DEBUG=1`` adds
+the traceback. See :mod:`assay.cli._errors` and ``docs/cli.md``.
 """
 
 from __future__ import annotations
@@ -11,10 +17,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from assay import __version__
-from assay.errors import AssayError
+from assay.cli._errors import EXIT_USAGE, run_command
 from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
@@ -30,8 +36,15 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the error line first (``assay COMMAND: error: argument --flag: ...``), then the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n{self.format_usage()}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="assay",
         description="assay: plugin-based evaluation. Sharded evaluation with exact tallies, "
         "metrics with confidence intervals, uncertainty estimation and downstream tasks.",
@@ -46,16 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 @warns_about_plugin_problems
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the sub-command's parser: "assay COMMAND: error: unrecognized arguments"
+        (_subparser(parser, args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("assay: interrupted", file=sys.stderr)
-        return 130
-    except (AssayError, FileNotFoundError) as exc:
-        print(f"assay {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_USAGE
+    code = run_command(args, _subparser(parser, args.command), argv)
+    return code
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
+    """The parser of one sub-command (its actions name the flags in error messages)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(command)
+    return None

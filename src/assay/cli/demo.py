@@ -25,6 +25,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assay.demo import run_demo
+    from assay.cli._args import flag
+    from assay.demo import SECTIONS, run_demo
+    from assay.errors import InvalidParameterError
 
+    unknown = [s for s in args.sections or () if s not in SECTIONS]
+    if unknown:
+        raise InvalidParameterError(f"--section: Unknown demo section {unknown[0]!r}; "
+                                    f"choose from {', '.join(SECTIONS)}.")
+    if args.output.exists() and not args.output.is_dir():
+        raise InvalidParameterError(f"{flag(args, 'output')} {args.output}: exists and is not a directory; "
+                                    "give a folder for the demo's files.")
     return run_demo(args.output, sections=args.sections)

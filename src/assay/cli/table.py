@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from assay.cli._args import non_negative_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -19,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks (default: all)")
     p.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics (default: all)")
     p.add_argument("--over", default="seed", help="the parameter averaged over (default: seed)")
-    p.add_argument("--digits", type=int, default=2, help="decimals (default: 2)")
+    p.add_argument("--digits", type=non_negative_int, default=2, help="decimals, >= 0 (default: 2)")
     p.add_argument("--scale", type=float, default=100.0, help="multiply values by this (default: 100)")
     p.add_argument("--allow-missing", action="store_true",
                    help="show cells whose result files are missing as 'n/a (k of n missing)' instead of failing")
