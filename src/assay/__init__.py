@@ -47,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidParameterError": "assay.errors",
     "MissingDependencyError": "assay.errors",
     "PluginLoadError": "assay.errors",
+    "UndefinedMetricWarning": "assay.errors",
     "UnknownNameError": "assay.errors",
     "WorkerDiedError": "assay.errors",
     # metrics (issue: metrics)
@@ -80,7 +81,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from assay.core.pool import DataPool
     from assay.core.result import EvaluationResult
     from assay.errors import (AssayError, DuplicateRegistrationError, EvaluationError, InvalidParameterError,
-                              MissingDependencyError, PluginLoadError, UnknownNameError, WorkerDiedError)
+                              MissingDependencyError, PluginLoadError, UndefinedMetricWarning, UnknownNameError,
+                              WorkerDiedError)
     from assay.executors.base import Executor
     from assay.plugins import (PluginSystem, get_plugin_system, get_registry, hookimpl, load_aggregation,
                                load_data_format, load_estimator, load_executor, load_metric,

@@ -175,9 +175,9 @@ def test_all_correct_all_wrong_single_example():
 def test_bad_inputs_are_clear_errors():
     with pytest.raises(ValueError, match="same length"):
         AURC()([0.1, 0.2], [1])
-    with pytest.raises(ValueError, match="finite.*index 1"):
+    with pytest.raises(ValueError, match=r"`uncertainty\[1\]` is nan; expected finite"):
         AURC()([0.1, float("nan")], [1, 0])
-    with pytest.raises(ValueError, match="binary 'quality'"):
+    with pytest.raises(ValueError, match=r"`quality\[0\]` is 0.5; expected binary quality"):
         ROCAUC()([0.1, 0.2], [0.5, 1])
     with pytest.raises(ValueError, match="convention"):
         AURC(convention="sklearn")
