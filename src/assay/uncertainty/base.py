@@ -159,7 +159,7 @@ def check_ue_inputs(
     if binary and q.size and not np.all((q == 0) | (q == 1)):
         first = int(np.flatnonzero((q != 0) & (q != 1))[0])
         raise InvalidParameterError(
-            f"{name}: `quality[{first}]` is {q[first]!r}; expected binary quality (1 = correct, 0 = failure)."
+            f"{name}: `quality[{first}]` is {float(q[first])!r}; expected binary quality (1 = correct, 0 = failure)."
         )
     return u, q
 
