@@ -313,18 +313,22 @@ def check_array(x: Any, name: str, *, owner: str | None = None, ndim: int | Sequ
 
 
 def probability_error(p: np.ndarray, name: str, *, owner: str | None = None, offset: int = 0,
-                      rows_sum_to_one: bool = True, atol: float = PROB_ATOL) -> InvalidParameterError | None:
+                      rows_sum_to_one: bool = True, atol: float = PROB_ATOL,
+                      axes: Sequence[str] | None = None) -> InvalidParameterError | None:
     """The error for the first value or row of ``p`` that is not a probability distribution, or None.
 
     Checks, in order of position: finite, in [0, 1], and (``rows_sum_to_one``, ``p`` at
     least 2-D) each row of the last axis summing to 1 within ``atol``. ``offset`` is
-    added to the first index (when ``p`` is a chunk of rows of a larger array).
+    added to the first index (when ``p`` is a chunk of rows of a larger array); ``axes``
+    names the axes in the message (``("example", "member", "class")``).
     """
     if p.size == 0:
         return None
 
     def at(pos: tuple[int, ...]) -> str:
-        return _position(name, (pos[0] + offset, *pos[1:]) if pos else pos)
+        pos = (pos[0] + offset, *pos[1:]) if pos else pos
+        named = f" ({', '.join(f'{a} {i}' for a, i in zip(axes, pos))})" if axes else ""
+        return _position(name, pos) + named
 
     finite = np.isfinite(p)
     if not finite.all():
@@ -341,7 +345,7 @@ def probability_error(p: np.ndarray, name: str, *, owner: str | None = None, off
         off = np.abs(sums - 1.0) > atol
         if off.any():
             pos = first_index(off)
-            row = _position(name, (pos[0] + offset, *pos[1:]))[:-2] + ", :]`"
+            row = at(pos).replace("]`", ", :]`", 1)
             return InvalidParameterError(
                 f"{_where(owner)}{row} sums to {float(sums[pos])!r}; expected each row of probabilities "
                 f"to sum to 1 (within {atol:g})."

@@ -73,10 +73,9 @@ def _check_values(p: np.ndarray, offset: int, name: str, owner: str | None = Non
     sums = p.reshape(-1, p.shape[2]) @ np.ones(p.shape[2], dtype=p.dtype)
     # with every value >= 0 and every row summing to 1, none exceeds 1 either; NaN fails both tests
     if not (np.abs(sums - 1.0) <= PROB_ATOL).all() or not p.min() >= 0:
-        err = probability_error(p, name, owner=owner, offset=offset)
+        err = probability_error(p, name, owner=owner, offset=offset, axes=("example", "member", "class"))
         if err is not None:
-            raise InvalidParameterError(f"{err} (example, member, class; pass validate_args=False to skip "
-                                        "this check on trusted input)")
+            raise err
 
 
 #: elements per chunk in :func:`votes`: the argmax and the value checks read a chunk while it is in cache
