@@ -36,13 +36,13 @@ class InvalidParameterError(AssayError, ValueError, TypeError):
     """A parameter has the wrong type or value; the message names it, the expectation and the value."""
 
 
-class UndefinedMetricWarning(RuntimeWarning, UserWarning):
+class UndefinedMetricWarning(UserWarning):
     """A metric is undefined on valid but degenerate data (no examples, one class, a zero
     denominator): the value is NaN, or the documented ``zero_division`` value.
 
     The one warning class of assay (``assay.validation.undefined_metric`` issues it). A
-    ``RuntimeWarning`` and a ``UserWarning`` (scikit-learn's ``UndefinedMetricWarning`` is
-    a ``UserWarning``), so filters on either keep working.
+    ``UserWarning``, as scikit-learn's ``UndefinedMetricWarning``: the filters that hide
+    numpy's ``RuntimeWarning`` inside a computation do not hide it.
     """
 
 

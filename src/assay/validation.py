@@ -139,6 +139,8 @@ def check_choice(value: Any, name: str, choices: Collection[Any], *, owner: str 
 
 
 def _bounds_text(low: float | None, high: float | None, closed: str) -> str:
+    low = None if low is None else f"{low:g}"
+    high = None if high is None else f"{high:g}"
     lo_op = ">=" if closed in ("both", "left") else ">"
     hi_op = "<=" if closed in ("both", "right") else "<"
     if low is not None and high is not None:
