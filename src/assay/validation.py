@@ -6,7 +6,7 @@ these instead of writing its own ``isinstance`` tests. Every failure is an
 message names the owner (the metric or function), the parameter, what was expected, what
 was received and, for arrays, the FIRST offending position::
 
-    ece: `probs[3, 1]` is nan; expected finite probabilities.
+    ece: `probs[3, 1]` is NaN; expected finite probabilities.
     The 'seed' parameter of evaluate must be an integer >= 0. Got 1.9 (float) instead.
 
 Degenerate but valid input (no examples, one class, a zero denominator) is not an error:
@@ -26,7 +26,7 @@ assay.errors.InvalidParameterError: The 'seed' parameter of evaluate must be an 
 >>> check_probabilities([[0.5, float("nan")]], name="probs", owner="ece")
 Traceback (most recent call last):
 ...
-assay.errors.InvalidParameterError: ece: `probs[0, 1]` is nan; expected finite probabilities.
+assay.errors.InvalidParameterError: ece: `probs[0, 1]` is NaN; expected finite probabilities.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _position(name: str, index: Sequence[int] | int) -> str:
 
 def _value_text(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
-        return repr(float(v)) if math.isfinite(v) else str(float(v))
+        return repr(float(v)) if math.isfinite(v) else ("NaN" if math.isnan(v) else str(float(v)))
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 

@@ -169,7 +169,7 @@ def test_patch_max_falls_back_on_ties_and_non_finite_maps():
     u[3, 3] = np.nan
     assert _screened_max(u, (10, 10)) is None
     # a NaN or inf in the map is an error naming its position (it was NaN / inf, silently)
-    with pytest.raises(InvalidParameterError, match=r"`uncertainty_map\[3, 3\]` is nan; expected finite"):
+    with pytest.raises(InvalidParameterError, match=r"`uncertainty_map\[3, 3\]` is NaN; expected finite"):
         agg("patch_max")(u)
     u[3, 3] = np.inf
     with pytest.raises(InvalidParameterError, match=r"`uncertainty_map\[3, 3\]` is inf"):

@@ -177,7 +177,7 @@ def test_all_correct_all_wrong_single_example():
 def test_bad_inputs_are_clear_errors():
     with pytest.raises(ValueError, match="same length"):
         AURC()([0.1, 0.2], [1])
-    with pytest.raises(ValueError, match=r"`uncertainty\[1\]` is nan; expected finite"):
+    with pytest.raises(ValueError, match=r"`uncertainty\[1\]` is NaN; expected finite"):
         AURC()([0.1, float("nan")], [1, 0])
     with pytest.raises(ValueError, match=r"`quality\[0\]` is 0.5; expected binary quality"):
         ROCAUC()([0.1, 0.2], [0.5, 1])
