@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Hashable
 from typing import Any, Collection, Iterable, Sequence
 
 import numpy as np
@@ -396,7 +397,7 @@ def check_same_length(owner: str | None = None, /, **arrays: Any) -> int:
 
 
 def _bad_label(v: Any) -> bool:
-    if v is None:
+    if v is None or not isinstance(v, Hashable):
         return True
     if isinstance(v, (float, np.floating, complex, np.complexfloating)):
         return not np.isfinite(v)
@@ -405,7 +406,7 @@ def _bad_label(v: Any) -> bool:
 
 def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None, integer: bool = False,
                  n_classes: int | None = None, offset: int = 0) -> Any:
-    """Check class labels: no NaN, no infinity, no ``None`` (and, with ``integer``, whole numbers).
+    """Check class labels: hashable, no NaN, no infinity, no ``None`` (and, with ``integer``, whole numbers).
 
     Labels may be any hashable values (numbers, strings ...); NaN and ``None`` are missing
     values, not labels (NaN is not even equal to itself). With ``integer=True`` returns an
@@ -428,8 +429,8 @@ def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None,
         v = labels[bad_pos] if isinstance(labels, np.ndarray) else list(labels)[bad_pos[0]]
         shifted = (bad_pos[0] + offset, *bad_pos[1:])
         raise InvalidParameterError(
-            f"{_where(owner)}{_position(name, shifted)} is {_value_text(v)}; expected a label "
-            "(NaN, infinity and None are missing values; drop or impute them first)."
+            f"{_where(owner)}{_position(name, shifted)} is {_value_text(v)}; expected a label, a hashable "
+            "value (NaN, infinity and None are missing values; drop or impute them first)."
         )
     if not integer:
         return labels

@@ -58,11 +58,11 @@ class RocAuc(Metric):
             coded = np.fromiter((lab == self.pos_label for lab in labels), dtype=np.float64, count=len(labels))
         else:
             try:
-                coded = np.asarray(labels, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
+                coded = check_array(labels, "references", owner="roc_auc", ndim=1, what="labels")
+            except InvalidParameterError as exc:
                 raise InvalidParameterError(
-                    "roc_auc references must be numbers or booleans unless pos_label= names the positive label; "
-                    f"got {labels[:3]!r:.80} ..."
+                    f"{exc} roc_auc references must be numbers or booleans unless pos_label= names the positive "
+                    "label."
                 ) from None
         return np.column_stack([scores, coded])
 

@@ -294,7 +294,7 @@ def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
     n = conf.size
     if n < n_bins:
         raise InvalidParameterError(
-            f"adaptive_ece: needs at least n_bins={n_bins} examples for equal-mass bins; got {n}."
+            f"adaptive_ece: needs at least n_bins={n_bins} examples (rows of `probs`) for equal-mass bins; got {n}."
         )
     order = np.lexsort((acc, conf))  # ties in confidence: incorrect first, so the bins never depend on input order
     c, a = conf[order], acc[order]
