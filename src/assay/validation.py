@@ -115,7 +115,7 @@ def check_type(value: Any, name: str, types: type | tuple[type, ...], *, owner: 
     types_t = types if isinstance(types, tuple) else (types,)
     numeric = any(issubclass(t, numbers.Number) for t in types_t) and bool not in types_t
     if not isinstance(value, types_t) or (numeric and isinstance(value, (bool, np.bool_))):
-        what = expected or " or ".join(f"a {t.__name__}" for t in types_t)
+        what = expected or "of type " + " or ".join(t.__name__ for t in types_t)
         raise _param_error(name, owner, what, value)
     return value
 
