@@ -443,7 +443,7 @@ def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None,
                 f"{_where(owner)}{_position(name, pos)} is {_value_text(y[pos])}; expected integer class labels."
             )
     y = y.astype(np.int64, copy=False)
-    if n_classes is not None and y.size:
+    if n_classes is not None and y.size and (y.min() < 0 or y.max() >= n_classes):  # screen, then locate
         outside = (y < 0) | (y >= n_classes)
         if outside.any():
             pos = first_index(outside)
