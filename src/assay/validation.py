@@ -396,6 +396,12 @@ def check_same_length(owner: str | None = None, /, **arrays: Any) -> int:
     return next(iter(lengths.values()), 0)
 
 
+#: label types that are never a missing value (checked by type alone, without a per-value test)
+_SAFE_LABEL_TYPES = frozenset({int, str, bool, bytes, np.int64, np.int32, np.int16, np.int8, np.uint8, np.str_,
+                               np.bool_})
+_FLOAT_TYPES = frozenset({float, np.float64, np.float32, np.float16})
+
+
 def _bad_label(v: Any) -> bool:
     if v is None or not isinstance(v, Hashable):
         return True
@@ -422,7 +428,13 @@ def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None,
         seq = labels.ravel() if isinstance(labels, np.ndarray) else labels
         if labels is None or isinstance(labels, (str, bytes)) or not isinstance(seq, Iterable):
             raise InvalidParameterError(f"{_where(owner)}expected a sequence of labels for `{name}`; got {_got(labels)}.")
-        bad_pos = next(((i,) for i, v in enumerate(seq) if _bad_label(v)), None)
+        # fast path: a sequence of ints / strings / bools holds no missing value (one C-speed pass)
+        types = set(map(type, seq))
+        safe = types <= _SAFE_LABEL_TYPES
+        if not safe and types <= _SAFE_LABEL_TYPES | _FLOAT_TYPES:  # numbers: one vectorised finiteness test
+            floats = np.fromiter((v for v in seq if type(v) in _FLOAT_TYPES), dtype=np.float64)
+            safe = bool(np.isfinite(floats).all())
+        bad_pos = None if safe else next(((i,) for i, v in enumerate(seq) if _bad_label(v)), None)
         if bad_pos is not None and isinstance(labels, np.ndarray):
             bad_pos = tuple(int(i) for i in np.unravel_index(bad_pos[0], labels.shape))
     if bad_pos is not None:
