@@ -145,3 +145,11 @@ def test_empty_input_is_nan_with_the_one_warning():
         warnings.simplefilter("error", UndefinedMetricWarning)
         with pytest.raises(UndefinedMetricWarning, match="two ensemble members"):
             Disagreement().update(np.full((2, 1, 2), 0.5))
+
+
+def test_find_threshold_rejects_nan_maps():
+    # before: np.quantile of values holding NaN gave a NaN threshold (and threshold_mean then matched nothing)
+    from assay_segmentation.aggregations import find_threshold
+
+    with pytest.raises(InvalidParameterError, match=r"`val_maps\[1\]\[0, 1\]` is NaN"):
+        find_threshold([np.zeros((2, 2)), np.array([[0.0, NAN]])], [np.ones((2, 2))] * 2)

@@ -494,7 +494,8 @@ def find_threshold(val_maps: Iterable[Any], val_predictions: Iterable[Any]) -> f
     2.25
     """
     preds = [np.asarray(p) for p in val_predictions]
-    maps = [np.asarray(m, dtype=np.float64).ravel() for m in val_maps]
+    maps = [check_array(m, f"val_maps[{i}]", owner="find_threshold", what="uncertainty values").ravel()
+            for i, m in enumerate(val_maps)]
     if not preds or not maps:
         raise InvalidParameterError(
             f"find_threshold needs at least one validation map and prediction, got {len(maps)} maps and "

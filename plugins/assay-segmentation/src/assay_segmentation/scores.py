@@ -132,7 +132,7 @@ def fit_platt(scores: Any, correct: Any, *, max_iter: int = 100) -> tuple[float,
 
 def platt_confidence(uncertainty: Any, a: float, b: float) -> np.ndarray:
     """Probability of being correct from an uncertainty: ``1 / (1 + exp(a * (-u) + b))``."""
-    u = np.asarray(uncertainty, dtype=np.float64)
+    u = check_array(uncertainty, "uncertainty", owner="platt_confidence", what="uncertainty values")
     z = np.clip(-a * u + b, -700, 700)
     return 1.0 / (1.0 + np.exp(z))
 
