@@ -42,6 +42,7 @@ import numpy as np
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
+    "PROB_ATOL",
     "UndefinedMetricWarning",
     "check_array",
     "check_bool",
@@ -54,6 +55,8 @@ __all__ = [
     "check_same_length",
     "check_seed",
     "check_type",
+    "first_index",
+    "probability_error",
     "undefined_metric",
 ]
 
@@ -206,6 +209,9 @@ def check_seed(seed: Any, name: str = "seed", *, owner: str | None = None, allow
 
 
 # ---------------------------------------------------------------------------- arrays
+#: numpy < 1.25 warns (instead of raising) on a ragged nested sequence
+_RaggedWarning = getattr(getattr(np, "exceptions", np), "VisibleDeprecationWarning")
+
 def _as_array(x: Any, name: str, owner: str | None) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
@@ -215,9 +221,9 @@ def _as_array(x: Any, name: str, owner: str | None) -> np.ndarray:
         raise InvalidParameterError(f"{_where(owner)}expected an array for `{name}`; got {_got(x)}.")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", np.exceptions.VisibleDeprecationWarning)
+            warnings.simplefilter("error", _RaggedWarning)
             return np.asarray(x)
-    except (ValueError, TypeError, np.exceptions.VisibleDeprecationWarning):
+    except (ValueError, TypeError, _RaggedWarning):
         raise InvalidParameterError(
             f"{_where(owner)}expected a rectangular array for `{name}`; got a ragged or mixed sequence "
             f"{_got(x)}."
