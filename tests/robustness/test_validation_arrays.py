@@ -37,9 +37,9 @@ EXAMPLES = 40  # Hypothesis examples per entry point
 NAMED = re.compile(r"predictions|references|probs|labels|uncertainty|quality|instance|uncertainty_map|\w\[\d")
 NONFINITE = [math.nan, math.inf, -math.inf]
 #: values that are never a valid number (for metrics on numbers)
-NOT_NUMBERS = ["x", 1 + 2j, {"a": 1}, None, b"1"]
+NOT_NUMBERS = ["x", 1 + 2j, {"a": 1}, None, b"1", [0, 1]]
 #: values that are never a valid label or text (for metrics on labels and strings)
-NOT_LABELS = [None, {"a": 1}, math.nan, math.inf]
+NOT_LABELS = [None, {"a": 1}, math.nan, math.inf, [0, 1]]
 
 TRIED: dict[str, set[str]] = defaultdict(set)
 

@@ -49,8 +49,12 @@ def _as_inputs(probs: Any, labels: Any, *, validate: bool, name: str) -> tuple[n
     """
     p = check_array(probs, "probs", owner=name, ndim=(1, 2), shape="(N, C) or (N,)", finite=False,
                     what="probabilities")
-    if labels is None or np.ndim(labels) != 1 or len(labels) != p.shape[0]:
-        got = "None" if labels is None else f"shape {np.shape(labels)}"
+    try:
+        shape = None if labels is None else np.shape(labels)
+    except ValueError:  # a ragged nested sequence
+        shape = "ragged"
+    if shape is None or shape == "ragged" or len(shape) != 1 or shape[0] != p.shape[0]:
+        got = "None" if shape is None else (shape if shape == "ragged" else f"shape {shape}")
         raise InvalidParameterError(
             f"{name}: expected `labels` of shape ({p.shape[0]},) to match `probs` {p.shape}; got {got}."
         )
