@@ -43,11 +43,15 @@ _EXPORTS: dict[str, str] = {
     # errors
     "AmbiguousNameError": "assay.errors",
     "AssayError": "assay.errors",
+    "ConfigError": "assay.errors",
     "DuplicateRegistrationError": "assay.errors",
     "EvaluationError": "assay.errors",
+    "EvaluationTimeoutError": "assay.errors",
     "InvalidParameterError": "assay.errors",
     "MissingDependencyError": "assay.errors",
     "PluginLoadError": "assay.errors",
+    "SaveFormatError": "assay.errors",
+    "UndefinedMetricWarning": "assay.errors",
     "UnknownNameError": "assay.errors",
     "WorkerDiedError": "assay.errors",
     # metrics (issue: metrics)
@@ -80,8 +84,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from assay.core.log import logger
     from assay.core.pool import DataPool
     from assay.core.result import EvaluationResult
-    from assay.errors import (AmbiguousNameError, AssayError, DuplicateRegistrationError, EvaluationError,
-                              InvalidParameterError, MissingDependencyError, PluginLoadError, UnknownNameError,
+    from assay.errors import (AmbiguousNameError, AssayError, ConfigError, DuplicateRegistrationError,
+                              EvaluationError, EvaluationTimeoutError, InvalidParameterError, MissingDependencyError,
+                              PluginLoadError, SaveFormatError, UndefinedMetricWarning, UnknownNameError,
                               WorkerDiedError)
     from assay.executors.base import Executor
     from assay.plugins import (PluginSystem, get_plugin_system, get_registry, hookimpl, load_aggregation,

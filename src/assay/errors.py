@@ -20,6 +20,7 @@ __all__ = [
     "PluginLoadError",
     "ResultFileError",
     "SaveFormatError",
+    "UndefinedMetricWarning",
     "UnknownNameError",
     "WorkerDiedError",
 ]
@@ -51,6 +52,16 @@ class InvalidParameterError(AssayError, ValueError, TypeError):
 
 class ConfigError(InvalidParameterError):
     """A config file is invalid; the message names the file, the key path and the expectation."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined on valid but degenerate data (no examples, one class, a zero
+    denominator): the value is NaN, or the documented ``zero_division`` value.
+
+    The one warning class of assay (``assay.validation.undefined_metric`` issues it). A
+    ``UserWarning``, as scikit-learn's ``UndefinedMetricWarning``: the filters that hide
+    numpy's ``RuntimeWarning`` inside a computation do not hide it.
+    """
 
 
 class UnknownNameError(AssayError, LookupError):

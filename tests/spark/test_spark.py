@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
 from assay.core.formats import DataFormatError
-from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, WorkerDiedError
+from assay.errors import (EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning,
+                          WorkerDiedError)
 from assay.plugins import get_registry, load_executor
 
 
@@ -150,7 +151,7 @@ def test_spark_equals_processes_and_sequential(sc, helpers, tmp_path, n, shards)
     model = helpers.CountingModel(str(tmp_path / "loads"))
     pool = DataPool(sents, num_shards=shards)
     ev = helpers.HeadAccuracy()
-    with pytest.warns(RuntimeWarning) if n == 0 else _nothing():
+    with pytest.warns(UndefinedMetricWarning) if n == 0 else _nothing():
         seq = ev.sequentialEvaluate(pool, model)
         spark = ev.parallelEvaluate(pool, model, sparkContext=sc)
         procs = ev.parallelEvaluate(pool, model, executor="processes[workers=2]")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import assay
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay_segmentation import find_threshold
 
 
@@ -100,7 +100,7 @@ def test_find_threshold_errors():
 def test_bad_maps():
     with pytest.raises(InvalidParameterError, match="2-D or 3-D"):
         agg("image_mean")([0.1, 0.2])
-    with pytest.warns(RuntimeWarning, match="empty"):
+    with pytest.warns(UndefinedMetricWarning, match="empty"):
         assert math.isnan(agg("image_sum")(np.zeros((0, 3))))
 
 
@@ -168,9 +168,12 @@ def test_patch_max_falls_back_on_ties_and_non_finite_maps():
     u = np.ones((20, 20))
     u[3, 3] = np.nan
     assert _screened_max(u, (10, 10)) is None
-    assert math.isnan(agg("patch_max")(u))
+    # a NaN or inf in the map is an error naming its position (it was NaN / inf, silently)
+    with pytest.raises(InvalidParameterError, match=r"`uncertainty_map\[3, 3\]` is NaN; expected finite"):
+        agg("patch_max")(u)
     u[3, 3] = np.inf
-    assert agg("patch_max")(u) == math.inf
+    with pytest.raises(InvalidParameterError, match=r"`uncertainty_map\[3, 3\]` is inf"):
+        agg("patch_max")(u)
 
 
 def test_patch_max_screen_property_against_exact_sums():

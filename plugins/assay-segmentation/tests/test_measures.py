@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay_segmentation import al_improvement, dice, ged, ncc
 
 
@@ -95,9 +95,9 @@ def test_ncc_matches_scaled_pearson():
 
 def test_ncc_constant_map_is_nan_with_warning():
     refs = np.array([[[1, 0]], [[0, 0]]])
-    with pytest.warns(RuntimeWarning, match="constant"):
+    with pytest.warns(UndefinedMetricWarning, match="constant"):
         assert math.isnan(ncc(np.full((1, 2), 0.3), refs))
-    with pytest.warns(RuntimeWarning, match="constant"):  # raters agree everywhere
+    with pytest.warns(UndefinedMetricWarning, match="constant"):  # raters agree everywhere
         assert math.isnan(ncc(np.array([[0.1, 0.2]]), np.array([[[1, 0]], [[1, 0]]])))
 
 
@@ -113,5 +113,5 @@ def test_al_improvement_equals_values_form():
 
 
 def test_al_improvement_zero_first_cycle():
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(UndefinedMetricWarning):
         assert math.isnan(al_improvement(0.0, 0.5, 0.4))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay_segmentation.scores import adaptive_ece, auroc, fit_platt, fpr_at_tpr, platt_confidence, values_ace
 
 
@@ -28,7 +28,7 @@ def test_auroc_matches_sklearn_with_ties():
 
 
 def test_auroc_one_class():
-    with pytest.warns(RuntimeWarning, match="one class"):
+    with pytest.warns(UndefinedMetricWarning, match="one class"):
         assert math.isnan(auroc([0.1, 0.2], [1, 1]))
 
 

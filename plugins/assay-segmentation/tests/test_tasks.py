@@ -130,7 +130,7 @@ def test_ambiguity_modeling_hand_and_constant_map():
     refs = np.array([[[1, 1], [0, 0]], [[1, 0], [0, 0]]])
     img = ImageData("x", "id", ref_segs=refs, uncertainty={"u": np.array([[0.1, 0.9], [0.2, 0.2]]),
                                                              "c": np.full((2, 2), 0.5)})
-    with pytest.warns(RuntimeWarning, match="constant"):
+    with pytest.warns(assay.UndefinedMetricWarning, match="constant"):
         out = task.image_metrics(img, ctx(v))
     assert out["u"]["metrics"]["ncc"] == pytest.approx(0.75 * 0.1375 / math.sqrt(0.046875 * 0.41))
     assert math.isnan(out["c"]["metrics"]["ncc"])

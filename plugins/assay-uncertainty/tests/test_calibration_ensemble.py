@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from assay.errors import UndefinedMetricWarning
+
 from assay_uncertainty.calibration import ECE, MCE, NLL, RMSCE, AdaptiveECE, BrierScore, CalibrationUEMetric
 from assay_uncertainty.ensemble import Disagreement, Entropy, MutualInformation, VariationRatio
 
@@ -68,7 +70,7 @@ def test_calibration_input_checks_and_empty():
         ECE().update([[0.5, 0.5]], [2])
     with pytest.raises(ValueError, match="n_bins"):
         ECE(n_bins=0)
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(RuntimeWarning, match="no data"):
         assert math.isnan(ECE().compute()["ece"])
 
 
@@ -103,7 +105,7 @@ def test_ensemble_errors():
         Disagreement().update([[0.5, 0.5]])
     with pytest.raises(ValueError, match="sum to 1"):
         Disagreement().update([[[0.5, 0.6], [0.5, 0.5]]])
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(UndefinedMetricWarning):
         m = Disagreement(reduction="none")
         m.update([[[0.5, 0.5]]])
     assert math.isnan(m.compute()[0])

@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+
+from assay.errors import UndefinedMetricWarning
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,7 +147,7 @@ def test_risk_and_coverage_levels():
     assert RiskAtCoverage(coverage=0.5)(UA, QA) == pytest.approx(0.0)
     assert CoverageAtRisk(risk=0.26)(UA, QA) == pytest.approx(1.0)  # R_4 = 1/4
     assert CoverageAtRisk(risk=0.2)(UA, QA) == pytest.approx(0.5)
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(UndefinedMetricWarning):
         assert math.isnan(CoverageAtRisk(risk=0.1)([0.1, 0.2], [0, 1]))
 
 
@@ -164,20 +166,20 @@ def test_all_correct_all_wrong_single_example():
     assert AUGRC()(u, zeros) == pytest.approx(0.5) and EAUGRC()(u, zeros) == pytest.approx(0.0)
     assert RPP()(u, ones) == 0.0
     for metric in (ROCAUC(), FPRAtRecall(), SpearmanR(), PRR()):
-        with pytest.warns(RuntimeWarning):
+        with pytest.warns(UndefinedMetricWarning):
             assert math.isnan(metric(u, ones))
     assert PRAUC()(u, zeros) == pytest.approx(1.0)  # every flagged example is a failure
     assert AURC()([0.3], [0]) == pytest.approx(1.0)  # the flat segment from 0 at risk 1
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(UndefinedMetricWarning):
         assert math.isnan(AURC(convention="torch-uncertainty")([0.3], [0]))
 
 
 def test_bad_inputs_are_clear_errors():
     with pytest.raises(ValueError, match="same length"):
         AURC()([0.1, 0.2], [1])
-    with pytest.raises(ValueError, match="finite.*index 1"):
+    with pytest.raises(ValueError, match=r"`uncertainty\[1\]` is NaN; expected finite"):
         AURC()([0.1, float("nan")], [1, 0])
-    with pytest.raises(ValueError, match="binary 'quality'"):
+    with pytest.raises(ValueError, match=r"`quality\[0\]` is 0.5; expected binary quality"):
         ROCAUC()([0.1, 0.2], [0.5, 1])
     with pytest.raises(ValueError, match="convention"):
         AURC(convention="sklearn")
@@ -244,7 +246,7 @@ def test_every_registered_ue_metric_is_in_the_property_test(ps):
 @pytest.mark.parametrize("name", UE_NAMES)
 def test_empty_input_is_nan_with_warning(ps, name):
     metric = ps.load("ue_metric", name)
-    with pytest.warns(RuntimeWarning):
+    with pytest.warns(UndefinedMetricWarning):
         assert math.isnan(metric([], []))
 
 
@@ -354,6 +356,6 @@ def test_all_correct_and_all_wrong(ps, name):
             got = metric([0.1, 0.2, 0.3], q)
         if math.isnan(expected):
             assert math.isnan(got), (name, q, got)
-            assert any(issubclass(w.category, RuntimeWarning) for w in caught), (name, q)  # NaN comes with a warning
+            assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught), (name, q)  # NaN comes with a warning
         else:
             assert got == pytest.approx(expected), (name, q)

@@ -19,13 +19,9 @@ from typing import Any, Iterable, Mapping
 
 import attrs
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = ["EvaluationResult", "UndefinedMetricWarning"]
-
-
-class UndefinedMetricWarning(RuntimeWarning):
-    """A ratio has a zero denominator (no gold items): the value is NaN."""
 
 
 def ratio(numerator: int, denominator: int) -> float:

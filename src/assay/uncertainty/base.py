@@ -15,13 +15,12 @@ calculators as a dependency graph and runs each once.
 
 from __future__ import annotations
 
-import math
-import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_array, check_finite, check_same_length, undefined_metric
 
 __all__ = [
     "LEVELS",
@@ -141,41 +140,32 @@ def check_ue_inputs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate the two inputs of a UE metric; return them as 1-D float arrays.
 
-    Raises :class:`~assay.errors.InvalidParameterError` for a shape mismatch, NaN or
-    infinite values (the manager drops NaN pairs before calling, see its NaN policy),
-    and, with ``binary=True``, quality values other than 0 and 1.
+    Raises :class:`~assay.errors.InvalidParameterError` (from :mod:`assay.validation`)
+    for a wrong shape or dtype, a length mismatch, NaN or infinite values, naming the
+    first (the manager drops NaN pairs before calling, see its NaN policy), and, with
+    ``binary=True``, quality values other than 0 and 1.
     """
-    u = np.asarray(uncertainty, dtype=np.float64)
-    q = np.asarray(quality, dtype=np.float64)
-    if u.ndim != 1 or q.ndim != 1:
-        raise InvalidParameterError(
-            f"{name}: expected 1-D 'uncertainty' and 'quality' (one value per example); "
-            f"got shapes {u.shape} and {q.shape}."
-        )
-    if u.shape != q.shape:
-        raise InvalidParameterError(
-            f"{name}: 'uncertainty' and 'quality' must have the same length; got {u.size} and {q.size}."
-        )
+    u = check_array(uncertainty, "uncertainty", owner=name, ndim=1, shape="(N,) (one value per example)",
+                    finite=False)
+    q = check_array(quality, "quality", owner=name, ndim=1, shape="(N,) (one value per example)", finite=False)
+    check_same_length(name, uncertainty=u, quality=q)
     for label, arr in (("uncertainty", u), ("quality", q)):
-        if arr.size and not np.isfinite(arr).all():
-            bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-            first = int(np.flatnonzero(~np.isfinite(arr))[0])
+        try:
+            check_finite(arr, label, owner=name)
+        except InvalidParameterError as exc:
             raise InvalidParameterError(
-                f"{name}: '{label}' must be finite; got {bad} NaN or infinite value(s), the first at index {first}. "
-                "Drop those examples first (UEManager does, see its nan_policy)."
-            )
+                f"{exc} Drop those examples first (UEManager does, see its nan_policy)."
+            ) from None
     if binary and q.size and not np.all((q == 0) | (q == 1)):
         first = int(np.flatnonzero((q != 0) & (q != 1))[0])
         raise InvalidParameterError(
-            f"{name}: expected binary 'quality' (1 = correct, 0 = failure); got {q[first]!r} at index {first}."
+            f"{name}: `quality[{first}]` is {float(q[first])!r}; expected binary quality (1 = correct, 0 = failure)."
         )
     return u, q
 
 
-def nan_with_warning(message: str) -> float:
-    """Warn (``RuntimeWarning``) and return NaN: the defined value of a degenerate input."""
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
-    return math.nan
+#: the former name of :func:`assay.validation.undefined_metric` (NaN with an ``UndefinedMetricWarning``)
+nan_with_warning = undefined_metric
 
 
 class UEMetric(_Named):
@@ -188,7 +178,8 @@ class UEMetric(_Named):
 
     Subclasses set ``name``, ``higher_is_better``, ``requires_binary`` (quality must be
     0 / 1, e.g. ROC-AUC) and implement :meth:`_score` on validated, non-empty, finite
-    1-D arrays. Empty input gives NaN with a warning.
+    1-D arrays. Empty input gives NaN with an :class:`~assay.errors.UndefinedMetricWarning`;
+    NaN, infinite, non-numeric or mis-shaped input is an error naming the first bad position.
     """
 
     higher_is_better: bool = True
@@ -202,7 +193,7 @@ class UEMetric(_Named):
         u, q = check_ue_inputs(uncertainty, quality, name=self.name or type(self).__name__,
                                binary=self.requires_binary)
         if u.size == 0:
-            return nan_with_warning(f"{self.name or type(self).__name__}: empty input; the score is NaN.")
+            return undefined_metric(f"{self.name or type(self).__name__}: empty input; the score is NaN.")
         return float(self._score(u, q))
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:

@@ -46,6 +46,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_probabilities
 
 __all__ = ["FIELDS", "UEDataError", "load_ue_data", "records_to_columns", "columns_to_records"]
 
@@ -105,10 +106,10 @@ def _check_value(field: str, v: Any) -> str | None:
         rows_ok = _is_list(v) and len(v) > 0 and all(_is_list(r) and len(r) == len(v[0]) and len(r) > 0 for r in v)
         if not rows_ok:
             return "an M x C list of probabilities (M members, C classes)"
-        arr = np.asarray(v, dtype=np.float64)
-        finite = np.isfinite(arr).all()
-        if not finite or arr.min() < 0 or arr.max() > 1 or not np.allclose(arr.sum(axis=1), 1, atol=1e-4):
-            return "an M x C list whose rows are probability distributions (in [0, 1], summing to 1)"
+        try:
+            check_probabilities(v, "ensemble_probs", ndim=2, shape="(M, C)")
+        except InvalidParameterError as exc:
+            return f"an M x C list whose rows are probability distributions (in [0, 1], summing to 1) ({str(exc).rstrip('.')})"
         return None
     return None
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric, Metric
+from assay.validation import check_bool, check_choice, check_labels, check_number
 from assay_classic._inputs import is_collection, one_reference_each, reference_list
 from assay_classic.functional._common import UndefinedMetricWarning, ZeroDivision, check_zero_division
 from assay_classic.functional.classification import (
@@ -60,6 +61,14 @@ class Accuracy(InstanceMetric):
     main_score = "accuracy"
     prediction_type = Hashable
     examples = [{"predictions": [1, 2, 3, 3], "references": [[1], [2], [2], [1, 3]], "global_target": {"accuracy": 0.75}}]
+
+    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> Any:
+        if references is None:
+            raise InvalidParameterError("accuracy needs references; got None.")
+        check_labels(predictions, "predictions", owner="accuracy")
+        for i, refs in enumerate(references):
+            check_labels(reference_list(refs), f"references[{i}]", owner="accuracy")
+        return super().map_batch(predictions, references, task_data)
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
         return float(any(prediction == r for r in reference_list(references)))
@@ -105,10 +114,7 @@ class _LabelCountMetric(Metric):
         score_prefix: str = "",
     ) -> None:
         super().__init__(score_prefix=score_prefix)
-        if average not in AVERAGES:
-            raise InvalidParameterError(
-                f"The 'average' parameter of {self.main_score} must be one of {AVERAGES}. Got {average!r} instead."
-            )
+        check_choice(average, "average", AVERAGES, owner=self.main_score)
         if multi_label and average == "binary":
             raise InvalidParameterError(
                 f"The 'average' parameter of {self.main_score} cannot be 'binary' with multi_label=True; "
@@ -116,10 +122,12 @@ class _LabelCountMetric(Metric):
             )
         if labels is not None and (isinstance(labels, str) or not is_collection(labels) or len(labels) == 0):
             raise InvalidParameterError(f"The 'labels' parameter of {self.main_score} must be a non-empty list; got {labels!r}.")
+        if labels is not None:
+            check_labels(list(labels), "labels", owner=self.main_score)
         self.average = average
         self.labels = list(labels) if labels is not None else None
         self.pos_label = pos_label
-        self.multi_label = bool(multi_label)
+        self.multi_label = check_bool(multi_label, "multi_label", owner=self.main_score)
         self.zero_division = check_zero_division(zero_division, metric=self.main_score)
         if self.multi_label:
             self.prediction_type = LabelSet
@@ -139,6 +147,12 @@ class _LabelCountMetric(Metric):
 
     # ------------------------------------------------------------------ map
     def _pairs(self, predictions: Sequence[Any], references: Sequence[Any] | None) -> tuple[list, list]:
+        """``(truths, predictions)`` as lists of labels (label sets with ``multi_label``).
+
+        NaN, infinity and ``None`` are missing values, not labels: an error naming the
+        instance (NaN is not even equal to itself, so it would count as a miss for one
+        average and vanish from another).
+        """
         if not self.multi_label:
             truths = one_reference_each(references, metric=self.main_score)
             for i, t in enumerate(truths):
@@ -147,6 +161,8 @@ class _LabelCountMetric(Metric):
                         f"{self.main_score} expects one label per reference; instance {i} has {t!r:.80}. "
                         "Use multi_label=true for label sets."
                     )
+            check_labels(truths, "references", owner=self.main_score)
+            check_labels(predictions, "predictions", owner=self.main_score)
             return truths, list(predictions)
         if references is None:
             raise InvalidParameterError(f"{self.main_score} needs references; got None.")
@@ -159,8 +175,12 @@ class _LabelCountMetric(Metric):
                 raise InvalidParameterError(
                     f"{self.main_score} (multi_label) expects one label set per instance; instance {i} has {ref!r:.80}."
                 )
+            check_labels(ref, f"references[{i}]", owner=self.main_score)
             truths.append(ref)
-        return truths, [list(p) for p in predictions]
+        preds = [list(p) for p in predictions]
+        for i, p in enumerate(preds):
+            check_labels(p, f"predictions[{i}]", owner=self.main_score)
+        return truths, preds
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> Any:
         truths, preds = self._pairs(predictions, references)
@@ -361,9 +381,7 @@ class F1(_LabelCountMetric):
             zero_division=zero_division,
             score_prefix=score_prefix,
         )
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
-            raise InvalidParameterError(f"The 'beta' parameter of f1 must be a number >= 0. Got {beta!r} instead.")
-        self.beta = float(beta)
+        self.beta = check_number(beta, "beta", low=0, owner="f1")
 
     def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
         f = precision_recall_fscore(

@@ -9,6 +9,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric
+from assay.validation import check_array, check_labels
 from assay_classic._inputs import one_reference_each
 from assay_classic.functional.ranking import binary_labels, roc_auc_from_split
 
@@ -49,20 +50,19 @@ class RocAuc(Metric):
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> np.ndarray:
         labels = one_reference_each(references, metric="roc_auc")
-        scores = np.asarray(predictions, dtype=np.float64).reshape(-1)
-        if np.isnan(scores).any():
-            raise InvalidParameterError(
-                f"roc_auc scores must not be NaN; instance {int(np.flatnonzero(np.isnan(scores))[0])} is NaN."
-            )
+        # finite scores, as scikit-learn's roc_auc_score asks (an error names the first NaN or inf)
+        scores = check_array(predictions, "predictions", owner="roc_auc", ndim=1, shape="(n,) (one score per instance)",
+                             what="scores")
+        check_labels(labels, "references", owner="roc_auc")
         if self.pos_label is not None:
             coded = np.fromiter((lab == self.pos_label for lab in labels), dtype=np.float64, count=len(labels))
         else:
             try:
-                coded = np.asarray(labels, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
+                coded = check_array(labels, "references", owner="roc_auc", ndim=1, what="labels")
+            except InvalidParameterError as exc:
                 raise InvalidParameterError(
-                    "roc_auc references must be numbers or booleans unless pos_label= names the positive label; "
-                    f"got {labels[:3]!r:.80} ..."
+                    f"{exc} roc_auc references must be numbers or booleans unless pos_label= names the positive "
+                    "label."
                 ) from None
         return np.column_stack([scores, coded])
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric
+from assay.validation import check_array, check_choice, check_same_length
 from assay_classic._inputs import one_reference_each
 from assay_classic.functional.correlation import KENDALL_VARIANTS, correlation
 from assay_classic.functional.regression import error_stats
@@ -20,17 +21,25 @@ __all__ = ["KendallTau", "MeanAbsoluteError", "MeanSquaredError", "Pearson", "Ro
 
 
 def _pairs(metric: Metric, predictions: Sequence[Any], references: Sequence[Any] | None) -> np.ndarray:
-    """``(n, 2)`` float array of ``(prediction, reference)``; NaN is an error naming the instance."""
-    refs = one_reference_each(references, metric=metric.main_score)
-    try:
-        arr = np.column_stack([np.asarray(predictions, dtype=np.float64), np.asarray(refs, dtype=np.float64)])
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"{metric.main_score} expects real predictions and references ({exc}).") from None
-    bad = np.flatnonzero(np.isnan(arr).any(axis=1))
-    if bad.size:
+    """``(n, 2)`` float array of ``(prediction, reference)``, checked by :mod:`assay.validation`.
+
+    Real numbers only (no strings, objects, complex numbers); NaN or infinity is an error
+    naming the instance (remove or impute missing values first).
+    """
+    name = metric.main_score
+    refs = one_reference_each(references, metric=name)
+    p = check_array(predictions, "predictions", owner=name, ndim=1, shape="(n,) (one real number per instance)",
+                    finite=False, what="numbers")
+    r = check_array(refs, "references", owner=name, ndim=1, shape="(n,) (one real number per instance)",
+                    finite=False, what="numbers")
+    check_same_length(name, predictions=p, references=r)
+    arr = np.column_stack([p, r])
+    if not np.isfinite(arr).all():
+        i = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+        what = "NaN" if np.isnan(arr[i]).any() else "infinity"
         raise InvalidParameterError(
-            f"{metric.main_score} got NaN at instance {int(bad[0])} (prediction {arr[bad[0], 0]}, "
-            f"reference {arr[bad[0], 1]}); remove or impute missing values first."
+            f"{name} got {what} at instance {i} (prediction {arr[i, 0]}, reference {arr[i, 1]}); "
+            "expected finite numbers: remove or impute missing values first."
         )
     return arr.reshape(-1, 2)
 
@@ -184,11 +193,7 @@ class KendallTau(_Correlation):
 
     def __init__(self, *, variant: str = "b", score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
-        if variant not in KENDALL_VARIANTS:
-            raise InvalidParameterError(
-                f"The 'variant' parameter of kendall_tau must be one of {KENDALL_VARIANTS}. Got {variant!r} instead."
-            )
-        self.variant = variant
+        self.variant = check_choice(variant, "variant", KENDALL_VARIANTS, owner="kendall_tau")
 
     def reduce(self, intermediates: Any) -> dict[str, float]:
         return self._value(intermediates, variant=self.variant)

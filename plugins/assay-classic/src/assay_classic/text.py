@@ -15,6 +15,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric, Metric
+from assay.validation import check_choice, check_int
 from assay_classic._inputs import reference_list
 from assay_classic.functional._common import ZeroDivision, check_zero_division
 from assay_classic.functional.bleu import SMOOTH_METHODS, bleu_from_stats, bleu_scorer, bleu_segment_stats
@@ -177,14 +178,8 @@ class Bleu(Metric):
         score_prefix: str = "",
     ) -> None:
         super().__init__(score_prefix=score_prefix)
-        if smooth_method not in SMOOTH_METHODS:
-            raise InvalidParameterError(
-                f"The 'smooth_method' parameter of bleu must be one of {SMOOTH_METHODS}. Got {smooth_method!r} instead."
-            )
-        if isinstance(max_ngram_order, bool) or not isinstance(max_ngram_order, int) or max_ngram_order < 1:
-            raise InvalidParameterError(
-                f"The 'max_ngram_order' parameter of bleu must be an integer >= 1. Got {max_ngram_order!r} instead."
-            )
+        check_choice(smooth_method, "smooth_method", SMOOTH_METHODS, owner="bleu")
+        max_ngram_order = check_int(max_ngram_order, "max_ngram_order", low=1, owner="bleu")
         self.tokenize = tokenize
         self.lowercase = bool(lowercase)
         self.smooth_method = smooth_method

@@ -11,29 +11,29 @@ from __future__ import annotations
 import functools
 import math
 import threading
-import warnings
 from typing import Any, Iterable, Iterator
 
 import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_array, check_bool, check_int, check_number, undefined_metric
 
 __all__ = ["ImageMean", "ImageSum", "PatchMax", "ThresholdMean", "find_threshold"]
 
 
 def _as_map(x: Any, who: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.ndim not in (2, 3):
-        raise InvalidParameterError(f"{who}: expected a 2-D or 3-D uncertainty map, got shape {arr.shape}.")
-    if arr.dtype.kind not in "biuf":
-        raise InvalidParameterError(f"{who}: expected a real-valued numeric uncertainty map, got dtype {arr.dtype}.")
-    return arr
+    """A 2-D or 3-D real map, every value finite (:func:`assay.validation.check_array`; the dtype is kept).
+
+    The finiteness screen is one sum over the map; a NaN or inf is an error naming its
+    position (a NaN would otherwise vanish from ``threshold_mean`` and ``patch_max``).
+    """
+    return check_array(x, "uncertainty_map", owner=who, ndim=(2, 3), shape="2-D or 3-D", dtype=None,
+                       what="uncertainty values")
 
 
 def _empty(who: str) -> float:
-    warnings.warn(f"{who}: empty uncertainty map; returning NaN.", RuntimeWarning, stacklevel=3)
-    return float("nan")
+    return undefined_metric(f"{who}: empty uncertainty map; returning NaN.", stacklevel=4)
 
 
 @attrs.frozen
@@ -409,10 +409,11 @@ class PatchMax:
 
     @patch_size.validator
     def _check(self, attribute: Any, value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InvalidParameterError(
-                f"The 'patch_size' parameter of patch_max must be a positive integer. Got {value!r} instead."
-            )
+        check_int(value, "patch_size", low=1, owner="patch_max")
+
+    @mean.validator
+    def _check_mean(self, attribute: Any, value: Any) -> None:
+        check_bool(value, "mean", owner="patch_max")
 
     def __call__(self, uncertainty_map: Any) -> float:
         u = _as_map(uncertainty_map, "patch_max")
@@ -434,6 +435,10 @@ class ThresholdMean:
     """
 
     threshold: float | None = attrs.field(default=None)
+
+    @threshold.validator
+    def _check(self, attribute: Any, value: Any) -> None:
+        check_number(value, "threshold", owner="threshold_mean", allow_none=True)
 
     def with_threshold(self, threshold: float) -> "ThresholdMean":
         return ThresholdMean(threshold=float(threshold))
@@ -489,7 +494,8 @@ def find_threshold(val_maps: Iterable[Any], val_predictions: Iterable[Any]) -> f
     2.25
     """
     preds = [np.asarray(p) for p in val_predictions]
-    maps = [np.asarray(m, dtype=np.float64).ravel() for m in val_maps]
+    maps = [check_array(m, f"val_maps[{i}]", owner="find_threshold", what="uncertainty values").ravel()
+            for i, m in enumerate(val_maps)]
     if not preds or not maps:
         raise InvalidParameterError(
             f"find_threshold needs at least one validation map and prediction, got {len(maps)} maps and "

@@ -6,18 +6,18 @@ masks are read as foreground where the value is non-zero.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_array, check_number, undefined_metric
 
 __all__ = ["al_improvement", "dice", "ged", "ncc"]
 
 
-def _mask(x: Any, name: str) -> np.ndarray:
-    arr = np.asarray(x)
+def _mask(x: Any, name: str, owner: str = "dice") -> np.ndarray:
+    arr = check_array(x, name, owner=owner, dtype=None, what="mask values")  # numbers, finite (NaN is no mask value)
     if arr.ndim == 0:
         raise InvalidParameterError(f"Expected `{name}` to be an array mask, got a scalar {arr!r}.")
     return arr != 0
@@ -56,8 +56,8 @@ def dice(pred: Any, ref: Any, *, empty_value: float = 0.0) -> float:
     return 2.0 * inter / total
 
 
-def _stack(x: Any, name: str) -> np.ndarray:
-    arr = np.asarray(x)
+def _stack(x: Any, name: str, owner: str = "ged") -> np.ndarray:
+    arr = check_array(x, name, owner=owner, dtype=None, what="mask values")
     if arr.ndim < 2:
         raise InvalidParameterError(
             f"Expected `{name}` as a stack of masks of shape (n, *spatial), got shape {arr.shape}."
@@ -147,8 +147,8 @@ def ncc(uncertainty_map: Any, refs: Any) -> float:
     float
         NaN with a warning when either map is constant (the correlation is undefined).
     """
-    u = np.asarray(uncertainty_map, dtype=np.float64)
-    r = np.asarray(refs)
+    u = check_array(uncertainty_map, "uncertainty_map", owner="ncc", what="uncertainty values")
+    r = check_array(refs, "refs", owner="ncc", dtype=None, what="mask values")
     if r.ndim != u.ndim + 1 or r.shape[1:] != u.shape:
         raise InvalidParameterError(
             f"Expected `refs` of shape (n_refs, *{u.shape}) for an uncertainty map of shape {u.shape}, "
@@ -158,15 +158,12 @@ def ncc(uncertainty_map: Any, refs: Any) -> float:
     u = u.ravel()
     n = u.size
     if n < 2:
-        warnings.warn("ncc: fewer than two voxels; NCC is undefined, returning NaN.", RuntimeWarning, stacklevel=2)
-        return float("nan")
+        return undefined_metric("ncc: fewer than two voxels; NCC is undefined, returning NaN.")
     gc, uc = g - g.mean(), u - u.mean()
     sg, su = np.sqrt((gc * gc).sum()), np.sqrt((uc * uc).sum())
     if sg == 0 or su == 0:
         which = "reference disagreement map" if sg == 0 else "uncertainty map"
-        warnings.warn(f"ncc: the {which} is constant; NCC is undefined, returning NaN.", RuntimeWarning,
-                      stacklevel=2)
-        return float("nan")
+        return undefined_metric(f"ncc: the {which} is constant; NCC is undefined, returning NaN.")
     return float((n - 1) / n * (gc * uc).sum() / (sg * su))
 
 
@@ -184,8 +181,9 @@ def al_improvement(dice_first: float, dice_uncertainty: float, dice_random: floa
     >>> al_improvement(0.5, 0.7, 0.6)
     0.19999999999999996
     """
-    d1, du, dr = float(dice_first), float(dice_uncertainty), float(dice_random)
+    d1 = check_number(dice_first, "dice_first", owner="al_improvement")
+    du = check_number(dice_uncertainty, "dice_uncertainty", owner="al_improvement")
+    dr = check_number(dice_random, "dice_random", owner="al_improvement")
     if d1 == 0:
-        warnings.warn("al_improvement: first-cycle Dice is 0; returning NaN.", RuntimeWarning, stacklevel=2)
-        return float("nan")
+        return undefined_metric("al_improvement: first-cycle Dice is 0; returning NaN.")
     return (du - dr) / d1

@@ -6,29 +6,30 @@ OoD labels are 1 = OoD; correctness labels are 1 = correct.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_array, check_int, check_number, check_same_length, undefined_metric
 
 __all__ = ["adaptive_ece", "auroc", "fit_platt", "fpr_at_tpr", "platt_confidence", "values_ace"]
 
 
 def _scores_labels(scores: Any, labels: Any, who: str) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(scores, dtype=np.float64).ravel()
-    y = np.asarray(labels).ravel()
-    if s.shape != y.shape:
-        raise InvalidParameterError(f"{who}: expected scores and labels of the same length, got {s.size} and {y.size}.")
-    if not np.isin(y, (0, 1)).all():
-        raise InvalidParameterError(f"{who}: expected binary labels (0 / 1), got values {np.unique(y)[:5]}.")
+    """Finite real scores and binary (0 / 1) labels, flattened, of the same length (:mod:`assay.validation`)."""
+    s = check_array(scores, "scores", owner=who, what="scores").ravel()
+    y = check_array(labels, "labels", owner=who, what="labels").ravel()
+    check_same_length(who, scores=s, labels=y)
+    binary = (y == 0) | (y == 1)
+    if not binary.all():
+        i = int(np.flatnonzero(~binary)[0])
+        raise InvalidParameterError(f"{who}: `labels[{i}]` is {float(y[i])!r}; expected binary labels (0 / 1).")
     return s, y.astype(bool)
 
 
 def _one_class(who: str) -> float:
-    warnings.warn(f"{who}: labels hold only one class; returning NaN.", RuntimeWarning, stacklevel=3)
-    return float("nan")
+    return undefined_metric(f"{who}: labels hold only one class; returning NaN.", stacklevel=4)
 
 
 def auroc(scores: Any, labels: Any) -> float:
@@ -66,8 +67,7 @@ def fpr_at_tpr(scores: Any, labels: Any, *, tpr: float = 0.95) -> float:
     largest threshold with ``TPR >= tpr`` (FPR@95 for ``tpr=0.95``). NaN with a warning
     when only one class is present.
     """
-    if not 0.0 < tpr <= 1.0:
-        raise InvalidParameterError(f"The 'tpr' parameter of fpr_at_tpr must be in (0, 1]. Got {tpr!r} instead.")
+    check_number(tpr, "tpr", low=0.0, high=1.0, closed="right", owner="fpr_at_tpr")
     s, y = _scores_labels(scores, labels, "fpr_at_tpr")
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     if n_pos == 0 or n_neg == 0:
@@ -132,15 +132,14 @@ def fit_platt(scores: Any, correct: Any, *, max_iter: int = 100) -> tuple[float,
 
 def platt_confidence(uncertainty: Any, a: float, b: float) -> np.ndarray:
     """Probability of being correct from an uncertainty: ``1 / (1 + exp(a * (-u) + b))``."""
-    u = np.asarray(uncertainty, dtype=np.float64)
+    u = check_array(uncertainty, "uncertainty", owner="platt_confidence", what="uncertainty values")
     z = np.clip(-a * u + b, -700, 700)
     return 1.0 / (1.0 + np.exp(z))
 
 
 def _conf_correct(confidence: Any, correct: Any, who: str) -> tuple[np.ndarray, np.ndarray]:
     c, y = _scores_labels(confidence, correct, who)
-    if c.size and (c.min() < 0 or c.max() > 1):
-        raise InvalidParameterError(f"{who}: expected confidences in [0, 1], got range [{c.min()}, {c.max()}].")
+    check_array(c, "confidence", owner=who, low=0.0, high=1.0, what="confidences")
     return c, y.astype(np.float64)
 
 
@@ -153,12 +152,10 @@ def values_ace(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
     adaptive ECE the bins are not equal-mass (ValUES calls this ACE). NaN with a warning
     on empty input.
     """
-    if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 1:
-        raise InvalidParameterError(f"The 'n_bins' parameter of values_ace must be a positive integer. Got {n_bins!r}.")
+    check_int(n_bins, "n_bins", low=1, owner="values_ace")
     c, y = _conf_correct(confidence, correct, "values_ace")
     if c.size == 0:
-        warnings.warn("values_ace: no voxels; returning NaN.", RuntimeWarning, stacklevel=2)
-        return float("nan")
+        return undefined_metric("values_ace: no voxels; returning NaN.")
     idx = np.minimum((c * n_bins).astype(np.int64), n_bins - 1)
     counts = np.bincount(idx, minlength=n_bins)
     conf_sum = np.bincount(idx, weights=c, minlength=n_bins)
@@ -175,8 +172,7 @@ def adaptive_ece(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
     probability of being correct, compared with correctness directly (no top-label
     conversion). Fewer voxels than bins is an error.
     """
-    if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 1:
-        raise InvalidParameterError(f"The 'n_bins' parameter of adaptive_ece must be a positive integer. Got {n_bins!r}.")
+    check_int(n_bins, "n_bins", low=1, owner="adaptive_ece")
     c, y = _conf_correct(confidence, correct, "adaptive_ece")
     if c.size < n_bins:
         raise InvalidParameterError(f"adaptive_ece: {c.size} voxels are fewer than n_bins={n_bins}.")

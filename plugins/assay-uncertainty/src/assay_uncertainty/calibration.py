@@ -27,7 +27,9 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric, divide
-from assay.uncertainty.base import UEMetric, nan_with_warning
+from assay.uncertainty.base import UEMetric
+from assay.validation import (PROB_ATOL, check_array, check_int, check_labels, check_probabilities, probability_error,
+                              undefined_metric)
 
 __all__ = [
     "ECE", "MCE", "RMSCE", "AdaptiveECE", "BrierScore", "NLL", "CalibrationUEMetric",
@@ -35,52 +37,46 @@ __all__ = [
 ]
 
 
-def _check_bins(n_bins: Any) -> int:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InvalidParameterError(f"The 'n_bins' parameter must be a positive integer; got {n_bins!r}.")
-    return int(n_bins)
+def _check_bins(n_bins: Any, owner: str | None = None) -> int:
+    return check_int(n_bins, "n_bins", low=1, owner=owner)
 
 
 def _as_inputs(probs: Any, labels: Any, *, validate: bool, name: str) -> tuple[np.ndarray, np.ndarray]:
-    p = np.asarray(probs)
-    if p.dtype.kind not in "fiub":
-        raise InvalidParameterError(f"{name}: expected numeric `probs`; got dtype {p.dtype}.")
-    p = p.astype(np.float64, copy=False)
-    y = np.asarray(labels)
-    if p.ndim not in (1, 2):
-        raise InvalidParameterError(f"{name}: expected `probs` of shape (N, C) or (N,); got {p.shape}.")
-    if y.ndim != 1 or y.shape[0] != p.shape[0]:
+    """``probs`` as float ``(N, C)`` / ``(N,)`` and ``labels`` as int64 class indices, checked.
+
+    The label checks (integers in ``[0, C - 1]``, no NaN / None) always run; the value
+    checks of 1-D probabilities only with ``validate`` (2-D rows: :func:`check_rows`).
+    """
+    p = check_array(probs, "probs", owner=name, ndim=(1, 2), shape="(N, C) or (N,)", finite=False,
+                    what="probabilities")
+    try:
+        shape = None if labels is None else np.shape(labels)
+    except ValueError:  # a ragged nested sequence
+        shape = "ragged"
+    if shape is None or shape == "ragged" or len(shape) != 1 or shape[0] != p.shape[0]:
+        got = "None" if shape is None else (shape if shape == "ragged" else f"shape {shape}")
         raise InvalidParameterError(
-            f"{name}: expected `labels` of shape ({p.shape[0]},) to match `probs` {p.shape}; got {y.shape}."
+            f"{name}: expected `labels` of shape ({p.shape[0]},) to match `probs` {p.shape}; got {got}."
         )
-    if y.size and (y.dtype.kind not in "iub" and not np.all(np.mod(y, 1) == 0)):
-        raise InvalidParameterError(f"{name}: expected integer class `labels`; got dtype {y.dtype}.")
-    y = y.astype(np.int64, copy=False)
     n_classes = 2 if p.ndim == 1 else p.shape[1]
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        raise InvalidParameterError(
-            f"{name}: `labels` must be in [0, {n_classes - 1}]; got values from {y.min()} to {y.max()}."
-        )
-    if validate and p.size and p.ndim == 1 and (p.min() < 0 or p.max() > 1):
-        raise InvalidParameterError(
-            f"{name}: `probs` must be probabilities in [0, 1]; got values from {p.min()} to {p.max()}."
-        )
+    y = check_labels(labels, "labels", owner=name, integer=True, n_classes=n_classes)
+    if validate and p.size and p.ndim == 1:
+        check_probabilities(p, "probs", owner=name, rows_sum_to_one=False)
     return p, y
 
 
 def check_rows(chunk: np.ndarray, offset: int, name: str) -> None:
-    """Raise unless every row of ``chunk`` is a distribution: values in [0, 1], sum 1 (+-1e-4)."""
-    lo = chunk.min()  # with every value >= 0 and every row summing to 1, none exceeds 1 either
-    if lo < 0:
-        raise InvalidParameterError(f"{name}: `probs` must be probabilities in [0, 1]; got a value {lo}.")
+    """Raise unless every row of ``chunk`` is a distribution: finite, in [0, 1], sum 1 (+-1e-4).
+
+    The screen is one row sum and one minimum (a NaN or inf fails the sum test); the error
+    (:func:`assay.validation.probability_error`) names the first offending ``probs[i, c]``.
+    """
     sums = chunk @ np.ones(chunk.shape[1], dtype=chunk.dtype)
-    bad = np.abs(sums - 1.0) > 1e-4
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidParameterError(
-            f"{name}: each row of `probs` must sum to 1; row {offset + i} sums to {float(sums[i])!r} "
-            "(pass validate_args=False to skip this check)."
-        )
+    # with every value >= 0 and every row summing to 1, none exceeds 1 either; NaN fails both
+    if not (np.abs(sums - 1.0) <= PROB_ATOL).all() or not chunk.min() >= 0:
+        err = probability_error(chunk, "probs", owner=name, offset=offset)
+        if err is not None:
+            raise err
 
 
 #: rows per chunk in :func:`top_label`: a chunk stays in cache between the argmax and the gather
@@ -166,7 +162,8 @@ def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: b
             np.subtract(sm, 1.0, out=sm)
             np.abs(sm, out=sm)
             # the margin under 1e-4 covers any rounding difference of the row sums
-            if negative or np.greater(sm, 0.999999e-4, out=flag[:mb]).any():
+            # (NaN and inf fail the sum test: NaN <= x is false)
+            if negative or not np.less_equal(sm, 0.999999e-4, out=flag[:mb]).all():
                 # check_rows chunk by chunk: the first failing chunk raises, once the chunks
                 # before it are binned (so the same error comes first as chunk by chunk)
                 for s0 in range(0, mb, rows):
@@ -227,7 +224,7 @@ class _Binned(Metric):
 
     def __init__(self, *, n_bins: int = 15, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
-        self.n_bins = _check_bins(n_bins)
+        self.n_bins = _check_bins(n_bins, self.name)
         self.validate_args = bool(validate_args)
         self.n_stats = 2 * self.n_bins
         self.main_score = self.score
@@ -301,7 +298,7 @@ def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
     n = conf.size
     if n < n_bins:
         raise InvalidParameterError(
-            f"adaptive_ece: needs at least n_bins={n_bins} examples for equal-mass bins; got {n}."
+            f"adaptive_ece: needs at least n_bins={n_bins} examples (rows of `probs`) for equal-mass bins; got {n}."
         )
     order = np.lexsort((acc, conf))  # ties in confidence: incorrect first, so the bins never depend on input order
     c, a = conf[order], acc[order]
@@ -334,7 +331,7 @@ class AdaptiveECE(Metric):
 
     def __init__(self, *, n_bins: int = 15, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
-        self.n_bins = _check_bins(n_bins)
+        self.n_bins = _check_bins(n_bins, self.name)
         self.validate_args = bool(validate_args)
 
     def map_batch(self, predictions, references, task_data=None):
@@ -445,7 +442,7 @@ class CalibrationUEMetric(UEMetric):
             )
         m = self.metric.clone().reset() if hasattr(self.metric, "reset") else self.metric
         if isinstance(m, AdaptiveECE) and u.size < m.n_bins:
-            return nan_with_warning(f"{self.name}: fewer examples ({u.size}) than bins ({m.n_bins}); NaN.")
+            return undefined_metric(f"{self.name}: fewer examples ({u.size}) than bins ({m.n_bins}); NaN.")
         m.update(1.0 - u, q.astype(np.int64))
         return float(m.compute()["score"])
 

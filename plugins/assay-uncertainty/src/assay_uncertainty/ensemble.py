@@ -22,13 +22,13 @@ with ``reduction="none"``, where it returns the per-example array.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric, divide
+from assay.validation import PROB_ATOL, check_array, check_choice, probability_error, undefined_metric
 
 
 __all__ = [
@@ -40,42 +40,49 @@ __all__ = [
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "probs") -> np.ndarray:
-    """Return ``probs`` as a ``(B, N, C)`` float array; check range and normalisation when ``validate``."""
-    p = np.asarray(probs)
-    if p.dtype.kind not in "fiub":
-        raise InvalidParameterError(f"Expected numeric `{name}`; got dtype {p.dtype}.")
+def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "probs",
+                         owner: str | None = None) -> np.ndarray:
+    """Return ``probs`` as a ``(B, N, C)`` float array; check values and normalisation when ``validate``.
+
+    The shape and dtype checks always run (:func:`assay.validation.check_array`); with
+    ``validate`` every value must be finite and in [0, 1] and every member's row sum to 1,
+    and the error names the first offending ``probs[example, member, class]``.
+    """
+    p = check_array(probs, name, owner=owner, kinds="biuf", dtype=None, finite=False, what="probabilities")
     if p.dtype.kind != "f":
         p = p.astype(np.float64)
-    if p.size == 0 and p.ndim < 3:
+    if p.size == 0 and p.ndim <= 1:  # [] : no examples
         return np.zeros((0, 1, 1))
     if p.ndim != 3:
-        raise InvalidParameterError(f"Expected `{name}` of shape (B, N, C) but got {p.shape}.")
+        raise InvalidParameterError(f"{owner + ': ' if owner else ''}Expected `{name}` of shape (B, N, C) "
+                                    f"(examples, members, classes) but got {p.shape}.")
+    if p.shape[0] and (p.shape[1] == 0 or p.shape[2] == 0):
+        raise InvalidParameterError(f"{owner + ': ' if owner else ''}Expected `{name}` of shape (B, N, C) with at "
+                                    f"least one member and one class; got {p.shape}.")
     if validate and p.size:
-        _check_values(p, 0, name)
+        _check_values(p, 0, name, owner)
     return p
 
 
-def _check_values(p: np.ndarray, offset: int, name: str) -> None:
-    lo = p.min()  # with every value >= 0 and every row summing to 1, none exceeds 1 either
-    if lo < 0:
-        raise InvalidParameterError(f"Expected `{name}` to hold probabilities in [0, 1]; got a value {lo}.")
+def _check_values(p: np.ndarray, offset: int, name: str, owner: str | None = None) -> None:
+    """Raise unless every member's row is a distribution (finite, in [0, 1], summing to 1 within 1e-4).
+
+    The screen is one row sum and one minimum (NaN and inf fail the sum test); the error
+    names the first ``probs[example, member, class]`` (or row) at fault.
+    """
     sums = p.reshape(-1, p.shape[2]) @ np.ones(p.shape[2], dtype=p.dtype)
-    bad = np.abs(sums - 1.0) > 1e-4
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        b, n = divmod(i, p.shape[1])
-        raise InvalidParameterError(
-            f"Expected each member's probabilities in `{name}` to sum to 1; example {offset + b}, member {n} sums to "
-            f"{float(sums[i])!r} (pass validate_args=False to skip this check)."
-        )
+    # with every value >= 0 and every row summing to 1, none exceeds 1 either; NaN fails both tests
+    if not (np.abs(sums - 1.0) <= PROB_ATOL).all() or not p.min() >= 0:
+        err = probability_error(p, name, owner=owner, offset=offset, axes=("example", "member", "class"))
+        if err is not None:
+            raise err
 
 
 #: elements per chunk in :func:`votes`: the argmax and the value checks read a chunk while it is in cache
 _CHUNK_ELEMENTS = 1 << 18
 
 
-def votes(p: np.ndarray, *, validate: bool = False, name: str = "probs") -> np.ndarray:
+def votes(p: np.ndarray, *, validate: bool = False, name: str = "probs", owner: str | None = None) -> np.ndarray:
     """``argmax`` over classes, ``(B, N)``, with the value checks of ``validate`` fused chunk by chunk."""
     b, n, c = p.shape
     out = np.empty((b, n), dtype=np.intp)
@@ -85,7 +92,7 @@ def votes(p: np.ndarray, *, validate: bool = False, name: str = "probs") -> np.n
     for start in range(0, b, rows):
         chunk = p[start:start + rows]
         np.argmax(chunk, axis=-1, out=out[start:start + rows])
-        _check_values(chunk, start, name)
+        _check_values(chunk, start, name, owner)
     return out
 
 
@@ -100,7 +107,7 @@ def disagreement(p: np.ndarray, *, member_votes: np.ndarray | None = None) -> np
     """Per example ``1 - sum_c C(n_c, 2) / C(N, 2)``, ``n_c`` = members whose argmax is ``c``."""
     b, n, _ = p.shape
     if n < 2:
-        warnings.warn("disagreement: needs at least two ensemble members; NaN.", RuntimeWarning, stacklevel=3)
+        undefined_metric("disagreement: needs at least two ensemble members; NaN.", stacklevel=4)
         return np.full(b, math.nan)
     votes = np.argmax(p, axis=-1) if member_votes is None else member_votes
     if n * (n - 1) // 2 <= 64:  # few members: count agreeing pairs column against column
@@ -159,10 +166,7 @@ class _EnsembleMetric(Metric):
         super().__init__(score_prefix=score_prefix)
         if reduction is None:
             reduction = "none"
-        if reduction not in REDUCTIONS:
-            raise InvalidParameterError(
-                f"The 'reduction' parameter of {self.name} must be one of 'mean', 'sum', 'none'; got {reduction!r}."
-            )
+        check_choice(reduction, "reduction", REDUCTIONS, owner=self.name)
         self.reduction = reduction
         self.validate_args = bool(validate_args)
         self.main_score = self.name
@@ -175,7 +179,7 @@ class _EnsembleMetric(Metric):
         raise NotImplementedError
 
     def map_batch(self, predictions, references=None, task_data=None):
-        p = check_ensemble_probs(predictions, validate=self.validate_args and not self._fused_checks)
+        p = check_ensemble_probs(predictions, validate=self.validate_args and not self._fused_checks, owner=self.name)
         values = self._values(p) if p.shape[0] else np.zeros(0)
         if self.additive:
             return np.stack([values, np.ones_like(values)], axis=1)
@@ -220,7 +224,7 @@ class Disagreement(_EnsembleMetric):
                  "global_target": {"disagreement": 1 / 3}}]
 
     def _values(self, p: np.ndarray) -> np.ndarray:
-        return disagreement(p, member_votes=votes(p, validate=self.validate_args))
+        return disagreement(p, member_votes=votes(p, validate=self.validate_args, owner=self.name))
 
 
 class Entropy(_EnsembleMetric):

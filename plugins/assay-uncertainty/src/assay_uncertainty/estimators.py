@@ -15,9 +15,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator
 from assay.uncertainty.gen_metrics import normalize_text
+from assay.validation import check_choice
 
 from assay_uncertainty import ensemble as _ens
 
@@ -124,9 +124,7 @@ class LexicalSimilarity(Estimator):
     name, level, dependencies = "lexical_similarity", "sequence", ("sample_texts",)
 
     def __init__(self, *, metric: str = "rougeL") -> None:
-        if metric not in ("rougeL", "exact"):
-            raise InvalidParameterError(f"The 'metric' parameter must be 'rougeL' or 'exact'; got {metric!r}.")
-        self.metric = metric
+        self.metric = check_choice(metric, "metric", ("rougeL", "exact"), owner=self.name)
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:

@@ -16,8 +16,9 @@ import math
 
 import numpy as np
 
-from assay.errors import InvalidParameterError, MissingDependencyError
-from assay.uncertainty.base import UEMetric, nan_with_warning
+from assay.errors import MissingDependencyError
+from assay.uncertainty.base import UEMetric
+from assay.validation import check_choice, check_number, undefined_metric
 
 from assay_uncertainty._curves import group_ends
 
@@ -32,7 +33,7 @@ def _failure_groups(u: np.ndarray, q: np.ndarray, name: str):
     n_neg = u.size - n_pos
     if n_pos == 0 or n_neg == 0:
         which = "no failure (all quality 1)" if n_pos == 0 else "only failures (all quality 0)"
-        nan_with_warning(f"{name}: {which}; the score is undefined, NaN.")
+        undefined_metric(f"{name}: {which}; the score is undefined, NaN.")
         return None
     pos = np.diff(S, prepend=0.0)
     cnt = np.diff(K, prepend=0).astype(np.float64)
@@ -74,7 +75,7 @@ class PRAUC(UEMetric):
         K, S = group_ends(u, fail, binary=True)
         n_pos = float(S[-1])
         if n_pos == 0:
-            return nan_with_warning(f"{self.name}: no failure (all quality 1); average precision is undefined, NaN.")
+            return undefined_metric(f"{self.name}: no failure (all quality 1); average precision is undefined, NaN.")
         n = u.size
         pos = np.diff(S, prepend=0.0)
         tp = n_pos - (S - pos)  # failures at or above this group's threshold
@@ -98,13 +99,8 @@ class FPRAtRecall(UEMetric):
     requires_binary = True
 
     def __init__(self, *, recall: float = 0.95, convention: str = "standard") -> None:
-        if not 0.0 < float(recall) <= 1.0:
-            raise InvalidParameterError(f"The 'recall' parameter must be in (0, 1]; got {recall!r}.")
-        if convention not in ("standard", "torch-uncertainty"):
-            raise InvalidParameterError(
-                f"The 'convention' parameter must be 'standard' or 'torch-uncertainty'; got {convention!r}."
-            )
-        self.recall = float(recall)
+        self.recall = check_number(recall, "recall", low=0.0, high=1.0, closed="right", owner=self.name)
+        check_choice(convention, "convention", ("standard", "torch-uncertainty"), owner=self.name)
         self.convention = convention
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
@@ -143,7 +139,7 @@ class SpearmanR(UEMetric):
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         if u.size < 2 or np.all(u == u[0]) or np.all(q == q[0]):
-            return nan_with_warning(f"{self.name}: needs two examples and non-constant inputs; NaN.")
+            return undefined_metric(f"{self.name}: needs two examples and non-constant inputs; NaN.")
         return float(_scipy_stats().spearmanr(u, -q).statistic)
 
 
@@ -157,7 +153,7 @@ class KendallTau(UEMetric):
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         if u.size < 2 or np.all(u == u[0]) or np.all(q == q[0]):
-            return nan_with_warning(f"{self.name}: needs two examples and non-constant inputs; NaN.")
+            return undefined_metric(f"{self.name}: needs two examples and non-constant inputs; NaN.")
         return float(_scipy_stats().kendalltau(u, -q).statistic)
 
 

@@ -22,8 +22,8 @@ import math
 import attrs
 import numpy as np
 
-from assay.errors import InvalidParameterError
-from assay.uncertainty.base import UEMetric, nan_with_warning
+from assay.uncertainty.base import UEMetric
+from assay.validation import check_bool, check_number, undefined_metric
 
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
@@ -45,16 +45,16 @@ def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> P
     n = u.size
     nan = PRRScores(math.nan, math.nan, math.nan, math.nan)
     if n == 0:
-        nan_with_warning("prr: empty input; NaN.")
+        undefined_metric("prr: empty input; NaN.")
         return nan
     qn = minmax_normalize(q)
     if qn is None:
-        nan_with_warning("prr: quality is constant, so rejection cannot change it (min-max normalisation "
+        undefined_metric("prr: quality is constant, so rejection cannot change it (min-max normalisation "
                          "is undefined); NaN.")
         return nan
     levels = math.floor(max_rejection * n + 1e-9)
     if levels == 0:
-        nan_with_warning(f"prr: max_rejection={max_rejection} leaves no rejection level for {n} examples; NaN.")
+        undefined_metric(f"prr: max_rejection={max_rejection} leaves no rejection level for {n} examples; NaN.")
         return nan
     binary = is_binary(qn)
     k = np.arange(n - levels + 1, n + 1, dtype=np.float64)
@@ -103,12 +103,9 @@ class PRR(UEMetric):
     higher_is_better = True
 
     def __init__(self, *, max_rejection: float = 1.0, normalize: bool = False) -> None:
-        if not 0.0 < float(max_rejection) <= 1.0:
-            raise InvalidParameterError(f"The 'max_rejection' parameter must be in (0, 1]; got {max_rejection!r}.")
-        if not isinstance(normalize, bool):
-            raise InvalidParameterError(f"The 'normalize' parameter must be true or false; got {normalize!r}.")
-        self.max_rejection = float(max_rejection)
-        self.normalize = normalize
+        self.max_rejection = check_number(max_rejection, "max_rejection", low=0.0, high=1.0, closed="right",
+                                          owner=self.name)
+        self.normalize = check_bool(normalize, "normalize", owner=self.name)
 
     def scores(self, uncertainty, quality) -> PRRScores:
         """All four areas at once (the manager uses this to store ``prr`` and ``prr_normalized``)."""

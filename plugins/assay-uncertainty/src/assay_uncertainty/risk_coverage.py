@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
-from assay.uncertainty.base import UEMetric, nan_with_warning
+from assay.uncertainty.base import UEMetric
+from assay.validation import check_choice, check_number, undefined_metric
 
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
@@ -33,11 +33,7 @@ CONVENTIONS = ("fd-shifts", "torch-uncertainty", "values", "lm-polygraph")
 
 
 def _check_convention(convention: str, allowed: tuple[str, ...] = CONVENTIONS) -> str:
-    if convention not in allowed:
-        raise InvalidParameterError(
-            f"The 'convention' parameter must be one of {', '.join(map(repr, allowed))}; got {convention!r}."
-        )
-    return convention
+    return check_choice(convention, "convention", allowed)
 
 
 def _trapezoid(x: np.ndarray, y: np.ndarray) -> float:
@@ -63,7 +59,7 @@ def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> 
         return float(risk_k.mean())
     # torch-uncertainty: trapezoid over k / N, k = 1..N, divided by (1 - 1/N)
     if n == 1:
-        return nan_with_warning("aurc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
+        return undefined_metric("aurc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
     area = (float(risk_k.sum()) - (risk_k[0] + risk_k[-1]) / 2.0) / n
     return area / (1.0 - 1.0 / n)
 
@@ -128,7 +124,7 @@ def rcc_auc(u: np.ndarray, q: np.ndarray) -> float:
     """LM-Polygraph's RCC-AUC: ``mean_k`` selective risk of ``1 - normalize(q)``; see :class:`RCCAUC`."""
     qn = minmax_normalize(q)
     if qn is None:
-        return nan_with_warning("rcc_auc: quality is constant, so min-max normalisation is undefined; NaN.")
+        return undefined_metric("rcc_auc: quality is constant, so min-max normalisation is undefined; NaN.")
     return _aurc_from_groups(*group_ends(u, 1.0 - qn), u.size, "lm-polygraph")
 
 
@@ -229,9 +225,7 @@ class RiskAtCoverage(UEMetric):
     higher_is_better = False
 
     def __init__(self, *, coverage: float = 0.8) -> None:
-        if not 0.0 < float(coverage) <= 1.0:
-            raise InvalidParameterError(f"The 'coverage' parameter must be in (0, 1]; got {coverage!r}.")
-        self.coverage = float(coverage)
+        self.coverage = check_number(coverage, "coverage", low=0.0, high=1.0, closed="right", owner=self.name)
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         n = u.size
@@ -250,13 +244,11 @@ class CoverageAtRisk(UEMetric):
     higher_is_better = True
 
     def __init__(self, *, risk: float = 0.05) -> None:
-        if not 0.0 <= float(risk) <= 1.0:
-            raise InvalidParameterError(f"The 'risk' parameter must be in [0, 1]; got {risk!r}.")
-        self.risk = float(risk)
+        self.risk = check_number(risk, "risk", low=0.0, high=1.0, owner=self.name)
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         K, S = group_ends(u, 1.0 - q)
         ok = np.flatnonzero(S <= self.risk * K + 1e-12 * K)
         if ok.size == 0:
-            return nan_with_warning(f"coverage_at_risk: no coverage reaches selective risk <= {self.risk}; NaN.")
+            return undefined_metric(f"coverage_at_risk: no coverage reaches selective risk <= {self.risk}; NaN.")
         return float(K[ok[-1]] / u.size)

@@ -8,18 +8,11 @@ from typing import Union
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = ["UndefinedMetricWarning", "ZeroDivision", "check_zero_division", "divide"]
 
 ZeroDivision = Union[str, float]
-
-
-class UndefinedMetricWarning(UserWarning):
-    """A metric is undefined on the given data (a zero denominator, a single class ...).
-
-    A ``UserWarning``, as scikit-learn's ``UndefinedMetricWarning``.
-    """
 
 
 def check_zero_division(value: ZeroDivision, *, metric: str = "metric") -> ZeroDivision:

@@ -18,6 +18,7 @@ from typing import Any, Hashable, Iterable, Sequence
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_choice
 from assay_classic.functional._common import ZeroDivision, check_zero_division, divide
 
 __all__ = [
@@ -121,8 +122,7 @@ def precision_recall_fscore(
     Leading axes are batches (bootstrap resamples): the results then have their shape;
     a single ``(K, 3)`` table gives three floats.
     """
-    if average not in AVERAGES:
-        raise InvalidParameterError(f"The 'average' parameter must be one of {AVERAGES}. Got {average!r} instead.")
+    check_choice(average, "average", AVERAGES)
     zero_division = check_zero_division(zero_division)
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim < 2 or counts.shape[-1] != 3:

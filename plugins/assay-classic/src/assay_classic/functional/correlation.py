@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.validation import check_choice
 from assay_classic._deps import require
 from assay_classic.functional._common import UndefinedMetricWarning
 
@@ -30,8 +31,7 @@ def correlation(x: Any, y: Any, *, method: str, variant: str = "b") -> tuple[flo
     (``scipy.stats.spearmanr``, average ranks for ties) or ``"kendall_tau"``
     (``scipy.stats.kendalltau`` with ``variant`` ``"b"`` or ``"c"``).
     """
-    if method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter must be one of {METHODS}. Got {method!r} instead.")
+    check_choice(method, "method", METHODS)
     a = np.asarray(x, dtype=np.float64)
     b = np.asarray(y, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
