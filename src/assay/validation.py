@@ -54,6 +54,7 @@ __all__ = [
     "check_probabilities",
     "check_same_length",
     "check_seed",
+    "check_str",
     "check_type",
     "first_index",
     "probability_error",
@@ -120,6 +121,14 @@ def check_type(value: Any, name: str, types: type | tuple[type, ...], *, owner: 
     if not isinstance(value, types_t) or (numeric and isinstance(value, (bool, np.bool_))):
         what = expected or "of type " + " or ".join(t.__name__ for t in types_t)
         raise _param_error(name, owner, what, value)
+    return value
+
+
+def check_str(value: Any, name: str, *, owner: str | None = None, allow_empty: bool = True, hint: str = "") -> str:
+    """Return ``value`` if it is a ``str`` (non-empty unless ``allow_empty``); ``hint`` is appended to the error."""
+    if not isinstance(value, str) or (not allow_empty and not value):
+        error = _param_error(name, owner, "a str" if allow_empty else "a non-empty str", value)
+        raise InvalidParameterError(f"{error}{hint}")
     return value
 
 

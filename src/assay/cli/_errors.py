@@ -176,7 +176,11 @@ def describe(exc: BaseException, parser: argparse.ArgumentParser | None = None,
     args = args if args is not None else argparse.Namespace()
     argv = list(argv or [])
     if isinstance(exc, AssayError):
-        return " ".join(str(exc).split("\n")) or type(exc).__name__
+        message = " ".join(str(exc).split("\n")) or type(exc).__name__
+        for label, path in _flag_sources(parser, args, argv):  # "plot.yaml: ..." from --config: name the flag
+            if label and message.startswith(f"{path}:"):
+                return f"{label} {message}"
+        return message
     if isinstance(exc, OSError) and exc.filename is not None:
         where = _where(exc.filename, parser, args, argv)
         if exc.filename2 is not None:
