@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.metrics import Metric, MetricPipeline, divide
 from assay_metric_samples import (SampleAbsError, SampleAccuracy, SampleAUC, SampleExactMatch, SampleF1,
                                   SampleMedianAE, lowercase)
@@ -35,7 +35,7 @@ def test_additive_update_merge_compute():
     assert m.merge(other).compute()["accuracy"] == 3 / 5   # (2 + 1) / (3 + 2), by hand
     assert m.state.n == 5
     m.reset()
-    with pytest.warns(RuntimeWarning, match="no data"):
+    with pytest.warns(UndefinedMetricWarning, match="no data"):
         assert math.isnan(m.compute()["accuracy"])
 
 

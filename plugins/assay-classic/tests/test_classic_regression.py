@@ -46,7 +46,7 @@ def test_errors_equal_sklearn(seed):
 def test_errors_reject_nan_and_empty_is_nan():
     with pytest.raises(InvalidParameterError, match="NaN at instance 1"):
         MeanAbsoluteError().update([1.0, math.nan], [1.0, 2.0])
-    with pytest.warns(RuntimeWarning, match="no data"):
+    with pytest.warns(UndefinedMetricWarning, match="no data"):
         assert math.isnan(MeanSquaredError().compute()["mse"])
 
 

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay_classic.functional import bleu_segment_stats, bleu_scorer, corpus_bleu, normalize_answer
 from assay_classic.text import Bleu, CharEditDistance, ExactMatch, TokenOverlap
 
@@ -115,7 +115,7 @@ def test_bleu_statistics_are_additive_and_merge():
 
 
 def test_bleu_degenerate_and_errors():
-    with pytest.warns(RuntimeWarning, match="no data"):
+    with pytest.warns(UndefinedMetricWarning, match="no data"):
         assert math.isnan(Bleu().compute()["bleu"])
     with pytest.raises(InvalidParameterError, match="smooth_method"):
         Bleu(smooth_method="plus-one")

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from assay.errors import UndefinedMetricWarning
-
 from assay_uncertainty.calibration import ECE, MCE, NLL, RMSCE, AdaptiveECE, BrierScore, CalibrationUEMetric
 from assay_uncertainty.ensemble import Disagreement, Entropy, MutualInformation, VariationRatio
 
@@ -70,7 +69,7 @@ def test_calibration_input_checks_and_empty():
         ECE().update([[0.5, 0.5]], [2])
     with pytest.raises(ValueError, match="n_bins"):
         ECE(n_bins=0)
-    with pytest.warns(RuntimeWarning, match="no data"):
+    with pytest.warns(UndefinedMetricWarning, match="no data"):
         assert math.isnan(ECE().compute()["ece"])
 
 

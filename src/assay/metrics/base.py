@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.metrics._attributes import check_class_attributes
 from assay.metrics._params import check_str
 
@@ -432,7 +432,7 @@ class Metric:
                 if self.n_stats is None:
                     raise EvaluationError(f"Metric {metric_name(self)!r} has seen no data (call update first).")
                 warnings.warn(f"Metric {metric_name(self)!r} has seen no data; scores are NaN.",
-                              RuntimeWarning, stacklevel=2)
+                              UndefinedMetricWarning, stacklevel=2)
                 totals = np.zeros(self.n_stats)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay.plugins.names import parse_name
 from assay.uncertainty.base import Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
 from assay.uncertainty.gen_metrics import GENERATION_METRICS
@@ -255,7 +255,7 @@ class UEManager:
                     sibling = _sibling(ue_name)
                     if u.size == 0:
                         warnings.warn(f"UEManager: no finite pair for ({level}, {est}, {gen}); {ue_name} is NaN.",
-                                      RuntimeWarning, stacklevel=2)
+                                      UndefinedMetricWarning, stacklevel=2)
                         new[(level, est, gen, ue_name)] = math.nan
                         if sibling:
                             new[(level, est, gen, sibling)] = math.nan
