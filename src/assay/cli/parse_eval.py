@@ -2,10 +2,13 @@
 
 The data formats (``conllu``, ``conllx``) and the sentence evaluators (``uas``, ``las``,
 ``clas``, ``tagging_accuracy``) come from the ``assay-parsing`` plugin, looked up by their
-registered names like any plugin object. Each evaluator runs once over the pool of
-``(gold, system)`` sentence pairs -- in this process by default, sharded in parallel with
-``--shards`` / ``--workers`` / ``--executor`` / ``--spark`` -- logging the seed toolkit's
-``EVALUATOR`` lines; then a table sums up. See ``docs/parsing.md``.
+registered names like any plugin object. Both files are streamed: a light pass finds the
+sentence boundaries, then the ``(gold, system)`` sentence pairs are read one at a time and
+scored by all four evaluators in one pass -- in this process by default, sharded in parallel
+with ``--shards`` / ``--workers`` / ``--executor`` / ``--spark`` (each shard opens the files
+and reads its own byte ranges) -- so memory does not grow with the files. Each evaluator's
+total is logged as the seed toolkit's ``EVALUATOR`` lines; then a table sums up. See
+``docs/parsing.md``.
 """
 
 from __future__ import annotations
@@ -50,13 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    pairs = read_pairs(args.gold, args.system, format=args.format)
+    pool = open_pairs(args.gold, args.system, format=args.format)
     parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
     executor = None
     if parallel:
         executor = make_executor(args.executor, spark=args.spark, workers=args.workers)
     try:
-        results = evaluate_pairs(pairs, executor=executor, num_shards=args.shards)
+        results = evaluate_stream(pool, executor=executor, num_shards=args.shards)
     finally:
         if executor is not None:
             executor.close()
@@ -97,6 +100,66 @@ def read_pairs(gold: Path, system: Path, *, format: str | None = None) -> list[t
             f"The gold file {str(gold)!r} has {len(gold_sents)} sentences and the system file {str(system)!r} "
             f"has {len(system_sents)}{where}. Gold and system must have the same sentences and words.")
     return list(zip(gold_sents, system_sents))
+
+
+def open_pairs(gold: Path, system: Path, *, format: str | None = None) -> Any:
+    """Index both files and return a lazy pool of their sentence pairs (``assay_parsing.stream.PairPool``).
+
+    Nothing is parsed yet: the files are read sentence by sentence when the pool is
+    evaluated (each shard reads its own byte ranges), so memory stays bounded whatever
+    the file size. A different number of sentences is reported here, as :func:`read_pairs` does.
+    """
+    _require_parsing_plugin()
+    from assay_parsing.stream import open_pairs as _open_pairs
+
+    return _open_pairs(gold, system, format=format)
+
+
+def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None = None,
+                    metrics: Sequence[tuple[str, str]] = METRICS, announce: str = "") -> dict[str, Any]:
+    """Like :func:`evaluate_pairs`, but each shard is read once and scored by all evaluators together.
+
+    ``pool`` is a pool or sequence of ``(gold, system)`` pairs; with a lazy
+    :func:`open_pairs` pool the files are parsed once, one sentence pair at a time.
+    Sequentially (``executor`` None) the pool is one shard unless ``num_shards`` (or the
+    pool's) says otherwise; in parallel, ``num_shards`` or the pool's, else four per worker.
+    The header lines, ``EVALUATOR`` lines, warnings and numbers are those of
+    :func:`evaluate_pairs`.
+    """
+    import warnings
+
+    from assay import DataPool
+    from assay.core.evaluator import SHARDS_PER_WORKER
+    from assay.core.log import log_result
+    from assay.core.result import EvaluationResult, UndefinedMetricWarning
+    from assay.executors.builtin import SerialExecutor
+    from assay.plugins import load_sentence_evaluator
+
+    _require_parsing_plugin()
+    from assay_parsing.stream import tally_shard
+
+    pool = pool if isinstance(pool, DataPool) else DataPool(pool)
+    evaluators = tuple((name, load_sentence_evaluator(name)) for name, _ in metrics)
+    if executor is None:
+        with SerialExecutor(progress=False) as serial:
+            parts = serial.run(tally_shard, pool.shards(num_shards), evaluators, desc="parse-eval")
+        mode = "sequential"
+    else:
+        workers = max(1, int(getattr(executor, "workers", 1) or 1))
+        shards = pool.shards(num_shards or pool.num_shards or SHARDS_PER_WORKER * workers)
+        parts = executor.run(tally_shard, shards, evaluators, desc="parse-eval")
+        mode = f"parallel, {executor!r}"
+    results: dict[str, Any] = {}
+    for k, (name, label) in enumerate(metrics):
+        print(f"{label}{announce} ({mode}):", flush=True)
+        result = EvaluationResult.from_shards([part[k] for part in parts])
+        if result.gold_set_size == 0:
+            what = "the data pool is empty" if result.sentence_num == 0 else "no item has a gold count"
+            warnings.warn(f"{name}: {what}, so accuracy is undefined (NaN).", UndefinedMetricWarning, stacklevel=2)
+        log_result(result)
+        results[label] = result
+        sys.stderr.flush()
+    return results
 
 
 def make_executor(name: str | None = None, *, spark: str | None = None, workers: int | None = None) -> Any:
