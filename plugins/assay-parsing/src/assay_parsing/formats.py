@@ -13,7 +13,9 @@ an empty column, an ID out of sequence, a malformed range or empty node, a HEAD 
 an integer or points outside the sentence, and (CoNLL-U, by default) a sentence that is not
 a tree give a :class:`assay.DataFormatError` naming the file and line. Extra blank lines
 between sentences are tolerated, and the last sentence need not end with a blank line.
-Writing (:meth:`dumps`) gives the canonical form, so reading then writing a valid file gives
+:meth:`~_ConllFormat.iter_read` streams a file (or a byte range of it, from a sentence
+boundary) one sentence at a time with the same checks; :meth:`read` is its list. Writing
+(:meth:`dumps`) gives the canonical form, so reading then writing a valid file gives
 back the same text (line endings normalised to ``\\n``).
 """
 
@@ -67,19 +69,18 @@ def check_tree(heads: list[int]) -> str | None:
 
 
 def iter_lines(path: str | os.PathLike[str], *, start: int = 0, stop: int | None = None,
-               first_line: int = 1, chunk_bytes: int = CHUNK_BYTES) -> Iterator[str]:
+               first_line: int = 1, chunk_bytes: int | None = None) -> Iterator[str]:
     """The lines of ``path`` (UTF-8, split on ``\\n`` as ``text.split("\\n")`` does), read in chunks.
 
     Reads bytes ``[start, stop)`` (to the end when ``stop`` is None), ``chunk_bytes`` at a time
     cut at a line end, so memory stays bounded by a chunk plus the longest line. Invalid
     UTF-8 raises :class:`assay.DataFormatError` naming the file, the line and the byte offset.
-    ``first_line`` is the line number at ``start`` (used in that message).
+    ``first_line`` is the line number at ``start`` (used in that message); ``chunk_bytes``
+    defaults to :data:`CHUNK_BYTES`.
     """
     source = os.fspath(path)
-    try:
-        f = open(source, "rb")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"No such data file: {source!r}") from None
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    f = open_data_file(source)
     with f:
         f.seek(start)
         remaining = None if stop is None else max(0, stop - start)
@@ -103,6 +104,16 @@ def iter_lines(path: str | os.PathLike[str], *, start: int = 0, stop: int | None
             lineno += len(lines)
             offset += cut
             tail = data[cut:]
+
+
+def open_data_file(source: str) -> Any:
+    """``open(source, "rb")``; a missing file is a ``FileNotFoundError``, any other failure a DataFormatError."""
+    try:
+        return open(source, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"No such data file: {source!r}") from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise DataFormatError(f"cannot be read ({exc.strerror or exc})", source=source) from None
 
 
 def _decode(data: bytes, source: str, lineno: int, offset: int) -> str:
@@ -261,6 +272,10 @@ class _ConllFormat(DataFormat):
                 builder.add(line.split("\t"), lineno)
         if builder.start is not None:
             yield builder.finish(lineno)
+
+    def read(self, path: str | os.PathLike[str]) -> list[Sentence]:
+        """Read and parse one file (UTF-8): ``list(self.iter_read(path))``, without holding the whole text."""
+        return list(self.iter_read(path))
 
     def iter_read(self, path: str | os.PathLike[str], *, start: int = 0, stop: int | None = None,
                   first_line: int = 1) -> Iterator[Sentence]:

@@ -33,7 +33,8 @@ from assay.core.result import EvaluationResult
 from assay.errors import EvaluationError, InvalidParameterError
 
 from assay_parsing.evaluators import TokenizationError, check_same_words
-from assay_parsing.formats import CHUNK_BYTES, _decode
+from assay_parsing import formats as _formats
+from assay_parsing.formats import _decode, open_data_file
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["PairPool", "PairShard", "SentenceIndex", "index_sentences", "iter_pairs", "open_pairs", "tally_shard"]
@@ -65,7 +66,7 @@ class SentenceIndex:
         return self.starts[start], end, self.lines[start]
 
 
-def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int = CHUNK_BYTES) -> SentenceIndex:
+def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = None) -> SentenceIndex:
     """Find the sentences of a CoNLL-U / CoNLL-X file without parsing them.
 
     A sentence is a run of non-blank lines, as :meth:`ConlluFormat.parse` splits them (a
@@ -74,11 +75,8 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int = CHUNK_BY
     """
     source = os.fspath(path)
     starts, lines = array("q"), array("q")
-    try:
-        f = open(source, "rb")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"No such data file: {source!r}") from None
-    with f:
+    chunk_bytes = chunk_bytes or _formats.CHUNK_BYTES
+    with open_data_file(source) as f:
         offset, lineno, tail, inside = 0, 1, b"", False  # offset and lineno of tail's first byte
         while True:
             block = f.read(chunk_bytes)
