@@ -208,10 +208,10 @@ def test_errors_in_a_later_shard_name_the_absolute_line(tmp_path, make_treebank)
     gold.write_text(gold_text, encoding="utf-8")
     system.write_text("\n".join(lines), encoding="utf-8")
     pool = open_pairs(gold, system)
-    for num_shards in (1, 4):
+    for num_shards, shipped in ((1, False), (4, False), (4, True)):
         with pytest.raises(DataFormatError) as info:
             for shard in pool.shards(num_shards):
-                tally_shard(shard, EVALUATORS)
+                tally_shard(shard.with_bytes() if shipped else shard, EVALUATORS)
         assert info.value.source == str(system) and info.value.line == target + 1
         assert f"{system}:{target + 1}: expected 10 tab-separated columns" in str(info.value)
 
@@ -285,3 +285,39 @@ def test_shards_pickle_small(tmp_path, make_treebank):
     assert all(len(pickle.dumps(shard)) < 2000 for shard in shards)
     assert [p for shard in shards for p in pickle.loads(pickle.dumps(shard)).items()] == list(pool)
     assert all(isinstance(p, SentencePair) for p in pool[:2])
+
+
+def test_shards_with_bytes_need_no_files(tmp_path, make_treebank):
+    import pickle
+
+    gold, system, _ = _big_pair(tmp_path, make_treebank, 1)
+    pool = open_pairs(gold, system)
+    expected = list(pool)
+    shipped = [pickle.dumps(shard.with_bytes()) for shard in pool.shards(3)]
+    gold.unlink()
+    system.unlink()
+    assert [p for data in shipped for p in pickle.loads(data).items()] == expected
+
+
+def test_parse_eval_ships_bytes_to_a_spark_cluster(tmp_path, make_treebank, capsys):
+    import pickle
+
+    from assay.cli.parse_eval import evaluate_stream
+    from assay.cli.parse_eval import open_pairs as cli_open_pairs
+
+    class SparkExecutor:  # stands in for assay's: a cluster master, tasks pickled, files not visible
+        master, workers = "spark://cluster:7077", 2
+
+        def run(self, fn, tasks, shared, desc=None):
+            shipped = [pickle.dumps(task) for task in tasks]
+            gold.rename(gold.with_suffix(".hidden"))
+            try:
+                return [fn(pickle.loads(task), shared) for task in shipped]
+            finally:
+                gold.with_suffix(".hidden").rename(gold)
+
+    gold, system, _ = _big_pair(tmp_path, make_treebank, 1)
+    _, expected = whole_file_counts(gold, system)
+    results = evaluate_stream(cli_open_pairs(gold, system), executor=SparkExecutor(), num_shards=3)
+    assert [(r.correct_num, r.gold_set_size) for r in results.values()] == expected
+    assert "(parallel, " in capsys.readouterr().out

@@ -120,7 +120,9 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     """Like :func:`evaluate_pairs`, but each shard is read once and scored by all evaluators together.
 
     ``pool`` is a pool or sequence of ``(gold, system)`` pairs; with a lazy
-    :func:`open_pairs` pool the files are parsed once, one sentence pair at a time.
+    :func:`open_pairs` pool the files are parsed once, one sentence pair at a time, each
+    shard reading its own byte ranges -- except on a Spark cluster (a master that is not
+    ``local...``), whose executors may not see the files: there each shard carries its bytes.
     Sequentially (``executor`` None) the pool is one shard unless ``num_shards`` (or the
     pool's) says otherwise; in parallel, ``num_shards`` or the pool's, else four per worker.
     The header lines, ``EVALUATOR`` lines, warnings and numbers are those of
@@ -147,6 +149,8 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     else:
         workers = max(1, int(getattr(executor, "workers", 1) or 1))
         shards = pool.shards(num_shards or pool.num_shards or SHARDS_PER_WORKER * workers)
+        if _remote_workers(executor):  # they may not see the files: ship each shard's bytes instead
+            shards = [shard.with_bytes() if hasattr(shard, "with_bytes") else shard for shard in shards]
         parts = executor.run(tally_shard, shards, evaluators, desc="parse-eval")
         mode = f"parallel, {executor!r}"
     results: dict[str, Any] = {}
@@ -160,6 +164,15 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
         results[label] = result
         sys.stderr.flush()
     return results
+
+
+def _remote_workers(executor: Any) -> bool:
+    """Whether ``executor`` runs on other machines: a Spark executor whose master is not ``local...``."""
+    if not any(c.__name__ == "SparkExecutor" for c in type(executor).__mro__):
+        return False
+    context = getattr(executor, "_context", None)
+    master = getattr(context, "master", None) or getattr(executor, "master", None) or "local"
+    return not str(master).startswith("local")
 
 
 def make_executor(name: str | None = None, *, spark: str | None = None, workers: int | None = None) -> Any:

@@ -31,7 +31,7 @@ from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, Word
 #: Bytes read at a time by the streaming readers (cut at a line end, so never inside a character).
 CHUNK_BYTES = 1 << 20
 
-__all__ = ["ConlluFormat", "ConllxFormat", "check_tree", "iter_lines"]
+__all__ = ["ConlluFormat", "ConllxFormat", "check_tree", "iter_lines", "read_lines"]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
@@ -79,31 +79,40 @@ def iter_lines(path: str | os.PathLike[str], *, start: int = 0, stop: int | None
     defaults to :data:`CHUNK_BYTES`.
     """
     source = os.fspath(path)
-    chunk_bytes = chunk_bytes or CHUNK_BYTES
-    f = open_data_file(source)
-    with f:
+    with open_data_file(source) as f:
         f.seek(start)
-        remaining = None if stop is None else max(0, stop - start)
-        offset, lineno, tail = start, first_line, b""
-        while True:
-            size = chunk_bytes if remaining is None else min(chunk_bytes, remaining)
-            block = f.read(size) if size else b""
-            if remaining is not None:
-                remaining -= len(block)
-            if not block:  # the last line: what follows the last newline, maybe empty, as split() gives
-                yield _decode(tail, source, lineno, offset)
-                return
-            data = tail + block
-            cut = data.rfind(b"\n") + 1
-            if not cut:
-                tail = data
-                continue
-            text = _decode(data[:cut - 1], source, lineno, offset)
-            lines = text.split("\n")
-            yield from lines
-            lineno += len(lines)
-            offset += cut
-            tail = data[cut:]
+        yield from read_lines(f, source=source, offset=start, size=None if stop is None else max(0, stop - start),
+                              first_line=first_line, chunk_bytes=chunk_bytes)
+
+
+def read_lines(f: Any, *, source: str, offset: int = 0, size: int | None = None, first_line: int = 1,
+               chunk_bytes: int | None = None) -> Iterator[str]:
+    """The lines of the next ``size`` bytes (all when None) of the binary file object ``f``, in chunks.
+
+    What :func:`iter_lines` reads with; ``offset`` (the position of ``f`` in the file named
+    ``source``) and ``first_line`` are for error messages.
+    """
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    remaining, lineno, tail = size, first_line, b""
+    while True:
+        want = chunk_bytes if remaining is None else min(chunk_bytes, remaining)
+        block = f.read(want) if want else b""
+        if remaining is not None:
+            remaining -= len(block)
+        if not block:  # the last line: what follows the last newline, maybe empty, as split() gives
+            yield _decode(tail, source, lineno, offset)
+            return
+        data = tail + block
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            tail = data
+            continue
+        text = _decode(data[:cut - 1], source, lineno, offset)
+        lines = text.split("\n")
+        yield from lines
+        lineno += len(lines)
+        offset += cut
+        tail = data[cut:]
 
 
 def open_data_file(source: str) -> Any:

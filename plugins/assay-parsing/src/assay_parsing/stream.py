@@ -20,6 +20,7 @@ sentences, the scores and the error messages (file and line) are those of a whol
 
 from __future__ import annotations
 
+import io
 import os
 from array import array
 from itertools import zip_longest
@@ -34,7 +35,7 @@ from assay.errors import EvaluationError, InvalidParameterError
 
 from assay_parsing.evaluators import TokenizationError, check_same_words
 from assay_parsing import formats as _formats
-from assay_parsing.formats import _decode, open_data_file
+from assay_parsing.formats import _decode, open_data_file, read_lines
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["PairPool", "PairShard", "SentenceIndex", "index_sentences", "iter_pairs", "open_pairs", "tally_shard"]
@@ -110,6 +111,8 @@ class PairShard:
 
     ``gold`` and ``system`` are ``(path, first byte, stop byte or None, first line)``.
     :meth:`items` opens both files, seeks and yields one :class:`SentencePair` at a time.
+    A shard made by :meth:`with_bytes` carries its two byte ranges instead (for workers
+    that cannot see the files, such as a Spark cluster's) and parses them the same way.
     """
 
     index: int
@@ -118,15 +121,32 @@ class PairShard:
     gold: tuple[str, int, int | None, int]
     system: tuple[str, int, int | None, int]
     data_format: Any
+    texts: tuple[bytes, bytes] | None = None
+
+    def with_bytes(self) -> PairShard:
+        """This shard with its byte ranges of both files read in (so it no longer needs the files)."""
+        texts = []
+        for path, start, stop, _ in (self.gold, self.system):
+            with open_data_file(path) as f:
+                f.seek(start)
+                texts.append(f.read() if stop is None else f.read(max(0, stop - start)))
+        return attrs.evolve(self, texts=(texts[0], texts[1]))
+
+    def _read(self, part: tuple[str, int, int | None, int], data: bytes | None) -> Iterator[Sentence]:
+        path, start, stop, line = part
+        if data is None:
+            return self.data_format.iter_read(path, start=start, stop=stop, first_line=line)
+        lines = read_lines(io.BytesIO(data), source=path, offset=start, first_line=line)
+        return self.data_format.iter_parse(lines, source=path, first_line=line)
 
     def __len__(self) -> int:
         return self.stop - self.start
 
     def items(self) -> Iterator[SentencePair]:
         """The shard's sentence pairs, in order, parsed lazily from both files."""
-        (gpath, gstart, gstop, gline), (spath, sstart, sstop, sline) = self.gold, self.system
-        gold = self.data_format.iter_read(gpath, start=gstart, stop=gstop, first_line=gline)
-        system = self.data_format.iter_read(spath, start=sstart, stop=sstop, first_line=sline)
+        gpath, spath = self.gold[0], self.system[0]
+        gtext, stext = self.texts or (None, None)
+        gold, system = self._read(self.gold, gtext), self._read(self.system, stext)
         n = 0
         for g, s in zip_longest(gold, system):
             if g is None or s is None:  # a file changed since it was indexed
