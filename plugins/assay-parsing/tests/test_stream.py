@@ -321,3 +321,33 @@ def test_parse_eval_ships_bytes_to_a_spark_cluster(tmp_path, make_treebank, caps
     results = evaluate_stream(cli_open_pairs(gold, system), executor=SparkExecutor(), num_shards=3)
     assert [(r.correct_num, r.gold_set_size) for r in results.values()] == expected
     assert "(parallel, " in capsys.readouterr().out
+
+
+class EveryThirdToRoot:
+    """A toy parser: the gold head, except that every third word is attached to the root."""
+
+    def parse(self, sentence):
+        return [0 if w.id % 3 == 0 else w.head for w in sentence.words]
+
+
+def test_sentence_pool_equals_from_file_and_evaluates_the_same(tmp_path, make_treebank):
+    from assay import DataPool, EvaluatorBase
+
+    gold_text, _ = make_treebank(9, 120)
+    path = tmp_path / "g.conllu"
+    path.write_text(gold_text, encoding="utf-8")
+    whole = DataPool.from_file(path, format="conllu")
+    lazy = __import__("assay_parsing").open_sentences(path)
+    assert len(lazy) == len(whole) == 120 and list(lazy) == list(whole.items)
+    assert lazy[7] == whole[7] and lazy[-2:] == list(whole.items[-2:])
+    assert [s for shard in lazy.shards(4) for s in shard.items()] == list(whole.items)
+    # expected UAS by hand from the definition: words whose id is not a multiple of 3, plus those whose gold head is 0
+    words = [w for s in whole.items for w in s.words]
+    expected = (sum(1 for w in words if w.id % 3 or w.head == 0), len(words))
+    model = EveryThirdToRoot()
+    ev = EvaluatorBase()
+    for run in (lambda pool: ev.sequentialEvaluate(pool, model, "uas"),
+                lambda pool: ev.parallelEvaluate(pool, model, "uas", executor="threads[workers=2]", num_shards=3)):
+        for pool in (whole, lazy):
+            r = run(pool)
+            assert (r.correct_num, r.gold_set_size, r.sentence_num) == (*expected, 120)

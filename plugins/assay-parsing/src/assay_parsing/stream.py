@@ -10,6 +10,8 @@ objects. Here nothing holds a whole file:
   reads both files in lockstep, one sentence at a time; its shards (:class:`PairShard`)
   are byte ranges of both files, aligned on sentence boundaries, which a worker opens,
   seeks and parses itself (a shard pickles as two paths and four offsets);
+* :class:`SentencePool` (:func:`open_sentences`) is the same for the sentences of one file
+  (``DataPool.from_file(path)`` without holding the file), for evaluating a model;
 * :func:`tally_shard` scores every sentence pair of a shard with several sentence
   evaluators in one pass (what ``assay parse-eval`` runs), and :func:`iter_pairs` is the
   streaming counterpart of :func:`assay_parsing.read_pairs`.
@@ -38,7 +40,8 @@ from assay_parsing import formats as _formats
 from assay_parsing.formats import _decode, open_data_file, read_lines
 from assay_parsing.sentence import Sentence, SentencePair
 
-__all__ = ["PairPool", "PairShard", "SentenceIndex", "index_sentences", "iter_pairs", "open_pairs", "tally_shard"]
+__all__ = ["PairPool", "PairShard", "SentenceIndex", "SentencePool", "SentenceShard", "index_sentences", "iter_pairs",
+           "open_pairs", "open_sentences", "tally_shard"]
 
 _NOT_BLANK_START = frozenset(b"0123456789#")
 
@@ -155,6 +158,10 @@ class PairShard:
                     f"The {which} file {path!r} ended after {self.start + n} sentences, fewer than when it was "
                     f"indexed (shard {self.index}); was it changed during the evaluation?")
             n += 1
+            if n > len(self):
+                raise InvalidParameterError(
+                    f"The files {gpath!r} and {spath!r} have more sentences in items {self.start}..{self.stop - 1} "
+                    f"than when they were indexed (shard {self.index}); were they changed during the evaluation?")
             yield SentencePair(g, s)
 
     def pool_index(self, offset: int) -> int:
@@ -225,6 +232,113 @@ class PairPool(DataPool):
     def __repr__(self) -> str:
         return (f"PairPool({len(self)} pairs, gold={self.gold_index.path!r}, system={self.system_index.path!r}, "
                 f"num_shards={self.num_shards})")
+
+
+@attrs.frozen(eq=False)
+class SentenceShard:
+    """Sentences ``[start, stop)`` of one file, read where the shard runs (see :class:`SentencePool`).
+
+    ``part`` is ``(path, first byte, stop byte or None, first line)``.
+    """
+
+    index: int
+    start: int
+    stop: int
+    part: tuple[str, int, int | None, int]
+    data_format: Any
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def items(self) -> Iterator[Sentence]:
+        """The shard's sentences, in order, parsed lazily."""
+        path, start, stop, line = self.part
+        n = 0
+        for sentence in self.data_format.iter_read(path, start=start, stop=stop, first_line=line):
+            n += 1
+            if n > len(self):
+                break
+            yield sentence
+        if n != len(self):
+            raise InvalidParameterError(
+                f"The file {path!r} has {'more' if n > len(self) else 'fewer'} sentences in items "
+                f"{self.start}..{self.stop - 1} than when it was indexed (shard {self.index}); was it changed "
+                "during the evaluation?")
+
+    def pool_index(self, offset: int) -> int:
+        return self.start + offset
+
+    def describe(self, offset: int) -> str:
+        return f"item {self.start + offset}"
+
+    def __repr__(self) -> str:
+        if not len(self):
+            return f"SentenceShard(index={self.index}, empty)"
+        return f"SentenceShard(index={self.index}, items {self.start}..{self.stop - 1})"
+
+
+class SentencePool(DataPool):
+    """A lazy pool of the :class:`Sentence` items of one file (see :func:`open_sentences`).
+
+    The single-file counterpart of :class:`PairPool`, for evaluating a model on gold
+    sentences: ``len()`` from the index, lazy iteration and ``pool[i]``, byte-range shards.
+    Its items equal ``DataPool.from_file(path, format=...)``'s.
+    """
+
+    def __init__(self, index: SentenceIndex, data_format: Any, format: str = "",
+                 num_shards: int | None = None) -> None:
+        self.index, self.data_format = index, data_format
+        super().__init__((), num_shards, source=index.path, format=format or None)
+
+    @property
+    def items(self) -> SentencePool:  # type: ignore[override]
+        return self
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _shard(self, index: int, start: int, stop: int) -> SentenceShard:
+        return SentenceShard(index, start, stop, (self.index.path, *self.index.span(start, stop)), self.data_format)
+
+    def __iter__(self) -> Iterator[Sentence]:
+        return self._shard(0, 0, len(self)).items()
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            return list(self._shard(0, start, max(start, stop)).items())
+        i = index.__index__()
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(f"pool index {index} out of range ({len(self)} items)")
+        return next(iter(self._shard(0, i, i + 1).items()))
+
+    def _items_for_cursor(self) -> Sequence[Any]:
+        return self
+
+    def shards(self, num_shards: int | None = None) -> list[SentenceShard]:  # type: ignore[override]
+        """Contiguous byte ranges of the file, sentence counts differing by at most one."""
+        from assay.core.pool import _check_num_shards
+
+        n = _check_num_shards(num_shards) or self.num_shards or 1
+        return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
+
+    def __repr__(self) -> str:
+        return f"SentencePool({len(self)} sentences, source={self.index.path!r}, num_shards={self.num_shards})"
+
+
+def open_sentences(path: str | os.PathLike[str], *, format: Any = None, num_shards: int | None = None) -> SentencePool:
+    """A lazy :class:`SentencePool` over one CoNLL-U / CoNLL-X file: ``DataPool.from_file`` without holding it.
+
+    ``format`` as for :func:`open_pairs`. Only the sentence boundaries are read here;
+    malformed lines are reported when their sentence is read.
+    """
+    source = os.fspath(path)
+    name, fmt = _resolve(format, source)
+    return SentencePool(index_sentences(source), fmt, name, num_shards)
 
 
 def _resolve(format: Any, gold: str) -> tuple[str, Any]:
