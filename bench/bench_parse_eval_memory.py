@@ -8,7 +8,8 @@ committed) by repeating the sentences of a real gold / system pair (``en_ewt-gol
 ``en_ewt-sys-mid`` from ``--ud-dir``, gzipped; without them, the treebank demo's generator).
 
 Contenders, each a fresh ``python`` process timed by ``/usr/bin/time -v`` (Maximum resident
-set size; with workers, the largest single process, as ``wait4`` reports it):
+set size -- with workers, that of the largest single process, as ``wait4`` reports it --, wall
+time, and CPU time of the process and its workers):
 
 ``whole``    the pre-streaming path: ``read_pairs`` (both files parsed whole), then
              ``evaluate_pairs`` (one run over the pool per evaluator), as ``parse-eval`` did;
@@ -60,8 +61,12 @@ def make_files(out: Path, mb: float, ud_dir: Path) -> tuple[Path, Path]:
     return gold_path, system_path
 
 
-def measure(argv: list[str]) -> tuple[float, float, str]:
-    """``(peak RSS in MiB, wall seconds, stdout)`` of one command under ``/usr/bin/time -v``."""
+def measure(argv: list[str]) -> tuple[float, float, float, str]:
+    """``(peak RSS in MiB, wall seconds, CPU seconds, stdout)`` of one command under ``/usr/bin/time -v``.
+
+    CPU is user + system time of the process and its workers: on a shared machine it is a
+    steadier measure of the work than the wall time.
+    """
     proc = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
@@ -70,7 +75,8 @@ def measure(argv: list[str]) -> tuple[float, float, str]:
     seconds = 0.0
     for part in wall.split(":"):
         seconds = seconds * 60 + float(part)
-    return rss, seconds, proc.stdout
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): (\S+)", proc.stderr).group(1)) for kind in ("User", "System"))
+    return rss, seconds, cpu, proc.stdout
 
 
 def table_numbers(out: str) -> list[tuple[int, int]]:
@@ -96,10 +102,11 @@ def main() -> None:
             else:
                 argv = [sys.executable, "-m", "assay", "parse-eval", str(gold), str(system)]
                 argv += ["--workers", str(workers)] if workers else []
-            rss, seconds, out = measure(argv)
+            rss, seconds, cpu, out = measure(argv)
             label = f"{mode}, {'sequential' if not workers else f'{workers} workers'}"
             runs.append((label, rss, seconds, table_numbers(out)))
-            print(f"{label:<24} peak RSS {rss:8.0f} MiB   wall {seconds:7.1f} s   {table_numbers(out)}", flush=True)
+            print(f"{label:<24} peak RSS {rss:8.0f} MiB   wall {seconds:7.1f} s   CPU {cpu:7.1f} s   "
+                  f"{table_numbers(out)}", flush=True)
     numbers = {tuple(r[3]) for r in runs}
     if len(numbers) != 1:
         raise SystemExit(f"the contenders disagree: {numbers}")
