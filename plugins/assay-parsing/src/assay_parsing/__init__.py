@@ -18,7 +18,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CLAS", "CONTENT_DEPRELS", "FUNCTION_DEPRELS", "LAS", "UAS", "ConlluFormat", "ConllxFormat", "EmptyNode",
-    "MultiwordToken", "PairPool", "PairShard", "Sentence", "SentencePair", "SentencePool", "SentenceShard", "TaggingAccuracy", "TokenizationError", "Word",
-    "check_same_words", "check_tree", "format_for", "index_sentences", "iter_pairs", "open_pairs", "open_sentences", "pair_sentences",
-    "read_pairs", "universal_deprel",
+    "MultiwordToken", "PairPool", "PairShard", "Sentence", "SentencePair", "SentencePool", "SentenceShard",
+    "TaggingAccuracy", "TokenizationError", "Word", "check_same_words", "check_tree", "format_for",
+    "index_sentences", "iter_pairs", "open_pairs", "open_sentences", "pair_sentences", "read_pairs",
+    "universal_deprel",
 ]
