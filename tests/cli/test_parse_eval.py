@@ -208,3 +208,13 @@ def test_comment_inside_a_sentence_names_the_line(files, capsys):
     files[1].write_text(SYSTEM.replace("3\ta\ta\tADP", "# oops\n3\ta\ta\tADP"), encoding="utf-8")
     assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--workers", "2"]) == 1
     assert f"{files[0]}:5: comment line inside a sentence" in capsys.readouterr().err
+
+
+def test_gzipped_input_says_so(files, tmp_path, capsys):
+    import gzip
+
+    packed = tmp_path / "gold.conllu.gz"
+    packed.write_bytes(gzip.compress(GOLD.encode("utf-8")))
+    assert main(["parse-eval", str(packed), str(files[1])]) == 1
+    err = capsys.readouterr().err
+    assert f"assay parse-eval: error: {packed}:1: not valid UTF-8" in err and "looks gzip-compressed" in err

@@ -130,7 +130,8 @@ def _decode(data: bytes, source: str, lineno: int, offset: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = lineno + data.count(b"\n", 0, exc.start)
-        raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start})",
+        hint = "; the file looks gzip-compressed: decompress it first" if offset == 0 and data[:2] == b"\x1f\x8b" else ""
+        raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start}){hint}",
                               source=source, line=line) from None
 
 
