@@ -103,16 +103,24 @@ def read_pairs(gold: Path, system: Path, *, format: str | None = None) -> list[t
 
 
 def open_pairs(gold: Path, system: Path, *, format: str | None = None) -> Any:
-    """Index both files and return a lazy pool of their sentence pairs (``assay_parsing.stream.PairPool``).
+    """Index both files and return a lazy pool of their sentence pairs (``assay_parsing.PairPool``).
 
     Nothing is parsed yet: the files are read sentence by sentence when the pool is
     evaluated (each shard reads its own byte ranges), so memory stays bounded whatever
-    the file size. A different number of sentences is reported here, as :func:`read_pairs` does.
+    the file size. A different number of sentences is reported here, as :func:`read_pairs`
+    does. The registered format provides the pool (its ``open_pairs`` method); a format
+    without one is read whole, as :func:`read_pairs` does.
     """
-    _require_parsing_plugin()
-    from assay_parsing.stream import open_pairs as _open_pairs
+    from assay import DataPool
+    from assay.plugins import load_data_format
 
-    return _open_pairs(gold, system, format=format)
+    _require_parsing_plugin()
+    if format is None:
+        format = "conllx" if gold.suffix.lower() in (".conllx", ".conll") else "conllu"
+    opener = getattr(load_data_format(format), "open_pairs", None)
+    if opener is None:
+        return DataPool(read_pairs(gold, system, format=format))
+    return opener(gold, system)
 
 
 def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None = None,
@@ -138,8 +146,6 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     from assay.plugins import load_sentence_evaluator
 
     _require_parsing_plugin()
-    from assay_parsing.stream import tally_shard
-
     pool = pool if isinstance(pool, DataPool) else DataPool(pool)
     evaluators = tuple((name, load_sentence_evaluator(name)) for name, _ in metrics)
     if executor is None:
@@ -173,6 +179,40 @@ def _remote_workers(executor: Any) -> bool:
     context = getattr(executor, "_context", None)
     master = getattr(context, "master", None) or getattr(executor, "master", None) or "local"
     return not str(master).startswith("local")
+
+
+def tally_shard(shard: Any, evaluators: Sequence[tuple[str, Any]]) -> tuple[Any, ...]:
+    """Score every item of ``shard`` with each ``(name, sentence_evaluator)`` in one pass.
+
+    Returns one :class:`assay.EvaluationResult` per evaluator, in order. Items are read as
+    they are scored (an ``assay_parsing.PairShard`` streams them), so memory holds one sentence pair.
+    A failing evaluator or an invalid tally raises :class:`assay.EvaluationError` naming the
+    evaluator, the shard and the item, as :func:`assay.core.evaluator.evaluate_shard` does.
+    The task function of :func:`evaluate_stream` (module level, so workers can unpickle it).
+    """
+    from assay.core.result import EvaluationResult
+    from assay.errors import EvaluationError
+
+    correct = [0] * len(evaluators)
+    gold = [0] * len(evaluators)
+    offset = -1
+    for offset, sent in enumerate(shard.items()):
+        for k, (name, evaluator) in enumerate(evaluators):
+            try:
+                value = evaluator(sent, None)
+            except Exception as exc:
+                raise EvaluationError(
+                    f"{name} raised {type(exc).__name__} on {shard.describe(offset)} (shard {shard.index}): {exc}",
+                    shard=shard.index, item=shard.pool_index(offset)) from exc
+            if not (type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
+                    and 0 <= value[0] <= value[1]):
+                raise EvaluationError(
+                    f"{name} returned {value!r} for {shard.describe(offset)} (shard {shard.index}); expected two "
+                    "non-negative ints (correct_num, gold_set_size) with correct_num <= gold_set_size.",
+                    shard=shard.index, item=shard.pool_index(offset))
+            correct[k] += value[0]
+            gold[k] += value[1]
+    return tuple(EvaluationResult(c, g, offset + 1) for c, g in zip(correct, gold))
 
 
 def make_executor(name: str | None = None, *, spark: str | None = None, workers: int | None = None) -> Any:

@@ -301,6 +301,17 @@ class _ConllFormat(DataFormat):
         return self.iter_parse(iter_lines(source, start=start, stop=stop, first_line=first_line),
                                source=source, first_line=first_line)
 
+    def open_pairs(self, gold: str | os.PathLike[str], system: str | os.PathLike[str], *,
+                   num_shards: int | None = None) -> Any:
+        """A lazy pool of ``(gold, system)`` sentence pairs read with this format: :func:`assay_parsing.open_pairs`.
+
+        How ``assay parse-eval`` streams its two files (it reaches the plugin only through
+        the registered format object).
+        """
+        from assay_parsing.stream import open_pairs
+
+        return open_pairs(gold, system, format=self, num_shards=num_shards)
+
     def dumps(self, items: list[Any]) -> str:
         """Write sentences in canonical order, each followed by one blank line."""
         parts: list[str] = []

@@ -12,9 +12,10 @@ objects. Here nothing holds a whole file:
   seeks and parses itself (a shard pickles as two paths and four offsets);
 * :class:`SentencePool` (:func:`open_sentences`) is the same for the sentences of one file
   (``DataPool.from_file(path)`` without holding the file), for evaluating a model;
-* :func:`tally_shard` scores every sentence pair of a shard with several sentence
-  evaluators in one pass (what ``assay parse-eval`` runs), and :func:`iter_pairs` is the
-  streaming counterpart of :func:`assay_parsing.read_pairs`.
+* :func:`iter_pairs` is the streaming counterpart of :func:`assay_parsing.read_pairs`.
+
+``assay parse-eval`` finds :func:`open_pairs` through the registered format object
+(``load_data_format("conllu").open_pairs``), as the core never imports a plugin.
 
 Parsing and validation are the format's own (:meth:`ConlluFormat.iter_read`), so the
 sentences, the scores and the error messages (file and line) are those of a whole-file read.
@@ -32,8 +33,7 @@ import attrs
 
 from assay import DataPool, load_data_format
 from assay.core.pool import split_evenly
-from assay.core.result import EvaluationResult
-from assay.errors import EvaluationError, InvalidParameterError
+from assay.errors import InvalidParameterError
 
 from assay_parsing.evaluators import TokenizationError, check_same_words
 from assay_parsing import formats as _formats
@@ -41,7 +41,7 @@ from assay_parsing.formats import _decode, open_data_file, read_lines
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["PairPool", "PairShard", "SentenceIndex", "SentencePool", "SentenceShard", "index_sentences", "iter_pairs",
-           "open_pairs", "open_sentences", "tally_shard"]
+           "open_pairs", "open_sentences"]
 
 _NOT_BLANK_START = frozenset(b"0123456789#")
 
@@ -407,33 +407,3 @@ def _count_rest(path: str, first: Sentence) -> int:
     """Sentences of ``path`` from ``first`` (which starts at ``first.line``) to the end."""
     index = index_sentences(path)
     return sum(1 for line in index.lines if line >= (first.line or 0))
-
-
-def tally_shard(shard: Any, evaluators: Sequence[tuple[str, Any]]) -> tuple[EvaluationResult, ...]:
-    """Score every item of ``shard`` with each ``(name, sentence_evaluator)`` in one pass.
-
-    Returns one :class:`assay.EvaluationResult` per evaluator, in order. Items are read as
-    they are scored (a :class:`PairShard` streams them), so memory holds one sentence pair.
-    A failing evaluator or an invalid tally raises :class:`assay.EvaluationError` naming the
-    evaluator, the shard and the item, as :func:`assay.core.evaluator.evaluate_shard` does.
-    """
-    correct = [0] * len(evaluators)
-    gold = [0] * len(evaluators)
-    offset = -1
-    for offset, sent in enumerate(shard.items()):
-        for k, (name, evaluator) in enumerate(evaluators):
-            try:
-                value = evaluator(sent, None)
-            except Exception as exc:
-                raise EvaluationError(
-                    f"{name} raised {type(exc).__name__} on {shard.describe(offset)} (shard {shard.index}): {exc}",
-                    shard=shard.index, item=shard.pool_index(offset)) from exc
-            if not (type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
-                    and 0 <= value[0] <= value[1]):
-                raise EvaluationError(
-                    f"{name} returned {value!r} for {shard.describe(offset)} (shard {shard.index}); expected two "
-                    "non-negative ints (correct_num, gold_set_size) with correct_num <= gold_set_size.",
-                    shard=shard.index, item=shard.pool_index(offset))
-            correct[k] += value[0]
-            gold[k] += value[1]
-    return tuple(EvaluationResult(c, g, offset + 1) for c, g in zip(correct, gold))
