@@ -11,8 +11,11 @@ Contenders, each a fresh ``python`` process timed by ``/usr/bin/time -v`` (Maxim
 set size -- with workers, that of the largest single process, as ``wait4`` reports it --, wall
 time, and CPU time of the process and its workers):
 
-``whole``    the pre-streaming path: ``read_pairs`` (both files parsed whole), then
-             ``evaluate_pairs`` (one run over the pool per evaluator), as ``parse-eval`` did;
+``whole``    the whole-file path that ``parse-eval`` used before streaming and the demos still
+             use: ``read_pairs`` (both files parsed into lists), then ``evaluate_pairs`` (one run
+             over the pool per evaluator). Since ``read`` no longer holds a file's text, this
+             peaks lower than the pre-streaming command did (run that one from an older
+             checkout to compare);
 ``stream``   ``python -m assay parse-eval GOLD SYSTEM`` (lazy pool, one pass), sequential and with
              ``--workers N``.
 
