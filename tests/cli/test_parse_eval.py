@@ -218,3 +218,18 @@ def test_gzipped_input_says_so(files, tmp_path, capsys):
     assert main(["parse-eval", str(packed), str(files[1])]) == 1
     err = capsys.readouterr().err
     assert f"assay parse-eval: error: {packed}:1: not valid UTF-8" in err and "looks gzip-compressed" in err
+
+
+def test_a_format_without_streaming_is_read_whole(files, capsys, monkeypatch):
+    import assay.plugins as plugins
+
+    real = plugins.load_data_format
+
+    class WholeOnly:  # a data format with read() only, no open_pairs()
+        def __init__(self, fmt):
+            self.read = fmt.read
+
+    monkeypatch.setattr(plugins, "load_data_format", lambda name: WholeOnly(real(name)))
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--executor", "threads"]) == 0
+    got = table(capsys.readouterr().out)
+    assert {k: v[1:] for k, v in got.items()} == EXPECTED
