@@ -153,3 +153,83 @@ def test_spark_without_the_spark_executor_says_what_to_install(files, capsys, mo
 def test_spark_and_executor_together_is_an_error(files, capsys):
     assert main(["parse-eval", str(files[0]), str(files[1]), "--spark", "local[2]", "--executor", "threads"]) == 2
     assert "either --spark or --executor" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- streaming (issue 11)
+def many(text: str, n: int) -> str:
+    """``text`` (whole sentences) repeated ``n`` times."""
+    return text * n
+
+
+@pytest.mark.parametrize("extra", [[], ["--shards", "4", "--workers", "2"], ["--executor", "threads", "--shards", "3"]])
+def test_streamed_numbers_scale_with_repeats(tmp_path, capsys, extra):
+    # 25 copies of the hand-scored sample: every count is 25x the hand count, sequential or sharded.
+    gold, system = tmp_path / "gold.conllu", tmp_path / "system.conllu"
+    gold.write_text(many(GOLD, 25), encoding="utf-8")
+    system.write_text(many(SYSTEM, 25), encoding="utf-8")
+    assert main(["parse-eval", str(gold), str(system), *extra]) == 0
+    got = table(capsys.readouterr().out)
+    assert {k: v[1:] for k, v in got.items()} == {k: (25 * c, 25 * t) for k, (c, t) in EXPECTED.items()}
+
+
+@pytest.mark.parametrize("extra", [[], ["--shards", "4", "--workers", "2"], ["--executor", "threads", "--shards", "5"]])
+def test_malformed_line_in_a_later_shard_names_file_and_absolute_line(tmp_path, capsys, extra):
+    gold, system = tmp_path / "gold.conllu", tmp_path / "system.conllu"
+    gold.write_text(many(GOLD, 20), encoding="utf-8")
+    lines = many(SYSTEM, 20).split("\n")
+    per_copy = GOLD.count("\n")
+    bad = 17 * per_copy + 5  # the line "4 la el PRON ..." of the 18th copy (0-based index)
+    assert lines[bad].startswith("4\tla\t")
+    lines[bad] = lines[bad].replace("\t2\tdet", "\tx\tdet")
+    system.write_text("\n".join(lines), encoding="utf-8")
+    assert main(["parse-eval", str(gold), str(system), *extra]) == 1
+    err = capsys.readouterr().err
+    assert f"assay parse-eval: error: {system}:{bad + 1}: HEAD must be a non-negative integer, got 'x'" in err
+
+
+def test_invalid_utf8_names_file_line_and_byte(files, capsys):
+    data = files[1].read_bytes()
+    at = data.index("playa".encode())
+    files[1].write_bytes(data[:at] + b"\xc3(" + data[at + 2:])
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--executor", "threads"]) == 1
+    err = capsys.readouterr().err
+    assert f"assay parse-eval: error: {files[1]}:8: not valid UTF-8 (invalid continuation byte at byte {at})" in err
+
+
+def test_unreadable_inputs_are_clean_errors(files, tmp_path, capsys):
+    assert main(["parse-eval", str(files[0]), str(tmp_path / "nope.conllu")]) == 1
+    assert "assay parse-eval: error: No such data file" in capsys.readouterr().err
+    assert main(["parse-eval", str(files[0]), str(tmp_path)]) == 1
+    assert f"assay parse-eval: error: {tmp_path}: cannot be read" in capsys.readouterr().err
+
+
+def test_comment_inside_a_sentence_names_the_line(files, capsys):
+    files[0].write_text(GOLD.replace("3\ta\ta\tADP", "# oops\n3\ta\ta\tADP"), encoding="utf-8")
+    files[1].write_text(SYSTEM.replace("3\ta\ta\tADP", "# oops\n3\ta\ta\tADP"), encoding="utf-8")
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--workers", "2"]) == 1
+    assert f"{files[0]}:5: comment line inside a sentence" in capsys.readouterr().err
+
+
+def test_gzipped_input_says_so(files, tmp_path, capsys):
+    import gzip
+
+    packed = tmp_path / "gold.conllu.gz"
+    packed.write_bytes(gzip.compress(GOLD.encode("utf-8")))
+    assert main(["parse-eval", str(packed), str(files[1])]) == 1
+    err = capsys.readouterr().err
+    assert f"assay parse-eval: error: {packed}:1: not valid UTF-8" in err and "looks gzip-compressed" in err
+
+
+def test_a_format_without_streaming_is_read_whole(files, capsys, monkeypatch):
+    import assay.plugins as plugins
+
+    real = plugins.load_data_format
+
+    class WholeOnly:  # a data format with read() only, no open_pairs()
+        def __init__(self, fmt):
+            self.read = fmt.read
+
+    monkeypatch.setattr(plugins, "load_data_format", lambda name: WholeOnly(real(name)))
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--executor", "threads"]) == 0
+    got = table(capsys.readouterr().out)
+    assert {k: v[1:] for k, v in got.items()} == EXPECTED

@@ -2,10 +2,13 @@
 
 The data formats (``conllu``, ``conllx``) and the sentence evaluators (``uas``, ``las``,
 ``clas``, ``tagging_accuracy``) come from the ``assay-parsing`` plugin, looked up by their
-registered names like any plugin object. Each evaluator runs once over the pool of
-``(gold, system)`` sentence pairs -- in this process by default, sharded in parallel with
-``--shards`` / ``--workers`` / ``--executor`` / ``--spark`` -- logging the seed toolkit's
-``EVALUATOR`` lines; then a table sums up. See ``docs/parsing.md``.
+registered names like any plugin object. Both files are streamed: a light pass finds the
+sentence boundaries, then the ``(gold, system)`` sentence pairs are read one at a time and
+scored by all four evaluators in one pass -- in this process by default, sharded in parallel
+with ``--shards`` / ``--workers`` / ``--executor`` / ``--spark`` (each shard opens the files
+and reads its own byte ranges) -- so memory does not grow with the files. Each evaluator's
+total is logged as the seed toolkit's ``EVALUATOR`` lines; then a table sums up. See
+``docs/parsing.md``.
 """
 
 from __future__ import annotations
@@ -50,13 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    pairs = read_pairs(args.gold, args.system, format=args.format)
+    pool = open_pairs(args.gold, args.system, format=args.format)
     parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
     executor = None
     if parallel:
         executor = make_executor(args.executor, spark=args.spark, workers=args.workers)
     try:
-        results = evaluate_pairs(pairs, executor=executor, num_shards=args.shards)
+        results = evaluate_stream(pool, executor=executor, num_shards=args.shards)
     finally:
         if executor is not None:
             executor.close()
@@ -97,6 +100,119 @@ def read_pairs(gold: Path, system: Path, *, format: str | None = None) -> list[t
             f"The gold file {str(gold)!r} has {len(gold_sents)} sentences and the system file {str(system)!r} "
             f"has {len(system_sents)}{where}. Gold and system must have the same sentences and words.")
     return list(zip(gold_sents, system_sents))
+
+
+def open_pairs(gold: Path, system: Path, *, format: str | None = None) -> Any:
+    """Index both files and return a lazy pool of their sentence pairs (``assay_parsing.PairPool``).
+
+    Nothing is parsed yet: the files are read sentence by sentence when the pool is
+    evaluated (each shard reads its own byte ranges), so memory stays bounded whatever
+    the file size. A different number of sentences is reported here, as :func:`read_pairs`
+    does. The registered format provides the pool (its ``open_pairs`` method); a format
+    without one is read whole, as :func:`read_pairs` does.
+    """
+    from assay import DataPool
+    from assay.plugins import load_data_format
+
+    _require_parsing_plugin()
+    if format is None:
+        format = "conllx" if gold.suffix.lower() in (".conllx", ".conll") else "conllu"
+    opener = getattr(load_data_format(format), "open_pairs", None)
+    if opener is None:
+        return DataPool(read_pairs(gold, system, format=format))
+    return opener(gold, system)
+
+
+def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None = None,
+                    metrics: Sequence[tuple[str, str]] = METRICS, announce: str = "") -> dict[str, Any]:
+    """Like :func:`evaluate_pairs`, but each shard is read once and scored by all evaluators together.
+
+    ``pool`` is a pool or sequence of ``(gold, system)`` pairs; with a lazy
+    :func:`open_pairs` pool the files are parsed once, one sentence pair at a time, each
+    shard reading its own byte ranges -- except on a Spark cluster (a master that is not
+    ``local...``), whose executors may not see the files: there each shard carries its bytes.
+    Sequentially (``executor`` None) the pool is one shard unless ``num_shards`` (or the
+    pool's) says otherwise; in parallel, ``num_shards`` or the pool's, else four per worker.
+    The header lines, ``EVALUATOR`` lines, warnings and numbers are those of
+    :func:`evaluate_pairs`.
+    """
+    import warnings
+
+    from assay import DataPool
+    from assay.core.evaluator import SHARDS_PER_WORKER
+    from assay.core.log import log_result
+    from assay.core.result import EvaluationResult, UndefinedMetricWarning
+    from assay.executors.builtin import SerialExecutor
+    from assay.plugins import load_sentence_evaluator
+
+    _require_parsing_plugin()
+    pool = pool if isinstance(pool, DataPool) else DataPool(pool)
+    evaluators = tuple((name, load_sentence_evaluator(name)) for name, _ in metrics)
+    if executor is None:
+        with SerialExecutor(progress=False) as serial:
+            parts = serial.run(tally_shard, pool.shards(num_shards), evaluators, desc="parse-eval")
+        mode = "sequential"
+    else:
+        workers = max(1, int(getattr(executor, "workers", 1) or 1))
+        shards = pool.shards(num_shards or pool.num_shards or SHARDS_PER_WORKER * workers)
+        if _remote_workers(executor):  # they may not see the files: ship each shard's bytes instead
+            shards = [shard.with_bytes() if hasattr(shard, "with_bytes") else shard for shard in shards]
+        parts = executor.run(tally_shard, shards, evaluators, desc="parse-eval")
+        mode = f"parallel, {executor!r}"
+    results: dict[str, Any] = {}
+    for k, (name, label) in enumerate(metrics):
+        print(f"{label}{announce} ({mode}):", flush=True)
+        result = EvaluationResult.from_shards([part[k] for part in parts])
+        if result.gold_set_size == 0:
+            what = "the data pool is empty" if result.sentence_num == 0 else "no item has a gold count"
+            warnings.warn(f"{name}: {what}, so accuracy is undefined (NaN).", UndefinedMetricWarning, stacklevel=2)
+        log_result(result)
+        results[label] = result
+        sys.stderr.flush()
+    return results
+
+
+def _remote_workers(executor: Any) -> bool:
+    """Whether ``executor`` runs on other machines: a Spark executor whose master is not ``local...``."""
+    if not any(c.__name__ == "SparkExecutor" for c in type(executor).__mro__):
+        return False
+    context = getattr(executor, "_context", None)
+    master = getattr(context, "master", None) or getattr(executor, "master", None) or "local"
+    return not str(master).startswith("local")
+
+
+def tally_shard(shard: Any, evaluators: Sequence[tuple[str, Any]]) -> tuple[Any, ...]:
+    """Score every item of ``shard`` with each ``(name, sentence_evaluator)`` in one pass.
+
+    Returns one :class:`assay.EvaluationResult` per evaluator, in order. Items are read as
+    they are scored (an ``assay_parsing.PairShard`` streams them), so memory holds one sentence pair.
+    A failing evaluator or an invalid tally raises :class:`assay.EvaluationError` naming the
+    evaluator, the shard and the item, as :func:`assay.core.evaluator.evaluate_shard` does.
+    The task function of :func:`evaluate_stream` (module level, so workers can unpickle it).
+    """
+    from assay.core.result import EvaluationResult
+    from assay.errors import EvaluationError
+
+    correct = [0] * len(evaluators)
+    gold = [0] * len(evaluators)
+    offset = -1
+    for offset, sent in enumerate(shard.items()):
+        for k, (name, evaluator) in enumerate(evaluators):
+            try:
+                value = evaluator(sent, None)
+            except Exception as exc:
+                raise EvaluationError(
+                    f"{name} raised {type(exc).__name__} on {shard.describe(offset)} (shard {shard.index}): {exc}",
+                    shard=shard.index, item=shard.pool_index(offset)) from exc
+            if not (type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
+                    and 0 <= value[0] <= value[1]):
+                raise EvaluationError(
+                    f"{name} returned {value!r} for {shard.describe(offset)} (shard {shard.index}); expected two "
+                    "non-negative ints (correct_num, gold_set_size) with correct_num <= gold_set_size.",
+                    shard=shard.index, item=shard.pool_index(offset))
+            correct[k] += value[0]
+            gold[k] += value[1]
+    return tuple(EvaluationResult(c, g, offset + 1) for c, g in zip(correct, gold))
 
 
 def make_executor(name: str | None = None, *, spark: str | None = None, workers: int | None = None) -> Any:

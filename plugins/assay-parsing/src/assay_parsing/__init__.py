@@ -11,11 +11,15 @@ from assay_parsing.evaluators import (CLAS, CONTENT_DEPRELS, FUNCTION_DEPRELS, L
 from assay_parsing.formats import ConlluFormat, ConllxFormat, check_tree
 from assay_parsing.pairs import format_for, pair_sentences, read_pairs
 from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, SentencePair, Word
+from assay_parsing.stream import (PairPool, PairShard, SentencePool, SentenceShard, index_sentences, iter_pairs,
+                                  open_pairs, open_sentences)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CLAS", "CONTENT_DEPRELS", "FUNCTION_DEPRELS", "LAS", "UAS", "ConlluFormat", "ConllxFormat", "EmptyNode",
-    "MultiwordToken", "Sentence", "SentencePair", "TaggingAccuracy", "TokenizationError", "Word",
-    "check_same_words", "check_tree", "format_for", "pair_sentences", "read_pairs", "universal_deprel",
+    "MultiwordToken", "PairPool", "PairShard", "Sentence", "SentencePair", "SentencePool", "SentenceShard",
+    "TaggingAccuracy", "TokenizationError", "Word", "check_same_words", "check_tree", "format_for",
+    "index_sentences", "iter_pairs", "open_pairs", "open_sentences", "pair_sentences", "read_pairs",
+    "universal_deprel",
 ]

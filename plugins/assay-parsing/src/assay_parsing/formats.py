@@ -13,19 +13,25 @@ an empty column, an ID out of sequence, a malformed range or empty node, a HEAD 
 an integer or points outside the sentence, and (CoNLL-U, by default) a sentence that is not
 a tree give a :class:`assay.DataFormatError` naming the file and line. Extra blank lines
 between sentences are tolerated, and the last sentence need not end with a blank line.
-Writing (:meth:`dumps`) gives the canonical form, so reading then writing a valid file gives
+:meth:`~_ConllFormat.iter_read` streams a file (or a byte range of it, from a sentence
+boundary) one sentence at a time with the same checks; :meth:`read` is its list. Writing
+(:meth:`dumps`) gives the canonical form, so reading then writing a valid file gives
 back the same text (line endings normalised to ``\\n``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Iterable, Iterator
 
 from assay import DataFormat, DataFormatError
 
 from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, Word
 
-__all__ = ["ConlluFormat", "ConllxFormat", "check_tree"]
+#: Bytes read at a time by the streaming readers (cut at a line end, so never inside a character).
+CHUNK_BYTES = 1 << 20
+
+__all__ = ["ConlluFormat", "ConllxFormat", "check_tree", "iter_lines", "read_lines"]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
@@ -60,6 +66,73 @@ def check_tree(heads: list[int]) -> str | None:
         for n in path:
             state[n] = 2
     return None
+
+
+def iter_lines(path: str | os.PathLike[str], *, start: int = 0, stop: int | None = None,
+               first_line: int = 1, chunk_bytes: int | None = None) -> Iterator[str]:
+    """The lines of ``path`` (UTF-8, split on ``\\n`` as ``text.split("\\n")`` does), read in chunks.
+
+    Reads bytes ``[start, stop)`` (to the end when ``stop`` is None), ``chunk_bytes`` at a time
+    cut at a line end, so memory stays bounded by a chunk plus the longest line. Invalid
+    UTF-8 raises :class:`assay.DataFormatError` naming the file, the line and the byte offset.
+    ``first_line`` is the line number at ``start`` (used in that message); ``chunk_bytes``
+    defaults to :data:`CHUNK_BYTES`.
+    """
+    source = os.fspath(path)
+    with open_data_file(source) as f:
+        f.seek(start)
+        yield from read_lines(f, source=source, offset=start, size=None if stop is None else max(0, stop - start),
+                              first_line=first_line, chunk_bytes=chunk_bytes)
+
+
+def read_lines(f: Any, *, source: str, offset: int = 0, size: int | None = None, first_line: int = 1,
+               chunk_bytes: int | None = None) -> Iterator[str]:
+    """The lines of the next ``size`` bytes (all when None) of the binary file object ``f``, in chunks.
+
+    What :func:`iter_lines` reads with; ``offset`` (the position of ``f`` in the file named
+    ``source``) and ``first_line`` are for error messages.
+    """
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    remaining, lineno, tail = size, first_line, b""
+    while True:
+        want = chunk_bytes if remaining is None else min(chunk_bytes, remaining)
+        block = f.read(want) if want else b""
+        if remaining is not None:
+            remaining -= len(block)
+        if not block:  # the last line: what follows the last newline, maybe empty, as split() gives
+            yield _decode(tail, source, lineno, offset)
+            return
+        data = tail + block
+        cut = data.rfind(b"\n") + 1
+        if not cut:
+            tail = data
+            continue
+        text = _decode(data[:cut - 1], source, lineno, offset)
+        lines = text.split("\n")
+        yield from lines
+        lineno += len(lines)
+        offset += cut
+        tail = data[cut:]
+
+
+def open_data_file(source: str) -> Any:
+    """``open(source, "rb")``; a missing file is a ``FileNotFoundError``, any other failure a DataFormatError."""
+    try:
+        return open(source, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"No such data file: {source!r}") from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise DataFormatError(f"cannot be read ({exc.strerror or exc})", source=source) from None
+
+
+def _decode(data: bytes, source: str, lineno: int, offset: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = lineno + data.count(b"\n", 0, exc.start)
+        hint = "; the file looks gzip-compressed: decompress it first" if offset == 0 and data[:2] == b"\x1f\x8b" else ""
+        raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start}){hint}",
+                              source=source, line=line) from None
 
 
 class _Builder:
@@ -186,22 +259,58 @@ class _ConllFormat(DataFormat):
 
     def parse(self, text: str, *, source: str = "<string>") -> list[Sentence]:
         """Parse a whole file's text into sentences; malformed input raises :class:`assay.DataFormatError`."""
-        sentences: list[Sentence] = []
+        return list(self.iter_parse(text.split("\n"), source=source))
+
+    def iter_parse(self, lines: Iterable[str], *, source: str = "<string>", first_line: int = 1) -> Iterator[Sentence]:
+        """Parse lines (without their ``\\n``) lazily, one sentence at a time.
+
+        The same parser and checks as :meth:`parse`, which is ``list(iter_parse(text.split("\\n")))``;
+        only the sentence being built is held. ``first_line`` is the line number of the first
+        line (for a part of a file read from a sentence boundary).
+        """
         builder = _Builder(self, source)
-        lineno = 0
-        for lineno, line in enumerate(text.split("\n"), start=1):
+        lineno = first_line - 1
+        for lineno, line in enumerate(lines, start=first_line):
             if line.endswith("\r"):
                 line = line[:-1]
             if not line or line.isspace():
                 if builder.start is not None:
-                    sentences.append(builder.finish(lineno))
+                    yield builder.finish(lineno)
             elif line[0] == "#":
                 builder.comment(line, lineno)
             else:
                 builder.add(line.split("\t"), lineno)
         if builder.start is not None:
-            sentences.append(builder.finish(lineno))
-        return sentences
+            yield builder.finish(lineno)
+
+    def read(self, path: str | os.PathLike[str]) -> list[Sentence]:
+        """Read and parse one file (UTF-8): ``list(self.iter_read(path))``, without holding the whole text."""
+        return list(self.iter_read(path))
+
+    def iter_read(self, path: str | os.PathLike[str], *, start: int = 0, stop: int | None = None,
+                  first_line: int = 1) -> Iterator[Sentence]:
+        """Read a file lazily, one sentence at a time, with bounded memory.
+
+        The streaming counterpart of :meth:`read`: the same sentences and the same errors
+        (naming the file and the line; invalid UTF-8 names the line and the byte too).
+        ``start`` / ``stop`` are byte offsets of a part of the file that begins at a sentence
+        boundary (see :func:`assay_parsing.stream.index_sentences`), ``first_line`` the line
+        number at ``start``.
+        """
+        source = os.fspath(path)
+        return self.iter_parse(iter_lines(source, start=start, stop=stop, first_line=first_line),
+                               source=source, first_line=first_line)
+
+    def open_pairs(self, gold: str | os.PathLike[str], system: str | os.PathLike[str], *,
+                   num_shards: int | None = None) -> Any:
+        """A lazy pool of ``(gold, system)`` sentence pairs read with this format: :func:`assay_parsing.open_pairs`.
+
+        How ``assay parse-eval`` streams its two files (it reaches the plugin only through
+        the registered format object).
+        """
+        from assay_parsing.stream import open_pairs
+
+        return open_pairs(gold, system, format=self, num_shards=num_shards)
 
     def dumps(self, items: list[Any]) -> str:
         """Write sentences in canonical order, each followed by one blank line."""
