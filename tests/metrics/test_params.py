@@ -19,7 +19,7 @@ BAD_SEEDS = [1.9, 1.0, -1, True, "1", np.float64(2.0), [1], np.bool_(True)]
 @pytest.mark.parametrize("seed", BAD_SEEDS, ids=repr)
 def test_evaluate_rejects_a_bad_seed(seed):
     # before: 1.9 and 1.0 ran as seed 1, -1 failed inside numpy
-    with pytest.raises(InvalidParameterError, match=r"'seed' parameter of assay.evaluate must be a non-negative int"):
+    with pytest.raises(InvalidParameterError, match=r"'seed' parameter of assay.evaluate must be an integer >= 0"):
         assay.evaluate(PREDS, REFS, metrics=[SampleAccuracy()], n_resamples=20, seed=seed)
 
 

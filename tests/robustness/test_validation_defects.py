@@ -94,7 +94,7 @@ def test_label_metrics_reject_missing_labels(metric, bad):
 
 def test_accuracy_needs_references():
     # before: assay.evaluate(preds, None, metrics=["accuracy"]) returned 0.0
-    with pytest.raises(InvalidParameterError, match="accuracy needs references"):
+    with pytest.raises(InvalidParameterError, match="accuracy.* needs references"):
         assay.evaluate([1, 2], None, metrics=["accuracy"], n_resamples=0)
 
 
