@@ -182,7 +182,7 @@ def test_malformed_line_in_a_later_shard_names_file_and_absolute_line(tmp_path, 
     assert lines[bad].startswith("4\tla\t")
     lines[bad] = lines[bad].replace("\t2\tdet", "\tx\tdet")
     system.write_text("\n".join(lines), encoding="utf-8")
-    assert main(["parse-eval", str(gold), str(system), *extra]) == 1
+    assert main(["parse-eval", str(gold), str(system), *extra]) == 2
     err = capsys.readouterr().err
     assert f"assay parse-eval: error: {system}:{bad + 1}: HEAD must be a non-negative integer, got 'x'" in err
 
@@ -191,22 +191,22 @@ def test_invalid_utf8_names_file_line_and_byte(files, capsys):
     data = files[1].read_bytes()
     at = data.index("playa".encode())
     files[1].write_bytes(data[:at] + b"\xc3(" + data[at + 2:])
-    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--executor", "threads"]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--executor", "threads"]) == 2
     err = capsys.readouterr().err
     assert f"assay parse-eval: error: {files[1]}:8: not valid UTF-8 (invalid continuation byte at byte {at})" in err
 
 
 def test_unreadable_inputs_are_clean_errors(files, tmp_path, capsys):
-    assert main(["parse-eval", str(files[0]), str(tmp_path / "nope.conllu")]) == 1
+    assert main(["parse-eval", str(files[0]), str(tmp_path / "nope.conllu")]) == 2
     assert "assay parse-eval: error: No such data file" in capsys.readouterr().err
-    assert main(["parse-eval", str(files[0]), str(tmp_path)]) == 1
+    assert main(["parse-eval", str(files[0]), str(tmp_path)]) == 2
     assert f"assay parse-eval: error: {tmp_path}: cannot be read" in capsys.readouterr().err
 
 
 def test_comment_inside_a_sentence_names_the_line(files, capsys):
     files[0].write_text(GOLD.replace("3\ta\ta\tADP", "# oops\n3\ta\ta\tADP"), encoding="utf-8")
     files[1].write_text(SYSTEM.replace("3\ta\ta\tADP", "# oops\n3\ta\ta\tADP"), encoding="utf-8")
-    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--workers", "2"]) == 1
+    assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--workers", "2"]) == 2
     assert f"{files[0]}:5: comment line inside a sentence" in capsys.readouterr().err
 
 
@@ -215,7 +215,7 @@ def test_gzipped_input_says_so(files, tmp_path, capsys):
 
     packed = tmp_path / "gold.conllu.gz"
     packed.write_bytes(gzip.compress(GOLD.encode("utf-8")))
-    assert main(["parse-eval", str(packed), str(files[1])]) == 1
+    assert main(["parse-eval", str(packed), str(files[1])]) == 2
     err = capsys.readouterr().err
     assert f"assay parse-eval: error: {packed}:1: not valid UTF-8" in err and "looks gzip-compressed" in err
 

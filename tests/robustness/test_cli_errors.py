@@ -98,8 +98,8 @@ CASES: list[tuple[str, list[str], str]] = [
     ("parse-eval", ["parse-eval", "{gold_conllu}", "{nonutf_conllu}"], "{nonutf_conllu}"),
     ("parse-eval", ["parse-eval", "{gold_conllu}", "{empty_jsonl}"], "{empty_jsonl}"),
     ("parse-eval", ["parse-eval", "{gold_conllu}", "{corrupt_conllu}"], "{corrupt_conllu}"),
-    ("parse-eval", ["parse-eval", "{gold_conllu}", "{gold_conllu}", "--shards", "0"], "num_shards"),
-    ("parse-eval", ["parse-eval", "{gold_conllu}", "{gold_conllu}", "--workers", "-1"], "workers"),
+    ("parse-eval", ["parse-eval", "{gold_conllu}", "{gold_conllu}", "--shards", "0"], "--shards"),
+    ("parse-eval", ["parse-eval", "{gold_conllu}", "{gold_conllu}", "--workers", "-1"], "--workers"),
     ("parse-eval", ["parse-eval", "{gold_conllu}", "{gold_conllu}", "--executor", "nope"], "nope"),
     ("parse-eval", ["parse-eval", "{gold_conllu}", "{gold_conllu}", "--format", "xml"], "--format"),
     # plugins, list

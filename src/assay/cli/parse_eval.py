@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from assay.cli._args import positive_int
+
 #: (registered sentence evaluator, label in the table)
 METRICS: tuple[tuple[str, str], ...] = (
     ("uas", "UAS"),
@@ -42,8 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("conllu", "conllx"), default=None,
                    help="file format (default: from the gold file's extension; .conllx/.conll are CoNLL-X, "
                    "anything else CoNLL-U)")
-    p.add_argument("--shards", type=int, default=None, metavar="N", help="evaluate in N shards, in parallel")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--shards", type=positive_int, default=None, metavar="N", help="evaluate in N shards, in parallel")
+    p.add_argument("--workers", type=positive_int, default=None, metavar="N",
                    help="parallel workers (default: the CPU count)")
     p.add_argument("--executor", default=None, metavar="NAME",
                    help="registered executor for the parallel run (default: processes; see 'assay list executor')")
