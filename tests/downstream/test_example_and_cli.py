@@ -46,8 +46,10 @@ def test_shipped_example_runs_every_task(data, tmp_path):
     assert set(fd["mean"]["aleatoric_uncertainty"]) == {"image_mean", "patch_max", "threshold_mean"}
     cal = json.loads((out / "Softmax" / "seed3" / "id" / "calibration.json").read_text())
     assert set(cal["i000"]) == {"predictive_uncertainty"}  # per image, no aggregation level
-    splits = json.loads((data / "second_cycle_splits" / "Dropout" / "epistemic_uncertainty" / "patch_max" /
-                         "splits_seed1.json").read_text())
+    # second-cycle split files are written inside the version's output folder, never under the data
+    assert not (data / "second_cycle_splits").exists()
+    splits = json.loads((out / "Dropout" / "seed1" / "unlabeled" / "second_cycle_splits" / "epistemic_uncertainty" /
+                         "patch_max" / "splits_seed1.json").read_text())
     assert len(splits["queried"]) == 2 and len(splits["train"]) == len(json.loads(
         (data / "splits.json").read_text())["train"]) + 2
 

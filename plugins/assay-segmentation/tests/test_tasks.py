@@ -20,9 +20,9 @@ def version(unc_types=("u",), aggregations=("a",), tmp: Path = Path("/nonexisten
                              output_dir=tmp / "out", references=None)
 
 
-def ctx(v, split="id", fitted=None, base_path="/nonexistent"):
+def ctx(v, split="id", fitted=None, base_path="/nonexistent", output_dir="/nonexistent"):
     return TaskContext(version=v, split=split, splits=(split,), aggregations={}, base_path=base_path,
-                       output_dir=Path("/nonexistent"), fitted=fitted)
+                       output_dir=Path(output_dir), fitted=fitted)
 
 
 def test_segmentation_performance_single_image():
@@ -177,11 +177,26 @@ def test_al_split_files_task_writes_splits(tmp_path):
         {"train": ["t"], "val": [], "id_unlabeled_pool": ["a", "b"], "ood_unlabeled_pool": ["c", "d"]}))
     task = assay.load_task("al_split_files")
     per = {k: {"aggregated": {"u": {"a": s}}} for k, s in (("a", 0.9), ("b", 0.1), ("c", 0.8), ("d", 0.2))}
-    tree = task.reduce(per, ctx(version(), split="unlabeled", base_path=str(tmp_path)))
+    out = tmp_path / "out" / "M" / "seed1" / "unlabeled"
+    tree = task.reduce(per, ctx(version(), split="unlabeled", base_path=str(tmp_path), output_dir=out))
     m = tree["mean"]["u"]["a"]["metrics"]
     assert m["ood_share_queried"] == pytest.approx(0.5)  # queried a (.9) and c (.8)
     assert m["ood_detection_rate"] == pytest.approx(0.5)  # 1 of the 2 OoD images
-    written = json.loads((tmp_path / "second_cycle_splits" / "M" / "u" / "a" / "splits_seed1.json").read_text())
+    written = json.loads((out / "second_cycle_splits" / "u" / "a" / "splits_seed1.json").read_text())
     assert written["train"] == ["t", "a", "c"] and written["queried"] == ["a", "c"]
     for kind in ("random", "best", "worst"):
-        assert (tmp_path / "second_cycle_splits" / "M" / "random" / kind / "splits_seed1.json").is_file()
+        assert (out / "second_cycle_splits" / "random" / kind / "splits_seed1.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "splits.json"]  # nothing beside the data
+
+
+@pytest.mark.parametrize("output", ["../escape", "/tmp/elsewhere", "{pred_model}/../../x"])
+def test_al_split_files_output_stays_inside_the_output_folder(tmp_path, output):
+    import json
+
+    (tmp_path / "splits.json").write_text(json.dumps(
+        {"train": ["t"], "val": [], "id_unlabeled_pool": ["a"], "ood_unlabeled_pool": ["c"]}))
+    task = assay.load_task("al_split_files", output=output)
+    per = {k: {"aggregated": {"u": {"a": s}}} for k, s in (("a", 0.9), ("c", 0.8))}
+    with pytest.raises(assay.InvalidParameterError, match="'output' parameter of al_split_files must be a folder inside"):
+        task.reduce(per, ctx(version(), split="unlabeled", base_path=str(tmp_path), output_dir=tmp_path / "out"))
+    assert not (tmp_path / "escape").exists()

@@ -256,6 +256,20 @@ def _resolve(template: str, ctx: TaskContext, **extra: Any) -> Path:
     return p if p.is_absolute() else Path(ctx.base_path) / p
 
 
+def _confined_output(template: str, ctx: TaskContext) -> Path:
+    """``template`` (format fields as for :func:`_resolve`) as a folder under the version's output folder."""
+    values = {**ctx.version.params, "pred_model": ctx.version.pred_model,
+              "version_name": ctx.version.version_name, "split": ctx.split}
+    top = Path(ctx.output_dir).resolve()
+    path = (top / template.format(**values)).resolve()
+    if not path.is_relative_to(top):
+        raise InvalidParameterError(
+            f"The 'output' parameter of al_split_files must be a folder inside the output folder; {template!r} "
+            f"resolves to {path}, outside {top}."
+        )
+    return path
+
+
 @attrs.frozen
 class AlImprovement(Task):
     """AL improvement: relative Dice gain of a second cycle after uncertainty-based querying over random.
@@ -314,8 +328,10 @@ class AlSplitFiles(Task):
 
     Reads the first-cycle split file ``splits`` (relative to ``base_path``); per
     uncertainty type and aggregation, moves the most uncertain ``fraction`` of the pools to
-    ``train`` and writes ``output/PRED_MODEL/UNC_TYPE/AGGREGATION/splits_VERSION.json``, plus
-    the ``baselines`` under ``output/PRED_MODEL/random/KIND/``. The result tree holds the
+    ``train`` and writes ``output/UNC_TYPE/AGGREGATION/splits_VERSION.json``, plus the
+    ``baselines`` under ``output/random/KIND/``. ``output`` is a folder inside the
+    version's output folder (``assay run`` writes nothing outside its output folder): a
+    path that leaves it (``..``, an absolute path) is an error. The result tree holds the
     share of OoD images among the queried ones and the OoD detection rate.
     """
 
@@ -337,7 +353,7 @@ class AlSplitFiles(Task):
         splits = al.read_splits(_resolve(self.splits, ctx))
         pool = splits["id_unlabeled_pool"] + splits["ood_unlabeled_pool"]
         ood = set(splits["ood_unlabeled_pool"])
-        out_dir = _resolve(self.output, ctx) / ctx.version.pred_model
+        out_dir = _confined_output(self.output, ctx)
         name = f"splits_{ctx.version.version_name}.json"
         mean: dict[str, Any] = {}
         for unc in ctx.version.unc_types:
