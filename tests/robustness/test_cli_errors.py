@@ -7,7 +7,7 @@ flag values and unknown names. Each must end with exit status 2, stderr starting
 ``assay COMMAND: error:`` and naming the file or flag, and no traceback. The commands run
 in-process through :func:`assay.cli.main` (fast); ``test_subprocess_*`` run a few for real.
 
-``docs/reliability.d/cli.md`` quotes the number of cases per command (``CASES`` below).
+``docs/reliability.md`` quotes the number of cases per command (``CASES`` below).
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def test_unwritable_output_folder(f, tmp_path, capsys):
 
 
 def test_case_counts_per_command():
-    """The counts quoted in docs/reliability.d/cli.md."""
+    """The counts quoted in docs/reliability.md."""
     counts = Counter(c for c, _, _ in CASES) + Counter(c for c, _, _ in INTERNAL)
     assert counts == {"demo": 3, "parse-eval": 10, "plugins": 1, "list": 2, "ue": 12, "evaluate": 20,
                       "compare": 12, "run": 6, "table": 11, "plot": 11}

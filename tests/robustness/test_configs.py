@@ -2,7 +2,7 @@
 
 Each case asserts a clear error (an ``AssayError`` subclass) that names the file, the key
 path and, for a typo, the closest known key; and that nothing was written or run.
-The counts per command are in docs/reliability.d/configs.md.
+The counts per command are in docs/reliability.md.
 """
 
 from __future__ import annotations

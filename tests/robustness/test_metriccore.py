@@ -3,7 +3,7 @@
 Every case must end in an assay error (``InvalidParameterError`` or ``EvaluationError``)
 whose message names the parameter, the item or the attribute -- never a wrong number,
 never a numpy or Python traceback from deep inside. The counts per entry point are in
-``docs/reliability.d/metriccore.md`` (``test_counts_match_the_reliability_doc`` keeps
+``docs/reliability.md`` (``test_counts_match_the_reliability_doc`` keeps
 them honest).
 """
 
@@ -181,7 +181,7 @@ def test_any_non_negative_int_seed_is_accepted_and_recorded(seed):
 
 
 def test_counts_match_the_reliability_doc():
-    doc = (Path(__file__).parents[2] / "docs" / "reliability.d" / "metriccore.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "reliability.md").read_text()
     counts = {
         "assay.evaluate": len(EVALUATE_CASES),
         "load_metric": len(LOAD_METRIC_CASES),

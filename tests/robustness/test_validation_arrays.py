@@ -3,7 +3,7 @@
 Each entry point gets inputs holding NaN, +/-inf, None, a wrong dtype (strings, complex
 numbers, objects), no examples, a wrong shape or number of dimensions, or mismatched
 lengths, built by Hypothesis from a valid input (a metric's declared example). The only
-accepted outcomes (docs/reliability.d/validation.md):
+accepted outcomes (docs/reliability.md):
 
 - an :class:`~assay.errors.AssayError` (all are ``ValueError`` / ``TypeError``-family
   where they stand for bad input) whose message names the parameter or the position;
@@ -231,7 +231,7 @@ def test_every_aggregation_rejects_bad_maps(entry):
 
 
 def test_zz_every_entry_point_got_enough_bad_inputs():
-    """The count of distinct bad inputs per entry point (quoted in docs/reliability.d/validation.md)."""
+    """The count of distinct bad inputs per entry point (quoted in docs/reliability.md)."""
     assert TRIED, "run with the tests above"
     few = {k: len(v) for k, v in TRIED.items() if len(v) < 10}
     assert not few, f"too few distinct bad inputs: {few}"
