@@ -90,7 +90,8 @@ def table_numbers(out: str) -> list[tuple[int, int]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=200)
-    ap.add_argument("--ud-dir", type=Path, default=Path("/work/shared/data/ud"))
+    ap.add_argument("--ud-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "ud",
+                    help="folder of UD treebanks (default: ../shared/data/ud beside the repository)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/pe-bench"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--modes", default="whole,stream")

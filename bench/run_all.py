@@ -26,6 +26,7 @@ QUICK = {
     "bench_roc_auc": ["--n", "100000", "--repeats", "3"],
     "bench_segmentation": ["--maps", "100", "--repeat", "1"],
     "bench_import": ["--runs", "5"],
+    "bench_parse_eval_memory": ["--mb", "20"],
 }
 
 
