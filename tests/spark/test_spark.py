@@ -168,7 +168,7 @@ def test_any_shard_count_gives_the_hand_tallies(sc, helpers, tmp_path, n, shards
     sents = make_sentences(n, seed)
     model = helpers.CountingModel(str(tmp_path / "loads"))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an empty pool warns (NaN accuracy)
+        warnings.simplefilter("ignore", UndefinedMetricWarning)  # an empty pool warns (NaN accuracy)
         r = helpers.HeadAccuracy().parallelEvaluate(DataPool(sents, num_shards=shards), model, sparkContext=sc)
     assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
     assert shard_tallies(r) == [tally(part) for part in contiguous(sents, shards)]
