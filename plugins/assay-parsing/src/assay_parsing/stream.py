@@ -176,7 +176,47 @@ class PairShard:
         return f"PairShard(index={self.index}, items {self.start}..{self.stop - 1})"
 
 
-class PairPool(DataPool):
+class _LazyPool(DataPool):
+    """What :class:`PairPool` and :class:`SentencePool` share: lazy items, ``pool[i]``, byte-range shards.
+
+    Subclasses give ``__len__`` and ``_shard(index, start, stop)``; nothing is cached.
+    """
+
+    @property
+    def items(self) -> _LazyPool:  # type: ignore[override]
+        return self
+
+    def _shard(self, index: int, start: int, stop: int) -> Any:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._shard(0, 0, len(self)).items())
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            return list(self._shard(0, start, max(start, stop)).items())
+        i = index.__index__()
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(f"pool index {index} out of range ({len(self)} items)")
+        return next(iter(self._shard(0, i, i + 1).items()))
+
+    def _items_for_cursor(self) -> Sequence[Any]:
+        return self
+
+    def shards(self, num_shards: int | None = None) -> list[Any]:  # type: ignore[override]
+        """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
+        from assay.core.pool import _check_num_shards
+
+        n = _check_num_shards(num_shards) or self.num_shards or 1
+        return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
+
+
+class PairPool(_LazyPool):
     """A lazy pool of :class:`SentencePair` items over a gold and a system file (see :func:`open_pairs`).
 
     ``len()`` comes from the indexes; iteration streams both files in lockstep; ``pool[i]``
@@ -191,10 +231,6 @@ class PairPool(DataPool):
         self.gold_index, self.system_index, self.data_format = gold, system, data_format
         super().__init__((), num_shards, source=gold.path, format=format or None)
 
-    @property
-    def items(self) -> PairPool:  # type: ignore[override]
-        return self
-
     def __len__(self) -> int:
         return len(self.gold_index)
 
@@ -202,32 +238,6 @@ class PairPool(DataPool):
         g, s = self.gold_index, self.system_index
         return PairShard(index, start, stop, (g.path, *g.span(start, stop)), (s.path, *s.span(start, stop)),
                          self.data_format)
-
-    def __iter__(self) -> Iterator[SentencePair]:
-        return self._shard(0, 0, len(self)).items()
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1:
-                return [self[i] for i in range(start, stop, step)]
-            return list(self._shard(0, start, max(start, stop)).items())
-        i = index.__index__()
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(f"pool index {index} out of range ({len(self)} items)")
-        return next(self._shard(0, i, i + 1).items())
-
-    def _items_for_cursor(self) -> Sequence[Any]:
-        return self
-
-    def shards(self, num_shards: int | None = None) -> list[PairShard]:  # type: ignore[override]
-        """Contiguous byte ranges of both files, sentence counts differing by at most one."""
-        from assay.core.pool import _check_num_shards
-
-        n = _check_num_shards(num_shards) or self.num_shards or 1
-        return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
 
     def __repr__(self) -> str:
         return (f"PairPool({len(self)} pairs, gold={self.gold_index.path!r}, system={self.system_index.path!r}, "
@@ -277,7 +287,7 @@ class SentenceShard:
         return f"SentenceShard(index={self.index}, items {self.start}..{self.stop - 1})"
 
 
-class SentencePool(DataPool):
+class SentencePool(_LazyPool):
     """A lazy pool of the :class:`Sentence` items of one file (see :func:`open_sentences`).
 
     The single-file counterpart of :class:`PairPool`, for evaluating a model on gold
@@ -290,41 +300,11 @@ class SentencePool(DataPool):
         self.index, self.data_format = index, data_format
         super().__init__((), num_shards, source=index.path, format=format or None)
 
-    @property
-    def items(self) -> SentencePool:  # type: ignore[override]
-        return self
-
     def __len__(self) -> int:
         return len(self.index)
 
     def _shard(self, index: int, start: int, stop: int) -> SentenceShard:
         return SentenceShard(index, start, stop, (self.index.path, *self.index.span(start, stop)), self.data_format)
-
-    def __iter__(self) -> Iterator[Sentence]:
-        return self._shard(0, 0, len(self)).items()
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1:
-                return [self[i] for i in range(start, stop, step)]
-            return list(self._shard(0, start, max(start, stop)).items())
-        i = index.__index__()
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(f"pool index {index} out of range ({len(self)} items)")
-        return next(iter(self._shard(0, i, i + 1).items()))
-
-    def _items_for_cursor(self) -> Sequence[Any]:
-        return self
-
-    def shards(self, num_shards: int | None = None) -> list[SentenceShard]:  # type: ignore[override]
-        """Contiguous byte ranges of the file, sentence counts differing by at most one."""
-        from assay.core.pool import _check_num_shards
-
-        n = _check_num_shards(num_shards) or self.num_shards or 1
-        return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
 
     def __repr__(self) -> str:
         return f"SentencePool({len(self)} sentences, source={self.index.path!r}, num_shards={self.num_shards})"
