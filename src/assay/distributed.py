@@ -150,28 +150,33 @@ def _check_bool(value: Any, name: str) -> bool:
 def _identity(metric: Metric) -> tuple[str, dict[str, str]]:
     """The class and the simple-valued public options of ``metric`` (compared across ranks)."""
     cls = type(metric)
-    options = {k: repr(v) for k, v in sorted(vars(metric).items())
-               if not k.startswith("_") and (isinstance(v, _SIMPLE)
-                                             or isinstance(v, (tuple, list)) and all(isinstance(x, _SIMPLE) for x in v))}
+    options = {k: repr(v) for k, v in sorted(vars(metric).items()) if not k.startswith("_") and _simple(v)}
     return f"{cls.__module__}.{cls.__qualname__}", options
 
 
+def _simple(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(isinstance(v, _SIMPLE) for v in value)
+    return isinstance(value, _SIMPLE)
+
+
 def _check_agree(metrics: list[Metric], gathered: list[Any]) -> None:
-    """Every rank synced the same metrics (class and simple options) as rank 0; the message names the first difference."""
+    """Every rank synced the same metrics (class and simple options) as rank 0; else an error naming the difference."""
     for rank, payload in enumerate(gathered):
-        if len(payload) != len(metrics):
+        if len(payload) != len(gathered[0]):
             raise InvalidParameterError(
                 f"assay.distributed.sync: rank {rank} synced {len(payload)} metric(s) and rank 0 synced "
                 f"{len(gathered[0])}; every rank must sync the same metrics."
             )
+    for rank, payload in enumerate(gathered):
         for index, metric in enumerate(metrics):
             where = f" (item {index} of the metrics synced)" if len(metrics) > 1 else ""
             ref_name, ref_options = gathered[0][index][0]
             name, options = payload[index][0]
             if name != ref_name:
                 raise InvalidParameterError(
-                    f"assay.distributed.sync: rank {rank} synced a {name} and rank 0 a {ref_name}{where}; every "
-                    "rank must sync the same metric."
+                    f"assay.distributed.sync: rank {rank} synced a metric of class {name} and rank 0 one of class "
+                    f"{ref_name}{where}; every rank must sync the same metric."
                 )
             for key in sorted(set(ref_options) | set(options)):
                 a, b = ref_options.get(key, "<unset>"), options.get(key, "<unset>")

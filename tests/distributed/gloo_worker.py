@@ -82,7 +82,11 @@ def main() -> None:
         out["several"] = [encode(both[0].compute()), encode(both[1].compute())]
         # different options on the two ranks: an error on both, no hang
         out["mismatch"] = error(lambda: assay.distributed.sync(load_metric(f"ece[n_bins={10 + 5 * rank}]")))
-        # the process group still works after the error
+        # a different number of metrics on the two ranks
+        out["count_mismatch"] = error(lambda: assay.distributed.sync([load_metric("accuracy")] * (1 + rank)))
+        # a different metric on the two ranks
+        out["class_mismatch"] = error(lambda: assay.distributed.sync(load_metric(["accuracy", "ece"][rank])))
+        # the process group still works after the errors
         out["after_mismatch"] = encode(assay.distributed.sync(fed(acc["metric"], acc, rank)).compute())
     except Exception:  # noqa: BLE001 - report, then leave
         out["crash"] = traceback.format_exc()

@@ -164,11 +164,16 @@ def test_several_metrics_in_one_call(ranks):
     assert ranks[0]["several"] == ranks[1]["several"] == expected
 
 
-def test_different_options_on_two_ranks_fail_on_both_without_hanging(ranks):
+def test_different_metrics_on_two_ranks_fail_on_both_without_hanging(ranks):
     for r in ranks:
         assert r["mismatch"]["error"] == "InvalidParameterError"
         assert "n_bins=15 on rank 1 and n_bins=10 on rank 0" in r["mismatch"]["message"]
-        # the group is still usable after the error
+        assert r["count_mismatch"]["error"] == "InvalidParameterError"
+        assert "rank 1 synced 2 metric(s) and rank 0 synced 1" in r["count_mismatch"]["message"]
+        assert r["class_mismatch"]["error"] == "InvalidParameterError"
+        assert ("rank 1 synced a metric of class assay_uncertainty.calibration.ECE and rank 0 one of class "
+                "assay_classic.classification.Accuracy") in r["class_mismatch"]["message"]
+        # the group is still usable after the errors
         assert r["after_mismatch"] == one_process("accuracy", everything(CASES["accuracy"]))
 
 
