@@ -60,8 +60,9 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
     MissingDependencyError
         torch is not installed (``pip install torch``).
     InvalidParameterError
-        ``metric`` is not an assay metric; no process group is initialised; or the metric
-        differs between ranks (class or options), which the message names.
+        ``metric`` is not an assay metric; no process group is initialised; this process is
+        not a member of ``group``; or the metrics differ between ranks (number, class or
+        options), which the message names (on every rank).
 
     Notes
     -----
@@ -100,11 +101,17 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
             "torch.distributed.init_process_group(...) on every process first (accelerate and Lightning "
             "do it when they launch several processes)."
         )
-    if dist.get_world_size(group) == 1:
+    world = dist.get_world_size(group)
+    if world < 1:  # torch's answer on a process outside the group
+        raise InvalidParameterError(
+            f"The 'group' parameter of assay.distributed.sync is a process group this process (global rank "
+            f"{dist.get_rank()}) is not a member of; only its members may call sync with it."
+        )
+    if world == 1:
         merged = metrics if inplace else [_copy(m) for m in metrics]
     else:
         payload = [(_identity(m), m.state.__getstate__()) for m in metrics]
-        gathered: list[Any] = [None] * dist.get_world_size(group)
+        gathered: list[Any] = [None] * world
         dist.all_gather_object(gathered, payload, group=group)
         _check_agree(metrics, gathered)
         merged = [_merge(m, i, gathered) for i, m in enumerate(metrics)]

@@ -82,6 +82,11 @@ def main() -> None:
         out["several"] = [encode(both[0].compute()), encode(both[1].compute())]
         # different options on the two ranks: an error on both, no hang
         out["mismatch"] = error(lambda: assay.distributed.sync(load_metric(f"ece[n_bins={10 + 5 * rank}]")))
+        # a group of one (rank 0 alone): a no-op there, an error on rank 1, which is not in it
+        solo = dist.new_group([0])
+        m = fed("accuracy", acc, rank)
+        out["subgroup"] = error(lambda: assay.distributed.sync(m, group=solo))
+        out["subgroup"]["scores"] = encode(m.compute())
         # a different number of metrics on the two ranks
         out["count_mismatch"] = error(lambda: assay.distributed.sync([load_metric("accuracy")] * (1 + rank)))
         # a different metric on the two ranks

@@ -185,6 +185,16 @@ def test_world_size_1_is_a_no_op(ranks):
     assert w1["n"] == CASES["roc_auc"]["split"]
 
 
+def test_a_group_of_one_is_a_no_op_and_non_members_get_an_error(ranks):
+    acc = CASES["accuracy"]
+    r0, r1 = ranks[0]["subgroup"], ranks[1]["subgroup"]
+    assert r0["error"] is None
+    assert r0["scores"] == one_process("accuracy", cases_mod.part(acc, 0))  # its own data only
+    assert r1["error"] == "InvalidParameterError"
+    assert "'group' parameter of assay.distributed.sync" in r1["message"] and "global rank 1" in r1["message"]
+    assert r1["scores"] == one_process("accuracy", cases_mod.part(acc, 1))
+
+
 def test_no_process_group_is_a_clear_error(ranks):
     err = ranks[0]["no_group"]
     assert err["error"] == "InvalidParameterError" and err["invalid"]
