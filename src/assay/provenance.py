@@ -61,6 +61,8 @@ KEY = "signature"
 _RESAMPLING_KEYS = ("resample", "ci", "n", "level", "seed")
 _VERSION_KEYS = ("assay", "plugins", "libs")
 _SCALARS = (type(None), bool, int, float, str)
+#: options shown even at their default (they choose between published definitions)
+_ALWAYS = ("convention", "conventions")
 
 
 def _assay_version() -> str:
@@ -311,7 +313,7 @@ def spec_of(obj: Any = None, label: str | None = None) -> str:
     ``label`` is the name it was loaded by (``"f1[average=macro, score_prefix=m_]"``;
     default: ``obj.name`` or the class name). Options come from the label, and, for an
     object, from its attributes named like its constructor's keyword options: an option
-    equal to its default is left out, ``convention`` is always shown, ``score_prefix``
+    equal to its default is left out, ``convention`` (``conventions``) is always shown, ``score_prefix``
     never; keys are sorted. So ``"f1"`` and ``"f1[average=binary]"`` (the default) give
     the same spec, and ``load_ue_metric("aurc")`` gives ``"aurc[convention=fd-shifts]"``.
     A label that is not a ``name[key=value]`` spelling is returned as it is.
@@ -325,13 +327,13 @@ def spec_of(obj: Any = None, label: str | None = None) -> str:
     defaults = _init_defaults(obj)
     options: dict[str, Any] = {}
     for key, value in given.items():
-        if key == "convention" or key not in defaults or not _same(value, defaults[key]):
+        if key in _ALWAYS or key not in defaults or not _same(value, defaults[key]):
             options[key] = value
     for key, default in defaults.items():
         if key in given or key == "score_prefix" or not hasattr(obj, key):
             continue
         value = getattr(obj, key)
-        if _is_simple(value) and (key == "convention" or not _same(value, default)):
+        if _is_simple(value) and (key in _ALWAYS or not _same(value, default)):
             options[key] = value
     return format_name(base, dict(sorted(options.items())))
 
