@@ -167,3 +167,12 @@ def test_evaluation_signature_of_metric_objects():
     s = evaluation_signature([F1(average="macro", beta=2.0)], n_resamples=0, confidence_level=0.95,
                              ci_method="percentile", seed=0)
     assert s.component("metrics") == ("F1[average=macro, beta=2.0]",)
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import assay.provenance
+
+    result = doctest.testmod(assay.provenance, verbose=False)
+    assert result.failed == 0 and result.attempted > 0
