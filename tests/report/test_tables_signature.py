@@ -73,3 +73,13 @@ def test_a_signature_that_is_not_a_string_names_the_manifest(tmp_path):
 def test_cli_table_prints_it(tmp_path, capsys, fmt):
     assert main(["table", str(make(tmp_path)), "--format", fmt]) == 0
     assert SIG in capsys.readouterr().out
+
+
+def test_plots_carry_it_as_a_footer(tmp_path):
+    import matplotlib  # the plot extra, installed by make test; a missing one must fail
+    from assay.report import bar_plot
+
+    table = load_results(make(tmp_path / "r"))
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text in the SVG
+        path = bar_plot(table, "unc_type", tmp_path / "p.svg")
+    assert f"signature: {SIG}" in path.read_text(encoding="utf-8")
