@@ -8,7 +8,7 @@ one line of ``key:value`` fields separated by ``|``::
 
 Fields, in this order (a field without a value is left out):
 
-``metrics``, ``estimators``, ``gen_metrics``, ``ue_metrics``, ``tasks``, ``aggregations``, ``evaluators``, ``format`` ...
+``metrics`` (``estimators``, ``gen_metrics``, ``ue_metrics``, ``tasks``, ``aggregations``, ``evaluators``, ...)
     The components used, each as its resolved name (:func:`spec_of`): the registered name
     with every option that differs from its default, keys sorted, plus ``convention``
     always (``aurc`` reads ``aurc[convention=fd-shifts]``); ``score_prefix`` is left out
@@ -156,8 +156,9 @@ class Signature:
             try:
                 return kind(values[key])
             except ValueError:
-                raise InvalidParameterError(f"Signature field {key!r} must be {'an integer' if kind is int else 'a number'}"
-                                            f"; got {values[key]!r} in {text!r:.200}.") from None
+                what = "an integer" if kind is int else "a number"
+                raise InvalidParameterError(f"Signature field {key!r} must be {what}; got {values[key]!r} in "
+                                            f"{text!r:.200}.") from None
 
         return cls(components=tuple(components), resampling=values.get("resample"), ci_method=values.get("ci"),
                    n_resamples=number("n", int), confidence_level=number("level", float), seed=number("seed", int),

@@ -9,7 +9,7 @@ import pytest
 import assay
 from assay.cli import main
 
-import assay_parsing  # noqa: F401 - parse-eval needs the plugin (installed by make test)
+import assay_parsing  # noqa: F401,E402 - parse-eval needs the plugin (installed by make test)
 
 SENTENCE = "".join("\t".join(cols) + "\n" for cols in (
     ("1", "Hola", "hola", "INTJ", "_", "_", "0", "root", "_", "_"),

@@ -1,4 +1,4 @@
-"""The run's provenance signature under every table (Markdown, LaTeX, HTML); result files that carry it still aggregate."""
+"""The run's signature under every table (Markdown, LaTeX, HTML) and plot; result files carrying it still aggregate."""
 
 from __future__ import annotations
 

@@ -235,6 +235,7 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
     missing = {k: (c[0], c[1]) for k, c in counts.items() if c[0]}
     signature = manifest.get("signature")
     if signature is not None and not isinstance(signature, str):
-        raise ResultFileError(f"{results_dir / MANIFEST}: signature: expected a signature string, got {signature!r:.60}")
+        raise ResultFileError(f"{results_dir / MANIFEST}: signature: expected a signature string, "
+                              f"got {signature!r:.60}")
     return ResultTable(index_names=index_names, rows=tuple(rows), columns=tuple(columns),
                        values={k: tuple(v) for k, v in cells.items()}, missing=missing, signature=signature or "")
