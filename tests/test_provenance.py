@@ -176,3 +176,20 @@ def test_docstring_example_runs():
 
     result = doctest.testmod(assay.provenance, verbose=False)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_base_class_arguments_are_not_options_but_a_subclass_s_are():
+    from assay.metrics import Metric
+
+    assert spec_of(load_ue_metric("augrc")) == "augrc"  # not augrc[higher_is_better=false] from UEMetric
+    assert spec_of(load_metric("accuracy"), "accuracy") == "accuracy"
+
+    class Close(Metric):
+        main_score = "close"
+
+        def __init__(self, *, tolerance: float = 0.0, score_prefix: str = "") -> None:
+            super().__init__(score_prefix=score_prefix)
+            self.tolerance = tolerance
+
+    assert spec_of(Close()) == "Close"
+    assert spec_of(Close(tolerance=0.5, score_prefix="c_")) == "Close[tolerance=0.5]"

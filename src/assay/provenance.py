@@ -63,6 +63,8 @@ _VERSION_KEYS = ("assay", "plugins", "libs")
 _SCALARS = (type(None), bool, int, float, str)
 #: options shown even at their default (they choose between published definitions)
 _ALWAYS = ("convention", "conventions")
+#: modules of the abstract base classes, whose constructor arguments are not user options
+_BASE_MODULES = frozenset({"assay.metrics.base", "assay.uncertainty.base"})
 
 
 def _assay_version() -> str:
@@ -294,11 +296,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _init_defaults(obj: Any) -> dict[str, Any]:
-    """Keyword options (with defaults) of the ``__init__`` that built ``obj``; none for assay's own base classes."""
+    """Keyword options (with defaults) of the ``__init__`` that built ``obj``; none for the abstract bases'
+    (``UEMetric(higher_is_better=None)``, ``Estimator(level, dependencies)`` are not options)."""
     if obj is None or inspect.isclass(obj) or inspect.isroutine(obj):
         return {}
     owner = next((c for c in type(obj).__mro__ if "__init__" in c.__dict__), object)
-    if owner is object or owner.__module__.split(".")[0] == "assay":
+    if owner is object or owner.__module__ in _BASE_MODULES:
         return {}
     try:
         params = inspect.signature(owner.__init__).parameters.values()
