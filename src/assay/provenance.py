@@ -53,8 +53,8 @@ import attrs
 from assay.errors import InvalidParameterError, SignatureMismatchError
 from assay.plugins.names import format_name, parse_name, split_qualifier
 
-__all__ = ["Difference", "Signature", "check_signatures", "evaluation_signature", "read_signature", "signature_of",
-           "spec_of", "versions_of"]
+__all__ = ["KEY", "Difference", "Signature", "check_signatures", "evaluation_signature", "read_signature",
+           "resampling_method", "signature_of", "spec_of", "versions_of"]
 
 #: the key under which result files store the signature string
 KEY = "signature"
