@@ -344,14 +344,17 @@ def spec_of(obj: Any = None, label: str | None = None) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _module_distributions() -> Mapping[str, list[str]]:
-    return metadata.packages_distributions()
+    try:
+        return metadata.packages_distributions()
+    except Exception:  # noqa: BLE001 - broken metadata of some distribution: no versions, never a failed evaluation
+        return {}
 
 
 @functools.lru_cache(maxsize=None)
 def _version(distribution: str) -> str | None:
     try:
         return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
+    except Exception:  # noqa: BLE001 - not installed (PackageNotFoundError) or broken metadata
         return None
 
 
