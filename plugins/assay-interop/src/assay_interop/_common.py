@@ -53,16 +53,13 @@ def spec(namespace: str, name: str, options: Mapping[str, Any]) -> str:
     return format_name(f"{namespace}:{name}", dict(options))
 
 
-def target_of(references: Any, prediction: Any) -> Any:
+def target_of(references: Any) -> Any:
     """The library's target for one instance, from assay's references of that instance.
 
-    A text prediction keeps its whole list of references (text metrics take several
-    references per prediction). Otherwise a one-element list ``[y]`` is the target ``y``
-    (unitxt's layout), and anything else (a scalar, or a longer list such as a
-    multi-label indicator row) is the target itself.
+    A one-element list ``[y]`` is the target ``y`` (unitxt's layout); anything else (a
+    scalar, a longer list such as a multi-label row or several reference texts) is the
+    target itself.
     """
-    if isinstance(prediction, str):
-        return list(references) if isinstance(references, (list, tuple, np.ndarray)) else [references]
     if isinstance(references, (list, tuple, np.ndarray)) and len(references) == 1:
         return references[0]
     return references

@@ -130,7 +130,7 @@ class SklearnMetric(GlobalMetric):
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
         function = _function(self.function)
-        y_true = _as_array([target_of(r, p) for r, p in zip(references, predictions)])
+        y_true = _as_array([target_of(r) for r in references])
         y_pred = _as_array(predictions)
         where = spec(NAMESPACE, self.function, self.options)
         try:

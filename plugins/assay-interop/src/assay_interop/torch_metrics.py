@@ -23,15 +23,17 @@ streaming and sharded (``update`` / ``merge`` / ``compute``)
 
 Inputs: the predictions are converted with ``numpy.asarray`` and ``torch.from_numpy``
 (Python floats become float64, ints int64); the target of an instance is its only
-reference (``[y]`` -> ``y``), a longer list (a multi-label row) as it is, and a text
-prediction keeps its list of references (see :func:`assay_interop._common.target_of`).
-Extra ``update`` arguments (retrieval ``indexes``) are not supported.
+reference (``[y]`` -> ``y``), and a longer list (a multi-label row, several reference
+texts for ``BLEUScore``) as it is (see :func:`assay_interop._common.target_of`).
+Aggregation metrics whose ``update`` takes values only (``CatMetric``, ``MeanMetric``) need no
+references. Extra ``update`` arguments (retrieval ``indexes``) are not supported.
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
+import inspect
 import math
 import re
 import warnings
@@ -55,7 +57,9 @@ PACKAGES = ("classification", "regression", "retrieval", "nominal", "clustering"
 def _public_classes(module: Any, base: type) -> dict[str, type]:
     out = {}
     for name in getattr(module, "__all__", ()):
-        obj = getattr(module, name, None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # top-level names deprecated in favour of packages
+            obj = getattr(module, name, None)
         if (isinstance(obj, type) and issubclass(obj, base) and obj is not base
                 and not obj.__module__.startswith("torchmetrics.wrappers")):
             out[name] = obj
@@ -75,11 +79,12 @@ def _package(name: str) -> Any:
 def metric_classes() -> dict[str, type]:
     """Every public torchmetrics Metric class this namespace can load, by class name (imports them all)."""
     tm = require("torchmetrics")
-    out = _public_classes(tm, tm.Metric)
+    out: dict[str, type] = {}
     for pkg in PACKAGES:
         module = _package(pkg)
-        for name, cls in (_public_classes(module, tm.Metric) if module is not None else {}).items():
-            out.setdefault(name, cls)
+        out.update(_public_classes(module, tm.Metric) if module is not None else {})
+    for name, cls in _public_classes(tm, tm.Metric).items():
+        out.setdefault(name, cls)
     return out
 
 
@@ -94,14 +99,15 @@ def _find(name: str) -> type:
         where = (f"torchmetrics.{package}" if module is not None
                  else f"torchmetrics ({package!r} is not one of its packages: {', '.join(PACKAGES)})")
         raise UnknownNameError(f"No torchmetrics metric named {cls_name!r} in {where}.{close_matches(cls_name, found)}")
+    for pkg in PACKAGES:  # the domain packages first: torchmetrics deprecates its top-level names
+        module = _package(pkg)
+        if module is not None and name in getattr(module, "__all__", ()):
+            found = _public_classes(module, tm.Metric)
+            if name in found:
+                return found[name]
     top = _public_classes(tm, tm.Metric)
     if name in top:
         return top[name]
-    for pkg in PACKAGES:
-        module = _package(pkg)
-        if module is not None and isinstance(getattr(module, name, None), type) \
-                and name in _public_classes(module, tm.Metric):
-            return getattr(module, name)
     raise UnknownNameError(f"No torchmetrics metric class named {name!r} (torchmetrics:{name})."
                            f"{close_matches(name, metric_classes())} Class names are case-sensitive, as in "
                            "'torchmetrics:MulticlassAccuracy[num_classes=3]'.")
@@ -121,6 +127,15 @@ def resolve(name: str, **options: Any) -> TorchMetric:
     wrapped = TorchMetric(metric, main_score=main_score, score_prefix=prefix)
     wrapped.name = spec(NAMESPACE, name, options)
     return wrapped
+
+
+def _required_arguments(update: Any) -> int:
+    """How many positional arguments ``update`` requires (``self`` excluded)."""
+    try:
+        params = list(inspect.signature(update).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return 2
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
 
 
 def snake_case(name: str) -> str:
@@ -178,21 +193,23 @@ class TorchMetric(Metric):
         self.higher_is_better = True if hib is None else bool(hib)
         self._tm = copy.deepcopy(metric)
         self._tm.reset()
+        # aggregation metrics (CatMetric, MeanMetric ...) take values only: no references
+        self.needs_references = _required_arguments(type(metric).update) >= 2
 
     # ------------------------------------------------------------------ gathered instances
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
                   task_data: Sequence[Any] | None) -> Any:
         """One row per instance: a structured array ``(preds, target)`` for numeric data, else a list of pairs."""
         n = len(predictions)
-        refs = references if references is not None else [None] * n
-        targets = [target_of(r, p) for r, p in zip(refs, predictions)]
+        refs = references if references is not None and self.needs_references else [0] * n
+        targets = [target_of(r) for r in refs]
         if not any(isinstance(p, str) for p in predictions):
             try:
                 p_arr, t_arr = np.asarray(predictions), np.asarray(targets)
             except ValueError:  # ragged
                 p_arr = t_arr = None
-            if p_arr is not None and p_arr.dtype.kind in "biuf" and t_arr.dtype.kind in "biuf" \
-                    and len(p_arr) == n and len(t_arr) == n:
+            if p_arr is not None and t_arr is not None and p_arr.dtype.kind in "biuf" \
+                    and t_arr.dtype.kind in "biuf" and len(p_arr) == n and len(t_arr) == n:
                 rows = np.empty(n, dtype=[("preds", p_arr.dtype, p_arr.shape[1:]),
                                           ("target", t_arr.dtype, t_arr.shape[1:])])
                 rows["preds"], rows["target"] = p_arr, t_arr
@@ -209,7 +226,7 @@ class TorchMetric(Metric):
         else:
             preds, target = [r[0] for r in rows], [r[1] for r in rows]
         try:
-            metric.update(preds, target)
+            metric.update(preds, target) if self.needs_references else metric.update(preds)
         except Exception as exc:  # noqa: BLE001 - torchmetrics' input validation, re-raised with the name
             raise InvalidParameterError(f"{self._where()}: torchmetrics rejected the inputs: "
                                         f"{type(exc).__name__}: {exc}") from exc
