@@ -204,13 +204,11 @@ class Registry:
         if not found:
             known = self.names()
             hint = _close(base, known)
-            if qualifier is not None and self._namespaces:
-                hint += f" Registered {self.kind} namespaces: {', '.join(sorted(self._namespaces))}."
             if not known:
                 hint = f" No {self.kind} is registered: is the plugin that provides it installed (assay plugins)?"
             elif not hint:
                 hint = f" Registered: {', '.join(known)}."
-            raise UnknownNameError(f"No {self.kind} named {name!r}.{hint}") from None
+            raise UnknownNameError(f"No {self.kind} named {name!r}.{hint}{self._namespace_hint(qualifier)}") from None
         chosen = found if qualifier is None else tuple(e for e in found if e.matches(qualifier))
         if len(chosen) == 1:
             return chosen[0]
@@ -218,9 +216,14 @@ class Registry:
             raise UnknownNameError(
                 f"No {self.kind} named {name!r}: no plugin {qualifier!r} registered {base!r}; it is registered by "
                 f"{_either([e.source for e in found])}. Load it as "
-                f"{_either([repr(self.qualified_name(e)) for e in found])}."
+                f"{_either([repr(self.qualified_name(e)) for e in found])}.{self._namespace_hint(qualifier)}"
             )
         raise AmbiguousNameError(self._ambiguity(name, chosen))
+
+    def _namespace_hint(self, qualifier: str | None) -> str:
+        if qualifier is None or not self._namespaces:
+            return ""
+        return f" Registered {self.kind} namespaces: {', '.join(sorted(self._namespaces))}."
 
     def _in_namespace(self, namespace: str, base: str) -> Entry:
         """An entry whose factory calls the namespace's resolver with ``base`` and the overrides."""
