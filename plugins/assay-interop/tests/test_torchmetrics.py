@@ -118,3 +118,33 @@ def test_plugin_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert torchmetrics.Metric  # the library itself is installed for the other tests
+
+
+class _Classifier(assay.EvaluatorBase):
+    def sentence_evaluator(self, sent, w_vector):
+        return int(np.argmax(sent[0]) == sent[1]), 1
+
+    def metric_inputs(self, sent, w_vector):
+        return sent[0], [sent[1]]
+
+
+def test_evaluator_base_shards_merge_with_merge_state(system):
+    probs, y = _probs(120)
+    items = list(zip(probs.tolist(), y.tolist()))
+    expected = FC.multiclass_average_precision(torch.tensor(probs.tolist(), dtype=torch.float64),
+                                               torch.from_numpy(y), num_classes=5).item()
+    result = _Classifier().parallelEvaluate(assay.DataPool(items, num_shards=4), None, executor="threads",
+                                            metrics=[AP])
+    assert result.metrics["multiclass_average_precision"] == expected
+
+
+def test_compare_on_a_torchmetrics_metric(system):
+    probs, y = _probs(100)
+    better = 0.5 * probs + 0.5 * np.eye(5)[y]
+    refs = [[v] for v in y]
+    ra = assay.evaluate(list(probs), refs, metrics=[AP], n_resamples=0)
+    rb = assay.evaluate(list(better), refs, metrics=[AP], n_resamples=0)
+    c = assay.compare(ra, rb, metric=AP, n_resamples=100, seed=0)
+    expected_b = FC.multiclass_average_precision(torch.from_numpy(better), torch.from_numpy(y), num_classes=5).item()
+    assert c.score_b == expected_b
+    assert c.ci_low <= c.difference <= c.ci_high and c.better == "b"
