@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 import sys
 
@@ -13,7 +14,8 @@ from torchmetrics.functional.text import char_error_rate
 import torchmetrics.functional.classification as FC
 
 import assay
-from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UnknownNameError
+from assay.errors import (EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning,
+                          UnknownNameError)
 
 AP = "torchmetrics:MulticlassAveragePrecision[num_classes=5]"
 
@@ -68,6 +70,8 @@ def test_sharded_merge_equals_one_pass(system, spec, exact):
     else:
         assert merged["score"] == pytest.approx(whole["score"], rel=1e-12)
     assert template.state.n == 0 and template.clone().state.n == 0  # clones start empty
+    with pytest.warns(UndefinedMetricWarning, match="no data"):
+        assert math.isnan(template.compute()["score"])
 
 
 def test_merge_keeps_shard_order(system):

@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from assay.errors import EvaluationError, InvalidParameterError, UnknownNameError
+from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning, UnknownNameError
 from assay.metrics import Metric
 
 from assay_interop._common import close_matches, require, spec, target_of
@@ -304,7 +304,9 @@ class TorchMetric(Metric):
     def compute(self) -> dict[str, Any]:
         """The torchmetrics ``compute`` of everything seen, as assay scores (``score``, ``score_name`` ...)."""
         if not self.state.n:
-            raise EvaluationError(f"Metric {self._where()} has seen no data (call update first).")
+            warnings.warn(f"Metric {self._where()!r} has seen no data; its score is NaN.", UndefinedMetricWarning,
+                          stacklevel=2)
+            return self.format_scores({self.main_score: math.nan})
         return self.format_scores(self._scores(self._compute(self._tm)))
 
     def reset(self) -> TorchMetric:
