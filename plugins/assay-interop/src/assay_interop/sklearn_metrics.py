@@ -80,8 +80,6 @@ def _check_options(name: str, function: Callable[..., Any], options: Mapping[str
 def resolve(name: str, **options: Any) -> SklearnMetric:
     """The resolver of the ``sklearn`` namespace: ``resolve("f1_score", average="macro")``."""
     prefix = options.pop("score_prefix", "")
-    function = _function(name)
-    _check_options(name, function, options)
     metric = SklearnMetric(name, score_prefix=prefix, **options)
     metric.name = spec(NAMESPACE, name, options)
     return metric
@@ -93,7 +91,9 @@ class SklearnMetric(GlobalMetric):
     Parameters
     ----------
     function : str
-        The name of a scoring function of :mod:`sklearn.metrics` (``"balanced_accuracy_score"``).
+        The name of a scoring function of :mod:`sklearn.metrics` (``"balanced_accuracy_score"``);
+        an unknown name is an :class:`~assay.errors.UnknownNameError` listing close matches,
+        an unknown option an :class:`~assay.errors.InvalidParameterError`.
     score_prefix : str
         As for every metric.
     **options
@@ -123,13 +123,14 @@ class SklearnMetric(GlobalMetric):
         if not isinstance(function, str):
             raise InvalidParameterError(f"SklearnMetric's 'function' must be a function name (str); got "
                                         f"{type(function).__name__} {function!r:.60}.")
+        _check_options(function, _function(function), options)
         self.function = function
         self.options = dict(options)
         self.main_score = function
         self.higher_is_better = not function.endswith(_LOWER_IS_BETTER)
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
-        function = _function(self.function)
+        function = getattr(require("sklearn.metrics"), self.function)
         y_true = _as_array([target_of(r) for r in references])
         y_pred = _as_array(predictions)
         where = spec(NAMESPACE, self.function, self.options)
