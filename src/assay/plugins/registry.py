@@ -189,6 +189,9 @@ class Registry:
     def get(self, name: str) -> Entry:
         """The entry for ``name`` or ``qualifier:name``.
 
+        A qualifier that is a registered namespace wins over a plugin qualifier: the entry
+        returned then calls the namespace's resolver with ``name`` when created.
+
         Raises
         ------
         UnknownNameError
