@@ -75,8 +75,9 @@ def _labels(tp: Any, rng: np.random.Generator, n: int) -> list[Any] | None:
 def generate_metric_sample(metric: Any, *, n: int = 12, seed: int = 0) -> dict[str, Any] | None:
     """An example for ``metric`` made from its ``prediction_type``, or None when the type is not one assay generates.
 
-    The references agree with the predictions on about half of the instances, so the
-    scores are neither all perfect nor all zero.
+    The references agree with the predictions on about half of the instances, more often
+    towards the end, so the scores are neither all perfect nor all zero and the thirds of
+    the data (the shards of the shard-then-merge check) score differently.
     """
     try:
         tp = _resolve_type(getattr(metric, "prediction_type", None))
@@ -89,7 +90,7 @@ def generate_metric_sample(metric: Any, *, n: int = 12, seed: int = 0) -> dict[s
     if not getattr(metric, "needs_references", True):
         return {"predictions": predictions, "references": None}
     others = _labels(tp, rng, n) or predictions
-    keep = rng.random(n) < 0.5
+    keep = rng.random(n) < np.linspace(0.1, 0.9, n)  # agreement grows along the data: shards score differently
     references = [[p if k else o] for p, o, k in zip(predictions, others, keep)]
     return {"predictions": predictions, "references": references}
 
