@@ -258,14 +258,18 @@ def check_ue_metric(entry: Entry, rec: Recorder) -> None:
             raise AssertionError(f"the unpickled metric scores {got!r}, the original {base!r}")
 
     def order_ties() -> None:
-        if len(np.unique(u)) == len(u):
-            raise Skip("the declared sample has no tied uncertainties")
-        for seed in range(3):
-            perm = np.random.default_rng(seed).permutation(len(u))
-            got = _score(metric, u[perm], q[perm])
-            if not _same(got, base):
-                raise AssertionError(f"shuffling the examples (tied uncertainties included) changed the score from "
-                                     f"{base!r} to {got!r}: sort with kind='stable' and an explicit tie policy")
+        samples = [(u, q, base)]
+        if not examples:  # and a sample made of ties: three uncertainty values, both outcomes in each
+            tu, tq = np.repeat([0.2, 0.5, 0.8], 4), np.tile([0.0, 1.0, 1.0, 0.0], 3)
+            samples.append((tu, tq, _score(metric, tu, tq)))
+        for su, sq, score in samples:
+            for seed in range(5):
+                perm = np.random.default_rng(seed).permutation(len(su))
+                got = _score(metric, su[perm], sq[perm])
+                if not _same(got, score):
+                    raise AssertionError(f"shuffling the examples (tied uncertainties included) changed the score "
+                                         f"from {score!r} to {got!r}: sort with kind='stable' and an explicit tie "
+                                         "policy")
 
     def orientation() -> None:
         binary = ue_sample()["quality"]
