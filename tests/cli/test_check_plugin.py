@@ -144,7 +144,8 @@ def test_broken_metrics_fail_the_check_they_break(installed, capsys):
     # a NaN first prediction gives NaN without a word: a bad input must be an error (or NaN with a warning)
     assert rows[("first_prediction", "bad-inputs")] == (
         "FAIL(a NaN prediction: returned NaN without an UndefinedMetricWarning)")
-    assert out.rstrip().splitlines()[-1] == "assay-fake-metrics 2.0.1: 3 names, 28 checks: 23 passed, 3 failed, 2 skipped"
+    assert out.rstrip().splitlines()[-1] == (
+        "assay-fake-metrics 2.0.1: 3 names, 28 checks: 23 passed, 3 failed, 2 skipped")
 
 
 def test_entry_point_name_and_json(installed, capsys):
@@ -202,3 +203,10 @@ def test_filters_that_select_nothing_name_the_flag(installed, capsys):
 def test_kind_filter_accepts_the_plural(installed, capsys):
     assert main(["check-plugin", "assay-fake-metrics", "--kind", "metrics", "-k", "good"]) == 0
     assert {name for name, _ in _rows(capsys.readouterr().out)} == {"fake", "good_match"}
+
+
+def test_assay_names_the_builtins(capsys):
+    assert main(["check-plugin", "assay", "-k", "jsonl", "-k", "serial"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows[("jsonl", "round-trip")] == "SKIP(no sample: declare examples=[{'text': ...}] for it)"
+    assert rows[("serial", "run-order")] == "PASS" and rows[("serial", "errors-propagate")] == "PASS"

@@ -147,3 +147,22 @@ def test_ue_sample_has_ties_and_both_outcomes():
     s = ue_sample()
     assert len(np.unique(s["uncertainty"])) < len(s["uncertainty"])
     assert set(s["quality"].tolist()) == {0.0, 1.0}
+
+
+def test_malformed_examples_fail_the_examples_check():
+    from assay import hookimpl
+    from assay_metric_samples import SampleAccuracy
+
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def assay_register_metrics(register):
+            register("bad_examples", SampleAccuracy, examples="predictions=[1]")
+
+    system = PluginSystem(entry_points=False)
+    system.register_plugin(Plugin, "bad_examples_plugin")
+    results = _results(system, "metric", "bad_examples")
+    assert results["instantiate"].status == "PASS"
+    assert results["examples"].status == "FAIL"
+    assert results["examples"].reason == "examples of metric 'bad_examples' must be a list of dicts; got str"
+    assert {results[c].status for c in CHECKS_BY_KIND["metric"][2:]} == {"SKIP"}

@@ -138,8 +138,9 @@ def check_metric(entry: Entry, rec: Recorder) -> None:
     try:
         examples = declared_examples(entry)
     except AssertionError as exc:
+        message = str(exc)
         if rec.instantiate({}, check=_is_metric) is not NOT_RUN:
-            rec.run("examples", lambda: _fail(str(exc)))
+            rec.run("examples", lambda: _fail(message))
             rec.skip_rest("no usable examples")
         return
     if examples:
