@@ -8,22 +8,20 @@ the options every command spells the same way:
   ``demo``) -- :func:`add_output`, checked by :func:`check_output`;
 - ``-m/--metric NAME``: one metric, repeatable -- :func:`add_metric`;
 - ``--json``: the results as JSON on stdout and nothing else there (what the command would
-  print on the way goes to stderr) -- :func:`add_json`, :func:`json_mode`, :func:`print_json`.
+  print on the way goes to stderr) -- :func:`add_json`, and :mod:`assay.cli._output`.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable
 
 from assay.cli._errors import decode_reason, os_reason
 from assay.errors import InvalidParameterError
 
-__all__ = ["add_json", "add_metric", "add_output", "check_metrics", "check_output", "flag", "json_mode",
-           "non_negative_int", "positive_int", "print_json", "probability", "read_text"]
+__all__ = ["add_json", "add_metric", "add_output", "check_metrics", "check_output", "flag", "non_negative_int",
+           "positive_int", "probability", "read_text"]
 
 
 def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
@@ -139,20 +137,3 @@ def add_json(parser: argparse.ArgumentParser, what: str) -> None:
     """``--json``: print ``what`` as JSON on stdout, and nothing else there."""
     parser.add_argument("--json", action="store_true",
                         help=f"print {what} as JSON on stdout, and nothing else there")
-
-
-@contextlib.contextmanager
-def json_mode(args: argparse.Namespace) -> Iterator[None]:
-    """With ``--json``: whatever the command prints on the way goes to stderr, keeping stdout for the JSON."""
-    if not getattr(args, "json", False):
-        yield
-        return
-    with contextlib.redirect_stdout(sys.stderr):
-        yield
-
-
-def print_json(data: Any) -> None:
-    """``data`` as standard JSON on stdout (NaN as ``"NaN"``; numpy values as plain numbers)."""
-    from assay.jsonio import dumps
-
-    print(dumps(data))

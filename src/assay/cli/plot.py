@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from assay.cli._args import add_json, add_metric, add_output, check_output, print_json
+from assay.cli._args import add_json, add_metric, add_output, check_output
+from assay.cli._output import print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

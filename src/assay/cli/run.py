@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from assay.cli._args import add_json, add_output, check_output, json_mode, print_json
+from assay.cli._args import add_json, add_output, check_output
+from assay.cli._output import json_mode, print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

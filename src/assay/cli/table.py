@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import add_json, add_metric, add_output, check_output, non_negative_int, print_json
+from assay.cli._args import add_json, add_metric, add_output, check_output, non_negative_int
+from assay.cli._output import print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
