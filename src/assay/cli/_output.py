@@ -6,16 +6,20 @@
   default, see :mod:`assay.core.log`) go to stdout beside the headers that announce them,
   while a command runs; an application that configured logging itself still gets them.
 - :func:`describe_executor`: an executor in words (``4 worker processes``), never its repr.
+- :func:`add_verbose` / :func:`spark_log`: Spark's own console output (the JVM's log lines,
+  the stage progress bar) stays hidden unless ``--verbose`` or ``ASSAY_SPARK_LOG=1`` asks for it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import Any, Iterator
 
-__all__ = ["describe_executor", "evaluator_lines_on_stdout", "json_mode", "print_json"]
+__all__ = ["add_verbose", "describe_executor", "evaluator_lines_on_stdout", "json_mode", "print_json",
+           "spark_log"]
 
 
 @contextlib.contextmanager
@@ -88,3 +92,27 @@ def describe_executor(executor: Any) -> str:
     if name == "serial":
         return "this process"
     return f"the {name} executor" + (f", {workers} workers" if isinstance(workers, int) else "")
+
+
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+    """``--verbose``: show Spark's own log lines and progress bar (as ``ASSAY_SPARK_LOG=1`` does)."""
+    parser.add_argument("--verbose", action="store_true",
+                        help="show Spark's own log lines and progress bar, hidden by default "
+                        "(the same as ASSAY_SPARK_LOG=1)")
+
+
+@contextlib.contextmanager
+def spark_log(args: argparse.Namespace) -> Iterator[None]:
+    """With ``--verbose``: ``ASSAY_SPARK_LOG=1`` while inside (read by the spark executor), then as before."""
+    if not getattr(args, "verbose", False):
+        yield
+        return
+    before = os.environ.get("ASSAY_SPARK_LOG")
+    os.environ["ASSAY_SPARK_LOG"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("ASSAY_SPARK_LOG", None)
+        else:
+            os.environ["ASSAY_SPARK_LOG"] = before

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from assay.cli._args import add_json, add_output, check_output, positive_int
-from assay.cli._output import describe_executor, json_mode, print_json
+from assay.cli._output import add_verbose, describe_executor, json_mode, print_json, spark_log
 
 #: (registered sentence evaluator, label in the table)
 METRICS: tuple[tuple[str, str], ...] = (
@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="registered executor for the parallel run (default: processes; see 'assay list executor')")
     p.add_argument("--spark", default=None, metavar="MASTER",
                    help="run on Apache Spark with this master URL, e.g. local[2] (needs assay[spark])")
+    add_verbose(p)
     add_output(p, "file", "the scores as JSON (what --json prints)")
     add_json(p, "the scores (one object per evaluator: value, correct, total)")
     p.set_defaults(func=run)
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if parallel:
         executor = make_executor(args.executor, spark=args.spark, workers=args.workers)
     try:
-        with json_mode(args):  # with --json, the headers go to stderr with the EVALUATOR lines
+        with json_mode(args), spark_log(args):  # with --json, the headers go to stderr with the EVALUATOR lines
             results = evaluate_stream(pool, executor=executor, num_shards=args.shards)
     finally:
         if executor is not None:
