@@ -1,12 +1,18 @@
-"""``assay run CONFIG.yaml [--output DIR]``: run every downstream task of an experiment config."""
+"""``assay run CONFIG.yaml [-o FOLDER] [--json]``: run every downstream task of an experiment config.
+
+The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
+lines (each file written) go to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 from pathlib import Path
 
 from assay.cli._args import add_json, add_output, check_output
-from assay.cli._output import json_mode, print_json
+from assay.cli._output import print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                default="output_path of the config, else 'results' beside it")
     p.add_argument("--executor", default=None,
                    help="executor spec, e.g. 'processes[workers=4]' (default: executor of the config, else serial)")
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary line")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress lines on stderr (the summary line on stdout stays)")
     add_json(p, "the summary (versions, tasks, files written, seconds)")
     p.set_defaults(func=run)
 
@@ -30,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from assay.downstream import run_experiments
 
     check_output(args)
-    with json_mode(args):  # with --json, the progress lines go to stderr
+    with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
         summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet)
     if args.json:
         print_json({"output": str(summary.output_dir), "versions": summary.versions, "tasks": list(summary.tasks),
