@@ -128,6 +128,10 @@ def test_run_json_sends_the_progress_to_stderr(monkeypatch, tmp_path, capsys):
     assert json.loads(captured.out) == {"output": str(tmp_path), "versions": 3, "tasks": ["t"], "images": 6,
                                         "files": [str(tmp_path / "a.json")], "seconds": 1.5}
     assert "progress line" in captured.err
+    assert main(["run", str(tmp_path / "c.yaml")]) == 0  # without --json: the summary line alone on stdout
+    captured = capsys.readouterr()
+    assert captured.out.startswith("assay run: 3 versions x 1 tasks (t), 6 image evaluations, 1 files in ")
+    assert "progress line" in captured.err and "progress line" not in captured.out
 
 
 def test_demo_json_sends_the_narrative_to_stderr(monkeypatch, tmp_path, capsys):
