@@ -27,4 +27,4 @@ def test_demo_sections_run_with_a_relative_output_folder(tmp_path, monkeypatch, 
 def test_unknown_demo_section_is_an_error_naming_the_choices(capsys):
     assert main(["demo", "--section", "nope"]) == 2
     err = capsys.readouterr().err
-    assert "Unknown demo section 'nope'" in err and "treebank" in err
+    assert err.startswith("assay demo: error: --section 'nope': unknown demo section") and "treebank" in err

@@ -447,7 +447,8 @@ def test_parse_eval_runs_on_spark(sc, tmp_path, capsys):
             if line.split() and line.split()[0] in ("UAS", "LAS")}
     # by hand: heads right for 5 of 6 words (not "."), head and relation right for 4 of 6
     assert rows == {"UAS": ["5", "6"], "LAS": ["4", "6"]}
-    assert "SparkExecutor" in out  # the CLI names the executor it ran on
+    assert f"UAS (parallel, Spark (master {sc.master})):" in out  # the executor it ran on, in words
+    assert "SparkExecutor" not in out  # not its repr
     assert not sc._jsc.sc().isStopped()  # closing the executor left the shared context running
 
 

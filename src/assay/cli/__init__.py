@@ -10,6 +10,10 @@ Every command ends in one line on stderr, never a traceback: ``assay COMMAND: er
 too), ``assay COMMAND: internal error: ...`` with status 70 for a bug, 130 on Ctrl-C,
 141 when stdout is closed early (``assay list metric | head``). ``ASSAY_DEBUG=1`` adds
 the traceback. See :mod:`assay.cli._errors` and ``docs/cli.md``.
+
+Output: results, and the headers and ``EVALUATOR`` lines that announce them, go to stdout;
+warnings and progress to stderr; ``--json`` leaves only the JSON on stdout
+(:mod:`assay.cli._output`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import NoReturn, Sequence
 
 from assay import __version__
 from assay.cli._errors import EXIT_USAGE, run_command
+from assay.cli._output import evaluator_lines_on_stdout
 from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
@@ -67,8 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    code = run_command(args, _subparser(parser, args.command), argv)
-    return code
+    if getattr(args, "json", False):  # stdout holds only the JSON: the EVALUATOR lines stay on stderr
+        return run_command(args, _subparser(parser, args.command), argv)
+    with evaluator_lines_on_stdout():  # result lines beside the headers that announce them
+        return run_command(args, _subparser(parser, args.command), argv)
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:

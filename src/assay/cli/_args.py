@@ -1,6 +1,14 @@
 """What the commands share for reading their arguments: ``argparse`` types that reject bad
 values with the flag's name (``assay table: error: argument --digits: expected a
-non-negative integer; got -1``), and a file reader whose errors name the flag and the file.
+non-negative integer; got -1``), a file reader whose errors name the flag and the file, and
+the options every command spells the same way:
+
+- ``-o/--output``: a FILE for a command that writes one file (``evaluate``, ``compare``,
+  ``parse-eval``, ``table``, ``plot``), a FOLDER for one that writes several (``ue``, ``run``,
+  ``demo``) -- :func:`add_output`, checked by :func:`check_output`;
+- ``-m/--metric NAME``: one metric, repeatable -- :func:`add_metric`;
+- ``--json``: the results as JSON on stdout and nothing else there (what the command would
+  print on the way goes to stderr) -- :func:`add_json`, and :mod:`assay.cli._output`.
 """
 
 from __future__ import annotations
@@ -12,7 +20,8 @@ from typing import Callable
 from assay.cli._errors import decode_reason, os_reason
 from assay.errors import InvalidParameterError
 
-__all__ = ["check_metrics", "flag", "non_negative_int", "positive_int", "probability", "read_text"]
+__all__ = ["add_json", "add_metric", "add_output", "check_metrics", "check_output", "flag", "non_negative_int",
+           "positive_int", "probability", "read_text"]
 
 
 def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
@@ -78,3 +87,53 @@ def check_metrics(args: argparse.Namespace, dest: str = "metric") -> None:
             raise
         except AssayError as exc:
             raise InvalidParameterError(f"{flag(args, dest)} {spec!r}: {exc}") from None
+
+
+# --------------------------------------------------------------------------- the shared options
+def add_output(parser: argparse.ArgumentParser, kind: str, what: str, *, default: str = "",
+               required: bool = False) -> None:
+    """``-o/--output FILE`` (``kind="file"``) or ``-o/--output FOLDER`` (``kind="folder"``).
+
+    ``what`` says what is written there; ``default`` (text) what happens without the flag.
+    """
+    if kind not in ("file", "folder"):
+        raise ValueError(f"kind must be 'file' or 'folder'; got {kind!r}")
+    metavar = kind.upper()
+    notes = ([] if kind == "file" else ["created if missing"]) + ([f"default: {default}"] if default else [])
+    text = f"write {what} to FILE" if kind == "file" else f"write {what} into FOLDER"
+    if notes:
+        text += f" ({'; '.join(notes)})"
+    parser.add_argument("-o", "--output", type=Path, default=None, required=required, metavar=metavar,
+                        help=text)
+    parser.set_defaults(_output_kind=kind)
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """An ``-o`` FILE that is a folder, or an ``-o`` FOLDER that is a file, is an error naming the flag."""
+    path, kind = getattr(args, "output", None), getattr(args, "_output_kind", None)
+    if path is None or kind is None:
+        return
+    from assay.errors import InvalidParameterError
+
+    if kind == "file" and path.is_dir():
+        raise InvalidParameterError(f"{flag(args, 'output')} {path}: is a directory; this command writes one file, "
+                                    "so -o/--output takes a FILE name.")
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise InvalidParameterError(f"{flag(args, 'output')} {path}: exists and is not a directory; this command "
+                                    "writes several files, so -o/--output takes a FOLDER.")
+
+
+def add_metric(parser: argparse.ArgumentParser, help: str, *, required: bool = False,
+               old: str | None = None) -> None:
+    """``-m/--metric NAME``, repeatable; ``old`` (``"--metrics"``) stays as a hidden alias taking several names."""
+    parser.add_argument("-m", "--metric", action="append", dest="metric", metavar="NAME", required=required,
+                        default=None, help=help + " (repeatable)")
+    if old:
+        parser.add_argument(old, action="extend", nargs="+", dest="metric", metavar="NAME",
+                            help=argparse.SUPPRESS)
+
+
+def add_json(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--json``: print ``what`` as JSON on stdout, and nothing else there."""
+    parser.add_argument("--json", action="store_true",
+                        help=f"print {what} as JSON on stdout, and nothing else there")

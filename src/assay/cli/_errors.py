@@ -20,6 +20,9 @@ of ``sysexits.h``: anything else is a bug to report. With ``ASSAY_DEBUG=1`` in t
 environment the traceback is printed before the line (the status stays the same).
 
 Where a bad file came from a flag (``--output out/x.json``), the message names the flag.
+Where a library error names a Python parameter (``The 'num_shards' parameter of ... must
+be ...``) that a flag of the command set, the message names the flag as typed instead
+(``--shards must be ...``): see :func:`flag_for_parameters`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from pathlib import Path, PurePath
@@ -36,8 +40,8 @@ from typing import Any
 
 from assay.errors import AssayError
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "decode_reason", "describe",
-           "os_reason", "run_command"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_USAGE", "PARAMETER_ALIASES",
+           "decode_reason", "describe", "flag_for_parameters", "os_reason", "run_command"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -65,6 +69,50 @@ def decode_reason(exc: UnicodeDecodeError) -> str:
     bad = exc.object[exc.start:exc.start + 1] if isinstance(exc.object, (bytes, bytearray)) else b""
     byte = f" (byte 0x{bad[0]:02x})" if bad else ""
     return f"not valid UTF-8 text: {exc.reason} at byte offset {exc.start}{byte}"
+
+
+# --------------------------------------------------------------------------- parameters -> flags
+#: flag ``dest`` -> the Python parameter names its value is passed as, where they differ
+PARAMETER_ALIASES: dict[str, tuple[str, ...]] = {
+    "shards": ("num_shards",),
+    "metric": ("metrics",),
+    "sections": ("section",),
+    "output": ("out_dir", "output_dir"),
+}
+
+# "The 'num_shards' parameter of parallelEvaluate must ..." / "The 'x' parameter must ..." / "'x' must ..."
+_PARAMETER = re.compile(r"\b[Tt]he '(?P<a>\w+)' parameter(?: of (?:the )?[\w.\-]+(?: executor)?)?|'(?P<b>\w+)' (?=must\b)")
+
+
+def flag_for_parameters(message: str, parser: argparse.ArgumentParser | None, argv: list[str]) -> str:
+    """``message`` with each Python parameter that a flag of ``parser`` sets replaced by the flag as typed.
+
+    ``The 'num_shards' parameter of parallelEvaluate must be >= 1`` becomes ``--shards must be
+    >= 1`` for ``assay parse-eval --shards``; names no flag sets are left as they are.
+    """
+    if parser is None:
+        return message
+    flags: dict[str, str] = {}
+    given: set[str] = set()  # names whose flag was typed (a hidden alias such as --metrics wins then)
+    for action in getattr(parser, "_actions", []):
+        if not action.option_strings or action.dest in ("help", "version"):
+            continue
+        typed = _typed_flag(action.option_strings, argv)
+        was_typed = any(arg == typed or arg.startswith(typed + "=") for arg in argv)
+        for name in (action.dest, *PARAMETER_ALIASES.get(action.dest, ())):
+            if name not in flags or (was_typed and name not in given):
+                flags[name] = typed
+                if was_typed:
+                    given.add(name)
+
+    def swap(match: re.Match[str]) -> str:
+        name = match.group("a") or match.group("b")
+        if name not in flags:
+            return match.group(0)
+        # at the start of the message: "<flag>: must be ..." (the "<file or flag>: ..." form)
+        return flags[name] + (":" if match.start() == 0 else "") + (" " if match.group("b") else "")
+
+    return _PARAMETER.sub(swap, message)
 
 
 # --------------------------------------------------------------------------- naming the file or flag
@@ -177,6 +225,7 @@ def describe(exc: BaseException, parser: argparse.ArgumentParser | None = None,
     argv = list(argv or [])
     if isinstance(exc, AssayError):
         message = " ".join(str(exc).split("\n")) or type(exc).__name__
+        message = flag_for_parameters(message, parser, argv)
         for label, path in _flag_sources(parser, args, argv):  # "plot.yaml: ..." from --config: name the flag
             if label and message.startswith(f"{path}:"):
                 return f"{label} {message}"

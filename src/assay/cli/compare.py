@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import check_metrics, flag, non_negative_int, positive_int, probability, read_text
+from assay.cli._args import (add_json, add_metric, add_output, check_metrics, check_output, flag, non_negative_int,
+                             positive_int, probability, read_text)
 from assay.errors import InvalidParameterError, SignatureMismatchError
 
 __all__ = ["load", "register", "run"]
@@ -32,13 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("a", type=Path, metavar="A", help="results of the baseline system (JSON)")
     p.add_argument("b", type=Path, metavar="B", help="results of the other system (JSON)")
-    p.add_argument("--metric", "-m", help="registered metric name with overrides (default: the only one in A)")
+    add_metric(p, "the registered metric to compare, with overrides (default: the only one in A; one per run)")
     p.add_argument("--score", help="which score of the metric (default: its main score)")
     p.add_argument("--n-resamples", type=positive_int, default=1000,
                    help="resamples and randomization rounds, >= 1 (default 1000)")
     p.add_argument("--confidence-level", type=probability, default=0.95, help="between 0 and 1 (default 0.95)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed, >= 0 (default 0)")
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON (with 'verdict')")
+    add_output(p, "file", "the comparison as JSON (what --json prints)")
+    add_json(p, "the comparison (with 'verdict')")
     p.add_argument("--allow-different-signatures", action="store_true",
                    help="compare even when the two results were computed differently (their signatures differ in "
                    "metric options, conventions, resampling or seed); the differences are printed as notes")
@@ -80,10 +82,14 @@ def run(args: argparse.Namespace) -> int:
     import assay
 
     check_metrics(args)
+    check_output(args)
+    if args.metric and len(args.metric) > 1:
+        raise InvalidParameterError(f"{flag(args, 'metric')}: compare tests one metric per run; got "
+                                    f"{len(args.metric)} ({', '.join(args.metric)}).")
     a, b = load(args.a, "A"), load(args.b, "B")
     try:
-        c = assay.compare(a, b, metric=args.metric, score=args.score, n_resamples=args.n_resamples,
-                          confidence_level=args.confidence_level, seed=args.seed,
+        c = assay.compare(a, b, metric=args.metric[0] if args.metric else None, score=args.score,
+                          n_resamples=args.n_resamples, confidence_level=args.confidence_level, seed=args.seed,
                           allow_signature_mismatch=args.allow_different_signatures)
     except SignatureMismatchError as exc:  # provenance: name the flag, not the Python parameter
         raise SignatureMismatchError(str(exc).replace("allow_signature_mismatch=True", "--allow-different-signatures"),
@@ -93,5 +99,11 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise InvalidParameterError(f"{flag(args, 'score')} {args.score!r}: the metric compared reports no score "
                                     "of that name (see the score names 'assay evaluate' prints).") from None
+    if args.output is not None:
+        from assay.jsonio import write_text_atomic
+
+        write_text_atomic(args.output, json.dumps(c.to_dict(), indent=2) + "\n")
     print(json.dumps(c.to_dict(), indent=2) if args.json else c.summary())
+    if args.output is not None and not args.json:
+        print(f"comparison written to {args.output}")
     return 0

@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import check_metrics, flag, non_negative_int, probability, read_text
+from assay.cli._args import (add_json, add_metric, add_output, check_metrics, check_output, flag, non_negative_int,
+                             probability, read_text)
 from assay.errors import InvalidParameterError
 
 __all__ = ["read_column", "register", "run"]
@@ -38,8 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "intervals. Prints a table; --json prints the global scores as JSON; --output saves the full results "
         "(instances included) for 'assay compare'.",
     )
-    p.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
-                   help="a registered metric, with overrides: 'f1[average=macro]' (repeatable)")
+    add_metric(p, "a registered metric, with overrides: 'f1[average=macro]'", required=True)
     p.add_argument("--predictions", "-p", type=Path, required=True, help="predictions file (.jsonl or .csv)")
     p.add_argument("--references", "-r", type=Path,
                    help="references file (.jsonl or .csv); required unless every metric is reference-free")
@@ -52,8 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence-level", type=probability, default=0.95, help="between 0 and 1 (default 0.95)")
     p.add_argument("--ci-method", choices=("percentile", "bca", "wilson"), default="percentile")
     p.add_argument("--seed", type=non_negative_int, default=0, help="resampling seed, >= 0 (default 0)")
-    p.add_argument("--output", "-o", type=Path, help="write the full results as JSON here")
-    p.add_argument("--json", action="store_true", help="print the global scores as JSON instead of a table")
+    add_output(p, "file", "the full results as JSON (instances included, for 'assay compare')")
+    add_json(p, "the global scores and run info (instead of a table)")
     p.set_defaults(func=run)
 
 
@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     import assay
 
     check_metrics(args)
+    check_output(args)
     cells = getattr(args, "csv_cells", "text")
     preds = read_column(args.predictions, "prediction", cells=cells, what=flag(args, "predictions"))
     refs = None

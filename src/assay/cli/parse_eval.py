@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from assay.cli._args import positive_int
+from assay.cli._args import add_json, add_output, check_output, positive_int
+from assay.cli._output import add_verbose, describe_executor, json_mode, print_json, spark_log
 
 #: (registered sentence evaluator, label in the table)
 METRICS: tuple[tuple[str, str], ...] = (
@@ -52,23 +53,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="registered executor for the parallel run (default: processes; see 'assay list executor')")
     p.add_argument("--spark", default=None, metavar="MASTER",
                    help="run on Apache Spark with this master URL, e.g. local[2] (needs assay[spark])")
+    add_verbose(p)
+    add_output(p, "file", "the scores as JSON (what --json prints)")
+    add_json(p, "the scores (one object per evaluator: value, correct, total)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args)
     pool = open_pairs(args.gold, args.system, format=args.format)
     parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
     executor = None
     if parallel:
         executor = make_executor(args.executor, spark=args.spark, workers=args.workers)
     try:
-        results = evaluate_stream(pool, executor=executor, num_shards=args.shards)
+        with json_mode(args), spark_log(args):  # with --json, the headers go to stderr with the EVALUATOR lines
+            results = evaluate_stream(pool, executor=executor, num_shards=args.shards)
     finally:
         if executor is not None:
             executor.close()
+    document = {"scores": results_to_list(results), "signature": str(signature(args.gold, args.format))}
+    if args.output is not None:
+        from assay.jsonio import dumps, write_text_atomic
+
+        write_text_atomic(args.output, dumps(document) + "\n")
+    if args.json:
+        print_json(document)
+        return 0
     print(format_table(results))
     print(f"signature: {signature(args.gold, args.format)}")  # provenance (issue 16)
+    if args.output is not None:
+        print(f"scores written to {args.output}")
     return 0
+
+
+def results_to_list(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One object per evaluator: its registered name, label, value (NaN when total is 0), correct, total."""
+    names = {label: name for name, label in METRICS}
+    return [{"metric": names.get(label, label), "label": label,
+             "value": r.correct_num / r.gold_set_size if r.gold_set_size else float("nan"),
+             "correct": r.correct_num, "total": r.gold_set_size, "sentences": r.sentence_num}
+            for label, r in results.items()]
 
 
 def signature(gold: Path, format: str | None = None, metrics: Sequence[tuple[str, str]] = METRICS) -> Any:
@@ -173,7 +198,7 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
         if _remote_workers(executor):  # they may not see the files: ship each shard's bytes instead
             shards = [shard.with_bytes() if hasattr(shard, "with_bytes") else shard for shard in shards]
         parts = executor.run(tally_shard, shards, evaluators, desc="parse-eval")
-        mode = f"parallel, {executor!r}"
+        mode = f"parallel, {describe_executor(executor)}"
     results: dict[str, Any] = {}
     for k, (name, label) in enumerate(metrics):
         print(f"{label}{announce} ({mode}):", flush=True)
@@ -260,7 +285,7 @@ def evaluate_pairs(pairs: Sequence[Any], *, executor: Any = None, num_shards: in
     ev = EvaluatorBase()
     results: dict[str, Any] = {}
     for name, label in metrics:
-        mode = "sequential" if executor is None else f"parallel, {executor!r}"
+        mode = "sequential" if executor is None else f"parallel, {describe_executor(executor)}"
         print(f"{label}{announce} ({mode}):", flush=True)
         sentence_evaluator = load_sentence_evaluator(name)
         if executor is None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
+from assay.cli._args import add_json
 from assay.plugins import KINDS, get_plugin_system
 
 
@@ -22,19 +24,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "two plugins registered is ambiguous (load it as DISTRIBUTION:NAME); public assay "
         "functions a plugin replaced are listed under it.",
     )
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_json(p, "the plugins, what each registered, and load errors")
     p.set_defaults(func=run_plugins)
 
     kinds = sorted(KINDS)
     p = subparsers.add_parser(
-        "list", help="list the registered names of one kind",
+        "list", help="list the registered names of one kind, or document one name",
         description="List the registered names of one kind, with the plugin that registered "
         "each and a one-line description. Load them by name, with overrides: "
-        "name[key=value, ...].",
+        "name[key=value, ...]. With NAME ('assay list metric f1'), show that name's documentation: "
+        "its description and formula, its options with their defaults, its convention where it has one, "
+        "and what its scores mean.",
     )
     p.add_argument("kind", choices=kinds + [k + "s" for k in kinds], metavar="KIND",
                    help="one of: " + ", ".join(kinds))
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("name", nargs="?", default=None, metavar="NAME",
+                   help="document this name (or DISTRIBUTION:NAME) instead of listing them all")
+    add_json(p, "the names (or, with NAME, its documentation)")
     p.set_defaults(func=run_list)
 
 
@@ -76,6 +82,8 @@ def run_plugins(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     kind = args.kind if args.kind in KINDS else args.kind[:-1]
     registry = get_plugin_system().registry(kind)
+    if args.name is not None:
+        return _show_one(registry, args.name, as_json=args.json)
     ambiguous = registry.ambiguous()
     rows = []  # (shown name, entry, ambiguous?)
     for name in registry.names():
@@ -99,4 +107,23 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"\n{kind} {name!r} is registered by {len(candidates)} plugins: load it as "
               f"{' or '.join(registry.qualified_name(e) for e in candidates)}, or set ASSAY_DISABLE_PLUGINS "
               "(see 'assay plugins').")
+    return 0
+
+
+def _show_one(registry: Any, name: str, *, as_json: bool) -> int:
+    """``assay list KIND NAME``: the documentation of one registered name (an unknown name is an error)."""
+    from assay.cli._describe import entry_details, format_details
+    from assay.errors import InvalidParameterError, UnknownNameError
+
+    try:
+        entry = registry.get(name)
+    except UnknownNameError as exc:
+        raise InvalidParameterError(f"NAME {name!r}: {exc}") from None
+    details = entry_details(entry, shown_name=name)
+    if as_json:
+        from assay.cli._output import print_json
+
+        print_json(details)
+    else:
+        print(format_details(details))
     return 0

@@ -1,9 +1,18 @@
-"""``assay run CONFIG.yaml [--output DIR]``: run every downstream task of an experiment config."""
+"""``assay run CONFIG.yaml [-o FOLDER] [--json]``: run every downstream task of an experiment config.
+
+The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
+lines (each file written) go to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 from pathlib import Path
+
+from assay.cli._args import add_json, add_output, check_output
+from assay.cli._output import print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,18 +23,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results plus a manifest for 'assay table' and 'assay plot'. See docs/downstream.md.",
     )
     p.add_argument("config", type=Path, help="experiment config (YAML)")
-    p.add_argument("--output", "-o", type=Path, default=None,
-                   help="results folder (default: output_path of the config, else 'results' beside it)")
+    add_output(p, "folder", "the results and the manifest",
+               default="output_path of the config, else 'results' beside it")
     p.add_argument("--executor", default=None,
                    help="executor spec, e.g. 'processes[workers=4]' (default: executor of the config, else serial)")
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary line")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress lines on stderr (the summary line on stdout stays)")
+    add_json(p, "the summary (versions, tasks, files written, seconds)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from assay.downstream import run_experiments
 
-    summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet)
+    check_output(args)
+    with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
+        summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet)
+    if args.json:
+        print_json({"output": str(summary.output_dir), "versions": summary.versions, "tasks": list(summary.tasks),
+                    "images": summary.images, "files": [str(f) for f in summary.files],
+                    "seconds": summary.seconds})
+        return 0
     print(f"assay run: {summary.versions} versions x {len(summary.tasks)} tasks ({', '.join(summary.tasks)}), "
           f"{summary.images} image evaluations, {len(summary.files)} files in {summary.output_dir} "
           f"({summary.seconds:.1f} s)")

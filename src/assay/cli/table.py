@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from assay.cli._args import non_negative_int
+from assay.cli._args import add_json, add_metric, add_output, check_output, non_negative_int
+from assay.cli._output import print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("results", type=Path, help="output folder of 'assay run'")
     p.add_argument("--format", "-f", choices=("markdown", "latex", "html"), default="markdown")
     p.add_argument("--tasks", nargs="+", metavar="TASK", help="only these tasks (default: all)")
-    p.add_argument("--metrics", nargs="+", metavar="METRIC", help="only these metrics (default: all)")
+    add_metric(p, "only this metric's columns (default: all)", old="--metrics")
     p.add_argument("--over", default="seed", help="the parameter averaged over (default: seed)")
     p.add_argument("--digits", type=non_negative_int, default=2, help="decimals, >= 0 (default: 2)")
     p.add_argument("--scale", type=float, default=100.0, help="multiply values by this (default: 100)")
@@ -27,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="show cells whose result files are missing as 'n/a (k of n missing)' instead of failing")
     p.add_argument("--standalone", action="store_true",
                    help="LaTeX: a complete document that compiles on its own (HTML is always complete)")
-    p.add_argument("--output", "-o", type=Path, default=None, help="write to this file instead of stdout")
+    add_output(p, "file", "the table", default="print it on stdout")
+    add_json(p, "the table's rows, columns and cells (mean, std and the values over --over)")
     p.set_defaults(func=run)
 
 
@@ -38,9 +41,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.digits < 0:
         raise InvalidParameterError(f"--digits: expected a number of decimals >= 0, got {args.digits}")
+    check_output(args)
     table = load_results(args.results, over=args.over, tasks=args.tasks, allow_missing=args.allow_missing)
-    if args.metrics:
-        table = table.select_metrics(args.metrics)
+    if args.metric:
+        table = table.select_metrics(args.metric)
+    if args.json:
+        print_json(table_to_dict(table, over=args.over))
+        return 0
     options: dict = {"digits": args.digits, "scale": args.scale}
     if args.format == "latex":
         options["standalone"] = args.standalone
@@ -52,3 +59,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(text, end="" if text.endswith("\n") else "\n")
     return 0
+
+
+def table_to_dict(table: Any, *, over: str) -> dict[str, Any]:
+    """A :class:`assay.report.ResultTable` as plain data: the row dimensions, the columns, one cell per pair.
+
+    Values are as stored (not scaled); a cell whose result files are partly missing has
+    ``"missing": [k, n]`` (k of n files) and no values.
+    """
+    columns = [{"task": c.task, "metric": c.metric, "split": c.split, "higher_is_better": c.higher_is_better}
+               for c in table.columns]
+    cells = []
+    for row in table.rows:
+        for i, column in enumerate(table.columns):
+            cell: dict[str, Any] = {"row": dict(zip(table.index_names, row)), "column": i,
+                                    "mean": table.mean(row, column), "std": table.std(row, column),
+                                    "values": list(table.cell(row, column))}
+            if (row, column) in table.missing:
+                cell["missing"] = list(table.missing[(row, column)])
+            cells.append(cell)
+    return {"over": over, "index": list(table.index_names), "columns": columns, "cells": cells}

@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
+
+from assay.cli._args import add_json, add_metric, add_output, check_output, flag
+from assay.cli._output import json_mode, print_json
 
 KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots"}
 
@@ -30,8 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "on stored model outputs described by a YAML config; write the saved manager, a Markdown table and plots.",
     )
     p.add_argument("config", type=Path, help="YAML config (keys: " + ", ".join(sorted(KEYS)) + ")")
-    p.add_argument("--output", "-o", type=Path, default=None, help="output folder (default: save_path of the config)")
+    add_metric(p, "a registered UE metric, with overrides: 'prr[max_rejection=0.5]'; replaces ue_metrics of "
+               "the config")
+    add_output(p, "folder", "the saved manager, table.md and the plots", default="save_path of the config")
     p.add_argument("--no-plots", action="store_true", help="do not draw the PNG plots")
+    add_json(p, "the scores (one object per level, estimator, generation metric and UE metric)")
     p.set_defaults(func=run)
 
 
@@ -111,13 +118,40 @@ def load_config(path: Path) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from assay.uncertainty import UEManager
-    from assay.jsonio import write_text_atomic
 
     cfg = load_config(args.config)
+    check_output(args)
+    if args.metric:
+        _check_metric_flag(args)
     base = args.config.parent
     out = args.output or base / str(cfg.get("save_path", "ue-run"))
     man = UEManager(base / str(cfg["data"]), estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
-                    ue_metrics=cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"))
+                    ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"))
+    with json_mode(args):  # with --json, everything but the JSON goes to stderr
+        _compute_and_write(man, out, cfg, args)
+    if args.json:
+        print_json({"output": str(out), "scores": [
+            {"level": level, "estimator": est, "gen_metric": gen, "ue_metric": uem, "value": value}
+            for (level, est, gen, uem), value in man.metrics.items()], "notes": list(dict.fromkeys(man.notes))})
+    return 0
+
+
+def _check_metric_flag(args: argparse.Namespace) -> None:
+    """Each ``-m`` is a registered UE metric whose options its factory accepts; errors name the flag."""
+    from assay.errors import AssayError, InvalidParameterError
+
+    for spec in args.metric:
+        try:
+            _check_spec(spec, "ue_metric", file=Path(flag(args, "metric")), at=())
+        except AssayError as exc:
+            reason = str(exc).split(": ", 1)[-1].removeprefix("(top level): ")
+            raise InvalidParameterError(f"{flag(args, 'metric')} {spec!r}: {reason}") from None
+
+
+def _compute_and_write(man: Any, out: Path, cfg: dict, args: argparse.Namespace) -> None:
+    """Compute every score, save the manager, write ``table.md`` (and print it) and the plots into ``out``."""
+    from assay.jsonio import write_text_atomic
+
     man()
     man.save(out)
     sections = []
@@ -135,4 +169,3 @@ def run(args: argparse.Namespace) -> int:
         written = draw_all(man, out)
         print(f"{len(written)} plot(s) written to {out}")
     print(f"Saved manager, table.md in {out}")
-    return 0

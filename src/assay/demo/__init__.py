@@ -19,6 +19,15 @@ SECTIONS: dict[str, str] = {
     "spark": "assay.demo.spark",
 }
 
+#: section name -> what it shows, in one line (``assay demo --help`` lists them)
+DESCRIPTIONS: dict[str, str] = {
+    "treebank": "a synthetic CoNLL-U treebank and a noisy parse: UAS, LAS, CLAS, UPOS, sequential = parallel",
+    "metrics": "classification and translation scores with bootstrap intervals, and a paired comparison",
+    "uncertainty": "uncertainty estimators and UE metrics (PRR, AURC, ROC-AUC ...) on generated model outputs",
+    "segmentation": "ValUES-style downstream tasks on synthetic uncertainty maps, tables and bar plots",
+    "spark": "the treebank evaluation on Apache Spark local[2], in memory and from files (needs assay[spark])",
+}
+
 
 def run_demo(out_dir: Path, *, sections: Sequence[str] | None = None) -> int:
     chosen = list(sections or SECTIONS)

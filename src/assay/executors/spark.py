@@ -36,6 +36,14 @@ any other exception is wrapped in an ``EvaluationError`` naming the shard. Its
 
 pyspark is an optional dependency (``pip install 'assay[spark]'``, and a Java 17+ runtime
 for pyspark 4); it is imported only when this executor is created.
+
+Spark's own chatter: a context this executor creates logs errors only (a log4j2
+configuration shipped with assay, ``log4j2-quiet.properties``, and ``setLogLevel("ERROR")``),
+draws no stage progress bar (``spark.ui.showConsoleProgress=false``; assay draws its own),
+and, when this executor starts the JVM, the JVM's console output (``Using Spark's default
+log4j profile``, JVM warnings) goes to a log file that is shown only if the JVM fails to
+start. ``ASSAY_SPARK_LOG=1`` in the environment keeps Spark's defaults; Spark settings in
+``conf`` (``spark.driver.extraJavaOptions``, ``spark.ui.showConsoleProgress``) win.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ import re
 import sys
 import threading
 import uuid
+from pathlib import Path
 from typing import Any, Sequence
 
 from assay.core.pool import PathShard, split_evenly
@@ -70,6 +79,42 @@ def import_pyspark() -> Any:
     except ImportError as exc:
         raise MissingDependencyError("pyspark", extra="spark", purpose="the 'spark' executor") from exc
     return pyspark
+
+
+#: the log4j2 configuration of the contexts assay creates: errors only (see the module docstring)
+QUIET_LOG4J2 = Path(__file__).with_name("log4j2-quiet.properties")
+
+
+def spark_log_requested() -> bool:
+    """Whether Spark's own console output was asked for: ``ASSAY_SPARK_LOG`` set to anything but ``0``."""
+    return os.environ.get("ASSAY_SPARK_LOG", "").strip() not in ("", "0")
+
+
+def _quiet_gateway(pyspark: Any, conf: Any) -> Any:
+    """Start the JVM with its console output in a log file (None: a JVM is running or is reached by port).
+
+    A JVM that fails to start raises :class:`~assay.errors.AssayError` with the log's last lines.
+    """
+    if pyspark.SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return None
+    import tempfile
+
+    from pyspark.java_gateway import launch_gateway
+
+    log = tempfile.NamedTemporaryFile(prefix="assay-spark-jvm-", suffix=".log", delete=False)  # noqa: SIM115
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+    except Exception as exc:
+        log.flush()
+        tail = Path(log.name).read_text(errors="replace").strip().splitlines()[-15:]
+        raise AssayError(f"The Spark JVM did not start ({type(exc).__name__}: {exc}). Its last output "
+                         f"(all of it in {log.name}; ASSAY_SPARK_LOG=1 shows it on the console):\n"
+                         + "\n".join(tail)) from exc
+    finally:
+        log.close()
+    with contextlib.suppress(OSError):  # the JVM keeps writing to the unlinked file; nothing is left behind
+        os.unlink(log.name)
+    return gateway
 
 
 class SparkExecutor(Executor):
@@ -202,9 +247,16 @@ class SparkExecutor(Executor):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         conf = pyspark.SparkConf().setMaster(master).setAppName(self.app_name)
         conf.set("spark.ui.showConsoleProgress", "false")  # assay draws its own bar
+        quiet = not spark_log_requested()
+        if quiet:
+            conf.set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOG4J2.as_uri()}")
         for key, value in self.conf.items():
             conf.set(str(key), str(value))
-        return pyspark.SparkContext(conf=conf), True
+        if not quiet:
+            return pyspark.SparkContext(conf=conf), True
+        context = pyspark.SparkContext(conf=conf, gateway=_quiet_gateway(pyspark, conf))
+        context.setLogLevel("ERROR")
+        return context, True
 
     def close(self) -> None:
         """Stop the context if this executor created it (or ``stop_on_close=True``)."""
