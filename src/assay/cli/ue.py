@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"output": str(out), "scores": [
             {"level": level, "estimator": est, "gen_metric": gen, "ue_metric": uem, "value": value}
-            for (level, est, gen, uem), value in man.metrics.items()], "notes": list(dict.fromkeys(man.notes))})
+            for (level, est, gen, uem), value in man.metrics.items()], "notes": list(dict.fromkeys(man.notes)),
+            "signature": str(man.signature)})
     return 0
 
 
