@@ -71,6 +71,15 @@ _ATTRIBUTES = ("main_score", "higher_is_better", "level", "stats", "dependencies
 
 _pages: dict[str, str] = {}
 
+# Document this checkout: assay and every plugin under plugins/ (those added later too) from
+# the front of sys.path, for the imports here and for mkdocstrings (which reads sys.path when
+# it starts, after mkdocs loaded this hook), whatever the environment has installed.
+_ROOT = Path(__file__).resolve().parents[1]
+for _src in [_ROOT / "src", *sorted(_ROOT.glob("plugins/*/src"))][::-1]:
+    if str(_src) in sys.path:
+        sys.path.remove(str(_src))
+    sys.path.insert(0, str(_src))
+
 
 # ----------------------------------------------------------------------- docstrings
 _ROLE = re.compile(r":(?:[a-z]+:)?(?P<role>[a-z]+):`(?P<text>[^`]+)`")
@@ -231,6 +240,41 @@ def _options(factory: Any) -> list[str]:
     return out
 
 
+def _entry_body(e: Any, kind: str, loader: str, spec: str, where: dict[str, str], path: str) -> list[str]:
+    """The Markdown under one registered name's heading: its table, then its docstring."""
+    out: list[str] = []
+    if e.description:
+        out.append(f"{e.description}\n")
+    plugin = f"`{e.plugin}`, built into assay" if e.builtin else (
+        f"`{e.plugin}` (distribution `{e.distribution}`)" if e.distribution else f"`{e.plugin}`")
+    rows = [("load", f'`assay.{loader}("{spec}")`'), ("plugin", plugin)]
+    options = _options(e.factory)
+    rows.append(("options", ", ".join(options) if options else "none"))
+    for key, value in e.metadata.items():
+        if key != "description":
+            rows.append((key, _cell(f"`{value!r}`")))
+    for attr in _ATTRIBUTES:
+        value = getattr(e.factory, attr, None) if inspect.isclass(e.factory) else None
+        if value is not None and not callable(value) and attr not in e.metadata:
+            rows.append((attr, _cell(f"`{value!r}`")))
+    ident = _canonical(e.factory)
+    if ident:
+        rows.append(("factory", f"`{ident}`"))
+    out.append("| | |\n|---|---|")
+    out.extend(f"| {k} | {v} |" for k, v in rows)
+    out.append("")
+    if ident is None:
+        doc = inspect.getdoc(e.factory) or ""
+        if doc:
+            out.append(rst_to_markdown(doc) + "\n")
+    elif ident in where:
+        out.append(f"Documented with [`{ident.rsplit('.', 1)[1]}`][{ident}].\n")
+    else:
+        where[ident] = path
+        out.append(_block(ident, show_root_heading=True, heading_level=3, members=False))
+    return out
+
+
 def names_pages(where: dict[str, str]) -> dict[str, str]:
     """One page per plugin kind, from the live registries."""
     import assay
@@ -265,37 +309,21 @@ def names_pages(where: dict[str, str]) -> dict[str, str]:
                 text.append(f"| [`{e.name}`](#{_slug(kind + '-' + e.name)}) | {_cell(e.distribution or e.plugin)} "
                             f"| {_cell(e.description)} |")
             text.append("")
+        namespaces = registry.namespaces() if callable(getattr(registry, "namespaces", None)) else {}
+        if namespaces:
+            text.append("Namespaces: whole families of names a plugin resolves on demand, loaded as "
+                        f"`assay.{loader}(\"namespace:Name[key=value, ...]\")`.\n")
+            text.append("| namespace | plugin | description |\n|---|---|---|")
+            for ns, e in namespaces.items():
+                text.append(f"| [`{ns}:`](#{_slug(kind + '-namespace-' + ns)}) | {_cell(e.distribution or e.plugin)} "
+                            f"| {_cell(e.description)} |")
+            text.append("")
+        for ns, e in namespaces.items():
+            text.append(f"## `{ns}:` {{ #{_slug(kind + '-namespace-' + ns)} }}\n")
+            text.extend(_entry_body(e, kind, loader, f"{ns}:Name", where, path))
         for e in entries:
             text.append(f"## `{e.name}` {{ #{_slug(kind + '-' + e.name)} }}\n")
-            if e.description:
-                text.append(f"{e.description}\n")
-            plugin = f"`{e.plugin}`, built into assay" if e.builtin else (
-                f"`{e.plugin}` (distribution `{e.distribution}`)" if e.distribution else f"`{e.plugin}`")
-            rows = [("load", f'`assay.{loader}("{e.name}")`'), ("plugin", plugin)]
-            options = _options(e.factory)
-            rows.append(("options", ", ".join(options) if options else "none"))
-            for key, value in e.metadata.items():
-                if key != "description":
-                    rows.append((key, f"`{value!r}`"))
-            for attr in _ATTRIBUTES:
-                value = getattr(e.factory, attr, None) if inspect.isclass(e.factory) else None
-                if value is not None and not callable(value) and attr not in e.metadata:
-                    rows.append((attr, f"`{value!r}`"))
-            ident = _canonical(e.factory)
-            if ident:
-                rows.append(("factory", f"`{ident}`"))
-            text.append("| | |\n|---|---|")
-            text.extend(f"| {k} | {v} |" for k, v in rows)
-            text.append("")
-            if ident is None:
-                doc = inspect.getdoc(e.factory) or ""
-                if doc:
-                    text.append(doc + "\n")
-            elif ident in where:
-                text.append(f"Documented with [`{ident.rsplit('.', 1)[1]}`][{ident}].\n")
-            else:
-                where[ident] = path
-                text.append(_block(ident, show_root_heading=True, heading_level=3, members=False))
+            text.extend(_entry_body(e, kind, loader, e.name, where, path))
         pages[path] = "\n".join(text)
     return pages
 
