@@ -385,7 +385,7 @@ def on_config(config: Any) -> Any:
             nav.append({"Guides": extra})
     api = [p for p in _pages if p.startswith("reference/api/")]
     names = [p for p in _pages if p.startswith("reference/names/")]
-    nav.append({"Reference": ["reference/index.md",
+    nav.append({"Reference": [{"Overview": "reference/index.md"},
                               {"API": [{Path(p).stem: p} for p in api]},
                               {"Registered names": [{_KIND_TITLES.get(Path(p).stem, Path(p).stem): p}
                                                     for p in names]}]})
