@@ -171,3 +171,14 @@ def test_undefined_metric_and_its_old_name():
         warnings.simplefilter("error")
         with pytest.raises(UndefinedMetricWarning):
             undefined_metric("x")
+
+
+def test_check_probabilities_keeps_a_float_dtype():
+    # float32 ensembles stay float32: a float64 copy would double the memory of the check, and make the
+    # metric's numbers depend on validate_args (the unchecked path computes in float32)
+    from assay.validation import check_probabilities
+
+    p = np.full((3, 2, 4), 0.25, dtype=np.float32)
+    assert check_probabilities(p, "probs").dtype == np.float32
+    assert check_probabilities(p, "probs") is p
+    assert check_probabilities([[0.5, 0.5]], "probs").dtype == np.float64

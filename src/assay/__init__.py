@@ -51,12 +51,15 @@ _EXPORTS: dict[str, str] = {
     "MissingDependencyError": "assay.errors",
     "PluginLoadError": "assay.errors",
     "SaveFormatError": "assay.errors",
+    "SignatureMismatchError": "assay.errors",
     "UndefinedMetricWarning": "assay.errors",
     "UnknownNameError": "assay.errors",
     "WorkerDiedError": "assay.errors",
     # metrics (issue: metrics)
     "evaluate": "assay.metrics.api",
     "compare": "assay.metrics.api",
+    # provenance (issue 16)
+    "Signature": "assay.provenance",
     # uncertainty and downstream tasks
     "UEManager": "assay.uncertainty",
     "run_experiments": "assay.downstream",

@@ -20,6 +20,7 @@ __all__ = [
     "PluginLoadError",
     "ResultFileError",
     "SaveFormatError",
+    "SignatureMismatchError",
     "UndefinedMetricWarning",
     "UnknownNameError",
     "WorkerDiedError",
@@ -104,6 +105,17 @@ class ResultFileError(SaveFormatError):
 
 class MissingResultError(ResultFileError, FileNotFoundError):
     """A result file (or the manifest) that should exist does not; the message names it."""
+
+
+class SignatureMismatchError(AssayError, ValueError):
+    """Two results were computed differently (their signatures differ in a way that changes the numbers).
+
+    ``differences`` holds the :class:`assay.provenance.Difference` objects; the message lists them.
+    """
+
+    def __init__(self, message: str, *, differences: object = ()) -> None:
+        super().__init__(message)
+        self.differences = tuple(differences)  # type: ignore[call-overload]
 
 
 class EvaluationError(AssayError):

@@ -380,7 +380,7 @@ def check_probabilities(p: Any, name: str = "probs", *, owner: str | None = None
     The screen on valid input costs one row sum per row and a minimum (``min`` and
     ``max`` without the row sums); positions are searched only on failure.
     """
-    a = check_array(p, name, owner=owner, ndim=ndim, shape=shape, finite=False, what="probabilities")
+    a = check_array(p, name, owner=owner, ndim=ndim, shape=shape, dtype=None, finite=False, what="probabilities")
     if a.dtype.kind != "f":
         a = a.astype(np.float64)
     if a.size == 0:

@@ -41,7 +41,7 @@ def test_shipped_example_runs_every_task(data, tmp_path):
     expected = np.mean([2 * (pred & r).sum() / (pred.sum() + r.sum()) for r in refs])
     assert seg["o001"]["metrics"]["dice"] == pytest.approx(expected)
     fd = json.loads((out / "Dropout" / "seed1" / "id" / "failure_detection.json").read_text())
-    assert set(fd) == {"mean"} and set(fd["mean"]) == {"predictive_uncertainty", "aleatoric_uncertainty",
+    assert set(fd) == {"mean", "signature"} and set(fd["mean"]) == {"predictive_uncertainty", "aleatoric_uncertainty",
                                                       "epistemic_uncertainty"}
     assert set(fd["mean"]["aleatoric_uncertainty"]) == {"image_mean", "patch_max", "threshold_mean"}
     cal = json.loads((out / "Softmax" / "seed3" / "id" / "calibration.json").read_text())

@@ -63,12 +63,12 @@ def test_run_writes_nested_trees_with_hand_values(config_path, tmp_path):
     summary = run_experiments(config_path, executor="serial")
     out = tmp_path / "out" / "M" / "seed1"
     seg = json.loads((out / "id" / "segmentation_performance.json").read_text())
-    assert set(seg) == {"a", "b", "mean"}
+    assert set(seg) == {"a", "b", "mean", "signature"}  # "signature": provenance, not an image
     assert seg["a"]["metrics"]["dice"] == pytest.approx(1.0)
     assert seg["b"]["metrics"]["dice"] == pytest.approx(2 / 3)
     assert seg["mean"]["metrics"]["dice"] == pytest.approx((1 + 2 / 3) / 2)
     ood = json.loads((out / "ood_detection.json").read_text())
-    assert set(ood) == {"mean"}  # set-level, one file over id + ood
+    assert set(ood) == {"mean", "signature"}  # set-level, one file over id + ood
     # image_mean: a .15, b .2, o .7 -> the OoD image scores highest: AUROC 1
     assert ood["mean"]["u"]["mean"]["metrics"]["auroc"] == pytest.approx(1.0)
     # threshold .225 (fitted on val): a -> .3, b -> 0 (none reach it), o -> .9: AUROC 1

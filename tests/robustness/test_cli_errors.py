@@ -106,6 +106,12 @@ CASES: list[tuple[str, list[str], str]] = [
     ("plugins", ["plugins", "--jsn"], "--jsn"),
     ("list", ["list", "metricz"], "KIND"),
     ("list", ["list"], "KIND"),
+    # check-plugin
+    ("check-plugin", ["check-plugin", "assay-clasic"], "'assay-clasic'"),
+    ("check-plugin", ["check-plugin"], "DIST"),
+    ("check-plugin", ["check-plugin", "assay-classic", "--kind", "metricz"], "--kind"),
+    ("check-plugin", ["check-plugin", "assay-classic", "--kind", "executor"], "--kind executor"),
+    ("check-plugin", ["check-plugin", "assay-classic", "-k", "nope_metric"], "-k nope_metric"),
     # ue
     ("ue", ["ue", "{missing_yaml}"], "{missing_yaml}"),
     ("ue", ["ue", "{adir}"], "{adir}"),
@@ -270,7 +276,7 @@ def test_unwritable_output_folder(f, tmp_path, capsys):
 def test_case_counts_per_command():
     """The counts quoted in docs/reliability.md."""
     counts = Counter(c for c, _, _ in CASES) + Counter(c for c, _, _ in INTERNAL)
-    assert counts == {"demo": 3, "parse-eval": 10, "plugins": 1, "list": 2, "ue": 12, "evaluate": 20,
+    assert counts == {"demo": 3, "parse-eval": 10, "plugins": 1, "list": 2, "check-plugin": 5, "ue": 12, "evaluate": 20,
                       "compare": 12, "run": 6, "table": 11, "plot": 11}
 
 

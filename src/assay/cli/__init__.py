@@ -29,7 +29,7 @@ __all__ = ["build_parser", "main"]
 COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
     "assay.cli.parse_eval",
-    "assay.cli.plugins",
+    "assay.cli.plugins", "assay.cli.check_plugin",
     "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
     "assay.cli.run", "assay.cli.table", "assay.cli.plot",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.cli._args import check_metrics, flag, non_negative_int, positive_int, probability, read_text
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, SignatureMismatchError
 
 __all__ = ["load", "register", "run"]
 
@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence-level", type=probability, default=0.95, help="between 0 and 1 (default 0.95)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed, >= 0 (default 0)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON (with 'verdict')")
+    p.add_argument("--allow-different-signatures", action="store_true",
+                   help="compare even when the two results were computed differently (their signatures differ in "
+                   "metric options, conventions, resampling or seed); the differences are printed as notes")
     p.set_defaults(func=run)
 
 
@@ -80,7 +83,11 @@ def run(args: argparse.Namespace) -> int:
     a, b = load(args.a, "A"), load(args.b, "B")
     try:
         c = assay.compare(a, b, metric=args.metric, score=args.score, n_resamples=args.n_resamples,
-                          confidence_level=args.confidence_level, seed=args.seed)
+                          confidence_level=args.confidence_level, seed=args.seed,
+                          allow_signature_mismatch=args.allow_different_signatures)
+    except SignatureMismatchError as exc:  # provenance: name the flag, not the Python parameter
+        raise SignatureMismatchError(str(exc).replace("allow_signature_mismatch=True", "--allow-different-signatures"),
+                                     differences=exc.differences) from None
     except KeyError as exc:
         if args.score is None or exc.args != (args.score,):
             raise

@@ -7,7 +7,8 @@ sentence boundaries, then the ``(gold, system)`` sentence pairs are read one at 
 scored by all four evaluators in one pass -- in this process by default, sharded in parallel
 with ``--shards`` / ``--workers`` / ``--executor`` / ``--spark`` (each shard opens the files
 and reads its own byte ranges) -- so memory does not grow with the files. Each evaluator's
-total is logged as the seed toolkit's ``EVALUATOR`` lines; then a table sums up. See
+total is logged as the seed toolkit's ``EVALUATOR`` lines; then a table sums up, with the
+provenance signature (evaluators, format, versions; :mod:`assay.provenance`) under it. See
 ``docs/parsing.md``.
 """
 
@@ -66,7 +67,19 @@ def run(args: argparse.Namespace) -> int:
         if executor is not None:
             executor.close()
     print(format_table(results))
+    print(f"signature: {signature(args.gold, args.format)}")  # provenance (issue 16)
     return 0
+
+
+def signature(gold: Path, format: str | None = None, metrics: Sequence[tuple[str, str]] = METRICS) -> Any:
+    """The provenance :class:`~assay.provenance.Signature` of a parse-eval run: evaluators, format, versions."""
+    from assay.plugins import load_data_format, load_sentence_evaluator
+    from assay.provenance import signature_of
+
+    if format is None:
+        format = "conllx" if gold.suffix.lower() in (".conllx", ".conll") else "conllu"
+    return signature_of({"evaluators": [(name, load_sentence_evaluator(name)) for name, _ in metrics],
+                         "format": [(format, load_data_format(format))]})
 
 
 # --------------------------------------------------------------------------- helpers (also used by the demo)

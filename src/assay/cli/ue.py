@@ -12,7 +12,7 @@ The config (YAML, read with :func:`assay.configfile.load_yaml`: safe, bounded, U
 
 Writes the saved manager (``manager.json`` + ``arrays.npz``), ``table.md`` (estimator x UE
 metric for each level and generation metric) and the PNG plots into the output folder,
-and prints the tables.
+and prints the tables, with the provenance signature (:mod:`assay.provenance`) under them.
 """
 
 from __future__ import annotations
@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         sections.append(f"## {level} level, quality = {gen}\n\n{man.table(level=level, gen_metric=gen)}\n")
     if man.notes:
         sections.append("## Notes\n\n" + "\n".join(f"- {n}" for n in dict.fromkeys(man.notes)) + "\n")
+    sections.append(f"Signature: `{man.signature}`\n")  # provenance (issue 16), as in manager.json
     text = "\n".join(sections)
     write_text_atomic(out / "table.md", text)
     print(text)

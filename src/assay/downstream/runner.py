@@ -5,7 +5,9 @@ Work over images runs through an executor (``executor:`` in the config, default
 task that needs it computes its per-image values there; the per-version reductions and
 the writing happen in this process. Results are written atomically, one file per task,
 version and split, plus a manifest (:data:`~assay.downstream.results.MANIFEST`) that
-``assay table`` and ``assay plot`` read.
+``assay table`` and ``assay plot`` read. The manifest and every result file carry the
+run's provenance signature under the top-level key ``"signature"`` (:mod:`assay.provenance`;
+not an image id: readers that aggregate over images skip it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from assay.downstream.grid import ExperimentVersion, build_grid
 from assay.downstream.results import MANIFEST, write_json_atomic
 from assay.downstream.task import Task, TaskContext
 from assay.errors import InvalidParameterError
+from assay.provenance import KEY, Signature, signature_of
 
 __all__ = ["RunSummary", "run_experiments"]
 
@@ -157,6 +160,11 @@ def _fit_aggregations(versions: list[ExperimentVersion], objects: dict[str, Any]
     return per_version, info
 
 
+def run_signature(planned: list[_Planned], aggregations: dict[str, Any]) -> Signature:
+    """The provenance signature of a run (:mod:`assay.provenance`): tasks and aggregations with their options."""
+    return signature_of({"tasks": [p.task for p in planned], "aggregations": list(aggregations.items())})
+
+
 def _chunk_job(job: tuple, shared: dict) -> list[dict[str, Any]]:
     """A chunk of images of one version and split, every task that needs them (runs in a worker)."""
     vi, split, image_ids, keys, phase = job
@@ -264,6 +272,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         gathered["__contexts__"] = contexts  # type: ignore[index]
         return gathered
 
+    signature = run_signature(planned, objects).to_string()
     written: list[Path] = []
     n_images = 0
     try:
@@ -292,6 +301,8 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                     if p.task.combine_splits and len(group) > 1:
                         ctx = attrs.evolve(ctx, split="+".join(group), output_dir=v.output_dir)
                     tree = p.task.reduce(per_image, ctx)
+                    if isinstance(tree, dict) and KEY not in tree:  # provenance; readers skip it (not an image)
+                        tree = {**tree, KEY: signature}
                     written.append(write_json_atomic(paths[(p.key, vi, group)], tree, fsync=False))
                     if verbose:
                         print(f"wrote {written[-1]}")
@@ -310,6 +321,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         "fitted_aggregations": agg_info,
         # every result file of the run (version x task x split), relative to the output folder
         "files": [str(path.resolve().relative_to(out_dir.resolve())) for path in paths.values()],
+        KEY: signature,  # provenance (issue 16): tasks and aggregations with options, versions
     }
     written.append(write_json_atomic(out_dir / MANIFEST, manifest))
     return RunSummary(output_dir=out_dir, versions=len(versions), tasks=tuple(p.key for p in planned),

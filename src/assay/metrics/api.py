@@ -29,6 +29,7 @@ from assay.metrics.catalog import check_collisions, resolve_metrics
 from assay.metrics.ci import CI_METHODS, intervals
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable
 from assay.metrics.significance import Comparison, compare
+from assay.provenance import evaluation_signature
 
 __all__ = ["Comparison", "EvaluationResults", "compare", "evaluate", "load_results", "new_seed"]
 
@@ -80,7 +81,9 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         ``results[i]["score"]["instance"]`` and ``results[i]["score"]["global"]`` as in
         unitxt: named scores, ``score``, ``score_name``, and for every ``ci_scores`` entry
         ``<name>_ci_low`` / ``<name>_ci_high`` (``score_ci_low`` / ``score_ci_high`` for
-        the main score); ``results.info["ci_notes"]`` explains NaN or one-point intervals.
+        the main score); ``results.info["ci_notes"]`` explains NaN or one-point intervals;
+        ``results.info["signature"]`` is the provenance line (:mod:`assay.provenance`):
+        metrics with their options and conventions, resampling, versions.
     """
     n_resamples = _check_resampling(n_resamples, confidence_level)
     seed = check_seed(seed, owner="assay.evaluate")
@@ -165,5 +168,9 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         "strata": to_jsonable(list(strata)) if strata is not None else None,
         "ci_notes": notes,
     }
+    # provenance (issue 16): what decides these numbers, one line (see assay.provenance)
+    info["signature"] = evaluation_signature(ms, n_resamples=n_resamples, confidence_level=confidence_level,
+                                             ci_method=ci_method, seed=seed, groups=groups,
+                                             strata=strata).to_string()
     records = {m.name or type(m).__name__: (m, inter) for m, inter in zip(ms, inters)}
     return EvaluationResults(instances, g, info, records)

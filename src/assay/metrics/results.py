@@ -4,7 +4,8 @@
 ``results[i]["prediction"]``, ``["references"]``, ``["task_data"]`` (when given) and
 ``results[i]["score"] = {"instance": {...}, "global": {...}}``; the global dict is the
 same object for every instance. The list also carries ``global_scores``, ``info``
-(seed, resampling settings, metric names, notes on degenerate intervals) and, in memory,
+(seed, resampling settings, metric names, notes on degenerate intervals, and the
+provenance ``signature`` string of :mod:`assay.provenance`) and, in memory,
 each metric's intermediates, which :func:`assay.compare` reuses.
 
 :meth:`EvaluationResults.save` writes standard JSON atomically through :mod:`assay.jsonio`
@@ -70,8 +71,17 @@ class EvaluationResults(list):
         return write_json_atomic(path, self.to_dict(), indent=1)
 
     def summary(self, *, digits: int = 4) -> str:
-        """A readable table: one row per score, with its interval when there is one."""
-        return format_table(self.global_scores, digits=digits)
+        """A readable table: one row per score, with its interval when there is one, and the signature under it."""
+        table = format_table(self.global_scores, digits=digits)
+        return table + (f"\nsignature: {self.info['signature']}" if self.info.get("signature") else "")
+
+    @property
+    def signature(self) -> Any:
+        """The :class:`~assay.provenance.Signature` of these results (``info["signature"]``); None for
+        results saved before assay recorded one."""
+        from assay.provenance import read_signature
+
+        return read_signature(self.info.get("signature"))
 
     def __repr__(self) -> str:
         return f"<EvaluationResults: {len(self)} instances, {self.global_scores.get('score_name')}=" \
@@ -107,6 +117,21 @@ def _field(cond: bool, p: Path, field: str, expected: str, got: Any) -> None:
         raise SaveFormatError(f"{p}: field {field!r} must be {expected}; got {got!r:.80}.", path=p, field=field)
 
 
+def _check_signature(p: Path, sig: Any) -> None:
+    """``info.signature`` is optional (older files); when present it must parse (:mod:`assay.provenance`)."""
+    from assay.errors import InvalidParameterError
+    from assay.provenance import Signature
+
+    if sig is None:
+        return
+    _field(isinstance(sig, str), p, "info.signature", "a signature string", sig)
+    try:
+        Signature.from_string(sig)
+    except InvalidParameterError as exc:
+        raise SaveFormatError(f"{p}: field 'info.signature' is not a valid signature: {exc}", path=p,
+                              field="info.signature") from None
+
+
 def load_results(path: str | os.PathLike[str]) -> EvaluationResults:
     """Read results written by :meth:`EvaluationResults.save` (JSON only, checked).
 
@@ -123,6 +148,7 @@ def load_results(path: str | os.PathLike[str]) -> EvaluationResults:
     g = decode_numbers(g)
     info = data.get("info", {})
     _field(isinstance(info, dict), p, "info", "an object", info)
+    _check_signature(p, info.get("signature"))
     raw = data.get("instances")
     _field(isinstance(raw, list), p, "instances", "a list", raw)
     insts = []

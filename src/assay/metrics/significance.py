@@ -34,6 +34,7 @@ from assay.metrics.base import Metric, take
 from assay.metrics.catalog import resolve_metric
 from assay.metrics.intervals import percentile_interval
 from assay.metrics.resample import MAX_DISTINCT, Resampler
+from assay.provenance import check_signatures
 
 __all__ = ["Comparison", "compare"]
 
@@ -65,6 +66,9 @@ class Comparison:
     seed: int
     higher_is_better: bool
     notes: tuple[str, ...] = ()
+    #: the provenance signatures of ``a`` and ``b`` (:mod:`assay.provenance`); "" when a side has none
+    signature_a: str = ""
+    signature_b: str = ""
 
     @property
     def p_value(self) -> float:
@@ -122,6 +126,8 @@ class Comparison:
             f"  {self.verdict}",
         ]
         lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  signature {side}: {sig}" for side, sig in (("a", self.signature_a), ("b", self.signature_b))
+                  if sig]
         return "\n".join(lines)
 
 
@@ -149,7 +155,8 @@ def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
 
 
 def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, confidence_level: float = 0.95,
-            seed: int | None = 0, score: str | None = None, groups: Any = None) -> Comparison:
+            seed: int | None = 0, score: str | None = None, groups: Any = None,
+            allow_signature_mismatch: bool = False) -> Comparison:
     """Paired bootstrap and approximate randomization test of ``score(b) - score(a)``.
 
     Parameters
@@ -169,6 +176,13 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         Which score of the metric (default: its main score).
     groups : sequence, optional
         Cluster label per instance (clusters are resampled and swapped whole).
+    allow_signature_mismatch : bool
+        By default results whose provenance signatures (``info["signature"]``, see
+        :mod:`assay.provenance`) differ in a way that changes the numbers (a metric's
+        options or convention, the resampling settings, the seed) raise
+        :class:`~assay.errors.SignatureMismatchError` listing the differences; ``True``
+        compares them anyway, with the differences in ``notes``. Version differences are
+        only noted.
     """
     from assay.metrics.api import _check_resampling, new_seed
 
@@ -182,13 +196,16 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
     if ra is not None and rb is not None and to_key(ra) != to_key(rb):
         raise InvalidParameterError("Results to compare have different references: they are not paired.")
     seed = new_seed() if seed is None else seed
+    # provenance (issue 16): refuse results computed differently, unless allowed
+    sig_a, sig_b = getattr(a, "info", {}).get("signature"), getattr(b, "info", {}).get("signature")
+    sig_notes = check_signatures(sig_a, sig_b, allow=bool(allow_signature_mismatch))
     ma, ia = _intermediates(a, metric, "a")
     mb, ib = _intermediates(b, metric, "b")
     if groups is None:
         groups = getattr(a, "info", {}).get("groups")
     name = score or ma.main_score
     n = len(a)
-    notes: list[str] = []
+    notes: list[str] = list(sig_notes)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         sa, sb = ma.scores_of(ia)[name], mb.scores_of(ib)[name]
@@ -214,7 +231,7 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
                       score_a=sa, score_b=sb, difference=delta, ci_low=lo, ci_high=hi,
                       confidence_level=confidence_level, p_value_bootstrap=p_boot, p_value_randomization=p_perm,
                       n_resamples=n_resamples, seed=seed, higher_is_better=bool(ma.higher_is_better),
-                      notes=tuple(notes))
+                      notes=tuple(notes), signature_a=sig_a or "", signature_b=sig_b or "")
 
 
 def to_key(x: Any) -> str:

@@ -14,7 +14,8 @@ A plugin is any importable object (usually a module) with functions marked
     def assay_register_metrics(register):
         register("my_metric", MyMetric, description="What it measures")
 
-Every hook follows the same register-callback style. ``register(name, factory,
+Every hook follows the same register-callback style (metric namespaces too, see
+:func:`assay_register_metric_namespaces`). ``register(name, factory,
 **metadata)`` adds one entry to that kind's registry:
 
 ``name``
@@ -71,6 +72,48 @@ def assay_register_metrics(register: Register) -> None:
     The factory returns a metric object with ``map`` / ``reduce`` (or
     ``update`` / ``compute`` / ``merge``) as documented in the metrics guide.
     Loaded with ``assay.load_metric("name[key=value]")``.
+    """
+
+
+@hookspec
+def assay_register_metric_namespaces(register: Register) -> None:
+    """Register metric namespaces: whole families of metrics resolved by name on demand.
+
+    Use a namespace to expose a library's metrics without listing each one, e.g. every
+    torchmetrics class or scikit-learn scoring function::
+
+        @hookimpl
+        def assay_register_metric_namespaces(register):
+            register("torchmetrics", resolve_torchmetrics,
+                     description="Any torchmetrics Metric class, by class name")
+
+    ``register(namespace, resolver, **metadata)``:
+
+    ``namespace``
+        The prefix users write before the name, ``"torchmetrics"`` in
+        ``assay.load_metric("torchmetrics:MulticlassAveragePrecision[num_classes=5]")``
+        (letters, digits, ``_``, ``-`` and ``.``). A namespace belongs to one plugin: a
+        second plugin registering the same namespace fails to load (its load error names
+        both). A registered namespace is tried before a plugin qualifier
+        (``"assay-classic:accuracy"``), so do not name a namespace like a distribution.
+    ``resolver``
+        A callable ``resolver(name, **options) -> Metric``: ``name`` is the text after the
+        ``:`` (before any ``[...]``), ``options`` the parsed ``[key=value]`` overrides
+        (``score_prefix`` included: set it on the metric, or pass it to
+        :class:`assay.metrics.Metric`'s constructor). Return an :class:`assay.metrics.Metric`.
+        Raise :class:`assay.errors.UnknownNameError` for a name the namespace does not
+        hold (list the close matches), :class:`assay.errors.InvalidParameterError` for a
+        bad option (wrap the library's own message with the metric's name), and
+        :class:`assay.errors.MissingDependencyError` when the library behind the
+        namespace is not installed. Import that library inside the resolver, never at
+        module top level: registering a namespace must stay cheap.
+    ``**metadata``
+        As for every hook; ``description=`` is shown by ``assay plugins``.
+
+    Namespaced names work wherever a metric name does: ``assay.load_metric``,
+    ``assay.evaluate(..., metrics=[...])``, ``assay.compare`` and ``assay evaluate -m``.
+    ``"ns:anything" in get_registry("metric")`` is true for a registered namespace; the
+    resolver decides on load whether the name exists.
     """
 
 

@@ -51,7 +51,7 @@ import pluggy
 from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError
 from assay.plugins import hookspecs, patches
 from assay.plugins.guard import is_real_interrupt, stdout_to_stderr, watch_interrupts
-from assay.plugins.registry import KINDS, Entry, Registry
+from assay.plugins.registry import KINDS, NAMESPACE_HOOKS, Entry, Registry
 
 __all__ = [
     "BUILTIN_PLUGINS",
@@ -71,7 +71,7 @@ ENTRY_POINT_GROUP = "assay"
 BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats")
 
 _VALID_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
-_HOOK_NAMES = tuple(KINDS.values())
+_HOOK_NAMES = tuple(KINDS.values()) + tuple(NAMESPACE_HOOKS.values())
 
 
 @attrs.frozen
@@ -368,16 +368,21 @@ class PluginSystem:
             self.pm.unregister(plugin)
             return PluginInfo(name, status="failed", error="; ".join(problems), **info), None
         staged: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
+        spaces: dict[str, dict[str, Entry]] = {kind: {} for kind in NAMESPACE_HOOKS}
         origin = {"distribution": "assay" if info.get("builtin") else info.get("distribution"),
                   "builtin": bool(info.get("builtin"))}
         try:
             with stdout_to_stderr():
-                self._call_hooks(plugin, name, staged, origin)
+                self._call_hooks(plugin, name, staged, origin, spaces)
+            self._check_namespaces(name, spaces)
         except BaseException as exc:  # noqa: BLE001
             if is_real_interrupt(exc, self._interrupted):
                 raise
             self.pm.unregister(plugin)
             return PluginInfo(name, status="failed", error=_describe(exc, "registering"), **info), exc
+        for kind, entries in spaces.items():
+            for entry in entries.values():
+                self._registries[kind]._add_namespace(entry)
         clashes: dict[str, dict[str, tuple[str, ...]]] = {}
         for kind, entries in staged.items():
             for entry in entries.values():
@@ -387,15 +392,19 @@ class PluginSystem:
                     for other in previous:
                         self._note_clash(other.plugin, kind, entry.name, name)
         registered = {kind: tuple(sorted(entries)) for kind, entries in staged.items() if entries}
+        registered.update({f"{kind}_namespace": tuple(sorted(entries)) for kind, entries in spaces.items() if entries})
         return PluginInfo(name, registered=registered, clashes=clashes, **info), None
 
-    def _call_hooks(self, plugin: Any, name: str, staged: dict[str, dict[str, Entry]], origin: dict[str, Any]) -> None:
-        """Call ``plugin``'s registration hooks through pluggy, one kind at a time."""
+    def _call_hooks(self, plugin: Any, name: str, staged: dict[str, dict[str, Entry]], origin: dict[str, Any],
+                    spaces: dict[str, dict[str, Entry]]) -> None:
+        """Call ``plugin``'s registration hooks through pluggy, one kind at a time (namespaces last)."""
         others = [p for p in self.pm.get_plugins() if p is not plugin]
-        for kind, hook_name in KINDS.items():
+        hooks = [(kind, hook_name, staged[kind], kind) for kind, hook_name in KINDS.items()]
+        hooks += [(kind, hook_name, spaces[kind], f"{kind} namespace") for kind, hook_name in NAMESPACE_HOOKS.items()]
+        for kind, hook_name, target, what in hooks:
             if not any(impl.plugin is plugin for impl in getattr(self.pm.hook, hook_name).get_hookimpls()):
                 continue
-            register = self._register_callback(kind, name, staged[kind], origin)
+            register = self._register_callback(kind, name, target, origin, what=what)
             results = self.pm.subset_hook_caller(hook_name, others)(register=register)
             returned = [r for r in results if r is not None]
             if returned:
@@ -412,22 +421,36 @@ class PluginSystem:
         clashes.setdefault(kind, {})[name] = (*clashes.get(kind, {}).get(name, ()), other)
         self._plugins[plugin_name] = attrs.evolve(info, clashes=clashes)
 
+    def _check_namespaces(self, plugin_name: str, spaces: dict[str, dict[str, Entry]]) -> None:
+        """A namespace belongs to one plugin: another plugin registering it again fails to load."""
+        for kind, entries in spaces.items():
+            taken = self._registries[kind].namespaces()
+            for ns in entries:
+                if ns in taken:
+                    raise DuplicateRegistrationError(
+                        f"Plugin {plugin_name!r} registered the {kind} namespace {ns!r}, which plugin "
+                        f"{taken[ns].plugin!r} registered already; a namespace belongs to one plugin "
+                        f"(stop loading one with ASSAY_DISABLE_PLUGINS)."
+                    )
+
     def _register_callback(self, kind: str, plugin_name: str, staged: dict[str, Entry],
-                           origin: dict[str, Any]) -> Callable[..., None]:
+                           origin: dict[str, Any], *, what: str | None = None) -> Callable[..., None]:
+        what = what or kind
+
         def register(name: str, factory: Callable[..., Any], **metadata: Any) -> None:
             if not isinstance(name, str) or not _VALID_NAME.match(name):
                 raise InvalidParameterError(
-                    f"Plugin {plugin_name!r} registered an invalid {kind} name {name!r}: "
+                    f"Plugin {plugin_name!r} registered an invalid {what} name {name!r}: "
                     "use letters, digits, '_', '-' and '.'."
                 )
             if not callable(factory):
                 raise InvalidParameterError(
-                    f"Plugin {plugin_name!r} registered {kind} {name!r} with a factory that is not "
+                    f"Plugin {plugin_name!r} registered {what} {name!r} with a factory that is not "
                     f"callable ({type(factory).__name__})."
                 )
             if name in staged:
                 raise DuplicateRegistrationError(
-                    f"Plugin {plugin_name!r} registered {kind} {name!r} twice; a plugin registers each name once."
+                    f"Plugin {plugin_name!r} registered {what} {name!r} twice; a plugin registers each name once."
                 )
             staged[name] = Entry(kind, name, factory, plugin_name, dict(metadata), **origin)
 

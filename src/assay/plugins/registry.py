@@ -11,11 +11,17 @@ the qualified spellings that choose one, ``"distribution:name"`` (or
 ``"entry-point:name"``), e.g. ``"assay-classic:accuracy[score_prefix=a_]"``. Iterating
 a registry yields only the names that load as they are; :meth:`Registry.ambiguous`
 lists the others.
+
+A plugin may also register a *namespace* of names it resolves on demand
+(``assay_register_metric_namespaces``): ``"torchmetrics:MulticlassAccuracy[num_classes=3]"``
+calls the ``torchmetrics`` namespace's resolver with ``("MulticlassAccuracy",
+num_classes=3)``. A registered namespace is tried before a plugin qualifier.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import re
 from typing import Any, Callable, Iterator
@@ -25,7 +31,7 @@ import attrs
 from assay.errors import AmbiguousNameError, InvalidParameterError, UnknownNameError
 from assay.plugins.names import format_name, parse_name, split_qualifier
 
-__all__ = ["KINDS", "Entry", "Registry"]
+__all__ = ["KINDS", "NAMESPACE_HOOKS", "Entry", "Registry"]
 
 #: Kind of plugin object -> the hook that registers it.
 KINDS: dict[str, str] = {
@@ -38,6 +44,11 @@ KINDS: dict[str, str] = {
     "data_format": "assay_register_data_formats",
     "task": "assay_register_tasks",
     "aggregation": "assay_register_aggregations",
+}
+
+#: Kind -> the hook that registers namespaces of that kind (``"namespace:name"`` resolved on demand).
+NAMESPACE_HOOKS: dict[str, str] = {
+    "metric": "assay_register_metric_namespaces",
 }
 
 
@@ -129,6 +140,7 @@ class Registry:
             raise InvalidParameterError(f"Unknown plugin kind {kind!r}.{_close(kind, list(KINDS))}")
         self.kind = kind
         self._entries: dict[str, tuple[Entry, ...]] = {}
+        self._namespaces: dict[str, Entry] = {}
         for entry in (entries or {}).values():
             self._add(entry)
 
@@ -136,6 +148,8 @@ class Registry:
         if not isinstance(name, str):
             return False
         qualifier, base = split_qualifier(name)
+        if qualifier in self._namespaces:
+            return True  # resolved on load: the namespace's resolver decides whether the name exists
         if qualifier is None:
             return base in self._entries
         return sum(e.matches(qualifier) for e in self._entries.get(base, ())) == 1
@@ -157,6 +171,10 @@ class Registry:
         """Every entry registered under the plain ``name`` (two or more when it is ambiguous)."""
         return self._entries.get(name, ())
 
+    def namespaces(self) -> dict[str, Entry]:
+        """The registered namespaces (``"torchmetrics"`` ...), each with the entry of its resolver."""
+        return dict(sorted(self._namespaces.items()))
+
     def ambiguous(self) -> dict[str, tuple[Entry, ...]]:
         """The names registered by more than one plugin, with their entries."""
         return {name: found for name, found in sorted(self._entries.items()) if len(found) > 1}
@@ -171,6 +189,9 @@ class Registry:
     def get(self, name: str) -> Entry:
         """The entry for ``name`` or ``qualifier:name``.
 
+        A qualifier that is a registered namespace wins over a plugin qualifier: the entry
+        returned then calls the namespace's resolver with ``name`` when created.
+
         Raises
         ------
         UnknownNameError
@@ -180,6 +201,8 @@ class Registry:
             The name is registered by several plugins and the qualifier does not pick one.
         """
         qualifier, base = split_qualifier(name)
+        if qualifier is not None and qualifier in self._namespaces:
+            return self._in_namespace(qualifier, base)
         found = self._entries.get(base, ())
         if not found:
             known = self.names()
@@ -188,7 +211,7 @@ class Registry:
                 hint = f" No {self.kind} is registered: is the plugin that provides it installed (assay plugins)?"
             elif not hint:
                 hint = f" Registered: {', '.join(known)}."
-            raise UnknownNameError(f"No {self.kind} named {name!r}.{hint}") from None
+            raise UnknownNameError(f"No {self.kind} named {name!r}.{hint}{self._namespace_hint(qualifier)}") from None
         chosen = found if qualifier is None else tuple(e for e in found if e.matches(qualifier))
         if len(chosen) == 1:
             return chosen[0]
@@ -196,9 +219,20 @@ class Registry:
             raise UnknownNameError(
                 f"No {self.kind} named {name!r}: no plugin {qualifier!r} registered {base!r}; it is registered by "
                 f"{_either([e.source for e in found])}. Load it as "
-                f"{_either([repr(self.qualified_name(e)) for e in found])}."
+                f"{_either([repr(self.qualified_name(e)) for e in found])}.{self._namespace_hint(qualifier)}"
             )
         raise AmbiguousNameError(self._ambiguity(name, chosen))
+
+    def _namespace_hint(self, qualifier: str | None) -> str:
+        if qualifier is None or not self._namespaces:
+            return ""
+        return f" Registered {self.kind} namespaces: {', '.join(sorted(self._namespaces))}."
+
+    def _in_namespace(self, namespace: str, base: str) -> Entry:
+        """An entry whose factory calls the namespace's resolver with ``base`` and the overrides."""
+        ns = self._namespaces[namespace]
+        return attrs.evolve(ns, name=f"{namespace}:{base}", factory=functools.partial(ns.factory, base),
+                            metadata={**ns.metadata, "namespace": namespace})
 
     def _ambiguity(self, name: str, found: tuple[Entry, ...]) -> str:
         qualified = [repr(self.qualified_name(e)) for e in found]
@@ -229,3 +263,10 @@ class Registry:
         before = self._entries.get(entry.name, ())
         self._entries[entry.name] = (*before, entry)
         return before
+
+    def _add_namespace(self, entry: Entry) -> Entry | None:
+        """Add the namespace ``entry`` unless one of that name exists; returns the existing one, if any."""
+        if entry.name in self._namespaces:
+            return self._namespaces[entry.name]
+        self._namespaces[entry.name] = entry
+        return None

@@ -54,6 +54,8 @@ class ResultTable:
     values: dict[tuple[tuple[str, ...], Column], tuple[float, ...]]
     #: cells whose result files are partly missing: (missing, expected) files
     missing: dict[tuple[tuple[str, ...], Column], tuple[int, int]] = attrs.field(factory=dict)
+    #: the run's provenance signature (the manifest's ``signature``; "" for runs written before it)
+    signature: str = ""
 
     def cell(self, row: tuple[str, ...], column: Column) -> tuple[float, ...]:
         return self.values.get((row, column), ())
@@ -231,5 +233,9 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
                               f"missing: {listing}{more}. A mean over seeds would silently use fewer seeds; rerun "
                               "'assay run', or pass --allow-missing (allow_missing=True) to show those cells as n/a.")
     missing = {k: (c[0], c[1]) for k, c in counts.items() if c[0]}
+    signature = manifest.get("signature")
+    if signature is not None and not isinstance(signature, str):
+        raise ResultFileError(f"{results_dir / MANIFEST}: signature: expected a signature string, "
+                              f"got {signature!r:.60}")
     return ResultTable(index_names=index_names, rows=tuple(rows), columns=tuple(columns),
-                       values={k: tuple(v) for k, v in cells.items()}, missing=missing)
+                       values={k: tuple(v) for k, v in cells.items()}, missing=missing, signature=signature or "")

@@ -188,8 +188,13 @@ def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mappin
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.suptitle(f"Relative to the column mean µ (higher is better), grouped by {along}", fontsize=9)
+    # provenance (issue 16): the run's signature as a small footer, in a band kept free for it
+    footer = 0.0
+    if table.signature:
+        fig.text(0.005, 0.005, f"signature: {table.signature}", fontsize=4, ha="left", va="bottom", color="0.35")
+        footer = 0.12 / (3.0 * nrows)
     # leave a band at the top for the title, or it overlaps the first row's panel titles
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (3.0 * nrows)))
+    fig.tight_layout(rect=(0, footer, 1, 1 - 0.35 / (3.0 * nrows)))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -8,6 +8,8 @@ are partly missing (``load_results(..., allow_missing=True)``) reads
 ``n/a (1 of 3 missing)`` and takes no part in the colours or the bold best value. A
 cell where some seeds' values are NaN (undefined, written as ``null``) shows the mean
 of the others followed by ``(1 of 3 NaN)``, so it never passes for a mean over all seeds.
+Under every table is the run's provenance signature (:mod:`assay.provenance`): a
+``Signature:`` line in Markdown and HTML, a ``% assay signature:`` comment in LaTeX.
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ def to_markdown(table: ResultTable, *, digits: int = 2, scale: float = 100.0) ->
             cells.append(f"**{text}**" if col in best and table.mean(row, col) == best[col] else text)
         lines.append("| " + " | ".join(cells) + " |")
     arrows = ", ".join(f"{c.task}: {c.label} {'↑' if c.higher_is_better else '↓'}" for c in table.columns)
-    return "\n".join(lines) + f"\n\nMean ± std over seeds, x{scale:g}. Higher / lower is better: {arrows}.\n"
+    text = "\n".join(lines) + f"\n\nMean ± std over seeds, x{scale:g}. Higher / lower is better: {arrows}.\n"
+    return text + (f"\nSignature: `{table.signature}`\n" if table.signature else "")
 
 
 def _tex(text: str) -> str:
@@ -156,12 +159,19 @@ def to_latex(table: ResultTable, *, digits: int = 2, scale: float = 100.0, stand
     body = "\n".join(lines)
     cap = caption or f"Mean $\\pm$ std over seeds ($\\times{scale:g}$); green is best, red worst per column."
     tabular = "\\begin{table}[ht]\n\\centering\n\\tiny\n\\resizebox{\\linewidth}{!}{%\n" + body + \
-        "}\n\\caption{" + cap + "}\n\\end{table}\n"
+        "}\n\\caption{" + cap + "}\n" + _latex_signature(table) + "\\end{table}\n"
     if not standalone:
         return tabular
     return ("\\documentclass{article}\n\\usepackage[landscape,margin=1cm]{geometry}\n\\usepackage{booktabs}\n"
             "\\usepackage{graphicx}\n\\usepackage[table]{xcolor}\n\\begin{document}\n" + tabular +
             "\\end{document}\n")
+
+
+def _latex_signature(table: ResultTable) -> str:
+    """The provenance line as a LaTeX comment (kept out of the typeset caption; one line, so nothing escapes it)."""
+    if not table.signature:
+        return ""
+    return "% assay signature: " + " ".join(table.signature.splitlines()) + "\n"
 
 
 def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standalone: bool = True) -> str:
@@ -182,6 +192,8 @@ def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standa
         out.append(f"<tr>{cells}</tr>")
     out += ["</tbody></table>",
             f"<p>Mean ± std over seeds, ×{scale:g}; green is best, red worst per column.</p>"]
+    if table.signature:
+        out.append(f'<p class="assay-signature"><small>Signature: <code>{esc(table.signature)}</code></small></p>')
     body = "\n".join(out)
     if not standalone:
         return body

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["check_invariances", "check_scores", "test_metric"]
+__all__ = ["INVARIANCES", "check_evaluate_matches", "check_invariance", "check_invariances", "check_scores",
+           "test_metric"]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,4 +26,5 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from assay.testing.kit import check_invariances, check_scores, test_metric
+    from assay.testing.kit import (INVARIANCES, check_evaluate_matches, check_invariance, check_invariances,
+                                   check_scores, test_metric)

@@ -29,9 +29,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from assay.errors import InvalidParameterError
 from assay.metrics.base import Metric
 
-__all__ = ["check_invariances", "check_scores", "test_metric"]
+__all__ = ["INVARIANCES", "check_evaluate_matches", "check_invariance", "check_invariances", "check_scores",
+           "test_metric"]
 
 
 def _metric(metric: Any) -> Metric:
@@ -81,59 +83,118 @@ def _numeric(d: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k != "num_of_instances"}
 
 
-def check_invariances(metric: Any, predictions: Any, references: Any = None, task_data: Any = None, *,
-                      atol: float = 1e-9, seed: int = 0) -> dict[str, Any]:
-    """Check order, chunking, shard-then-merge, one-at-a-time and pickling; return the global scores."""
-    m0 = _metric(metric)
-    n = len(predictions)
-    base = m0.clone().update(predictions, references, task_data).compute()
-    rtol = 1e-9
+class _Data:
+    """One sample (predictions, references, task data) and the metric's scores on it in one pass."""
 
-    def same(got: Mapping[str, Any], how: str) -> None:
-        check_scores(got, base, atol=atol, rtol=rtol, what=f"{m0.name or type(m0).__name__}: {how} changed the scores")
+    def __init__(self, metric: Metric, predictions: Any, references: Any, task_data: Any, atol: float,
+                 seed: int) -> None:
+        self.metric, self.predictions, self.references, self.task_data = metric, predictions, references, task_data
+        self.n = len(predictions)
+        self.atol, self.rtol, self.seed = atol, 1e-9, seed
+        self.base = metric.clone().update(predictions, references, task_data).compute()
 
-    perm = np.random.default_rng(seed).permutation(n).tolist()
-    same(m0.clone().update(_sub(predictions, perm), _sub(references, perm), _sub(task_data, perm)).compute(),
-         "shuffling the instances")
-    if m0.per_instance and n:
-        inst = m0.instance_scores(m0.map_all(predictions, references, task_data))
-        inst_p = m0.instance_scores(m0.map_all(_sub(predictions, perm), _sub(references, perm), _sub(task_data, perm)))
+    def at(self, idx: Sequence[int]) -> tuple[Any, Any, Any]:
+        return _sub(self.predictions, idx), _sub(self.references, idx), _sub(self.task_data, idx)
+
+    def same(self, got: Mapping[str, Any], how: str) -> None:
+        m = self.metric
+        check_scores(got, self.base, atol=self.atol, rtol=self.rtol,
+                     what=f"{m.name or type(m).__name__}: {how} changed the scores")
+
+
+def _order(d: _Data) -> None:
+    perm = np.random.default_rng(d.seed).permutation(d.n).tolist()
+    d.same(d.metric.clone().update(*d.at(perm)).compute(), "shuffling the instances")
+    if d.metric.per_instance and d.n:
+        inst = d.metric.instance_scores(d.metric.map_all(d.predictions, d.references, d.task_data))
+        inst_p = d.metric.instance_scores(d.metric.map_all(*d.at(perm)))
         for j, i in enumerate(perm):
-            check_scores(inst_p[j], inst[i], atol=atol, rtol=rtol,
-                         what=f"instance {i} scores after shuffling")
+            check_scores(inst_p[j], inst[i], atol=d.atol, rtol=d.rtol, what=f"instance {i} scores after shuffling")
 
-    m = m0.clone()
+
+def _chunking(d: _Data) -> None:
+    m = d.metric.clone()
     start, size = 0, 1
-    while start < n:
-        idx = list(range(start, min(n, start + size)))
-        m.update(_sub(predictions, idx), _sub(references, idx), _sub(task_data, idx))
+    while start < d.n:
+        m.update(*d.at(range(start, min(d.n, start + size))))
         start += size
         size += 1
-    same(m.compute(), "updating in chunks of 1, 2, 3, ...")
+    d.same(m.compute(), "updating in chunks of 1, 2, 3, ...")
 
-    bounds = [0, n // 3, (2 * n) // 3, n]
-    shards = []
-    for s in range(3):
-        idx = list(range(bounds[s], bounds[s + 1]))
-        shards.append(m0.clone().update(_sub(predictions, idx), _sub(references, idx), _sub(task_data, idx)))
-    same(shards[0].merge(*shards[1:]).compute(), "sharding into 3 and merging")
 
-    m = m0.clone()
-    for i in range(n):
-        m.update(_sub(predictions, [i]), _sub(references, [i]), _sub(task_data, [i]))
-    same(m.compute(), "updating one instance at a time")
+def _shard_merge(d: _Data) -> None:
+    bounds = [0, d.n // 3, (2 * d.n) // 3, d.n]
+    shards = [d.metric.clone().update(*d.at(range(bounds[s], bounds[s + 1]))) for s in range(3)]
+    d.same(shards[0].merge(*shards[1:]).compute(), "sharding into 3 and merging")
 
-    half = n // 2
-    m = m0.clone().update(_sub(predictions, range(half)), _sub(references, range(half)), _sub(task_data, range(half)))
+
+def _one_at_a_time(d: _Data) -> None:
+    m = d.metric.clone()
+    for i in range(d.n):
+        m.update(*d.at([i]))
+    d.same(m.compute(), "updating one instance at a time")
+
+
+def _pickling(d: _Data) -> None:
+    half = d.n // 2
+    m = d.metric.clone().update(*d.at(range(half)))
     try:
         m = pickle.loads(pickle.dumps(m))
     except Exception as exc:  # noqa: BLE001 - report any pickling failure as a conformance failure
-        raise AssertionError(f"{m0.name or type(m0).__name__} cannot be pickled ({exc}); sharded evaluation "
+        name = d.metric.name or type(d.metric).__name__
+        raise AssertionError(f"{name} cannot be pickled ({exc}); sharded evaluation "
                              "sends metrics to worker processes, so define the class at module top level") from exc
-    rest = list(range(half, n))
-    m.update(_sub(predictions, rest), _sub(references, rest), _sub(task_data, rest))
-    same(m.compute(), "pickling half-way")
-    return base
+    m.update(*d.at(range(half, d.n)))
+    d.same(m.compute(), "pickling half-way")
+
+
+#: The invariances of a metric, by the name ``assay check-plugin`` reports them under, in the
+#: order :func:`check_invariances` runs them.
+INVARIANCES: dict[str, Any] = {
+    "order": _order,
+    "chunking": _chunking,
+    "shard-merge": _shard_merge,
+    "one-at-a-time": _one_at_a_time,
+    "pickling": _pickling,
+}
+
+
+def check_invariance(check: str, metric: Any, predictions: Any, references: Any = None, task_data: Any = None, *,
+                     atol: float = 1e-9, seed: int = 0) -> dict[str, Any]:
+    """Check one invariance (a key of :data:`INVARIANCES`); return the global scores of one pass.
+
+    Raises ``AssertionError`` naming the invariance and the scores that changed.
+    """
+    if check not in INVARIANCES:
+        raise InvalidParameterError(f"Unknown invariance {check!r}; expected one of {', '.join(INVARIANCES)}.")
+    d = _Data(_metric(metric), predictions, references, task_data, atol, seed)
+    INVARIANCES[check](d)
+    return d.base
+
+
+def check_invariances(metric: Any, predictions: Any, references: Any = None, task_data: Any = None, *,
+                      atol: float = 1e-9, seed: int = 0) -> dict[str, Any]:
+    """Check order, chunking, shard-then-merge, one-at-a-time and pickling; return the global scores."""
+    d = _Data(_metric(metric), predictions, references, task_data, atol, seed)
+    for check in INVARIANCES.values():
+        check(d)
+    return d.base
+
+
+def check_evaluate_matches(metric: Any, predictions: Any, references: Any = None, task_data: Any = None, *,
+                           atol: float = 1e-9) -> dict[str, Any]:
+    """Check that :func:`assay.evaluate` (no intervals) gives the global scores of ``update`` / ``compute``.
+
+    Returns the global scores of ``evaluate``; raises ``AssertionError`` naming the scores that differ.
+    """
+    from assay.metrics.api import evaluate
+
+    m = _metric(metric)
+    res = evaluate(predictions, references, [m.clone()], task_data, n_resamples=0)
+    streamed = m.clone().update(predictions, references, task_data).compute()
+    check_scores(streamed, _numeric(res.global_scores) | {"score_name": res.global_scores["score_name"]},
+                 atol=atol, rtol=1e-9, what="update/compute versus evaluate")
+    return dict(res.global_scores)
 
 
 def test_metric(metric: Any, predictions: Any, references: Any, instance_targets: Sequence[Mapping[str, Any]] | None,

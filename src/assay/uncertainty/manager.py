@@ -293,6 +293,15 @@ class UEManager:
             lines.append(f"| {est} | " + " | ".join("" if v is None else f"{v:.4f}" for v in vals) + " |")
         return "\n".join(lines)
 
+    # ---------------------------------------------------------------- provenance
+    @property
+    def signature(self) -> Any:
+        """The provenance :class:`~assay.provenance.Signature`: estimators, generation and UE metrics
+        with their options and conventions, assay and plugin versions (saved in ``manager.json``)."""
+        from assay.uncertainty.persist import manager_signature
+
+        return manager_signature(self)
+
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save into the folder ``path``, all or nothing: ``manager.json`` (names, metrics, manifest) and

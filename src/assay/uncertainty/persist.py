@@ -6,7 +6,8 @@ A save is a folder holding ``manager.json`` and ``arrays.npz``:
   token / claim values flat, with ``a<i>__lengths``) and the statistics (``s<j>``: the
   leaves, with ``s<j>__lengths<k>`` for each nesting level), never an object array.
 - ``manager.json`` holds the names, levels, metric values (non-finite ones by the rule of
-  :mod:`assay.jsonio`), notes, and a manifest: ``format``, ``version``, the name, dtype and
+  :mod:`assay.jsonio`), notes, the provenance ``signature`` (:mod:`assay.provenance`;
+  absent in older saves, which still load), and a manifest: ``format``, ``version``, the name, dtype and
   shape of every array, the size and ``sha256`` of ``arrays.npz``, and ``content_sha256``,
   a digest of the JSON document itself.
 
@@ -42,9 +43,10 @@ import numpy as np
 
 from assay.errors import InvalidParameterError, SaveFormatError
 from assay.jsonio import decode_number, dumps, fsync_dir, read_json, to_jsonable
+from assay.provenance import Signature, signature_of
 from assay.uncertainty._columns import LEAF_KINDS, decode_column, encode_column
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "load_manager", "save_manager", "saved_folder"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "load_manager", "manager_signature", "save_manager", "saved_folder"]
 
 FORMAT = "assay.uncertainty.UEManager"
 #: version 2 adds the manifest, the digest and the statistics; version 1 still loads
@@ -225,6 +227,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
             "dropped": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "count": v}
                         for k, v in man.dropped.items()],
             "notes": list(man.notes),
+            "signature": manager_signature(man).to_string(),  # provenance (issue 16); optional when loading
             "npz": {"file": NPZ_NAME, "size": (tmp / NPZ_NAME).stat().st_size, "sha256": _sha256(tmp / NPZ_NAME),
                     "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)} for k, a in arrays.items()}},
         }
@@ -237,6 +240,39 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
         _step("json-written")
 
     return swap_in(Path(path), write)
+
+
+# ---------------------------------------------------------------- provenance
+def manager_signature(man: Any) -> Signature:
+    """The provenance signature of a manager (:mod:`assay.provenance`): its estimators,
+    generation metrics and UE metrics with their options and conventions, and versions.
+
+    Names without an object (a loaded manager's) are taken as spelled; the versions a
+    loaded manager was saved with are kept (``UEManager.load`` reads them).
+    """
+    before = getattr(man, "_loaded_signature", None)
+    components = {}
+    for kind, names, loaded in (("estimators", man.estimator_names, getattr(man, "_estimators", [])),
+                                ("gen_metrics", man.gen_metric_names, getattr(man, "_gen", [])),
+                                ("ue_metrics", man.ue_metric_names, getattr(man, "_ue", []))):
+        objects = dict(loaded)
+        saved = before.component(kind) if isinstance(before, Signature) else ()
+        # a loaded manager has names only: its saved specs (same order) keep the options and conventions
+        components[kind] = [(name, objects[name]) if name in objects else saved[i] if i < len(saved) else name
+                            for i, name in enumerate(names)]
+    sig = signature_of(components)
+    return sig.with_versions(before) if isinstance(before, Signature) else sig
+
+
+def _read_signature(doc: dict[str, Any], chk: "_Checker") -> Signature | None:
+    """``signature`` of ``manager.json``: absent in older saves (None); when present, a valid signature string."""
+    if "signature" not in doc:
+        return None
+    text = chk.get(doc, "signature", "signature", str, "a signature string")
+    try:
+        return Signature.from_string(text)
+    except InvalidParameterError as exc:
+        raise chk.fail("signature", f"is not a valid signature: {exc}") from None
 
 
 # ---------------------------------------------------------------- load
@@ -474,6 +510,7 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
         raise npz.fail(extra[0], f"is not listed in {jpath}.")
     _load_metrics(man, metrics, dropped, chk)
     man.notes = list(notes)
+    man._loaded_signature = _read_signature(doc, chk)
     if v2 and _digest(doc) != doc["content_sha256"]:
         raise chk.fail("content_sha256", "does not match the content: the file was edited, damaged, or mixed with "
                                          "another save.")

@@ -1,0 +1,65 @@
+"""What both wrappers share: lazy imports with install hints, targets, close matches.
+
+torch / torchmetrics and scikit-learn are imported here, on first use, never when the
+plugin is imported: a missing library is a :class:`~assay.errors.MissingDependencyError`
+carrying the ``pip install`` command.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from types import ModuleType
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from assay.errors import MissingDependencyError
+from assay.plugins import format_name
+
+__all__ = ["REQUIREMENTS", "close_matches", "require", "spec", "target_of"]
+
+#: import name -> (distribution to install, what it is used for)
+REQUIREMENTS: dict[str, tuple[str, str]] = {
+    "torchmetrics": ("torchmetrics", "the 'torchmetrics:' metrics (it installs torch too)"),
+    "sklearn.metrics": ("scikit-learn", "the 'sklearn:' metrics"),
+}
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingDependencyError` naming the distribution to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        package, purpose = REQUIREMENTS.get(module, (module.split(".")[0], ""))
+        if getattr(exc, "name", None) not in (None, module, module.split(".")[0]):
+            purpose += f"; importing it failed: {exc}"
+        raise MissingDependencyError(package, purpose=purpose) from exc
+
+
+def close_matches(word: str, candidates: Iterable[str], *, n: int = 5) -> str:
+    """`` Did you mean: a, b?`` (case-insensitive), or an empty string."""
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(c.lower(), c)
+    found = difflib.get_close_matches(word.lower(), list(by_lower), n=n, cutoff=0.6)
+    if not found:
+        found = [c for c in by_lower if word.lower() in c][:n]
+    return f" Did you mean: {', '.join(by_lower[f] for f in found)}?" if found else ""
+
+
+def spec(namespace: str, name: str, options: Mapping[str, Any]) -> str:
+    """``"sklearn:f1_score[average=macro]"``: how the user spelt the metric, for messages."""
+    return format_name(f"{namespace}:{name}", dict(options))
+
+
+def target_of(references: Any) -> Any:
+    """The library's target for one instance, from assay's references of that instance.
+
+    A one-element list ``[y]`` is the target ``y`` (unitxt's layout); anything else (a
+    scalar, a longer list such as a multi-label row or several reference texts) is the
+    target itself.
+    """
+    if isinstance(references, (list, tuple, np.ndarray)) and len(references) == 1:
+        return references[0]
+    return references

@@ -1,0 +1,398 @@
+"""Conformance checks of the kinds other than metrics (``assay check-plugin``).
+
+estimator, stat_calculator
+    ``instantiate``; ``declaration`` (a known ``level``; ``stats`` / ``dependencies`` are
+    strings); ``pickling``; ``dependencies`` (every statistic the object reads is made
+    by a registered stat calculator, through a chain without cycles, or is a field the
+    data must provide, listed in the result); ``run`` on a declared sample.
+sentence_evaluator
+    ``instantiate`` (a callable); ``pickling``; ``tally``: on the declared items, each
+    call returns two non-negative ints ``(correct_num, gold_set_size)``.
+executor
+    ``instantiate``; ``run-order`` (``run(fn, tasks, shared)`` returns the results in
+    task order); ``no-tasks`` (no tasks, no results); ``errors-propagate`` (an
+    exception raised by ``fn`` reaches the caller with its type).
+data_format
+    ``instantiate``; ``pickling``; ``parse`` (text in, a list of items out);
+    ``round-trip`` (``parse(dumps(items)) == items``, when ``dumps`` is implemented).
+task
+    ``instantiate``; ``interface`` (the methods the runner calls); ``pickling``.
+aggregation
+    ``instantiate``; ``pickling``; ``random-map`` (a float for random 2-D and 3-D maps);
+    ``nan-map`` (a map holding NaN is an assay error, or NaN with a warning). Without
+    declared examples, an aggregation that rejects a random map with an assay error (it
+    needs an option, such as a threshold) has these checks skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import pickle
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+
+from assay.errors import AssayError, EvaluationError
+from assay.plugins.registry import Entry
+from assay.testing.metric_checks import bad_input_outcome
+from assay.testing.recorder import NOT_RUN, Recorder, Skip, one_line
+from assay.testing.samples import declared_examples, random_map
+
+__all__ = ["CHECKS", "check_aggregation", "check_data_format", "check_executor", "check_sentence_evaluator",
+           "check_statistics_user", "check_task"]
+
+CHECKS: dict[str, tuple[str, ...]] = {
+    "estimator": ("instantiate", "declaration", "pickling", "dependencies", "run"),
+    "stat_calculator": ("instantiate", "declaration", "pickling", "dependencies", "run"),
+    "sentence_evaluator": ("instantiate", "pickling", "tally"),
+    "executor": ("instantiate", "run-order", "no-tasks", "errors-propagate"),
+    "data_format": ("instantiate", "pickling", "parse", "round-trip"),
+    "task": ("instantiate", "interface", "pickling"),
+    "aggregation": ("instantiate", "pickling", "random-map", "nan-map"),
+}
+
+_NO_SAMPLE = "no sample: declare examples=[{{{keys}}}] for it"
+
+
+def _first_example(entry: Entry) -> Mapping[str, Any]:
+    examples = declared_examples(entry)
+    return examples[0] if examples else {}
+
+
+def _round_trip(obj: Any) -> Any:
+    try:
+        return pickle.loads(pickle.dumps(obj))
+    except Exception as exc:  # noqa: BLE001 - any pickling failure is the finding
+        raise AssertionError(f"cannot be pickled ({type(exc).__name__}: {exc}); parallel executors send it to "
+                             "workers, so define the class at module top level") from exc
+
+
+def _same_type(obj: Any) -> Any:
+    copy = _round_trip(obj)
+    if type(copy) is not type(obj):
+        raise AssertionError(f"unpickled as a {type(copy).__name__}, not a {type(obj).__name__}")
+    return copy
+
+
+# --------------------------------------------------------------------------- estimators, statistics
+def _strings(value: Any, what: str) -> None:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise AssertionError(f"{what} must be a tuple of statistic names (str); got {value!r:.80}")
+
+
+def _declaration(obj: Any, kind: str) -> None:
+    from assay.uncertainty.base import LEVELS
+
+    _strings(getattr(obj, "dependencies", None), "dependencies")
+    if kind == "stat_calculator":
+        _strings(getattr(obj, "stats", None), "stats")
+        if not obj.stats:
+            raise AssertionError("stats is empty: a stat calculator produces at least one statistic")
+    elif getattr(obj, "level", None) not in LEVELS:
+        raise AssertionError(f"level must be one of {', '.join(LEVELS)}; got {getattr(obj, 'level', None)!r}")
+    if not callable(obj):
+        raise AssertionError(f"a {type(obj).__name__} is not callable as obj(stats)")
+
+
+def _calculators(system: Any) -> list[Any]:
+    """Every registered stat calculator that instantiates without arguments."""
+    out = []
+    for entry in system.registry("stat_calculator"):
+        try:
+            out.append(entry.create())
+        except Exception:  # noqa: BLE001, S112 - its own check reports it
+            continue
+    return out
+
+
+def _dependencies(obj: Any, system: Any) -> str:
+    from assay.uncertainty.graph import plan_calculators
+
+    calculators = _calculators(system)
+    made = {stat for calc in calculators for stat in calc.stats}
+    needed = set(obj.dependencies)
+    fields: set[str] = set()
+    seen: set[str] = set()
+    todo = list(needed)
+    while todo:  # the statistics no calculator makes, down the whole chain: the data must hold them
+        stat = todo.pop()
+        if stat in seen:
+            continue
+        seen.add(stat)
+        if stat in made:
+            todo.extend(d for c in calculators if stat in c.stats for d in c.dependencies)
+        else:
+            fields.add(stat)
+    label = getattr(obj, "name", None) or type(obj).__name__
+    plan_calculators({d: [label] for d in needed}, fields, calculators)
+    return ", ".join(sorted(fields))
+
+
+def _run_statistics(obj: Any, kind: str, example: Mapping[str, Any]) -> None:
+    stats = example.get("stats")
+    if stats is None:
+        raise Skip(_NO_SAMPLE.format(keys="'stats': {...}"))
+    out = obj(stats)
+    if kind == "stat_calculator":
+        if not isinstance(out, Mapping):
+            raise AssertionError(f"returned a {type(out).__name__}, not a dict of statistics")
+        missing = [s for s in obj.stats if s not in out]
+        if missing:
+            raise AssertionError(f"declares stats {missing} but did not return them (returned {sorted(out)})")
+        return
+    n = len(next(iter(stats.values()))) if stats else 0
+    if len(out) != n:
+        raise AssertionError(f"returned {len(out)} values for {n} examples")
+    if obj.level == "sequence":
+        values = np.asarray(out, dtype=float)
+        if values.ndim != 1:
+            raise AssertionError(f"a sequence-level estimator returns one value per example; got shape {values.shape}")
+
+
+def check_statistics_user(entry: Entry, rec: Recorder, system: Any) -> None:
+    """Record the checks of one estimator or stat calculator."""
+    example = _first_example(entry)
+    obj = rec.instantiate(example.get("overrides"))
+    if obj is NOT_RUN:
+        return
+    if rec.run("declaration", lambda: _declaration(obj, entry.kind)) is NOT_RUN:
+        rec.skip_rest("bad declaration")
+        return
+    rec.run("pickling", lambda: _same_type(obj))
+    rec.run("dependencies", lambda: _dependencies(obj, system))
+    rec.run("run", lambda: _run_statistics(obj, entry.kind, example))
+
+
+# --------------------------------------------------------------------------- sentence evaluators
+def _tally(evaluator: Any, items: list[Any], w_vector: Any) -> list[tuple[int, int]]:
+    out = []
+    for i, item in enumerate(items):
+        got = evaluator(item, w_vector)
+        ok = (isinstance(got, tuple) and len(got) == 2
+              and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in got))
+        if not ok:
+            raise AssertionError(f"item {i}: returned {got!r:.80}; expected (correct_num, gold_set_size), "
+                                 "two non-negative ints")
+        out.append((int(got[0]), int(got[1])))
+    return out
+
+
+def check_sentence_evaluator(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one sentence evaluator."""
+    example = _first_example(entry)
+
+    def is_callable(obj: Any) -> None:
+        if not callable(obj):
+            raise AssertionError(f"the factory returned a {type(obj).__name__}, not a callable (sent, w_vector)")
+
+    evaluator = rec.instantiate(example.get("overrides"), check=is_callable)
+    if evaluator is NOT_RUN:
+        return
+    items = example.get("items")
+
+    def pickling() -> None:
+        copy = _round_trip(evaluator)
+        w_vector = example.get("w_vector")
+        if items is not None and [copy(i, w_vector) for i in items] != [evaluator(i, w_vector) for i in items]:
+            raise AssertionError("the unpickled evaluator gives other tallies than the original")
+
+    rec.run("pickling", pickling)
+    if items is None:
+        rec.skip("tally", _NO_SAMPLE.format(keys="'items': [...]"))
+    else:
+        rec.run("tally", lambda: _tally(evaluator, list(items), example.get("w_vector")))
+
+
+# --------------------------------------------------------------------------- executors
+def square_plus_shared(task: int, shared: int) -> int:
+    """A task function for the executor checks (module level, so worker processes can import it)."""
+    return task * task + shared
+
+
+def fail_on_three(task: int, shared: Any) -> int:
+    """A task function that raises ``KeyError`` on task 3."""
+    if task == 3:
+        raise KeyError("task 3 fails on purpose")
+    return task
+
+
+def _run_order(executor: Any) -> None:
+    got = executor.run(square_plus_shared, list(range(7)), 10)
+    expected = [i * i + 10 for i in range(7)]
+    if list(got) != expected:
+        raise AssertionError(f"run(fn, tasks 0..6, shared=10) returned {got!r:.120}; expected {expected} (task order)")
+
+
+def _no_tasks(executor: Any) -> None:
+    got = executor.run(square_plus_shared, [], 1)
+    if list(got) != []:
+        raise AssertionError(f"run with no tasks returned {got!r:.80}; expected []")
+
+
+def _errors_propagate(executor: Any) -> None:
+    try:
+        executor.run(fail_on_three, [1, 2, 3, 4], None)
+    except KeyError:
+        return
+    except EvaluationError as exc:
+        if "KeyError" in str(exc):  # a distributed engine's documented wrapping, naming the original type
+            return
+        raise AssertionError(f"fn raised KeyError but run raised an EvaluationError that does not name it: "
+                             f"{one_line(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - the finding
+        raise AssertionError(f"fn raised KeyError but run raised {type(exc).__name__}: the error must keep its "
+                             "type (or be an EvaluationError naming it)") from None
+    raise AssertionError("fn raised KeyError on task 3 but run returned normally")
+
+
+def check_executor(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one executor."""
+    example = _first_example(entry)
+
+    def has_run(obj: Any) -> None:
+        if not callable(getattr(obj, "run", None)):
+            raise AssertionError(f"a {type(obj).__name__} has no run(fn, tasks, shared) method")
+
+    executor = rec.instantiate(example.get("overrides"), check=has_run)
+    if executor is NOT_RUN:
+        return
+    try:
+        rec.run("run-order", lambda: _run_order(executor))
+        rec.run("no-tasks", lambda: _no_tasks(executor))
+        rec.run("errors-propagate", lambda: _errors_propagate(executor))
+    finally:
+        close = getattr(executor, "close", None)
+        if callable(close):
+            _quiet(close)
+
+
+def _quiet(fn: Any) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001, S110 - closing is best effort; the checks above have their results
+        pass
+
+
+# --------------------------------------------------------------------------- data formats
+def _parse(fmt: Any, example: Mapping[str, Any]) -> None:
+    out = fmt.parse("", source="<empty>")
+    if not isinstance(out, list):
+        raise AssertionError(f"parse('') returned a {type(out).__name__}; expected a list of items")
+    if "text" in example:
+        items = fmt.parse(example["text"], source="<example>")
+        if not isinstance(items, list) or not items:
+            raise AssertionError(f"parse of the declared text returned {items!r:.80}; expected a non-empty list")
+
+
+def _implements_dumps(fmt: Any) -> bool:
+    from assay.core.formats import DataFormat
+
+    dumps = getattr(type(fmt), "dumps", None)
+    return callable(dumps) and dumps is not getattr(DataFormat, "dumps", None)
+
+
+def _round_trip_format(fmt: Any, example: Mapping[str, Any]) -> None:
+    if not _implements_dumps(fmt):
+        raise Skip("dumps is not implemented (optional)")
+    if "items" in example:
+        items = list(example["items"])
+    elif "text" in example:
+        items = fmt.parse(example["text"], source="<example>")
+    else:
+        raise Skip(_NO_SAMPLE.format(keys="'text': ..."))
+    text = fmt.dumps(items)
+    again = fmt.parse(text, source="<dumps>")
+    if again != items:
+        first = next((i for i, (a, b) in enumerate(zip(items, again)) if a != b), min(len(items), len(again)))
+        raise AssertionError(f"parse(dumps(items)) differs from items at item {first} ({len(items)} items written, "
+                             f"{len(again)} read back)")
+
+
+def check_data_format(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one data format."""
+    example = _first_example(entry)
+
+    def has_parse(obj: Any) -> None:
+        if not callable(getattr(obj, "parse", None)):
+            raise AssertionError(f"a {type(obj).__name__} has no parse(text, source=...) method")
+
+    fmt = rec.instantiate(example.get("overrides"), check=has_parse)
+    if fmt is NOT_RUN:
+        return
+    rec.run("pickling", lambda: _same_type(fmt))
+    rec.run("parse", lambda: _parse(fmt, example))
+    rec.run("round-trip", lambda: _round_trip_format(fmt, example))
+
+
+# --------------------------------------------------------------------------- tasks, aggregations
+def _task_interface(task: Any) -> None:
+    missing = [m for m in ("image_metrics", "reduce") if not callable(getattr(task, m, None))]
+    if missing:
+        raise AssertionError(f"a {type(task).__name__} lacks {', '.join(missing)} (see assay.downstream.Task)")
+    if not isinstance(getattr(task, "name", None), str) or not task.name:
+        raise AssertionError("a task sets name (the stem of its result file)")
+
+
+def check_task(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one downstream task."""
+    example = _first_example(entry)
+    task = rec.instantiate(example.get("overrides"))
+    if task is NOT_RUN:
+        return
+    rec.run("interface", lambda: _task_interface(task))
+    rec.run("pickling", lambda: _same_type(task))
+
+
+def _aggregate(agg: Any, umap: Any) -> float:
+    value = agg(umap)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise AssertionError(f"returned {value!r:.60}, not a number") from None
+    if not math.isfinite(number):
+        raise AssertionError(f"returned {number!r} for a finite map")
+    return number
+
+
+def check_aggregation(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one aggregation."""
+    example = _first_example(entry)
+
+    def is_callable(obj: Any) -> None:
+        if not callable(obj):
+            raise AssertionError(f"the factory returned a {type(obj).__name__}, not a callable (uncertainty_map)")
+
+    agg = rec.instantiate(example.get("overrides"), check=is_callable)
+    if agg is NOT_RUN:
+        return
+    maps = [np.asarray(example["map"], dtype=float)] if "map" in example else [random_map((16, 16)),
+                                                                               random_map((4, 8, 8), seed=1)]
+
+    if "map" not in example:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                agg(maps[0])
+        except AssayError as exc:  # it needs options for a generated map: the plugin declares them
+            rec.skip_rest(f"no examples declared, and the aggregation rejected a random map ({one_line(exc)}); "
+                          "declare examples=[{'overrides': {...}, 'map': ...}]")
+            return
+
+    def pickling() -> None:
+        copy = _round_trip(agg)
+        a, b = _aggregate(agg, maps[0]), _aggregate(copy, maps[0])
+        if a != b:
+            raise AssertionError(f"the unpickled aggregation gives {b!r}, the original {a!r}")
+
+    def nan_map() -> None:
+        bad = maps[0].copy()
+        bad.flat[bad.size // 2] = np.nan
+        problem = bad_input_outcome(lambda: agg(bad))
+        if problem:
+            raise AssertionError(f"a map holding NaN: {problem}")
+
+    rec.run("pickling", pickling)
+    rec.run("random-map", lambda: [_aggregate(agg, m) for m in maps])
+    rec.run("nan-map", nan_map)

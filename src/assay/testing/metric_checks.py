@@ -1,0 +1,301 @@
+"""Conformance checks of metrics and UE metrics (``assay check-plugin``).
+
+Metrics: the kit's invariances (:data:`assay.testing.kit.INVARIANCES`), ``evaluate``
+against ``update`` / ``compute``, the declared examples' expected scores, and bad
+inputs. UE metrics: a score on a sample, pickling, invariance to the order of the
+examples (with tied uncertainties), orientation (a perfect ranking never scores worse
+than the reversed one) and NaN input.
+
+A bad input passes when it raises an :class:`~assay.errors.AssayError`, or gives NaN
+(for no instances: any value) with an :class:`~assay.errors.UndefinedMetricWarning`;
+a raw numpy or Python error, or a number without a warning, fails.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from assay.errors import AssayError, UndefinedMetricWarning
+from assay.metrics.base import Metric
+from assay.plugins.registry import Entry
+from assay.testing.kit import INVARIANCES, check_evaluate_matches, check_invariance, check_scores
+from assay.testing.recorder import NOT_RUN, Recorder, Skip
+from assay.testing.samples import declared_examples, generate_metric_sample, ue_sample
+
+__all__ = ["METRIC_CHECKS", "UE_METRIC_CHECKS", "bad_input_outcome", "check_metric", "check_ue_metric"]
+
+METRIC_CHECKS = ("instantiate", "examples", *INVARIANCES, "evaluate", "bad-inputs")
+UE_METRIC_CHECKS = ("instantiate", "score", "pickling", "order-ties", "orientation", "nan-input")
+
+
+def bad_input_outcome(run: Callable[[], Any], *, any_value: bool = False) -> str | None:
+    """None when ``run()`` raises an AssayError or gives NaN with an UndefinedMetricWarning, else what went wrong.
+
+    ``any_value``: any number is fine with the warning (no instances: a documented
+    ``zero_division`` value).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = run()
+        except AssayError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - the point of the check
+            return f"raw {type(exc).__name__} instead of an assay error ({' '.join(str(exc).split())[:120]})"
+    warned = any(issubclass(w.category, UndefinedMetricWarning) for w in caught)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return f"returned {value!r:.60} instead of raising an assay error"
+    if warned and (any_value or math.isnan(number)):
+        return None
+    if math.isnan(number):
+        return "returned NaN without an UndefinedMetricWarning"
+    return f"returned {number!r} instead of raising an assay error"
+
+
+# --------------------------------------------------------------------------------------- metrics
+def _is_metric(obj: Any) -> None:
+    if not isinstance(obj, Metric):
+        raise AssertionError(f"the factory returned a {type(obj).__name__}, not an assay Metric (assay.metrics.Metric)")
+
+
+def _first_leaf(x: Any) -> list[int]:
+    path = []
+    while isinstance(x, (list, tuple)) and x:
+        path.append(0)
+        x = x[0]
+    return path
+
+
+def _with_nan(predictions: Any) -> Any:
+    if isinstance(predictions, np.ndarray) and predictions.dtype.kind == "f" and predictions.size:
+        out = predictions.copy()
+        out.flat[0] = np.nan
+        return out
+    out = predictions.tolist() if isinstance(predictions, np.ndarray) else _deep_list(predictions)
+    path = _first_leaf(out)
+    if not path:
+        return [math.nan]
+    target = out
+    for i in path[:-1]:
+        target = target[i]
+    target[path[-1]] = math.nan
+    return out
+
+
+def _deep_list(x: Any) -> Any:
+    return [_deep_list(v) for v in x] if isinstance(x, (list, tuple)) else x
+
+
+def _bad_inputs(example: Mapping[str, Any]) -> list[tuple[str, Any, Any, Any]]:
+    """(label, predictions, references, task_data) of inputs every metric must reject."""
+    p, r, td = example["predictions"], example.get("references"), example.get("task_data")
+    n = len(p)
+    cases = [("a NaN prediction", _with_nan(p), r, td)]
+    wrong = (p.tolist() if isinstance(p, np.ndarray) else list(p))
+    if wrong:
+        wrong[0] = {"not": "a prediction"}
+        cases.append(("a prediction of the wrong type", wrong, r, td))
+    if r is not None and n >= 2:
+        cases.append(("references of another length", p, list(r)[:-1], td))
+    return cases
+
+
+def _fail(message: str) -> None:
+    raise AssertionError(message)
+
+
+def _type_name(metric: Any) -> str:
+    tp = getattr(metric, "prediction_type", None)
+    return getattr(tp, "__name__", None) or repr(tp)
+
+
+def _generated(metric: Metric) -> tuple[dict[str, Any] | None, str]:
+    """A generated example for ``metric`` and "", or None and why there is none."""
+    sample = generate_metric_sample(metric)
+    if sample is None:
+        return None, (f"no sample inputs: declare examples=[{{'predictions': ..., 'references': ...}}] (assay "
+                      f"cannot generate predictions of prediction_type {_type_name(metric)})")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            metric.clone().update(sample["predictions"], sample["references"]).compute()
+    except Exception as exc:  # noqa: BLE001 - generated inputs the metric does not take: say so
+        return None, (f"no examples declared, and the metric rejected the generated sample of prediction_type "
+                      f"{_type_name(metric)} ({type(exc).__name__}: {' '.join(str(exc).split())[:120]}); "
+                      "declare examples=[...]")
+    return sample, ""
+
+
+def check_metric(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one metric."""
+    try:
+        examples = declared_examples(entry)
+    except AssertionError as exc:
+        message = str(exc)
+        if rec.instantiate({}, check=_is_metric) is not NOT_RUN:
+            rec.run("examples", lambda: _fail(message))
+            rec.skip_rest("no usable examples")
+        return
+    if examples:
+        metrics = rec.run("instantiate", lambda: [_make(entry, ex) for ex in examples])
+        if metrics is NOT_RUN:
+            rec.skip_rest("not instantiated")
+            return
+        rec.run("examples", lambda: _expected_scores(examples, metrics))
+    else:
+        metric = rec.instantiate({}, check=_is_metric)
+        if metric is NOT_RUN:
+            return
+        sample, why = _generated(metric)
+        if sample is None:
+            rec.skip_rest(why)
+            return
+        examples, metrics = [sample], [metric]
+        rec.skip("examples", f"no examples declared; the checks ran on {len(sample['predictions'])} generated "
+                             f"instances of prediction_type {_type_name(metric)}")
+    for check in INVARIANCES:
+        rec.run(check, _each(examples, metrics, lambda m, ex, c=check: check_invariance(
+            c, m, *_data(ex), atol=ex.get("atol", 1e-9))))
+    rec.run("evaluate", _each(examples, metrics, lambda m, ex: check_evaluate_matches(
+        m, *_data(ex), atol=ex.get("atol", 1e-9))))
+    rec.run("bad-inputs", lambda: _check_bad_inputs(examples[0], metrics[0]))
+
+
+def _make(entry: Entry, example: Mapping[str, Any]) -> Metric:
+    metric = entry.create(**dict(example.get("overrides", {})))
+    _is_metric(metric)
+    return metric
+
+
+def _data(example: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return example["predictions"], example.get("references"), example.get("task_data")
+
+
+def _each(examples: list[Mapping[str, Any]], metrics: list[Metric],
+          fn: Callable[[Metric, Mapping[str, Any]], Any]) -> Callable[[], None]:
+    def run() -> None:
+        for i, (ex, m) in enumerate(zip(examples, metrics)):
+            try:
+                fn(m, ex)
+            except AssertionError as exc:
+                raise AssertionError(f"example {i}: {exc}" if len(examples) > 1 else str(exc)) from None
+    return run
+
+
+def _expected_scores(examples: list[Mapping[str, Any]], metrics: list[Metric]) -> None:
+    targets = [i for i, ex in enumerate(examples) if "global_target" in ex]
+    if not targets:
+        raise Skip("the declared examples give no global_target to compare with")
+    for i in targets:
+        ex = examples[i]
+        got = metrics[i].clone().update(*_data(ex)).compute()
+        check_scores(got, ex["global_target"], atol=ex.get("atol", 1e-9), what=f"example {i}: global scores")
+
+
+def _evaluate_score(metric: Metric, predictions: Any, references: Any, task_data: Any) -> float:
+    from assay.metrics.api import evaluate
+
+    res = evaluate(predictions, references, [metric.clone()], task_data, n_resamples=0)
+    return res.global_scores["score"]
+
+
+def _check_bad_inputs(example: Mapping[str, Any], metric: Metric) -> None:
+    """Bad inputs through :func:`assay.evaluate`, as the reliability policy (docs/reliability.md) states it."""
+    problems = []
+    for label, p, r, td in _bad_inputs(example):
+        problem = bad_input_outcome(lambda: _evaluate_score(metric, p, r, td))
+        if problem:
+            problems.append(f"{label}: {problem}")
+    empty_refs = [] if example.get("references") is not None else None
+    problem = bad_input_outcome(lambda: _evaluate_score(metric, [], empty_refs, None), any_value=True)
+    if problem:
+        problems.append(f"no instances: {problem}")
+    if problems:
+        raise AssertionError("; ".join(problems))
+
+
+# --------------------------------------------------------------------------------------- UE metrics
+def _ue_callable(obj: Any) -> None:
+    if not callable(obj):
+        raise AssertionError(f"the factory returned a {type(obj).__name__}, which is not callable as "
+                             "ue_metric(uncertainty, quality)")
+
+
+def _score(metric: Any, u: Any, q: Any) -> float:
+    value = metric(u, q)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise AssertionError(f"returned {value!r:.60}, not a number") from None
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or bool(np.isclose(a, b, rtol=1e-9, atol=1e-12))
+
+
+def check_ue_metric(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one UE metric."""
+    examples = declared_examples(entry)
+    example = examples[0] if examples else ue_sample()
+    metric = rec.instantiate(example.get("overrides"), check=_ue_callable)
+    if metric is NOT_RUN:
+        return
+    u, q = np.asarray(example["uncertainty"], dtype=float), np.asarray(example["quality"], dtype=float)
+    base = rec.run("score", lambda: _score(metric, u, q))
+    if base is NOT_RUN:
+        rec.skip_rest("no score on the sample")
+        return
+
+    def pickling() -> None:
+        got = _score(pickle.loads(pickle.dumps(metric)), u, q)
+        if not _same(got, base):
+            raise AssertionError(f"the unpickled metric scores {got!r}, the original {base!r}")
+
+    def order_ties() -> None:
+        samples = [(u, q, base)]
+        if not examples:  # and a sample made of ties: three uncertainty values, both outcomes in each
+            tu, tq = np.repeat([0.2, 0.5, 0.8], 4), np.tile([0.0, 1.0, 1.0, 0.0], 3)
+            samples.append((tu, tq, _score(metric, tu, tq)))
+        for su, sq, score in samples:
+            for seed in range(5):
+                perm = np.random.default_rng(seed).permutation(len(su))
+                got = _score(metric, su[perm], sq[perm])
+                if not _same(got, score):
+                    raise AssertionError(f"shuffling the examples (tied uncertainties included) changed the score "
+                                         f"from {score!r} to {got!r}: sort with kind='stable' and an explicit tie "
+                                         "policy")
+
+    def orientation() -> None:
+        binary = ue_sample()["quality"]
+        perfect = _score(metric, (1 - binary) * 0.8 + 0.1, binary)   # failures most uncertain
+        reversed_ = _score(metric, binary * 0.8 + 0.1, binary)       # correct ones most uncertain
+        if math.isnan(perfect) or math.isnan(reversed_) or perfect == reversed_:
+            raise Skip(f"a perfect and a reversed ranking score the same ({perfect!r}): the orientation is not "
+                       "observable on the sample")
+        better = perfect > reversed_ if metric.higher_is_better else perfect < reversed_
+        if not better:
+            raise AssertionError(f"a perfect ranking scores {perfect!r} and the reversed one {reversed_!r}, but "
+                                 f"higher_is_better={metric.higher_is_better!r}: uncertainty must be higher for "
+                                 "failures (conversions happen inside the metric)")
+
+    def nan_input() -> None:
+        bad = u.copy()
+        bad[min(3, len(bad) - 1)] = np.nan
+        problem = bad_input_outcome(lambda: metric(bad, q))
+        if problem:
+            raise AssertionError(f"uncertainty with a NaN: {problem}")
+
+    rec.run("pickling", pickling)
+    rec.run("order-ties", order_ties)
+    if hasattr(metric, "higher_is_better"):
+        rec.run("orientation", orientation)
+    else:
+        rec.skip("orientation", "the metric declares no higher_is_better")
+    rec.run("nan-input", nan_input)
