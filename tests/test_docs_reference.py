@@ -39,7 +39,11 @@ def test_every_registered_name_has_a_section(pages):
         for name in names:
             assert f"## `{name}` {{ #{kind}-{name} }}" in page, f"{kind} {name!r} has no section"
             assert f'`assay.load_{kind}("{name}")`' in page
-        assert len(re.findall(r"^## `", page, re.M)) == len(names)
+        registry = assay.get_registry(kind)
+        namespaces = registry.namespaces() if hasattr(registry, "namespaces") else {}
+        for ns in namespaces:
+            assert f"## `{ns}:` {{ #{kind}-namespace-{ns} }}" in page, f"{kind} namespace {ns!r} has no section"
+        assert len(re.findall(r"^## `", page, re.M)) == len(names) + len(namespaces)
 
 
 def test_every_public_name_is_listed_and_rendered_once(gen, pages):
