@@ -237,6 +237,8 @@ class DataPool:
         num_shards : int, optional
             As for :class:`DataPool`.
 
+        Examples
+        --------
         >>> import tempfile, os
         >>> d = tempfile.mkdtemp(); p = os.path.join(d, "s.jsonl")
         >>> _ = open(p, "w").write('{"w": 1}\\n{"w": 2}\\n')

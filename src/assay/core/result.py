@@ -55,8 +55,9 @@ class EvaluationResult:
 
     Results are immutable and add with ``+`` (and ``sum``): the tallies add, ``shards``
     concatenate, so the total of a sharded run is the sum of its shards, in shard order.
+    The fields below are also the constructor's parameters.
 
-    Parameters
+    Attributes
     ----------
     correct_num : int
         Items (tokens, edges ...) the system got right.

@@ -83,6 +83,8 @@ class Estimator(_Leveled):
     dependencies : sequence of str
         The statistics (columns) the estimator reads.
 
+    Notes
+    -----
     Subclasses set ``name`` (the registered name) and implement :meth:`__call__`.
     Higher output = more uncertain.
     """
@@ -176,6 +178,8 @@ class UEMetric(_Named):
     higher_is_better : bool
         Orientation of the score (PRR: True; AURC: False).
 
+    Notes
+    -----
     Subclasses set ``name``, ``higher_is_better``, ``requires_binary`` (quality must be
     0 / 1, e.g. ROC-AUC) and implement :meth:`_score` on validated, non-empty, finite
     1-D arrays. Empty input gives NaN with an :class:`~assay.errors.UndefinedMetricWarning`;

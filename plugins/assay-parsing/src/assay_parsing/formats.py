@@ -336,6 +336,8 @@ class ConlluFormat(_ConllFormat):
         Require every sentence's HEADs to form a tree (exactly one root, no cycle), as UD
         and the CoNLL 2018 evaluation script do.
 
+    Examples
+    --------
     >>> rows = ["# sent_id = 1", "1-2\tdel" + "\t_" * 8,
     ...         "1\tde\t_\tADP\t_\t_\t2\tcase\t_\t_", "2\tel\t_\tDET\t_\t_\t0\troot\t_\t_"]
     >>> (s,) = ConlluFormat().parse("\n".join(rows) + "\n")

@@ -92,9 +92,13 @@ class PRR(UEMetric):
         normalisation). True: ``(raw - random) / (oracle - random)`` (the raw value when
         oracle equals random), with ``random = mean(q~)`` in closed form.
 
+    Notes
+    -----
     Constant quality or ``R = 0`` gives NaN with a warning. ``UEManager`` stores both the
     raw value (``prr``) and the normalised one (``prr_normalized``).
 
+    Examples
+    --------
     >>> round(PRR(normalize=True)([0.1, 0.2, 0.3, 0.4], [1, 1, 1, 0]), 6)
     1.0
     """

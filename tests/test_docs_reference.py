@@ -1,0 +1,77 @@
+"""The generated reference (docs/gen_reference.py) covers every public name and every registered name.
+
+The site build itself (``make docs``: ``mkdocs build --strict``) needs the ``docs`` extra;
+these checks need only assay: they read the Markdown the hook hands to mkdocs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.plugins import KINDS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def gen():
+    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "docs" / "gen_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def pages(gen):
+    return gen.generate()
+
+
+def test_every_registered_name_has_a_section(pages):
+    for kind in KINDS:
+        page = pages[f"reference/names/{kind}.md"]
+        names = [e.name for e in assay.get_registry(kind)]
+        for name in names:
+            assert f"## `{name}` {{ #{kind}-{name} }}" in page, f"{kind} {name!r} has no section"
+            assert f'`assay.load_{kind}("{name}")`' in page
+        registry = assay.get_registry(kind)
+        namespaces = registry.namespaces() if hasattr(registry, "namespaces") else {}
+        for ns in namespaces:
+            assert f"## `{ns}:` {{ #{kind}-namespace-{ns} }}" in page, f"{kind} namespace {ns!r} has no section"
+        assert len(re.findall(r"^## `", page, re.M)) == len(names) + len(namespaces)
+
+
+def test_every_public_name_is_listed_and_rendered_once(gen, pages):
+    rendered = re.findall(r"^::: (\S+)$", "\n".join(pages.values()), re.M)
+    for module_name in gen.API_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            assert f"reference/api/{module_name}.md" not in pages
+            continue
+        page = pages[f"reference/api/{module_name}.md"]
+        for name in module.__all__:
+            if name == "__version__":
+                continue
+            row = re.search(rf"^\| \[`{re.escape(name)}`\]\[(?P<ident>[\w.]+)\] \|", page, re.M)
+            assert row, f"{module_name}.{name} is not listed on its page"
+            assert rendered.count(row["ident"]) == 1, f"{row['ident']} is rendered {rendered.count(row['ident'])} times"
+    assert len(rendered) == len(set(rendered))
+
+
+def test_an_object_exported_twice_is_rendered_by_its_own_module(pages):
+    # assay.downstream re-exports ConfigError from assay.errors, assay re-exports evaluate from assay.metrics
+    assert "::: assay.errors.ConfigError" in pages["reference/api/assay.errors.md"]
+    assert "::: assay.errors.ConfigError" not in pages["reference/api/assay.downstream.md"]
+    assert "::: assay.metrics.api.evaluate" in pages["reference/api/assay.metrics.md"]
+    assert "::: assay.metrics.api.evaluate" not in pages["reference/api/assay.md"]
+
+
+def test_sphinx_roles_become_markdown_code(gen):
+    text = "See :class:`~assay.errors.AssayError`, :func:`load <assay.load>` and :math:`x^2`.\n\n    .. math:: a = b\n"
+    assert gen.rst_to_markdown(text) == "See `AssayError`, `load` and `x^2`.\n\n    ```text\n    a = b\n    ```\n"
