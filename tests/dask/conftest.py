@@ -33,5 +33,5 @@ def helpers(client):
     """The helper module, importable here and on the workers; waits for both workers (after a crash test)."""
     import assay_dask_helpers
 
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(2, timeout=120)
     return assay_dask_helpers

@@ -215,6 +215,9 @@ def test_seed_call_executor_name_and_address(client, helpers, tmp_path):
     assert own.status == "closed" and client.status == "running"
     with pytest.raises(InvalidParameterError, match="pass one"):
         ev.parallelEvaluate(DataPool(sents), model, client, executor="processes")
+    # as with a SparkContext, a sequential run accepts the Client third and runs in this process
+    r = ev.sequentialEvaluate(DataPool(sents, num_shards=3), model, client)
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == expected
 
 
 def test_model_is_scattered_once_and_unpickled_once_per_worker(client, helpers, tmp_path, monkeypatch):
@@ -278,6 +281,20 @@ def test_an_unpicklable_model_is_named(client, helpers):
     assert "cannot pickle '_thread.lock'" in str(info.value)
 
 
+def test_a_model_module_missing_on_the_workers_is_named(client, helpers, tmp_path, monkeypatch):
+    (tmp_path / "client_only_model.py").write_text("class Model:\n    def parse(self, sent):\n"
+                                                   "        return sent['pred']\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))  # importable here only: the workers started before
+    import client_only_model
+
+    with pytest.raises(EvaluationError) as info:
+        helpers.HeadAccuracy().parallelEvaluate(DataPool(make_sentences(4, 9), num_shards=1),
+                                                client_only_model.Model(), client)
+    assert info.value.shard == 0
+    assert "No module named 'client_only_model'" in str(info.value)
+    assert "installed on every Dask worker" in str(info.value)
+
+
 def test_a_killed_worker_names_the_shard(client, helpers, tmp_path):
     sents = make_sentences(12, seed=5)
     with pytest.raises(WorkerDiedError) as info:  # Dask reschedules the shard, it kills the other worker too
@@ -285,7 +302,7 @@ def test_a_killed_worker_names_the_shard(client, helpers, tmp_path):
     assert info.value.shard == 2  # 12 items in 4 shards of 3: item 7 is in shard 2
     assert "shard 2" in str(info.value)
     # the nannies restart the workers, and the cluster runs the next evaluation
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(2, timeout=120)
     r = helpers.HeadAccuracy().parallelEvaluate(DataPool(sents, num_shards=4),
                                                 helpers.CountingModel(str(tmp_path / "l")), client)
     assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)

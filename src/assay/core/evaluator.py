@@ -224,7 +224,7 @@ class EvaluatorBase:
             (``load_sentence_evaluator``). Default: ``self.sentence_evaluator``.
         sparkContext, hadoop
             Accepted for compatibility with the seed toolkit's signature and ignored: a
-            sequential run never uses Spark.
+            sequential run never uses Spark (nor Dask: a Dask ``Client`` third is ignored too).
         metrics : str, Metric or sequence of them, optional
             Metrics (registered names with overrides, or objects) computed over the items
             too: ``self.metric_inputs(sent, w_vector)`` gives each item's ``(prediction,
@@ -235,6 +235,8 @@ class EvaluatorBase:
         -------
         EvaluationResult
         """
+        if is_dask_client(sentence_evaluator):  # (pool, model, client): ignored, as a SparkContext is
+            sentence_evaluator = None
         sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)

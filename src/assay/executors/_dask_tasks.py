@@ -4,7 +4,7 @@ Kept apart from :mod:`assay.executors.dask` so that a worker imports only this s
 module (and, through the pickled task function, whatever the evaluation needs). Nothing
 here imports dask: a worker already has it.
 
-Two jobs:
+Three jobs:
 
 - :func:`run_shard`: the function each Dask task runs, one task per shard. It turns the
   scattered bytes of the shared object (the sentence evaluator and the model) into the
@@ -14,6 +14,8 @@ Two jobs:
   too, which would otherwise end the Dask worker) comes back to the client as this one
   picklable exception, carrying the shard, the item, the worker's traceback and the
   original exception (pickled when it can be), so the client re-raises the original.
+- :func:`announce`: each shard tells the scheduler when it starts and ends, so that when a
+  worker dies the client names the shard that was running on it.
 """
 
 from __future__ import annotations
@@ -24,12 +26,15 @@ import threading
 import traceback
 from typing import Any, Callable
 
-__all__ = ["ShardFailure", "run_shard", "shared_value"]
+__all__ = ["EVENTS", "ShardFailure", "announce", "run_shard", "shared_value"]
 
 #: token -> shared object, per worker process (a few recent runs only).
 _SHARED: collections.OrderedDict[str, Any] = collections.OrderedDict()
 _SHARED_KEEP = 4
 _LOCK = threading.Lock()  # a worker with several threads unpickles the shared object once
+
+#: The scheduler event topic on which shards announce their start and end (see :func:`announce`).
+EVENTS = "assay-shards"
 
 _MAX_PICKLE = 1024 * 1024  # larger exceptions travel as text only
 _MAX_TRACEBACK = 8000
@@ -106,7 +111,26 @@ def run_shard(fn: Callable[[Any, Any], Any], task: Any, payload: bytes, *, token
             shard=shard,
         )
         raise failure(error, shard=shard, position=position, raised=exc) from None
+    announce(token, position, "start")
     try:
-        return fn(task, shared)
+        result = fn(task, shared)
     except BaseException as exc:  # noqa: BLE001 - SystemExit would end the worker: send it back instead
         raise failure(exc, shard=shard, position=position) from None
+    announce(token, position, "done")
+    return result
+
+
+def announce(token: str, position: int, event: str) -> None:
+    """Tell the scheduler that the shard at ``position`` of run ``token`` started or is done on this worker.
+
+    A synchronous event on the scheduler's :data:`EVENTS` topic (bounded by Dask's own event
+    log), so that when a worker dies the client can tell the shard that was running on it
+    from the shards merely queued there. Best effort: a failure here never fails the shard.
+    """
+    try:
+        from distributed import get_client, get_worker
+
+        get_client().log_event(EVENTS, {"token": token, "position": position, "event": event,
+                                        "worker": get_worker().address})
+    except Exception:  # noqa: BLE001 - an old scheduler, a closing worker: the client falls back to Dask's log
+        pass

@@ -200,12 +200,15 @@ class DaskExecutor(Executor):
                                  key=f"assay-shard-{i}-{token}", retries=self.retries, pure=False)
                    for i, task in enumerate(tasks)]
         try:
-            self._wait(client, futures, labels, progress, desc)
+            self._wait(client, futures, labels, token, progress, desc)
             return client.gather(futures)
         finally:
-            client.cancel(futures + [scattered])  # frees the results and the scattered model on the workers
+            try:  # frees the results and the scattered model on the workers
+                client.cancel(futures + [scattered])
+            except Exception:  # noqa: BLE001 - a client that lost its scheduler: keep the run's own error
+                pass
 
-    def _wait(self, client: Any, futures: list[Any], labels: list[int], progress: bool | None,
+    def _wait(self, client: Any, futures: list[Any], labels: list[int], token: str, progress: bool | None,
               desc: str | None) -> None:
         """Wait until every future is done; raise the first failure, or the timeout.
 
@@ -225,7 +228,7 @@ class DaskExecutor(Executor):
                 pending -= done
                 failed = sorted(i for i in done if futures[i].status != "finished")
                 if failed:
-                    raise self._error(client, futures, labels, failed[0])
+                    raise self._error(client, futures, labels, failed[0], token)
                 bar.update(len(done))
                 if deadline is not None and pending and time.monotonic() >= deadline:
                     running = [labels[i] for i in sorted(pending)]
@@ -241,27 +244,37 @@ class DaskExecutor(Executor):
         finally:
             bar.close()
 
-    def _error(self, client: Any, futures: list[Any], labels: list[int], position: int) -> BaseException:
+    def _error(self, client: Any, futures: list[Any], labels: list[int], position: int, token: str
+               ) -> BaseException:
         """The assay error for the future at ``position``, which did not finish (erred, cancelled or lost)."""
         future = futures[position]
-        if future.status == "error":
-            return _translate(future.exception(), labels[position], self.retries)
-        # Cancelled or lost: the scattered shared object went with the workers that died running a shard (every
-        # shard then fails at once), or someone cancelled the tasks. The scheduler's log says which shard was
-        # running when workers died; name it rather than the first shard in order.
-        died = _died_running(client, futures)
+        exc = future.exception() if future.status == "error" else None
+        killed = type(exc).__name__ == "KilledWorker"
+        if exc is not None and not killed:
+            return _translate(exc, labels[position], self.retries)
+        # A worker died: the scheduler gave up on the shard (KilledWorker), or the scattered shared object went
+        # with the workers that died and every shard failed at once (cancelled / lost). The scheduler's log says
+        # which shard was running when workers died: name it rather than the first shard in order.
+        died = _died_running(client, futures, token)
         label = labels[died[0]] if died else labels[position]
-        if died:
-            others = [labels[i] for i in died[1:]]
-            also = f" (shard(s) {others} were on the lost worker(s) too)" if others else ""
+        others = [labels[i] for i in died[1:]]
+        also = f" (shard(s) {others} were on the lost worker(s) too)" if others else ""
+        if killed:
+            how = ("as many times as the scheduler allows (its distributed.scheduler.allowed-failures setting, each "
+                   "time rescheduling the shard on another worker)")
+        elif died:
+            how = "and with it the scattered sentence evaluator and model, so no shard could run any more"
+        else:
             return WorkerDiedError(
-                f"The Dask worker running shard {label} died (killed, out of memory, or the process exited){also}, "
-                "and with it the scattered sentence evaluator and model, so no shard can run; that shard has no "
-                "result, so the run is aborted rather than returning a smaller total.", shard=label)
-        return WorkerDiedError(
-            f"The Dask task of shard {label} ended {future.status} before it finished: the workers holding the "
-            "scattered sentence evaluator and model were lost, or the task was cancelled from outside. Nothing "
-            "was counted.", shard=label)
+                f"The Dask task of shard {label} ended {future.status} before it finished: the workers holding the "
+                "scattered sentence evaluator and model were lost, or the task was cancelled from outside. Nothing "
+                "was counted.", shard=label)
+        error = WorkerDiedError(
+            f"The Dask worker running shard {label} died (killed, out of memory, or the process exited){also}, "
+            f"{how}; that shard has no result, so the run is aborted rather than returning a smaller total.",
+            shard=label)
+        error.__cause__ = exc
+        return error
 
 
 # ---------------------------------------------------------------------- helpers
@@ -273,12 +286,35 @@ def _threads(client: Any) -> int:
         return 1
 
 
-def _died_running(client: Any, futures: list[Any]) -> list[int]:
-    """Positions of the futures that were running on a worker when it left, most often first, then in order.
+def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
+    """Positions of the shards that were running when their worker died, most often first, then in order.
 
-    Read from the scheduler's transition log (``client.story``): a task moved from
-    ``processing`` to ``released`` by a worker clean-up. Empty when the log cannot be read.
+    Each shard announces its start and its end on the scheduler (:func:`~assay.executors._dask_tasks.announce`):
+    a shard whose last start has no end did not return. Without those events (an old
+    scheduler), Dask's transition log (``client.story``) gives the shards that were assigned
+    to a worker when it left, which may include shards only queued there.
     """
+    from assay.executors._dask_tasks import EVENTS
+
+    starts: dict[int, int] = {}
+    running: dict[int, str] = {}  # position -> the worker it last started on, for shards with no end since
+    try:
+        events = client.get_events(EVENTS)
+        alive = set(client.scheduler_info()["workers"])
+    except Exception:  # noqa: BLE001 - no event log: fall back to the scheduler's transitions
+        events, alive = (), set()
+    for _, msg in events:
+        if not isinstance(msg, dict) or msg.get("token") != token:
+            continue
+        position = msg.get("position")
+        if msg.get("event") == "start":
+            starts[position] = starts.get(position, 0) + 1
+            running[position] = msg.get("worker")
+        else:
+            running.pop(position, None)
+    died = [i for i, worker in running.items() if worker not in alive]  # a restarted worker has a new address
+    if died:
+        return sorted(died, key=lambda i: (-starts[i], i))
     position = {f.key: i for i, f in enumerate(futures)}
     counts: dict[int, int] = {}
     try:
@@ -342,13 +378,6 @@ def _translate(exc: BaseException | None, label: int, retries: int) -> BaseExcep
             error.__cause__ = original
         else:
             error.__cause__ = cause
-        return error
-    if type(exc).__name__ == "KilledWorker":
-        error = WorkerDiedError(
-            f"The Dask worker running shard {label} died (killed, out of memory, or the process exited) as many "
-            "times as the scheduler allows (distributed.scheduler.allowed-failures); that shard has no result, so "
-            f"the run is aborted rather than returning a smaller total. Dask said: {exc}", shard=label)
-        error.__cause__ = exc
         return error
     # the worker could not even start the task: typically assay or a plugin missing in the workers' Python
     error = EvaluationError(
