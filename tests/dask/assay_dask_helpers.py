@@ -16,13 +16,14 @@ from assay import EvaluatorBase
 
 
 def _rebuild_model(path: str, offset: int) -> "CountingModel":
-    with open(path, "a", encoding="utf-8") as f:  # one line per unpickling, with the process that did it
-        f.write(f"{os.getpid()}\n")
+    if path:  # no path: no log
+        with open(path, "a", encoding="utf-8") as f:  # one line per unpickling, with the process that did it
+            f.write(f"{os.getpid()}\n")
     return CountingModel(path, offset)
 
 
 class CountingModel:
-    """A toy parser (predicts ``pred[i] + offset``) that logs every unpickling to ``path``."""
+    """A toy parser (predicts ``pred[i] + offset``) that logs every unpickling to ``path`` (if not empty)."""
 
     def __init__(self, path: str, offset: int = 0) -> None:
         self.path = path

@@ -14,6 +14,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
 from assay.errors import (EvaluationError, EvaluationTimeoutError, InvalidParameterError, MissingDependencyError,
@@ -138,6 +140,15 @@ def test_in_memory_pool_equals_sequential(client, helpers, tmp_path, n, shards):
     assert shard_tallies(on_dask) == [tally(part) for part in contiguous(sents, shards)]
     assert on_dask.feature_count == 42
     assert (ev.correct_num, ev.gold_set_size) == tally(sents)[:2]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 30), shards=st.integers(1, 12), seed=st.integers(0, 10**6))
+def test_any_shard_count_gives_the_hand_tallies(client, helpers, n, shards, seed):
+    sents = make_sentences(n, seed)
+    r = helpers.HeadAccuracy().parallelEvaluate(DataPool(sents, num_shards=shards), helpers.CountingModel(""), client)
+    assert (r.correct_num, r.gold_set_size, r.sentence_num) == tally(sents)
+    assert shard_tallies(r) == [tally(part) for part in contiguous(sents, shards)]
 
 
 def test_metric_states_merge_in_shard_order_on_dask(client, helpers, tmp_path):
