@@ -30,7 +30,10 @@ evaluator is an error too; it never ends the worker. A worker that dies while ru
 shard (killed, out of memory, ``os._exit``) is restarted by its nanny and the scheduler
 reschedules the shard, up to Dask's ``distributed.scheduler.allowed-failures`` setting;
 after that (or when the scattered shared object was lost with the workers that held it)
-:class:`~assay.errors.WorkerDiedError` names the shard. No partial result is returned.
+:class:`~assay.errors.WorkerDiedError` names the shard. Which shard killed its worker is known
+because every shard announces its start and its end on the scheduler (an event, see
+:func:`~assay.executors._dask_tasks.announce`): the shard that started on a dead worker and
+never ended, not the shards merely queued there. No partial result is returned.
 
 dask is an optional dependency (``pip install 'assay[dask]'``); it is imported only when
 this executor is created.
