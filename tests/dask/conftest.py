@@ -6,6 +6,7 @@ installs, and the tests must run in CI.
 
 from __future__ import annotations
 
+import copyreg
 import sys
 from pathlib import Path
 
@@ -19,6 +20,9 @@ def client():
     # The spawned worker processes inherit sys.path, so they import the helpers module too.
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
+    # Importing distributed installs tblib's pickling for every exception class, process-wide (copyreg);
+    # undo it afterwards, so that the other test modules see Python's own pickling.
+    saved = dict(copyreg.dispatch_table)
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -26,6 +30,8 @@ def client():
     yield client
     client.close()
     cluster.close()
+    copyreg.dispatch_table.clear()
+    copyreg.dispatch_table.update(saved)
 
 
 @pytest.fixture
