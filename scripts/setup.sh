@@ -16,7 +16,7 @@ PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 # Spark (issue 5): pyspark 4.x needs a Java 17+ runtime; install one when missing.
 bash scripts/ensure-java.sh >/dev/null
 
-args=(-e ".[test,plot,spark]")
+args=(-e ".[test,plot,spark,dask]")
 for plugin in plugins/*/; do
     [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
 done

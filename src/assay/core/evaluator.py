@@ -27,6 +27,7 @@ from assay.core.log import log_result
 from assay.core.pool import DataPool
 from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+from assay.executors.dask import is_dask_client
 
 __all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "wrap_item_error"]
 
@@ -223,7 +224,7 @@ class EvaluatorBase:
             (``load_sentence_evaluator``). Default: ``self.sentence_evaluator``.
         sparkContext, hadoop
             Accepted for compatibility with the seed toolkit's signature and ignored: a
-            sequential run never uses Spark.
+            sequential run never uses Spark (nor Dask: a Dask ``Client`` third is ignored too).
         metrics : str, Metric or sequence of them, optional
             Metrics (registered names with overrides, or objects) computed over the items
             too: ``self.metric_inputs(sent, w_vector)`` gives each item's ``(prediction,
@@ -234,6 +235,8 @@ class EvaluatorBase:
         -------
         EvaluationResult
         """
+        if is_dask_client(sentence_evaluator):  # (pool, model, client): ignored, as a SparkContext is
+            sentence_evaluator = None
         sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
@@ -259,10 +262,12 @@ class EvaluatorBase:
             fourth positional argument is ``hadoop``).
         hadoop : optional
             Passed to the Spark executor (the seed's flag for reading pools from HDFS).
-        executor : str or Executor, optional
+        executor : str, Executor or distributed.Client, optional
             Where shards run: a registered name with options (``"processes[workers=2]"``,
-            ``"threads"``, ``"serial"``) or an :class:`~assay.Executor`. Default
-            ``"processes"``. Not together with ``sparkContext``.
+            ``"threads"``, ``"serial"``, ``"dask"``), an :class:`~assay.Executor`, or a Dask
+            ``Client`` (the ``dask`` executor on it; it may also come third,
+            ``parallelEvaluate(pool, model, client)``). Default ``"processes"``. Not together
+            with ``sparkContext``.
         num_shards : int, optional
             Shards to cut (one task each). Default: the pool's ``num_shards``, else
             :data:`SHARDS_PER_WORKER` per worker.
@@ -274,7 +279,7 @@ class EvaluatorBase:
             sequential run's.
         timeout : float, optional
             The most seconds one shard may run (from when a worker starts it), passed to the
-            executor given by name (``threads``, ``processes``, ``spark``); on expiry the
+            executor given by name (``threads``, ``processes``, ``spark``, ``dask``); on expiry the
             workers are stopped and :class:`~assay.errors.EvaluationTimeoutError` names the
             shard. Default ``None``: no bound. Not with an executor object (set it there).
 
@@ -283,6 +288,10 @@ class EvaluatorBase:
         EvaluationResult
             The totals, with the per-shard results in ``shards`` (shard order).
         """
+        if is_dask_client(sentence_evaluator):  # parallelEvaluate(pool, model, client): run on Dask
+            if executor is not None:
+                raise InvalidParameterError("A Dask Client was given third and the 'executor' parameter too; pass one.")
+            sentence_evaluator, executor = None, sentence_evaluator
         sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
@@ -427,6 +436,8 @@ def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: A
         return load_executor("processes", **options), True
     if isinstance(executor, str):
         return load_executor(executor, **options), True
+    if is_dask_client(executor):  # a distributed.Client runs the 'dask' executor on it (left open)
+        return load_executor("dask", client=executor, **options), True
     if callable(getattr(executor, "run", None)):
         for key, value in (("workers", workers), ("timeout", timeout)):
             if value is not None:

@@ -7,6 +7,7 @@ serial     one after the other in this process (what ``sequentialEvaluate`` uses
 threads    in a thread pool in this process (for evaluators that release the GIL or wait on I/O)
 processes  in worker processes (the default of ``parallelEvaluate``), see
            :class:`~assay.executors._processes.ProcessExecutor`
+dask       as tasks on a Dask cluster (``assay[dask]``), see :class:`~assay.executors.dask.DaskExecutor`
 ========== ============================================================================
 
 All follow the protocol of :mod:`assay.executors.base`: ``run(fn, tasks, shared)``
@@ -26,9 +27,10 @@ from typing import Any, ClassVar, Sequence
 
 from assay.executors._processes import ProcessExecutor, _timeout_error, base_exception_error
 from assay.executors.base import Executor, TaskFunction, check_timeout, task_label, terminate_as_interrupt
+from assay.executors.dask import DaskExecutor  # imports dask only when one is created
 from assay.plugins.hookspecs import hookimpl
 
-__all__ = ["ProcessExecutor", "SerialExecutor", "ThreadExecutor"]
+__all__ = ["DaskExecutor", "ProcessExecutor", "SerialExecutor", "ThreadExecutor"]
 
 
 class SerialExecutor(Executor):
@@ -186,3 +188,5 @@ def assay_register_executors(register):
     register("threads", ThreadExecutor, description="Run shards in a thread pool in this process")
     register("processes", ProcessExecutor,
              description="Run shards in worker processes (data and model inherited on Linux); the default")
+    register("dask", DaskExecutor,
+             description="Run shards as tasks on a Dask cluster, the model scattered once (needs assay[dask])")
