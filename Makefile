@@ -8,8 +8,8 @@ STAMP  := $(VENV)/.assay-installed
 .PHONY: setup run test bench clean
 
 $(STAMP): pyproject.toml $(PLUGINS) scripts/setup.sh
-	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/setup.sh
-	touch $(STAMP)
+	@PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/setup.sh
+	@touch $(STAMP)
 
 setup: $(STAMP)
 
