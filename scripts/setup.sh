@@ -33,8 +33,14 @@ finish() {  # $1: the outcome, printed after the step's "..."
     echo " $1 ($((SECONDS - STEP_STARTED)) s)"
 }
 
-start_ticker() {  # a dot every 5 s, so a long install is never minutes of silence
-    (while sleep 5 >/dev/null 2>&1; do printf '.'; done) &
+start_ticker() {  # a dot every 5 s and the elapsed seconds every 30 s: never minutes of silence
+    (
+        n=0
+        while sleep 5 >/dev/null 2>&1; do
+            n=$((n + 5))
+            if [ $((n % 30)) -eq 0 ]; then printf ' %d s ' "$n"; else printf '.'; fi
+        done
+    ) &
     TICKER=$!
 }
 
@@ -85,8 +91,8 @@ else
     finish "created with $("$VENV/bin/python" -V 2>&1)"
 fi
 
-# 2. Editable installs and the tests' own `pip install` of the plugin template need a
-# setuptools that reads the SPDX `license = "..."` form (77 or newer).
+# 2. The editable installs (step 5, without build isolation) and the tests' own `pip install`
+# of the plugin template build with this setuptools: 77 or newer reads `license = "SPDX"`.
 begin "pip, setuptools"
 pip_install "pip>=23.1" "setuptools>=77"
 finish "$("$VENV/bin/python" -c 'import importlib.metadata as m; print("pip", m.version("pip"), "+ setuptools", m.version("setuptools"))')"
@@ -129,7 +135,9 @@ done
 plugins=$(for p in plugins/*/pyproject.toml; do basename "$(dirname "$p")"; done)
 begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the test extras)"
 # The torch pin again, so that no dependency's requirement replaces the build installed above.
-pip_install "${args[@]}" "torch==$TORCH_VERSION"
+# No build isolation: every pyproject builds with setuptools (tests/test_packaging.py checks),
+# installed in step 2, and an isolated build environment per package costs minutes.
+pip_install --no-build-isolation "${args[@]}" "torch==$TORCH_VERSION"
 finish "done"
 show_warnings
 echo "setup: ready in $((SECONDS - STARTED)) s: $VENV has assay and $(printf '%s\n' "$plugins" | paste -sd ' ') (pip's log: $LOG)"
