@@ -10,8 +10,8 @@ DOCS_STAMP := $(VENV)/.assay-docs-installed
 .PHONY: setup run test bench docs clean
 
 $(STAMP): pyproject.toml $(PLUGINS) scripts/setup.sh
-	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/setup.sh
-	touch $(STAMP)
+	@PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/setup.sh
+	@touch $(STAMP)
 
 setup: $(STAMP)
 

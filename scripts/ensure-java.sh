@@ -39,8 +39,8 @@ home_of() {
     dirname "$(dirname "$real")"
 }
 
-report() {  # $1: java binary
-    echo "ensure-java: Java $(java_major "$1") found at $(readlink -f "$(command -v "$1")")" >&2
+report() {  # $1: java binary, $2: how it was had (found, installed ...)
+    echo "ensure-java: ${2:-found} Java $(java_major "$1") at $(home_of "$1")" >&2
     echo "JAVA_HOME=$(home_of "$1")"
 }
 
@@ -100,7 +100,7 @@ fi
 
 for bin in java /usr/lib/jvm/*/bin/java; do
     if [ "$(java_major "$bin")" -ge "$MIN_MAJOR" ]; then
-        report "$bin"
+        report "$bin" "installed $package:"
         exit 0
     fi
 done

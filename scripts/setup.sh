@@ -1,24 +1,143 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install assay, every plugin under plugins/ (editable)
 # and the test dependencies. Called by `make setup` (and so by `make run` / `make test`).
+#
+# Prints one line per step with its elapsed seconds (a dot every few seconds while a long
+# install runs). pip's own output goes to $VENV/setup.log; on a failure its tail is shown.
+# torch is installed first, pinned, as its own step: an unpinned `pip install torch` (or a
+# package that depends on torch, installed first) pulls a multi-GB CUDA build.
+#   TORCH_VERSION=2.13.0      the torch release to install (default)
+#   TORCH_INDEX_URL=URL       an extra index for it, e.g. https://download.pytorch.org/whl/cpu
+#   ASSAY_SKIP_JAVA=1         skip the Java check (Java provided some other way)
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 cd "$(dirname "$0")/.."
 
-if [ ! -x "$VENV/bin/python" ]; then
-    "$PYTHON" -m venv "$VENV"
-fi
-PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
-# Editable installs and the tests' own `pip install` of the plugin template need a modern setuptools.
-"${PIP[@]}" --upgrade "pip>=23.1" "setuptools>=68" wheel
+STEPS=5
+STEP=0
+STARTED=$SECONDS
+LOG="$VENV/setup.log"
+TICKER=""
+LOG_MARK=0  # the log's line count when the current pip run started
 
-# Spark (issue 5): pyspark 4.x needs a Java 17+ runtime; install one when missing.
-bash scripts/ensure-java.sh >/dev/null
+begin() {  # $1: what this step does
+    STEP=$((STEP + 1))
+    STEP_STARTED=$SECONDS
+    printf 'setup: [%d/%d] %s ...' "$STEP" "$STEPS" "$1"
+}
+
+finish() {  # $1: the outcome, printed after the step's "..."
+    stop_ticker
+    echo " $1 ($((SECONDS - STEP_STARTED)) s)"
+}
+
+start_ticker() {  # a dot every 5 s and the elapsed seconds every 30 s: never minutes of silence
+    (
+        n=0
+        while sleep 5 >/dev/null 2>&1; do
+            n=$((n + 5))
+            if [ $((n % 30)) -eq 0 ]; then printf ' %d s ' "$n"; else printf '.'; fi
+        done
+    ) &
+    TICKER=$!
+}
+
+stop_ticker() {
+    if [ -n "$TICKER" ]; then
+        kill "$TICKER" 2>/dev/null || true
+        wait "$TICKER" 2>/dev/null || true
+        TICKER=""
+    fi
+}
+trap stop_ticker EXIT
+
+fail() {  # $1: what failed; shows the tail of the log
+    stop_ticker
+    echo " FAILED ($((SECONDS - STEP_STARTED)) s)"
+    echo "setup: $1; its last lines in $LOG:" >&2
+    tail -n +"$((LOG_MARK + 1))" "$LOG" | tail -n 40 | sed 's/^/    /' >&2
+    echo "setup: the whole log is in $LOG" >&2
+    exit 1
+}
+
+# Runs pip with its output appended to the log. Warnings from this run are echoed afterwards
+# (except pip's notes about configured index folders that lack a package, which are harmless).
+pip_install() {
+    LOG_MARK=$(wc -l <"$LOG")
+    start_ticker
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off "$@" >>"$LOG" 2>&1 \
+        || fail "pip install $* failed"
+    stop_ticker
+    PIP_WARNINGS=$(tail -n +"$((LOG_MARK + 1))" "$LOG" | grep -E '^(WARNING|DEPRECATION):|[A-Za-z]Warning: ' \
+        | sed 's/^ *//' | grep -v 'is ignored: it is neither a file nor a directory' || true)
+}
+
+show_warnings() {
+    if [ -n "${PIP_WARNINGS:-}" ]; then
+        printf '%s\n' "$PIP_WARNINGS" | sed 's/^/    pip: /'
+    fi
+}
+
+# 1. The virtual environment.
+begin "virtual environment $VENV"
+if [ -x "$VENV/bin/python" ]; then
+    : >"$LOG"
+    finish "exists"
+else
+    "$PYTHON" -m venv "$VENV"
+    : >"$LOG"
+    finish "created with $("$VENV/bin/python" -V 2>&1)"
+fi
+
+# 2. The editable installs (step 5, without build isolation) and the tests' own `pip install`
+# of the plugin template build with this setuptools: 77 or newer reads `license = "SPDX"`.
+begin "pip, setuptools"
+pip_install "pip>=23.1" "setuptools>=77"
+finish "$("$VENV/bin/python" -c 'import importlib.metadata as m; print("pip", m.version("pip"), "+ setuptools", m.version("setuptools"))')"
+show_warnings
+
+# 3. Spark (issue 5): pyspark 4.x needs a Java 17+ runtime; install one when missing.
+begin "Java 17+ for Spark"
+start_ticker
+if java_out=$(bash scripts/ensure-java.sh 2>&1 >/dev/null); then
+    finish "$(printf '%s\n' "$java_out" | tail -n 1 | sed 's/^ensure-java: //')"
+else
+    LOG_MARK=$(wc -l <"$LOG")
+    printf '%s\n' "$java_out" >>"$LOG"
+    fail "scripts/ensure-java.sh failed"
+fi
+
+# 4. torch, pinned, before anything that depends on it (torchmetrics).
+torch_installed() {
+    "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true
+}
+begin "torch $TORCH_VERSION"
+have=$(torch_installed)
+if [ "${have%%+*}" = "$TORCH_VERSION" ]; then
+    finish "found $have"
+else
+    torch_args=("torch==$TORCH_VERSION")
+    [ -n "${TORCH_INDEX_URL:-}" ] && torch_args+=(--extra-index-url "$TORCH_INDEX_URL")
+    pip_install "${torch_args[@]}"
+    finish "installed $(torch_installed)"
+    show_warnings
+fi
+
+# 5. assay, every plugin (editable) and what the tests use.
 
 args=(-e ".[test,plot,spark,dask]")
 for plugin in plugins/*/; do
     [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
 done
-"${PIP[@]}" "${args[@]}"
-echo "assay installed in $VENV with plugins: $(ls plugins | tr '\n' ' ')"
+
+plugins=$(for p in plugins/*/pyproject.toml; do basename "$(dirname "$p")"; done)
+begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the test extras)"
+# The torch pin again, so that no dependency's requirement replaces the build installed above.
+# No build isolation: every pyproject builds with setuptools (tests/test_packaging.py checks),
+# installed in step 2, and an isolated build environment per package costs minutes.
+pip_install --no-build-isolation "${args[@]}" "torch==$TORCH_VERSION"
+finish "done"
+show_warnings
+echo "setup: ready in $((SECONDS - STARTED)) s: $VENV has assay and $(printf '%s\n' "$plugins" | paste -sd ' ') (pip's log: $LOG)"
