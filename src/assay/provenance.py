@@ -51,7 +51,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import attrs
 
 from assay.errors import InvalidParameterError, SignatureMismatchError
-from assay.plugins.names import format_name, parse_name, split_qualifier
+from assay.plugins.names import format_name, parse_name, split_qualifier, split_top_level
 
 __all__ = ["KEY", "Difference", "Signature", "check_signatures", "evaluation_signature", "read_signature",
            "resampling_method", "signature_of", "spec_of", "versions_of"]
@@ -219,25 +219,7 @@ class Signature:
 
 def _split(text: str, sep: str, whole: str) -> list[str]:
     """Split on ``sep`` outside brackets and quotes (option values may hold ``,`` and ``|``)."""
-    parts: list[str] = []
-    depth, quote, start = 0, None, 0
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth = max(0, depth - 1)
-        elif ch == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    if quote or depth:
-        raise InvalidParameterError(f"Unbalanced brackets or quotes in the signature {whole!r:.200}.")
-    parts.append(text[start:])
-    return parts
+    return split_top_level(text, f"the signature {whole[:200]}", sep)
 
 
 def _pairs(text: str, whole: str) -> tuple[tuple[str, str], ...]:

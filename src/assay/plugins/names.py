@@ -23,7 +23,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 
-__all__ = ["format_name", "parse_name", "parse_value", "split_qualifier"]
+__all__ = ["format_name", "parse_name", "parse_value", "split_qualifier", "split_top_level"]
 
 _NAME = re.compile(r"(?:[A-Za-z0-9_.\-]+:)?[A-Za-z0-9_.\-]+\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -31,8 +31,12 @@ _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z|[+-]?(inf|nan)\Z", re.IGNORECASE)
 
 
-def _split_top_level(text: str, spec: str) -> list[str]:
-    """Split on commas that are not inside brackets or quotes."""
+def split_top_level(text: str, spec: str, sep: str = ",") -> list[str]:
+    """Split ``text`` on ``sep`` where it is not inside brackets or quotes (``spec`` names it in errors).
+
+    >>> split_top_level("a=[1, 2], b='x,y'", "f1[...]")
+    ['a=[1, 2]', " b='x,y'"]
+    """
     parts: list[str] = []
     depth = 0
     quote: str | None = None
@@ -49,7 +53,7 @@ def _split_top_level(text: str, spec: str) -> list[str]:
             depth -= 1
             if depth < 0:
                 raise InvalidParameterError(f"Unbalanced ']' in {spec!r}.")
-        elif ch == "," and depth == 0:
+        elif ch == sep and depth == 0:
             parts.append(text[start:i])
             start = i + 1
     if quote:
@@ -72,7 +76,7 @@ def parse_value(text: str, spec: str | None = None) -> Any:
         inner = s[1:-1]
         if not inner.strip():
             return []
-        return [parse_value(part, spec) for part in _split_top_level(inner, spec)]
+        return [parse_value(part, spec) for part in split_top_level(inner, spec)]
     low = s.lower()
     if low == "true":
         return True
@@ -107,7 +111,7 @@ def parse_name(spec: str) -> tuple[str, dict[str, Any]]:
         )
     overrides: dict[str, Any] = {}
     if body.strip():
-        for part in _split_top_level(body, spec):
+        for part in split_top_level(body, spec):
             if "=" not in part:
                 raise InvalidParameterError(
                     f"Override {part.strip()!r} in {spec!r} is not of the form key=value."
