@@ -250,3 +250,14 @@ def test_mixed_label_kinds_are_an_error_and_keep_the_state():
         warnings.simplefilter("ignore")
         want = sklearn_metrics.f1_score([1, 1], [1, 2], average="macro")
     assert m.compute()["f1"] == pytest.approx(want, abs=ATOL)
+
+
+def test_matthews_corrcoef_without_data_is_nan_with_a_warning():
+    # before: NaN silently (every other classic metric warned); found by `assay check-plugin`
+    import math
+
+    from assay import UndefinedMetricWarning, load_metric
+
+    with pytest.warns(UndefinedMetricWarning, match="matthews_corrcoef is undefined without data"):
+        score = load_metric("matthews_corrcoef").compute()["matthews_corrcoef"]
+    assert math.isnan(score)

@@ -431,4 +431,8 @@ class MatthewsCorrcoef(_LabelCountMetric):
     _pad = 0.0  # an empty label changes no MCC sum
 
     def scores_from_counts(self, counts: np.ndarray) -> dict[str, Any]:
-        return {"matthews_corrcoef": matthews_from_counts(counts)}
+        value = matthews_from_counts(counts)
+        if np.ndim(value) == 0 and np.isnan(value):  # no data at all (resampled batches never are empty)
+            warnings.warn("matthews_corrcoef is undefined without data; the score is NaN.", UndefinedMetricWarning,
+                          stacklevel=2)
+        return {"matthews_corrcoef": value}
