@@ -47,8 +47,9 @@ import uuid
 from typing import Any, Sequence
 
 from assay.errors import (AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError,
-                          MissingDependencyError, WorkerDiedError)
+                          WorkerDiedError)
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, check_timeout, cpu_count, task_label
+from assay.plugins.deps import require
 
 __all__ = ["DaskExecutor", "import_distributed", "is_dask_client"]
 
@@ -58,11 +59,7 @@ _POLL = 0.05
 
 def import_distributed() -> Any:
     """Import ``distributed``, or raise :class:`~assay.errors.MissingDependencyError` with the install hint."""
-    try:
-        import distributed
-    except ImportError as exc:
-        raise MissingDependencyError("dask[distributed]", extra="dask", purpose="the 'dask' executor") from exc
-    return distributed
+    return require("distributed", package="dask[distributed]", extra="dask", purpose="the 'dask' executor")
 
 
 def is_dask_client(x: Any) -> bool:

@@ -61,9 +61,10 @@ from typing import Any, Sequence
 
 from assay.core.pool import PathShard, split_evenly
 from assay.errors import (AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError,
-                          MissingDependencyError, WorkerDiedError)
+                          WorkerDiedError)
 from assay.executors._java import ensure_java_home
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
+from assay.plugins.deps import require
 from assay.plugins.hookspecs import hookimpl
 
 __all__ = ["SparkExecutor", "import_pyspark"]
@@ -74,11 +75,7 @@ _GLOB_CHARS = re.compile(r"([*?\[\]{}\\])")
 
 def import_pyspark() -> Any:
     """Import pyspark, or raise :class:`~assay.errors.MissingDependencyError` with the install hint."""
-    try:
-        import pyspark
-    except ImportError as exc:
-        raise MissingDependencyError("pyspark", extra="spark", purpose="the 'spark' executor") from exc
-    return pyspark
+    return require("pyspark", extra="spark", purpose="the 'spark' executor")
 
 
 #: the log4j2 configuration of the contexts assay creates: errors only (see the module docstring)

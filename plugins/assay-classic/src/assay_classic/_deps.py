@@ -7,10 +7,9 @@ a :class:`assay.errors.MissingDependencyError` that carries the ``pip install`` 
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
-from assay.errors import MissingDependencyError
+from assay.plugins import deps
 
 __all__ = ["REQUIREMENTS", "require"]
 
@@ -24,8 +23,5 @@ REQUIREMENTS: dict[str, tuple[str, str]] = {
 
 def require(module: str) -> ModuleType:
     """Import ``module`` or raise :class:`MissingDependencyError` naming the package to install."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        package, purpose = REQUIREMENTS.get(module, (module.split(".")[0], ""))
-        raise MissingDependencyError(package, purpose=purpose) from exc
+    package, purpose = REQUIREMENTS.get(module, (None, ""))
+    return deps.require(module, package=package, purpose=purpose)

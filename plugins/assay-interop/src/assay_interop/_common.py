@@ -8,14 +8,12 @@ carrying the ``pip install`` command.
 from __future__ import annotations
 
 import difflib
-import importlib
 from types import ModuleType
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from assay.errors import MissingDependencyError
-from assay.plugins import format_name
+from assay.plugins import deps, format_name
 
 __all__ = ["REQUIREMENTS", "close_matches", "require", "spec", "target_of"]
 
@@ -28,13 +26,8 @@ REQUIREMENTS: dict[str, tuple[str, str]] = {
 
 def require(module: str) -> ModuleType:
     """Import ``module`` or raise :class:`MissingDependencyError` naming the distribution to install."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        package, purpose = REQUIREMENTS.get(module, (module.split(".")[0], ""))
-        if getattr(exc, "name", None) not in (None, module, module.split(".")[0]):
-            purpose += f"; importing it failed: {exc}"
-        raise MissingDependencyError(package, purpose=purpose) from exc
+    package, purpose = REQUIREMENTS.get(module, (None, ""))
+    return deps.require(module, package=package, purpose=purpose)
 
 
 def close_matches(word: str, candidates: Iterable[str], *, n: int = 5) -> str:
