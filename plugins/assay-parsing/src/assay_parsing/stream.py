@@ -108,8 +108,30 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = N
                 return SentenceIndex(source, starts, lines, offset - 1)
 
 
-@attrs.frozen(eq=False)
-class PairShard:
+class _RangeShard:
+    """What both shard types share: items ``[start, stop)`` of the pool, numbered from ``start``."""
+
+    index: int
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def pool_index(self, offset: int) -> int:
+        return self.start + offset
+
+    def describe(self, offset: int) -> str:
+        return f"item {self.start + offset}"
+
+    def __repr__(self) -> str:
+        if not len(self):
+            return f"{type(self).__name__}(index={self.index}, empty)"
+        return f"{type(self).__name__}(index={self.index}, items {self.start}..{self.stop - 1})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class PairShard(_RangeShard):
     """Sentences ``[start, stop)`` of a gold and a system file, read where the shard runs.
 
     ``gold`` and ``system`` are ``(path, first byte, stop byte or None, first line)``.
@@ -142,9 +164,6 @@ class PairShard:
         lines = read_lines(io.BytesIO(data), source=path, offset=start, first_line=line)
         return self.data_format.iter_parse(lines, source=path, first_line=line)
 
-    def __len__(self) -> int:
-        return self.stop - self.start
-
     def items(self) -> Iterator[SentencePair]:
         """The shard's sentence pairs, in order, parsed lazily from both files."""
         gpath, spath = self.gold[0], self.system[0]
@@ -164,16 +183,6 @@ class PairShard:
                     f"than when they were indexed (shard {self.index}); were they changed during the evaluation?")
             yield SentencePair(g, s)
 
-    def pool_index(self, offset: int) -> int:
-        return self.start + offset
-
-    def describe(self, offset: int) -> str:
-        return f"item {self.start + offset}"
-
-    def __repr__(self) -> str:
-        if not len(self):
-            return f"PairShard(index={self.index}, empty)"
-        return f"PairShard(index={self.index}, items {self.start}..{self.stop - 1})"
 
 
 class _LazyPool(DataPool):
@@ -244,8 +253,8 @@ class PairPool(_LazyPool):
                 f"num_shards={self.num_shards})")
 
 
-@attrs.frozen(eq=False)
-class SentenceShard:
+@attrs.frozen(eq=False, repr=False)
+class SentenceShard(_RangeShard):
     """Sentences ``[start, stop)`` of one file, read where the shard runs (see :class:`SentencePool`).
 
     ``part`` is ``(path, first byte, stop byte or None, first line)``.
@@ -256,9 +265,6 @@ class SentenceShard:
     stop: int
     part: tuple[str, int, int | None, int]
     data_format: Any
-
-    def __len__(self) -> int:
-        return self.stop - self.start
 
     def items(self) -> Iterator[Sentence]:
         """The shard's sentences, in order, parsed lazily."""
@@ -275,16 +281,6 @@ class SentenceShard:
                 f"{self.start}..{self.stop - 1} than when it was indexed (shard {self.index}); was it changed "
                 "during the evaluation?")
 
-    def pool_index(self, offset: int) -> int:
-        return self.start + offset
-
-    def describe(self, offset: int) -> str:
-        return f"item {self.start + offset}"
-
-    def __repr__(self) -> str:
-        if not len(self):
-            return f"SentenceShard(index={self.index}, empty)"
-        return f"SentenceShard(index={self.index}, items {self.start}..{self.stop - 1})"
 
 
 class SentencePool(_LazyPool):
