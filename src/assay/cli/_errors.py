@@ -202,8 +202,8 @@ def _file_holding(content: Any, parser: argparse.ArgumentParser | None, args: ar
         try:
             if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
                 return f"{label} {path}" if label else str(path)
-        except OSError:
-            continue
+        except OSError:  # an unreadable candidate is not the file that failed: try the next flag;
+            continue     # with none left, the message says "a file" (the error itself is still reported)
     return ""
 
 

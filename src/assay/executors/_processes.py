@@ -76,7 +76,7 @@ def _pack_exception(exc: BaseException) -> bytes:
     for candidate in ((exc, exc.__cause__), (exc, None)):
         try:
             data = pickle.dumps((candidate[0], candidate[1], tb))
-            pickle.loads(data)  # some exceptions pickle but cannot be rebuilt
+            pickle.loads(data)  # our own bytes, just made: some exceptions pickle but cannot be rebuilt
             return data
         except Exception:  # noqa: BLE001
             continue

@@ -324,8 +324,8 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
     for event in story:
         try:
             key, start, finish, stimulus = event[1], event[2], event[3], str(event[5])
-        except (IndexError, TypeError):
-            continue
+        except (IndexError, TypeError):  # an event of another layout (another distributed version) names
+            continue                     # no shard; the WorkerDiedError is raised either way, naming fewer
         if key in position and (start, finish) == ("processing", "released") and "worker" in stimulus:
             counts[position[key]] = counts.get(position[key], 0) + 1
     return sorted(counts, key=lambda i: (-counts[i], i))
