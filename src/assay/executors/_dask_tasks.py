@@ -20,18 +20,15 @@ Three jobs:
 
 from __future__ import annotations
 
-import collections
 import pickle
-import threading
 import traceback
 from typing import Any, Callable
 
-__all__ = ["EVENTS", "ShardFailure", "announce", "run_shard", "shared_value"]
+from assay.executors._shared import missing_on_worker, shared_value
+
+__all__ = ["EVENTS", "ShardFailure", "announce", "run_shard"]
 
 #: token -> shared object, per worker process (a few recent runs only).
-_SHARED: collections.OrderedDict[str, Any] = collections.OrderedDict()
-_SHARED_KEEP = 4
-_LOCK = threading.Lock()  # a worker with several threads unpickles the shared object once
 
 #: The scheduler event topic on which shards announce their start and end (see :func:`announce`).
 EVENTS = "assay-shards"
@@ -84,32 +81,13 @@ def _dump_exception(exc: BaseException) -> bytes | None:
     return data if len(data) <= _MAX_PICKLE else None
 
 
-def shared_value(token: str, payload: bytes) -> Any:
-    """The shared object of run ``token``, unpickled from ``payload`` once per worker process."""
-    with _LOCK:
-        if token in _SHARED:
-            return _SHARED[token]
-        value = pickle.loads(payload)
-        _SHARED[token] = value
-        while len(_SHARED) > _SHARED_KEEP:
-            _SHARED.popitem(last=False)
-        return value
-
-
 def run_shard(fn: Callable[[Any, Any], Any], task: Any, payload: bytes, *, token: str, shard: int,
               position: int) -> Any:
     """Run ``fn(task, shared)`` for one shard on a Dask worker; failures become :class:`ShardFailure`."""
     try:
         shared = shared_value(token, payload)
     except Exception as exc:  # noqa: BLE001 - typically ModuleNotFoundError: a package missing on the worker
-        from assay.errors import EvaluationError
-
-        error = EvaluationError(
-            f"The Dask worker running shard {shard} could not unpickle the sentence evaluator and model "
-            f"({type(exc).__name__}: {exc}). assay, the plugins the evaluation uses and the modules that define "
-            "the evaluator and model must be installed on every Dask worker (see docs/cluster.md).",
-            shard=shard,
-        )
+        error = missing_on_worker(exc, engine="Dask", where="on every Dask worker", shard=shard)
         raise failure(error, shard=shard, position=position, raised=exc) from None
     announce(token, position, "start")
     try:

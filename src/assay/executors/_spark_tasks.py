@@ -6,7 +6,7 @@ here imports pyspark at module level.
 
 Three jobs:
 
-- :func:`shared_value`: turn the broadcast bytes into the shared object **once per worker
+- :func:`~assay.executors._shared.shared_value`: turn the broadcast bytes into the shared object **once per worker
   process** (cached by a token), so the model is unpickled once per Python worker, not
   once per task.
 - :func:`run_task_partition` / :func:`run_file_partition`: the function each partition
@@ -21,18 +21,17 @@ Three jobs:
 from __future__ import annotations
 
 import base64
-import collections
 import contextlib
 import fnmatch
 import gc
 import json
-import pickle
 import posixpath
 import re
 from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from assay.core.pool import PathShard
+from assay.executors._shared import missing_on_worker, shared_value
 
 __all__ = [
     "LoadedPathShard",
@@ -43,19 +42,13 @@ __all__ = [
     "path_key",
     "run_file_partition",
     "run_task_partition",
-    "shared_value",
 ]
 
 #: token -> shared object, per worker process (a few recent runs only).
-_SHARED: collections.OrderedDict[str, Any] = collections.OrderedDict()
-_SHARED_KEEP = 4
 
 _MARKER = re.compile(r"assay-failure:([A-Za-z0-9+/=]+):end")
 _MAX_PICKLE = 64 * 1024  # larger exceptions travel as text only
 _MAX_TRACEBACK = 8000
-
-
-_MISSING = object()
 
 
 @contextlib.contextmanager
@@ -75,30 +68,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def shared_value(token: str, broadcast: Any) -> Any:
-    """The shared object of run ``token``, unpickled from ``broadcast`` once per process."""
-    value = _SHARED.get(token, _MISSING)
-    if value is _MISSING:
-        value = pickle.loads(broadcast.value)
-        _SHARED[token] = value
-        while len(_SHARED) > _SHARED_KEEP:
-            _SHARED.popitem(last=False)
-    return value
-
-
 def _shared_or_fail(token: str, broadcast: Any, *, shard: int, position: int) -> Any:
     """:func:`shared_value`, or a failure that says the executor lacks a module the shared objects need."""
     try:
-        return shared_value(token, broadcast)
+        return shared_value(token, broadcast.value)
     except Exception as exc:  # noqa: BLE001 - typically ModuleNotFoundError: a package missing on the executor
-        from assay.errors import EvaluationError
-
-        error = EvaluationError(
-            f"The Spark executor running shard {shard} could not unpickle the sentence evaluator and model "
-            f"({type(exc).__name__}: {exc}). assay, the plugins the evaluation uses and the modules that define "
-            "the evaluator and model must be installed in the executors' Python (see docs/cluster.md).",
-            shard=shard,
-        )
+        error = missing_on_worker(exc, engine="Spark executor", where="in the executors' Python", shard=shard)
         raise _encoded(error, exc, shard=shard, position=position) from None
 
 
