@@ -7,10 +7,10 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.licenses import canonicalize_license_expression
 from packaging.requirements import Requirement
 

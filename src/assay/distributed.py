@@ -16,7 +16,8 @@ importing :mod:`assay` or this module never imports torch.
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.metrics.base import Metric, metric_name

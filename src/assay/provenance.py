@@ -46,7 +46,8 @@ import functools
 import importlib.metadata as metadata
 import inspect
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -332,7 +333,7 @@ def _module_distributions() -> Mapping[str, list[str]]:
         return {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _version(distribution: str) -> str | None:
     try:
         return metadata.version(distribution)

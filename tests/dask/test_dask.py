@@ -18,8 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
-from assay.errors import (EvaluationError, EvaluationTimeoutError, InvalidParameterError, MissingDependencyError,
-                          WorkerDiedError)
+from assay.errors import (
+    EvaluationError,
+    EvaluationTimeoutError,
+    InvalidParameterError,
+    MissingDependencyError,
+    WorkerDiedError,
+)
 from assay.plugins import get_registry, load_executor
 
 

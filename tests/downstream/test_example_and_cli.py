@@ -59,7 +59,8 @@ def test_cli_run_table_plot(data, tmp_path, capsys):
     cfg = tmp_path / "segmentation.yaml"
     cfg.write_text(text.replace("executor: processes", "executor: serial"))
     (tmp_path / "segmentation").mkdir()
-    (tmp_path / "segmentation" / "tasks.yaml").write_text((ROOT / "examples" / "segmentation" / "tasks.yaml").read_text())
+    tasks = (ROOT / "examples" / "segmentation" / "tasks.yaml").read_text()
+    (tmp_path / "segmentation" / "tasks.yaml").write_text(tasks)
     assert main(["run", str(cfg), "--output", str(tmp_path / "res"), "-q"]) == 0
     assert "9 versions x 7 tasks" in capsys.readouterr().out
     assert main(["table", str(tmp_path / "res"), "--format", "latex", "--standalone", "--tasks", "ood_detection",

@@ -21,8 +21,13 @@ from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
 from assay.core.formats import DataFormatError
-from assay.errors import (EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning,
-                          WorkerDiedError)
+from assay.errors import (
+    EvaluationError,
+    InvalidParameterError,
+    MissingDependencyError,
+    UndefinedMetricWarning,
+    WorkerDiedError,
+)
 from assay.plugins import get_registry, load_executor
 
 
@@ -83,7 +88,7 @@ def test_bad_options_are_rejected_by_name(sc):
     with pytest.raises(InvalidParameterError, match="'context'"):
         load_executor("spark", context="local[2]")
     with pytest.raises(InvalidParameterError, match="'master'"):
-        load_executor("spark", master="local[3]").context  # a local[2,2] context is already running
+        _ = load_executor("spark", master="local[3]").context  # a local[2,2] context is already running
 
 
 # --------------------------------------------------------------------------- executor protocol

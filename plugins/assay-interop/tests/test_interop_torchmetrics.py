@@ -10,12 +10,17 @@ import numpy as np
 import pytest
 import torch
 import torchmetrics
-from torchmetrics.functional.text import char_error_rate
 import torchmetrics.functional.classification as FC
+from torchmetrics.functional.text import char_error_rate
 
 import assay
-from assay.errors import (EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning,
-                          UnknownNameError)
+from assay.errors import (
+    EvaluationError,
+    InvalidParameterError,
+    MissingDependencyError,
+    UndefinedMetricWarning,
+    UnknownNameError,
+)
 
 AP = "torchmetrics:MulticlassAveragePrecision[num_classes=5]"
 

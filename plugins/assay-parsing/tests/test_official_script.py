@@ -15,10 +15,10 @@ rejects cycles), relabellings (including subtype-only changes) and tag errors.
 from __future__ import annotations
 
 import pytest
+import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 from assay_parsing import CLAS, LAS, UAS, TaggingAccuracy, TokenizationError, read_pairs
 
-import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 def _ours(pairs, evaluator):
     correct = total = 0

@@ -19,11 +19,25 @@ import pytest
 
 import assay_parsing.formats as formats_module
 from assay import DataFormatError, InvalidParameterError
-from assay.errors import AssayError
-from assay_parsing import (CLAS, LAS, UAS, ConlluFormat, ConllxFormat, PairPool, Sentence, SentencePair,
-                           TaggingAccuracy, TokenizationError, index_sentences, iter_pairs, open_pairs, read_pairs)
-from assay_parsing.formats import iter_lines
 from assay.cli.parse_eval import tally_shard
+from assay.errors import AssayError
+from assay_parsing import (
+    CLAS,
+    LAS,
+    UAS,
+    ConlluFormat,
+    ConllxFormat,
+    PairPool,
+    Sentence,
+    SentencePair,
+    TaggingAccuracy,
+    TokenizationError,
+    index_sentences,
+    iter_pairs,
+    open_pairs,
+    read_pairs,
+)
+from assay_parsing.formats import iter_lines
 
 UD = Path("/work/shared/data/ud")
 UD_PAIRS = [(g, s) for g, s in [("fr_gsd-gold", "fr_gsd-sys-mid"), ("cs_pud-gold-matched", "cs_pud-udpipe-matched")]

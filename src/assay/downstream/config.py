@@ -217,7 +217,9 @@ def load_config(path: str | Path) -> dict:
     return config
 
 
-def _expect_str_list(cfg: Any, origins: _Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False) -> None:
+def _expect_str_list(
+    cfg: Any, origins: _Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False
+) -> None:
     if not isinstance(cfg, list) or (not cfg and not allow_empty) or not all(isinstance(v, (str, int)) for v in cfg):
         raise _fail(origins, root, path, "a non-empty list of names", cfg)
 

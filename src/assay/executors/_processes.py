@@ -38,6 +38,7 @@ Nothing hangs, nothing is left behind:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -48,13 +49,21 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Sequence
+from typing import Any
 
 from assay.errors import EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors._diagnose import main_guard_error, unguarded_main_call, unpicklable_part
-from assay.executors.base import (Executor, RemoteTraceback, TaskFunction, _raise_interrupted, check_timeout,
-                                  task_label, terminate_as_interrupt)
+from assay.executors.base import (
+    Executor,
+    RemoteTraceback,
+    TaskFunction,
+    _raise_interrupted,
+    check_timeout,
+    task_label,
+    terminate_as_interrupt,
+)
 
 __all__ = ["ProcessExecutor", "base_exception_error", "default_start_method"]
 
@@ -170,10 +179,8 @@ def _worker(conn: Connection, fn: TaskFunction, tasks: Sequence[Any] | None, sha
     if parent_pid:
         _die_with_parent(parent_pid, start_method)
     for other in inherited:  # the parent's ends of the pipes, copied by fork: close them here
-        try:
+        with contextlib.suppress(OSError):
             other.close()
-        except OSError:
-            pass
     try:
         conn.send_bytes(pickle.dumps(("ready", -1, None)))
     except OSError:
@@ -391,7 +398,7 @@ class ProcessExecutor(Executor):
                         worker.conn.send((number, None if inherit else tasks[number]))
                     except (BrokenPipeError, ConnectionError, EOFError):
                         pass  # it died: its sentinel says so below
-                    except Exception as exc:  # noqa: BLE001 - an unpicklable task (spawn / forkserver)
+                    except Exception as exc:
                         label = task_label(tasks[number], number)
                         raise InvalidParameterError(
                             f"Shard {label} cannot be pickled to send it to a worker process (start method "
@@ -462,10 +469,8 @@ class ProcessExecutor(Executor):
         """Stop and reap every worker: ask idle ones to leave after a success, else terminate, then kill."""
         for worker in workers:
             if graceful and worker.task is None and worker.process.is_alive():
-                try:
+                with contextlib.suppress(OSError):
                     worker.conn.send(None)
-                except OSError:
-                    pass
             elif worker.process.is_alive():  # after an error, a timeout or an interruption: stop it now
                 worker.process.terminate()
         deadline = time.monotonic() + (5.0 if graceful else self.kill_grace)
@@ -476,10 +481,8 @@ class ProcessExecutor(Executor):
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
-            try:
+            with contextlib.suppress(ValueError):  # pragma: no cover
                 worker.process.close()
-            except ValueError:  # pragma: no cover
-                pass
 
 
 def _timeout_error(late: list[int], tasks: list[Any], running: list[int], timeout: float, executor: str,

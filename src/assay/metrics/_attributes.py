@@ -27,7 +27,8 @@ import difflib
 import inspect
 import numbers
 import types
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from assay.errors import InvalidParameterError
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
 from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
-from assay.metrics.base import Metric
 from assay.metrics.catalog import check_collisions, resolve_metrics
 from assay.metrics.ci import CI_METHODS, intervals
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable

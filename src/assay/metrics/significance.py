@@ -268,7 +268,10 @@ def _randomization_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str,
         nz = np.any(D != 0, axis=1)
         uniq, counts = np.unique(D[nz], axis=0, return_counts=True) if nz.any() else (D[:0], np.zeros(0, int))
         if len(uniq) <= MAX_DISTINCT:
-            moved = rng.binomial(counts, 0.5, size=(R, len(counts))) @ uniq if len(counts) else np.zeros((R, D.shape[1]))
+            if len(counts):
+                moved = rng.binomial(counts, 0.5, size=(R, len(counts))) @ uniq
+            else:
+                moved = np.zeros((R, D.shape[1]))
         else:
             moved = np.empty((R, D.shape[1]))
             chunk = max(1, int(2**27 // max(1, len(D))))

@@ -37,13 +37,13 @@ import inspect
 import math
 import re
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning, UnknownNameError
 from assay.metrics import Metric
-
 from assay_interop._common import close_matches, require, spec, target_of
 
 __all__ = ["TorchMetric", "metric_classes", "resolve"]
@@ -120,7 +120,7 @@ def resolve(name: str, **options: Any) -> TorchMetric:
     cls = _find(name)
     try:
         metric = cls(**options)
-    except Exception as exc:  # noqa: BLE001 - the library's own validation, re-raised with the name
+    except Exception as exc:
         raise InvalidParameterError(
             f"{spec(NAMESPACE, name, options)}: torchmetrics rejected the options: {type(exc).__name__}: {exc}"
         ) from exc
@@ -227,7 +227,7 @@ class TorchMetric(Metric):
             preds, target = [r[0] for r in rows], [r[1] for r in rows]
         try:
             metric.update(preds, target) if self.needs_references else metric.update(preds)
-        except Exception as exc:  # noqa: BLE001 - torchmetrics' input validation, re-raised with the name
+        except Exception as exc:
             raise InvalidParameterError(f"{self._where()}: torchmetrics rejected the inputs: "
                                         f"{type(exc).__name__}: {exc}") from exc
 
@@ -265,7 +265,7 @@ class TorchMetric(Metric):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # torchmetrics' "no positive samples" & co.
                 return metric.compute()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise EvaluationError(f"{self._where()}: torchmetrics' compute failed: {type(exc).__name__}: {exc}"
                                   ) from exc
 
@@ -291,7 +291,7 @@ class TorchMetric(Metric):
             joined = copy.deepcopy(other._tm)
             try:
                 joined.merge_state(self._tm)  # incoming state first: this shard's data, then the other's
-            except Exception as exc:  # noqa: BLE001 - e.g. full_state_update metrics
+            except Exception as exc:
                 raise EvaluationError(f"{self._where()}: torchmetrics cannot merge its states: {exc}") from exc
             for attr, value in (("_update_count", self._tm._update_count + other._tm._update_count),
                                 ("_computed", None)):

@@ -38,10 +38,10 @@ UPOS all equal these accuracies, because every word is aligned.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assay.errors import AssayError, InvalidParameterError
-
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["CLAS", "CONTENT_DEPRELS", "FUNCTION_DEPRELS", "LAS", "TaggingAccuracy", "TokenizationError", "UAS",
