@@ -93,7 +93,7 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
     {'accuracy': ..., 'score': ..., 'score_name': 'accuracy'}
     """
     single = isinstance(metric, Metric)
-    metrics = [metric] if single else _check_metrics(metric)
+    metrics: list[Metric] = [metric] if isinstance(metric, Metric) else _check_metrics(metric)
     inplace = _check_bool(inplace, "inplace")
     dist = _torch_distributed()
     if not dist.is_available() or not dist.is_initialized():

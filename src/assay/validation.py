@@ -35,7 +35,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Collection, Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -152,18 +152,18 @@ def check_choice(value: Any, name: str, choices: Collection[Any], *, owner: str 
 
 
 def _bounds_text(low: float | None, high: float | None, closed: str) -> str:
-    low = None if low is None else f"{low:g}"
-    high = None if high is None else f"{high:g}"
+    lo = None if low is None else f"{low:g}"
+    hi = None if high is None else f"{high:g}"
     lo_op = ">=" if closed in ("both", "left") else ">"
     hi_op = "<=" if closed in ("both", "right") else "<"
-    if low is not None and high is not None:
+    if lo is not None and hi is not None:
         lb = "[" if lo_op == ">=" else "("
         rb = "]" if hi_op == "<=" else ")"
-        return f" in {lb}{low}, {high}{rb}"
-    if low is not None:
-        return f" {lo_op} {low}"
-    if high is not None:
-        return f" {hi_op} {high}"
+        return f" in {lb}{lo}, {hi}{rb}"
+    if lo is not None:
+        return f" {lo_op} {lo}"
+    if hi is not None:
+        return f" {hi_op} {hi}"
     return ""
 
 
@@ -173,6 +173,12 @@ def _in_bounds(v: float, low: float | None, high: float | None, closed: str) -> 
     return high is None or (v <= high if closed in ("both", "right") else v < high)
 
 
+@overload
+def check_int(value: Any, name: str, *, low: int | None = ..., high: int | None = ..., closed: str = ...,
+              owner: str | None = ..., allow_none: Literal[False] = ...) -> int: ...
+@overload
+def check_int(value: Any, name: str, *, low: int | None = ..., high: int | None = ..., closed: str = ...,
+              owner: str | None = ..., allow_none: bool) -> int | None: ...
 def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None, closed: str = "both",
               owner: str | None = None, allow_none: bool = False) -> int | None:
     """Return ``value`` as an ``int``: an integer (numpy's too), never a ``bool`` nor a float such as 2.0.
@@ -189,6 +195,14 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
     return int(value)
 
 
+@overload
+def check_number(value: Any, name: str, *, low: float | None = ..., high: float | None = ...,
+                 closed: str = ..., owner: str | None = ..., allow_none: Literal[False] = ...,
+                 finite: bool = ...) -> float: ...
+@overload
+def check_number(value: Any, name: str, *, low: float | None = ..., high: float | None = ...,
+                 closed: str = ..., owner: str | None = ..., allow_none: bool,
+                 finite: bool = ...) -> float | None: ...
 def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
                  closed: str = "both", owner: str | None = None, allow_none: bool = False,
                  finite: bool = True) -> float | None:

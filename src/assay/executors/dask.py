@@ -298,7 +298,7 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
     from assay.executors._dask_tasks import EVENTS
 
     starts: dict[int, int] = {}
-    running: dict[int, str] = {}  # position -> the worker it last started on, for shards with no end since
+    running: dict[int, Any] = {}  # position -> the worker it last started on, for shards with no end since
     try:
         events = client.get_events(EVENTS)
         alive = set(client.scheduler_info()["workers"])
@@ -308,6 +308,8 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
         if not isinstance(msg, dict) or msg.get("token") != token:
             continue
         position = msg.get("position")
+        if not isinstance(position, int):  # not one of this run's shard events
+            continue
         if msg.get("event") == "start":
             starts[position] = starts.get(position, 0) + 1
             running[position] = msg.get("worker")

@@ -468,13 +468,13 @@ def _translate(exc: BaseException, labels: list[int], python: str | None = None)
     if missing and not decode_failures(text):
         match = _TASK_NUMBER.search(text)
         label = labels[int(match.group(1))] if match and int(match.group(1)) < len(labels) else None
-        error = WorkerDiedError(
+        died = WorkerDiedError(
             f"The Spark executors' Python ({python or 'python3'}) cannot import {missing.group(1)!r}, so no shard "
             "ran. Install assay and the plugins the evaluation uses in the executors' Python, or point Spark at "
             "an interpreter that has them: set PYSPARK_PYTHON (or the spark.pyspark.python setting) before the "
             "SparkContext is created.", shard=label)
-        error.__cause__ = RemoteTraceback(text[-4000:])
-        return error
+        died.__cause__ = RemoteTraceback(text[-4000:])
+        return died
     failures = decode_failures(text)
     if failures:
         failure = failures[-1]  # the last attempt
