@@ -53,7 +53,7 @@ def evaluator_lines_on_stdout() -> Iterator[None]:
 
     class StdoutHandler(DefaultHandler):
         @property
-        def stream(self) -> Any:  # type: ignore[override]
+        def stream(self) -> Any:
             return sys.stdout
 
         @stream.setter

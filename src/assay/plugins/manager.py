@@ -311,6 +311,7 @@ class PluginSystem:
 
     def _load_entry_point(self, ep: Any, name: str, dist: str | None, version: str | None) -> None:
         before = patches.take()
+        error: BaseException | None
         try:
             with stdout_to_stderr():
                 plugin = ep.load()

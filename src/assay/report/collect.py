@@ -128,7 +128,7 @@ def _read_manifest(results_dir: Path) -> dict[str, Any]:
         if not isinstance(manifest.get(key), kind):
             raise ResultFileError(f"{path}: {key}: expected a {kind.__name__}, got {manifest.get(key)!r:.60}")
     for i, v in enumerate(manifest["versions"]):
-        need = ("pred_model", "params", "unc_types", "aggregations", "output_dir")
+        need: tuple[str, ...] = ("pred_model", "params", "unc_types", "aggregations", "output_dir")
         if not isinstance(v, dict) or any(k not in v for k in need):
             raise ResultFileError(f"{path}: versions[{i}]: expected a mapping with {', '.join(need)}, got {v!r:.60}")
     for key, info in manifest["tasks"].items():

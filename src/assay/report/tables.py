@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from assay.errors import InvalidParameterError
 from assay.report.collect import Column, ResultTable
@@ -201,9 +201,9 @@ def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standa
             + body + "\n</body></html>\n")
 
 
-def render_table(table: ResultTable, fmt: str = "markdown", **options: object) -> str:
+def render_table(table: ResultTable, fmt: str = "markdown", **options: Any) -> str:
     """Render in ``fmt`` (``markdown``, ``latex`` or ``html``)."""
     renderers = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
     if fmt not in renderers:
         raise InvalidParameterError(f"The 'format' parameter must be one of {set(FORMATS)}. Got {fmt!r} instead.")
-    return renderers[fmt](table, **options)  # type: ignore[operator]
+    return renderers[fmt](table, **options)

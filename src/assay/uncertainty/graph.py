@@ -44,9 +44,9 @@ def plan_calculators(
         needed = {s: ["the request"] for s in needed}
     given = set(given)
     producer: dict[str, StatCalculator] = {}
-    for calc in calculators:
-        for stat in calc.stats:
-            producer.setdefault(stat, calc)
+    for calculator in calculators:
+        for stat in calculator.stats:
+            producer.setdefault(stat, calculator)
     chosen: list[StatCalculator] = []
     seen: set[int] = set()
     stack = [(stat, list(who)) for stat, who in needed.items()]

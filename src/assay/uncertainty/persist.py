@@ -207,7 +207,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
 
     def write(tmp: Path) -> None:
         with open(tmp / NPZ_NAME, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, allow_pickle=False, **arrays)
             f.flush()
             os.fsync(f.fileno())
         _step("npz-written")
@@ -443,7 +443,7 @@ def _load_stats(man: Any, stats: list[dict[str, Any]], arrays: dict[str, np.ndar
         chk.need(0 <= depth <= 16, f"{where}.depth", "between 0 and 16", depth)
         chk.need(name not in man.stats, f"{where}.name", "listed once", name)
         npz.need(leaf.ndim == 1, key, "a 1-D array", leaf.shape)
-        total, lengths = leaf.size, []
+        total, lengths = leaf.size, list[np.ndarray]()
         for k in reversed(range(depth)):
             lens_key = f"{key}__lengths{k}"
             count = arrays[lens_key].size if lens_key in arrays else 0

@@ -204,6 +204,8 @@ class TorchMetric(Metric):
         refs = references if references is not None and self.needs_references else [0] * n
         targets = [target_of(r) for r in refs]
         if not any(isinstance(p, str) for p in predictions):
+            p_arr: np.ndarray | None
+            t_arr: np.ndarray | None
             try:
                 p_arr, t_arr = np.asarray(predictions), np.asarray(targets)
             except ValueError:  # ragged
@@ -220,6 +222,8 @@ class TorchMetric(Metric):
         """``metric.update(preds, target)`` with the rows' tensors; the library's errors name the metric."""
         import torch
 
+        preds: Any  # tensors for numeric rows, else lists the library converts itself
+        target: Any
         if isinstance(rows, np.ndarray):
             preds = torch.from_numpy(np.ascontiguousarray(rows["preds"]))
             target = torch.from_numpy(np.ascontiguousarray(rows["target"]))

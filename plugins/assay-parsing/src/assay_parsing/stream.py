@@ -213,9 +213,10 @@ class _LazyPool(DataPool):
         return next(iter(self._shard(0, i, i + 1).items()))
 
     def _items_for_cursor(self) -> Sequence[Any]:
-        return self
+        # the pool indexes like a Sequence (__len__, __getitem__ with ints and slices) without being one
+        return self  # type: ignore[return-value]
 
-    def shards(self, num_shards: int | None = None) -> list[Any]:  # type: ignore[override]
+    def shards(self, num_shards: int | None = None) -> list[Any]:
         """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
         from assay.core.pool import _check_num_shards
 

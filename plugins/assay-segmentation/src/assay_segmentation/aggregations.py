@@ -114,16 +114,16 @@ def _window_sums(
     w, width = x, 1
     holder, free = spare
     for i, op in enumerate(ops):
-        last = last_out is not None and i == len(ops) - 1
+        final = last_out if i == len(ops) - 1 else None  # where the last addition writes, if anywhere
         if op == "double":
-            target = last_out if last else free
+            target = free if final is None else final
             m = w.size - width * step
             np.add(w[:m], w[width * step :], out=target[:m])
             width *= 2
-            if not last:
+            if final is None:
                 holder, free = free, holder
         else:
-            target = last_out if last else holder
+            target = holder if final is None else final
             m = w.size - step
             np.add(w[:m], x[width * step : width * step + m], out=target[:m])
             width += 1
@@ -214,7 +214,7 @@ def _box_sum_blocks(
     for start, stop, block_shape in plan.blocks:
         n = block_shape[0] * row
         holder, spare = scratch[0], (scratch[1], scratch[2])
-        if direct:
+        if flat_u is not None:  # direct
             x = flat_u[start * row : start * row + n]
         else:
             x = holder[:n]

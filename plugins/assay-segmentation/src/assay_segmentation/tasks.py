@@ -74,7 +74,7 @@ class SegmentationPerformance(Task):
 
     def image_metrics(self, image: ImageData, ctx: TaskContext) -> dict[str, Any]:
         refs = _refs(image)
-        samples = image.pred_samples if image.pred_samples is not None else image.pred_seg[None]
+        samples = image.pred_samples if image.pred_samples is not None else image.require("pred_seg")[None]
         return {"metrics": {"dice": image_dice(image, empty_value=self.empty_value),
                             "ged": ged(samples, refs, distance="dice_pooled"),
                             "ged_iou": ged(samples, refs, distance="iou")}}

@@ -38,7 +38,7 @@ AVERAGES = ("binary", "micro", "macro", "weighted")
 
 def sorted_labels(values: Iterable[Hashable]) -> list[Hashable]:
     """The distinct labels in sorted order (scikit-learn's ``unique_labels``); ``repr`` order if unorderable."""
-    distinct = set(values)
+    distinct: set[Any] = set(values)  # sorted() raises TypeError for unorderable labels: handled below
     try:
         return sorted(distinct)
     except TypeError:
@@ -144,10 +144,10 @@ def precision_recall_fscore(
         fscore = divide((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score",
                         warn=warn and "f-score" in warn_for)
     weights = (tp + fn) if average == "weighted" else None
-    out = tuple(_nanaverage(v, weights) for v in (precision, recall, fscore))
+    p, r, f = (_nanaverage(v, weights) for v in (precision, recall, fscore))
     if counts.ndim == 2:
-        return tuple(float(v) for v in out)  # type: ignore[return-value]
-    return out
+        return float(p), float(r), float(f)
+    return p, r, f
 
 
 def matthews_from_counts(counts: np.ndarray) -> Any:
