@@ -106,6 +106,7 @@ def test_torch_pin_in_setup_satisfies_every_torch_requirement():
                 assert req.specifier.contains(pinned, prereleases=True), f"{path}: {req} excludes torch {pinned}"
 
 
+@pytest.mark.slow
 def test_importing_assay_and_loading_every_plugin_imports_no_optional_library():
     code = f"""
 import json, sys

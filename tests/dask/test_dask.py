@@ -27,6 +27,9 @@ from assay.errors import (
 )
 from assay.plugins import get_registry, load_executor
 
+# every test here runs on a local Dask cluster (seconds to start and to stop)
+pytestmark = pytest.mark.slow
+
 
 def make_sentences(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)

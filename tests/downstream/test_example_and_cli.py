@@ -26,6 +26,7 @@ def data(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_shipped_example_runs_every_task(data, tmp_path):
     config = load_config(EXAMPLE)
     assert set(config["tasks"]) >= {"ood_detection", "failure_detection", "calibration", "ambiguity_modeling",
@@ -54,6 +55,7 @@ def test_shipped_example_runs_every_task(data, tmp_path):
         (data / "splits.json").read_text())["train"]) + 2
 
 
+@pytest.mark.slow
 def test_cli_run_table_plot(data, tmp_path, capsys):
     text = EXAMPLE.read_text().replace("../demo-output/segmentation/data", str(data))
     cfg = tmp_path / "segmentation.yaml"

@@ -30,6 +30,9 @@ from assay.errors import (
 )
 from assay.plugins import get_registry, load_executor
 
+# every test here runs on the session's local Spark context (conftest.py)
+pytestmark = pytest.mark.spark
+
 
 def make_sentences(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)

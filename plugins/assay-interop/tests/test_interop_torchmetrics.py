@@ -147,6 +147,7 @@ def test_evaluator_base_shards_merge_with_merge_state(system):
     assert result.metrics["multiclass_average_precision"] == expected
 
 
+@pytest.mark.slow
 def test_compare_on_a_torchmetrics_metric(system):
     probs, y = _probs(100)
     better = 0.5 * probs + 0.5 * np.eye(5)[y]

@@ -29,6 +29,7 @@ def _ours(pairs, evaluator):
     return correct, total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_uas_las_clas_upos_equal_the_official_script(tmp_path, seed, make_treebank):
     gold_text, system_text = make_treebank(seed, 250)
