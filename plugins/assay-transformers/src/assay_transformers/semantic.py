@@ -94,7 +94,7 @@ def _check_matrix(s: Any, k: int | None, index: int, owner: str) -> np.ndarray:
     if not np.all(np.isfinite(m)):
         i, j = (int(x) for x in np.argwhere(~np.isfinite(m))[0])
         raise InvalidParameterError(
-            f"{owner}: the similarity matrix of example {index} holds {m[i, j]!r} at [{i}, {j}]; similarities "
+            f"{owner}: the similarity matrix of example {index} holds {float(m[i, j])!r} at [{i}, {j}]; similarities "
             "must be finite."
         )
     return m
