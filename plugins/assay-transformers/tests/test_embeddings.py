@@ -357,3 +357,16 @@ def test_manager_runs_the_semantic_estimators_and_sbert_quality(system_with_ue):
     np.testing.assert_allclose(man.gen_metrics[("sequence", "sbert")],
                                [r["score"]["instance"]["sbert_score"] for r in quality], atol=1e-12)
     assert ("sequence", "eccentricity", "sbert", "prr") in man.metrics
+
+
+def test_copies_of_a_metric_share_a_loaded_model_and_its_cache():
+    fake = CountingModel()
+    m = SentenceBert(model=fake)
+    c = m.clone()
+    assert c.model is m.model and isinstance(m.model, EmbeddingModel)
+    m.update(["a"], [["b"]])
+    c.update(["a"], [["b"]])
+    assert fake.encoded == ["a", "b"]
+    # CountingModel embeds "a" as (1, 2, 0.5) and "b" as (1, 1, 0.5)
+    want = (1 + 2 + 0.25) / (math.sqrt(1 + 4 + 0.25) * math.sqrt(1 + 1 + 0.25))
+    assert c.compute()["sbert_score"] == pytest.approx(want, abs=1e-6)

@@ -24,7 +24,8 @@ __all__ = ["SentenceBert", "SentenceBertQuality", "best_reference_cosine", "chec
 
 def check_model_option(model: Any, owner: str) -> Any:
     """Validate a ``model=`` option: ``None`` (the packaged model, which must be installed), a
-    local folder, an :class:`EmbeddingModel` or a loaded model object with ``encode``."""
+    local folder, an :class:`EmbeddingModel` or a loaded model object with ``encode`` (returned
+    wrapped in an :class:`EmbeddingModel`)."""
     if model is None:
         default_model_path()  # a clear MissingDependencyError now rather than at the first batch
         return None
@@ -35,8 +36,11 @@ def check_model_option(model: Any, owner: str) -> Any:
 
         _check_folder(Path(model).expanduser().resolve(), owner)
         return model
-    if isinstance(model, EmbeddingModel) or callable(getattr(model, "encode", None)):
+    if isinstance(model, EmbeddingModel):
         return model
+    if callable(getattr(model, "encode", None)):
+        # wrapped once: copies of the metric (clone, deepcopy) share the object and its cache identity
+        return EmbeddingModel(model)
     raise InvalidParameterError(
         f"The 'model' parameter of {owner} must be None (the packaged all-MiniLM-L6-v2), a local model folder, "
         f"an EmbeddingModel or a loaded SentenceTransformer; got {type(model).__name__}: {model!r:.60}."
