@@ -343,10 +343,11 @@ def _components(adj):
 
 
 def test_manager_runs_the_semantic_estimators_and_sbert_quality(system_with_ue):
-    data = [{"sample_texts": s, "answer": a, "references": r}
-            for s, a, r in zip(SAMPLES[:3], PREDICTIONS[:3], REFERENCES[:3])]
+    token_lps = [[[-0.5, -0.25], [-1.0], [-2.0, -0.5], [-0.125]], [[-3.0], [-0.5, -0.5], [-1.5]], [[-0.75]]]
+    data = [{"sample_texts": s, "answer": a, "references": r, "sample_log_probs": lp}
+            for s, a, r, lp in zip(SAMPLES[:3], PREDICTIONS[:3], REFERENCES[:3], token_lps)]
     names = ["num_sem_sets", "semantic_entropy", "semantic_eigval_laplacian", "deg_mat", "eccentricity",
-             "deg_mat[matrix_stat=sample_embedding_similarity]"]
+             "deg_mat[matrix_stat=sample_embedding_similarity]", "semantic_entropy[likelihoods=true]"]
     man = UEManager(data, estimators=names, gen_metrics=[SentenceBertQuality()], ue_metrics=["prr"])
     man()
     direct = assay.load_estimator("deg_mat")({"sample_texts": SAMPLES[:3]})
@@ -357,6 +358,12 @@ def test_manager_runs_the_semantic_estimators_and_sbert_quality(system_with_ue):
     np.testing.assert_allclose(man.gen_metrics[("sequence", "sbert")],
                                [r["score"]["instance"]["sbert_score"] for r in quality], atol=1e-12)
     assert ("sequence", "eccentricity", "sbert", "prr") in man.metrics
+    # the likelihood-weighted entropy reads sample_log_likelihoods made by assay-uncertainty's calculator
+    lls = [[sum(t) for t in ex] for ex in token_lps]
+    direct = assay.load_estimator("semantic_entropy[likelihoods=true]")(
+        {"sample_texts": SAMPLES[:3], "sample_log_likelihoods": lls})
+    np.testing.assert_allclose(man.estimations[("sequence", "semantic_entropy[likelihoods=true]")], direct)
+    assert direct[2] == pytest.approx(0.75)  # one sample: -log P(s) = 0.75
 
 
 def test_copies_of_a_metric_share_a_loaded_model_and_its_cache():
