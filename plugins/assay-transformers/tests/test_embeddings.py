@@ -186,6 +186,11 @@ def test_disk_cache_round_trip_without_pickle(tmp_path):
     assert third.encoded == ["alpha"]
 
 
+def test_a_disk_cache_of_a_loaded_object_needs_a_name(tmp_path):
+    with pytest.raises(InvalidParameterError, match="needs name="):
+        EmbeddingModel(CountingModel(), cache_dir=tmp_path)
+
+
 def test_a_corrupt_disk_cache_is_an_error_naming_the_file(tmp_path):
     EmbeddingModel(CountingModel(), name="m", cache_dir=tmp_path, cache=EmbeddingCache()).embed(["a"])
     npz = next(tmp_path.rglob("*.npz"))

@@ -196,6 +196,11 @@ class EmbeddingModel:
             self.path = None
             self._loaded = model
             self.key = name or _object_key(model)
+        if cache_dir is not None and self.path is None and name is None:
+            raise InvalidParameterError(
+                f"{owner}: a disk cache (cache_dir={str(cache_dir)!r}) of a loaded model object needs name= (the "
+                "model's identity on disk); without it no later process could find the embeddings again."
+            )
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self._disk_read = False
         self.encoded = 0  #: how many texts this wrapper has sent to the model (the cache's misses)
