@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from assay.errors import InvalidParameterError
 
@@ -182,3 +183,17 @@ def test_bad_options():
 def test_a_matrix_of_the_wrong_shape_from_a_stat_is_an_error():
     with pytest.raises(InvalidParameterError, match="example 1"):
         DegMat(matrix_stat="similarity_matrix")({"similarity_matrix": [np.ones((2, 2)), np.ones((2, 3))]})
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(1, 7), seed=st.integers(0, 2**32 - 1))
+def test_graph_estimators_do_not_depend_on_the_order_of_the_samples(k, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-0.2, 1.0, (k, k))
+    np.fill_diagonal(a, 1.0)
+    perm = rng.permutation(k)
+    b = a[np.ix_(perm, perm)]
+    stats = _texts(k)
+    for cls in (NumSemSets, SemanticEigValLaplacian, DegMat, Eccentricity):
+        x, y = cls(similarity=_fixed([a]))(stats)[0], cls(similarity=_fixed([b]))(stats)[0]
+        assert x == pytest.approx(y, abs=1e-7), cls.name
