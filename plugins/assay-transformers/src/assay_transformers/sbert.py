@@ -8,6 +8,7 @@ sentence-transformers model, and take the largest cosine similarity.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -17,7 +18,8 @@ from assay.metrics import BulkInstanceMetric
 from assay.uncertainty.base import GenerationMetric
 from assay.validation import check_int, check_str
 
-from assay_transformers.embeddings import EmbeddingModel, cosine_matrix, default_model_path, get_embedding_model
+from assay_transformers.embeddings import (EmbeddingModel, _check_folder, cosine_matrix, default_model_path,
+                                           get_embedding_model)
 
 __all__ = ["SentenceBert", "SentenceBertQuality", "best_reference_cosine", "check_model_option"]
 
@@ -31,9 +33,6 @@ def check_model_option(model: Any, owner: str) -> Any:
         return None
     if isinstance(model, (str, os.PathLike)):
         check_str(str(model), "model", owner=owner, allow_empty=False)
-        from assay_transformers.embeddings import _check_folder
-        from pathlib import Path
-
         _check_folder(Path(model).expanduser().resolve(), owner)
         return model
     if isinstance(model, EmbeddingModel):
