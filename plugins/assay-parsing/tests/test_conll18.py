@@ -51,6 +51,11 @@ def test_real_parses_equal_the_official_script(tmp_path, gold_name, system_name)
     cuts = conll18.aligned_cuts(g, s)
     assert cuts[0] == (0, 0) and len(cuts) > 100
     assert conll18.evaluate_segments(g, s, cuts) == whole
+    groups = conll18.split_cuts(cuts, 3)
+    assert len(groups) == 3 and [c for grp in groups for c in grp] == cuts
+    ends = [grp[0] for grp in groups[1:]] + [(len(g), len(s))]
+    parts = [conll18.evaluate_segments(g, s, grp, end) for grp, end in zip(groups, ends)]
+    assert {k: sum((p[k] for p in parts[1:]), parts[0][k]) for k in conll18.METRICS} == whole
 
 
 def test_czech_pud_prints_the_published_numbers(tmp_path):
@@ -64,6 +69,8 @@ def test_czech_pud_prints_the_published_numbers(tmp_path):
         s = scores[name]
         ours = [s.precision, s.recall, s.f1] + ([s.aligned_accuracy] if s.aligned is not None else [])
         assert [round(100 * v, 2) for v in ours] == published[name], name
+    published_lines = (UD / "cs_pud-eval.txt").read_text(encoding="utf-8").splitlines()
+    assert conll18.format_official(scores).splitlines() == [line.rstrip() for line in published_lines[:15]]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

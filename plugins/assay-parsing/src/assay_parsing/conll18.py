@@ -50,7 +50,7 @@ from assay.errors import AssayError
 from assay_parsing.sentence import Sentence
 
 __all__ = ["METRICS", "AlignmentError", "Score", "UDFile", "aligned_cuts", "evaluate", "evaluate_segments",
-           "load_sentences"]
+           "format_official", "load_sentences", "split_cuts"]
 
 #: the scores, in the official script's order
 METRICS = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS",
@@ -360,12 +360,36 @@ def aligned_cuts(gold: Sequence[Sentence], system: Sequence[Sentence]) -> list[t
 
 
 def evaluate_segments(gold: Sequence[Sentence], system: Sequence[Sentence],
-                      cuts: Sequence[tuple[int, int]]) -> dict[str, Score]:
-    """The sum of :func:`evaluate` over the parts between consecutive ``cuts`` (from :func:`aligned_cuts`)."""
-    bounds = list(cuts) + [(len(gold), len(system))]
+                      cuts: Sequence[tuple[int, int]], end: tuple[int, int] | None = None) -> dict[str, Score]:
+    """The sum of :func:`evaluate` over the parts between consecutive ``cuts`` (from :func:`aligned_cuts`)
+    and ``end`` (default: the ends of both files)."""
+    bounds = list(cuts) + [end if end is not None else (len(gold), len(system))]
     total: dict[str, Score] | None = None
     for (g0, s0), (g1, s1) in zip(bounds, bounds[1:]):
         part = evaluate(load_sentences(gold[g0:g1]), load_sentences(system[s0:s1]),
                         where=f"gold sentences {g0}..{g1 - 1}, system sentences {s0}..{s1 - 1}")
         total = part if total is None else {k: total[k] + part[k] for k in METRICS}
     return total if total is not None else evaluate(UDFile(), UDFile())
+
+
+def format_official(scores: dict[str, Score]) -> str:
+    """The scores in the official script's verbose text layout (``conll18_ud_eval.py -v``), percentages
+    with two decimals, so that a run can be diffed against a saved ``eval.txt`` (ELAS / EULAS omitted)."""
+    lines = ["Metric     | Precision |    Recall |  F1 Score | AligndAcc",
+             "-----------+-----------+-----------+-----------+-----------"]
+    for name in METRICS:
+        s = scores[name]
+        acc = s.aligned_accuracy
+        lines.append(f"{name:<11}|{100 * s.precision:10.2f} |{100 * s.recall:10.2f} |{100 * s.f1:10.2f} |"
+                     + (f"{100 * acc:10.2f}" if acc is not None else ""))
+    return "\n".join(lines)
+
+
+def split_cuts(cuts: Sequence[tuple[int, int]], parts: int) -> list[list[tuple[int, int]]]:
+    """``cuts`` in at most ``parts`` contiguous groups of about equal gold sentence counts (for sharding)."""
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1; got {parts}")
+    if not cuts:
+        return []
+    size = -(-len(cuts) // parts)
+    return [list(cuts[i:i + size]) for i in range(0, len(cuts), size)]
