@@ -17,7 +17,7 @@ from typing import Any
 from assay.render import Cell, Grid
 from assay.validation import check_bool, check_int
 
-__all__ = ["manager_grid"]
+__all__ = ["manager_grid", "marks_for"]
 
 
 def _level_text(level: float) -> str:
@@ -28,9 +28,34 @@ def _number(value: float, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+def marks_for(man: Any, *, level: str | None = None, gen_metric: str | None = None
+              ) -> dict[tuple[str, str, str], dict[str, bool | None]]:
+    """Per column ``(level, gen_metric, ue_metric)``: ``{estimator: not significantly worse than the best}``.
+
+    The best estimator is True; another is False when :meth:`~assay.uncertainty.UEManager.compare_to_best`
+    finds the best significantly better (``better == "a"``), None when the comparison is
+    undefined (a NaN interval) or its own score is NaN, True otherwise.
+    """
+    cols = dict.fromkeys((k[0], k[2], k[3]) for k in man.metrics
+                         if (level is None or k[0] == level) and (gen_metric is None or k[2] == gen_metric))
+    out: dict[tuple[str, str, str], dict[str, bool | None]] = {}
+    for lv, g, u in cols:
+        best, comps = man.compare_to_best(lv, g, u)
+        col: dict[str, bool | None] = {k[1]: None for k in man.metrics if (k[0], k[2], k[3]) == (lv, g, u)}
+        if best is not None:
+            col[best] = True
+            for est, c in comps.items():
+                if math.isfinite(c.ci_low) and math.isfinite(c.ci_high):
+                    col[est] = c.better != "a"
+        out[(lv, g, u)] = col
+    return out
+
+
 def manager_grid(man: Any, *, level: str = "sequence", gen_metric: str | None = None,
-                 intervals: bool | None = None, mark_best: bool = False, digits: int = 4) -> Grid:
-    """The grid of ``man.table(...)`` (see :meth:`assay.uncertainty.UEManager.table`)."""
+                 intervals: bool | None = None, mark_best: bool = False, digits: int = 4,
+                 marks: dict[tuple[str, str, str], dict[str, bool | None]] | None = None) -> Grid:
+    """The grid of ``man.table(...)`` (see :meth:`assay.uncertainty.UEManager.table`); ``marks`` are
+    precomputed :func:`marks_for` (computed here when ``mark_best`` and not given)."""
     owner = "UEManager.table"
     digits = int(check_int(digits, "digits", low=0, high=12, owner=owner))  # type: ignore[arg-type]
     mark_best = check_bool(mark_best, "mark_best", owner=owner)
@@ -44,16 +69,14 @@ def manager_grid(man: Any, *, level: str = "sequence", gen_metric: str | None = 
     undetermined = 0
     n_compare = man.n_resamples or 1000
     if mark_best:
+        if marks is None:
+            marks = marks_for(man, level=level, gen_metric=gen_metric)
         for g, u in cols:
-            best, comps = man.compare_to_best(level, g, u)
-            if best is None:
-                continue
-            bold.add((best, g, u))
-            for est, c in comps.items():
-                if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
-                    undetermined += 1
-                elif c.better != "a":
+            for est, mark in marks.get((level, g, u), {}).items():
+                if mark:
                     bold.add((est, g, u))
+                elif mark is None and math.isfinite(man.metrics.get((level, est, g, u), math.nan)):
+                    undetermined += 1
     body = []
     for est in rows:
         cells = [Cell(est)]
