@@ -29,8 +29,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import (add_json, add_metric, add_output, check_output, flag, non_negative_int,
-                             probability)
+from assay.cli._args import add_json, add_metric, add_output, check_output, flag, non_negative_int, probability
 from assay.cli._output import json_mode, print_json
 
 KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots"}

@@ -9,9 +9,9 @@ A save is a folder holding ``manager.json`` and ``arrays.npz``:
   :mod:`assay.jsonio`), the resampling settings (``resampling``: ``n_resamples``,
   ``confidence_level``, ``seed``) and the intervals (``intervals``: one record per key of
   ``metrics`` that has one, with ``low``, ``high`` and an optional ``note``; both absent in
-  older saves, which load with no intervals and ``n_resamples`` 0), notes, the provenance ``signature`` (:mod:`assay.provenance`;
-  absent in older saves, which still load), and a manifest: ``format``, ``version``, the name, dtype and
-  shape of every array, the size and ``sha256`` of ``arrays.npz``, and ``content_sha256``,
+  older saves, which load with no intervals and ``n_resamples`` 0), notes, the provenance
+  ``signature`` (:mod:`assay.provenance`; absent in older saves, which still load), and a
+  manifest: ``format``, ``version``, the name, dtype and shape of every array, the size and ``sha256`` of ``arrays.npz``, and ``content_sha256``,
   a digest of the JSON document itself.
 
 **All or nothing.** The new save is written completely into a temporary sibling folder
@@ -490,7 +490,7 @@ def _load_metrics(man: Any, metrics: list[dict[str, Any]], dropped: list[dict[st
 
 
 def _load_intervals(man: Any, doc: dict[str, Any], chk: _Checker) -> None:
-    """``resampling`` and ``intervals`` (optional: older saves have neither); every interval belongs to a saved score."""
+    """``resampling`` and ``intervals`` (optional: older saves have neither); each interval is a saved score's."""
     from assay.validation import check_int, check_number, check_seed
 
     if "resampling" in doc:
