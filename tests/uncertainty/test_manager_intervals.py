@@ -293,3 +293,20 @@ def test_damaged_intervals_name_the_field(tmp_path, edit, field):
     with pytest.raises(SaveFormatError) as info:
         UEManager.load(tmp_path / "r")
     assert info.value.field == field
+
+
+def test_a_loaded_manager_compares_registered_metrics_and_names_the_ones_it_cannot_load(tmp_path):
+    man = UEManager(records(), estimators=["msp", "perplexity"], gen_metrics=["accuracy"],
+                    ue_metrics=["roc_auc", MeanUncertainty()], n_resamples=20)
+    man()
+    man.save(tmp_path / "r")
+    again = UEManager.load(tmp_path / "r")
+    pk = ("sequence", "perplexity", "accuracy", "roc_auc")
+    assert again.compare(KEY, pk).difference == pytest.approx(man.compare(KEY, pk).difference)
+    with pytest.raises(InvalidParameterError, match="cannot be loaded again by its name"):
+        again.compare(("sequence", "msp", "accuracy", "mean_u_fail"), ("sequence", "perplexity", "accuracy",
+                                                                        "mean_u_fail"))
+    # the extra score of a metric that cannot be loaded by name is not found at all
+    with pytest.raises(InvalidParameterError, match="'mean_u_ok' is not a score of this manager's UE metrics"):
+        again.compare(("sequence", "msp", "accuracy", "mean_u_ok"), ("sequence", "perplexity", "accuracy",
+                                                                      "mean_u_ok"))

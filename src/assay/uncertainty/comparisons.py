@@ -60,10 +60,10 @@ def compare_estimators(man: Any, key_a: Sequence[str], key_b: Sequence[str], *, 
             + (f" (they differ in {', '.join(diff)})." if diff else " (the same key).")
         )
     owner = "UEManager.compare"
-    n_res = (man.n_resamples or 1000) if n_resamples is None else check_int(n_resamples, "n_resamples", low=1,
-                                                                            owner=owner)
-    level_ = man.confidence_level if confidence_level is None else check_number(
-        confidence_level, "confidence_level", low=0, high=1, closed="neither", owner=owner)
+    n_res = int((man.n_resamples or 1000) if n_resamples is None
+                else check_int(n_resamples, "n_resamples", low=1, owner=owner))  # type: ignore[arg-type]
+    level_ = float(man.confidence_level if confidence_level is None else check_number(  # type: ignore[arg-type]
+        confidence_level, "confidence_level", low=0, high=1, closed="neither", owner=owner))
     seed_ = man.seed if seed is None else check_seed(seed, "seed", owner=owner, allow_none=False)
     level, _, gen, label = ka
     metric, score = man._score_named(label)

@@ -292,7 +292,7 @@ class UEManager:
                     )
         return out
 
-    def _pair(self, level: str, est: str, gen: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def _pair(self, level: str, est: str, gen: str) -> tuple[np.ndarray, np.ndarray]:
         u, q = self.estimations[(level, est)], self.gen_metrics[(level, gen)]
         if level != "sequence":
             for i, (a, b) in enumerate(zip(u, q)):
@@ -432,7 +432,7 @@ class UEManager:
                                                     f"by its name ({exc}).") from None
         raise InvalidParameterError(
             f"UEManager.compare: {label!r} is not a score of this manager's UE metrics "
-            f"({', '.join(repr(k[3]) for k in dict.fromkeys((k[3],) for k in self.metrics)) or 'none'})."
+            f"({', '.join(repr(k) for k in dict.fromkeys(k[3] for k in self.metrics)) or 'none'})."
         )
 
     def compare(self, key_a: Sequence[str], key_b: Sequence[str], *, n_resamples: int | None = None,

@@ -210,7 +210,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
 
     def write(tmp: Path) -> None:
         with open(tmp / NPZ_NAME, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]
             f.flush()
             os.fsync(f.fileno())
         _step("npz-written")
@@ -454,7 +454,8 @@ def _load_stats(man: Any, stats: list[dict[str, Any]], arrays: dict[str, np.ndar
         chk.need(0 <= depth <= 16, f"{where}.depth", "between 0 and 16", depth)
         chk.need(name not in man.stats, f"{where}.name", "listed once", name)
         npz.need(leaf.ndim == 1, key, "a 1-D array", leaf.shape)
-        total, lengths = leaf.size, []
+        total = leaf.size
+        lengths: list[np.ndarray] = []
         for k in reversed(range(depth)):
             lens_key = f"{key}__lengths{k}"
             count = arrays[lens_key].size if lens_key in arrays else 0
@@ -495,16 +496,16 @@ def _load_intervals(man: Any, doc: dict[str, Any], chk: _Checker) -> None:
 
     if "resampling" in doc:
         res = chk.get(doc, "resampling", "resampling", dict, "an object")
-        for key, check in (("n_resamples", lambda v: check_int(v, "n_resamples", low=0)),
+        for field, check in (("n_resamples", lambda v: check_int(v, "n_resamples", low=0)),
                            ("confidence_level", lambda v: check_number(v, "confidence_level", low=0, high=1,
                                                                        closed="neither")),
                            ("seed", lambda v: check_seed(v, "seed", allow_none=False))):
-            if key not in res:
-                raise chk.fail(f"resampling.{key}", "is missing.")
+            if field not in res:
+                raise chk.fail(f"resampling.{field}", "is missing.")
             try:
-                setattr(man, key, check(res[key]))
+                setattr(man, field, check(res[field]))
             except InvalidParameterError as exc:
-                raise chk.fail(f"resampling.{key}", f"is invalid: {exc}") from None
+                raise chk.fail(f"resampling.{field}", f"is invalid: {exc}") from None
     if "intervals" not in doc:
         return
     records = chk.records(doc, "intervals", {"level": str, "estimator": str, "gen_metric": str, "ue_metric": str})

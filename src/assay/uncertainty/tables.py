@@ -92,7 +92,7 @@ def manager_grid(man: Any, *, level: str = "sequence", gen_metric: str | None = 
                 text += f" [{_number(lo, digits)}, {_number(hi, digits)}]"
             cells.append(Cell(text, bold=(est, g, u) in bold))
         body.append(tuple(cells))
-    notes = []
+    notes: list[str] = []
     if show_ci and man.intervals:
         notes.append(f"[low, high]: {_level_text(man.confidence_level)} percentile bootstrap interval "
                      f"({man.n_resamples} resamples of the examples, seed {man.seed}).")
@@ -102,4 +102,5 @@ def manager_grid(man: Any, *, level: str = "sequence", gen_metric: str | None = 
             f"the difference to the best on shared resample indices, {n_compare} resamples, seed {man.seed}: worse "
             f"when the {_level_text(man.confidence_level)} interval of the difference excludes 0)."
             + (f" {undetermined} comparison(s) undetermined (NaN interval): not bold." if undetermined else ""))
-    return Grid(header=("estimator", *(f"{u} ({g})" for g, u in cols)), rows=body, notes=notes)
+    header = ["estimator"] + [f"{u} ({g})" for g, u in cols]
+    return Grid(header=tuple(header), rows=tuple(body), notes=tuple(notes))  # type: ignore[arg-type]
