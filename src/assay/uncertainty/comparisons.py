@@ -22,6 +22,8 @@ import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
+from assay.metrics.api import compare, evaluate
+from assay.metrics.significance import Comparison
 from assay.validation import check_int, check_number, check_seed
 
 __all__ = ["compare_estimators", "compare_to_best"]
@@ -47,10 +49,8 @@ def _flat(values: Any, level: str) -> np.ndarray:
 
 
 def compare_estimators(man: Any, key_a: Sequence[str], key_b: Sequence[str], *, n_resamples: int | None = None,
-                       confidence_level: float | None = None, seed: int | None = None) -> Any:
+                       confidence_level: float | None = None, seed: int | None = None) -> Comparison:
     """:meth:`UEManager.compare <assay.uncertainty.UEManager.compare>` (see there)."""
-    from assay.metrics.api import compare, evaluate
-
     ka, kb = _check_key(man, key_a, "key_a"), _check_key(man, key_b, "key_b")
     diff = [part for i, part in enumerate(_PARTS) if ka[i] != kb[i]]
     if diff != ["estimator"]:
@@ -89,7 +89,7 @@ def compare_estimators(man: Any, key_a: Sequence[str], key_b: Sequence[str], *, 
 
 
 def compare_to_best(man: Any, level: str, gen_metric: str, ue_metric: str, **options: Any
-                    ) -> tuple[str | None, dict[str, Any]]:
+                    ) -> tuple[str | None, dict[str, Comparison]]:
     """:meth:`UEManager.compare_to_best <assay.uncertainty.UEManager.compare_to_best>` (see there)."""
     metric, _ = man._score_named(ue_metric)
     col = {k[1]: v for k, v in man.metrics.items() if k[0] == level and k[2] == gen_metric and k[3] == ue_metric}

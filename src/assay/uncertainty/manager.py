@@ -48,13 +48,18 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from assay.errors import AssayError, InvalidParameterError, UndefinedMetricWarning
+from assay.metrics.api import new_seed
 from assay.metrics.ci import intervals as bootstrap_intervals
+from assay.metrics.significance import Comparison
 from assay.plugins.names import parse_name
+from assay.render import Grid, render_grid
 from assay.uncertainty.base import Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
+from assay.uncertainty.comparisons import compare_estimators, compare_to_best
 from assay.uncertainty.gen_metrics import GENERATION_METRICS
 from assay.uncertainty.graph import plan_calculators
 from assay.uncertainty.inputs import load_ue_data, records_to_columns
 from assay.uncertainty.persist import FORMAT_VERSION, load_manager, save_manager  # noqa: F401 - FORMAT_VERSION kept here
+from assay.uncertainty.tables import manager_grid
 from assay.validation import check_int, check_number, check_seed
 
 __all__ = ["UEManager"]
@@ -147,8 +152,6 @@ class UEManager:
                                                    closed="neither", owner="UEManager"))
         seed = check_seed(seed, "seed", owner="UEManager")
         if seed is None:
-            from assay.metrics.api import new_seed
-
             seed = new_seed()
         self.seed: int = seed
         self.stats: dict[str, Any] = self._columns(data) if data is not None else {}
@@ -436,7 +439,7 @@ class UEManager:
         )
 
     def compare(self, key_a: Sequence[str], key_b: Sequence[str], *, n_resamples: int | None = None,
-                confidence_level: float | None = None, seed: int | None = None) -> Any:
+                confidence_level: float | None = None, seed: int | None = None) -> Comparison:
         """Paired comparison of two estimators under one generation metric and UE metric.
 
         Parameters
@@ -463,13 +466,11 @@ class UEManager:
         >>> man.compare(("sequence", "msp", "accuracy", "prr"),
         ...             ("sequence", "perplexity", "accuracy", "prr")).p_value   # doctest: +SKIP
         """
-        from assay.uncertainty.comparisons import compare_estimators
-
         return compare_estimators(self, key_a, key_b, n_resamples=n_resamples, confidence_level=confidence_level,
                                   seed=seed)
 
     def compare_to_best(self, level: str, gen_metric: str, ue_metric: str, **options: Any
-                        ) -> tuple[str | None, dict[str, Any]]:
+                        ) -> tuple[str | None, dict[str, Comparison]]:
         """The best estimator of one column and each other estimator's :meth:`compare` against it.
 
         Returns ``(best, {estimator: Comparison})``, ``a`` being the best estimator (by value,
@@ -478,17 +479,13 @@ class UEManager:
         significantly worse than the best when its comparison's ``better`` is ``"a"`` (the
         paired-bootstrap interval of the difference excludes 0). ``options`` go to :meth:`compare`.
         """
-        from assay.uncertainty.comparisons import compare_to_best
-
         return compare_to_best(self, level, gen_metric, ue_metric, **options)
 
     # ---------------------------------------------------------------- tables
     def grid(self, *, level: str = "sequence", gen_metric: str | None = None, intervals: bool | None = None,
-             mark_best: bool = False, digits: int = 4) -> Any:
+             mark_best: bool = False, digits: int = 4) -> Grid:
         """The table of :meth:`table` as an :class:`assay.render.Grid` (one row per estimator,
         one column per UE metric score and generation metric)."""
-        from assay.uncertainty.tables import manager_grid
-
         return manager_grid(self, level=level, gen_metric=gen_metric, intervals=intervals, mark_best=mark_best,
                             digits=digits)
 
@@ -500,8 +497,6 @@ class UEManager:
         ``mark_best`` bolds, per column, the estimators not significantly worse than the
         best (:meth:`compare_to_best`); ``fmt`` is any format of :func:`assay.render.render_grid`.
         """
-        from assay.render import render_grid
-
         return render_grid(self.grid(level=level, gen_metric=gen_metric, intervals=intervals, mark_best=mark_best,
                                      digits=digits), fmt)
 
