@@ -142,3 +142,31 @@ def test_paired_comparison_of_two_estimators_matches_a_hand_written_paired_boots
     assert (c.ci_low, c.ci_high) == pytest.approx(percentile(boot), abs=1e-12)
     assert c.p_value_bootstrap == pytest.approx(p_boot)
     assert c.p_value == pytest.approx(p_perm)
+
+
+REGISTERED = ["prr", "prr[normalize=true]", "rcc_auc", "roc_auc", "pr_auc", "spearman", "kendall", "rpp", "aurc",
+              "e_aurc", "augrc", "risk_at_coverage", "coverage_at_risk[risk=0.5]", "fpr_at_recall"]
+
+
+@pytest.mark.parametrize("spec", REGISTERED)
+def test_every_registered_metric_streams_and_merges_like_the_call(spec):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    u_all, q_all = data(n=24, seed=8)
+    u_all = np.round(u_all, 1)  # ties
+
+    @settings(max_examples=15, deadline=None)
+    @given(st.lists(st.integers(0, 24), min_size=0, max_size=4))
+    def check(cuts):
+        bounds = [0, *sorted(cuts), 24]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            want = load_ue_metric(spec).all_scores(u_all, q_all)
+            parts = [load_ue_metric(spec).update(u_all[a:b], q_all[a:b]) for a, b in zip(bounds, bounds[1:])]
+            got = pickle.loads(pickle.dumps(parts[0])).merge(*parts[1:]).compute()
+        for name, value in want.items():
+            assert got[name] == pytest.approx(value, nan_ok=True)
+        assert got["score"] == pytest.approx(load_ue_metric(spec)(u_all, q_all), nan_ok=True)
+
+    check()
