@@ -170,3 +170,19 @@ def test_every_registered_metric_streams_and_merges_like_the_call(spec):
         assert got["score"] == pytest.approx(load_ue_metric(spec)(u_all, q_all), nan_ok=True)
 
     check()
+
+
+def test_a_legacy_subclass_that_overrides_the_call_is_still_a_metric():
+    class Legacy(UEMetric):
+        name = "legacy_mean_u"
+
+        def __call__(self, uncertainty, quality):
+            return float(np.mean(uncertainty))
+
+    u, q = data()
+    m = Legacy()
+    assert m.update(u[:10], q[:10]).update(u[10:], q[10:]).compute()["legacy_mean_u"] == pytest.approx(u.mean())
+    res = assay.evaluate(u, q, metrics=[Legacy()], n_resamples=50, seed=2)
+    want = percentile([u[i].mean() for i in ref_indices(len(u), 50, 2)])
+    g = res[0]["score"]["global"]
+    assert (g["legacy_mean_u_ci_low"], g["legacy_mean_u_ci_high"]) == pytest.approx(want, abs=1e-12)

@@ -299,7 +299,14 @@ class UEMetric(Metric):
 
     # ---------------------------------------------------------------- to implement
     def _scores(self, u: np.ndarray, q: np.ndarray) -> dict[str, float]:
-        """Named scores of validated, non-empty rows; by default ``{main_score: _score(u, q)}``."""
+        """Named scores of validated, non-empty rows; by default ``{main_score: _score(u, q)}``.
+
+        A subclass written before UE metrics were metrics, that overrides ``__call__`` and
+        not ``_score``, is scored through its call.
+        """
+        cls = type(self)
+        if cls._score is UEMetric._score and cls.__call__ is not UEMetric.__call__:
+            return {self.main_score: float(self(u, q))}
         return {self.main_score: float(self._score(u, q))}
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
