@@ -11,8 +11,9 @@ A save is a folder holding ``manager.json`` and ``arrays.npz``:
   ``metrics`` that has one, with ``low``, ``high`` and an optional ``note``; both absent in
   older saves, which load with no intervals and ``n_resamples`` 0), notes, the provenance
   ``signature`` (:mod:`assay.provenance`; absent in older saves, which still load), and a
-  manifest: ``format``, ``version``, the name, dtype and shape of every array, the size and ``sha256`` of ``arrays.npz``, and ``content_sha256``,
-  a digest of the JSON document itself.
+  manifest: ``format``, ``version``, the name, dtype and shape of every array, the size
+  and ``sha256`` of ``arrays.npz``, and ``content_sha256``, a digest of the JSON document
+  itself.
 
 **All or nothing.** The new save is written completely into a temporary sibling folder
 (``.<name>.tmp-<pid>-<random>``, each file synced), other files already in the folder
