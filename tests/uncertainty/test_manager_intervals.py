@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from assay.errors import InvalidParameterError, SaveFormatError
-from assay.uncertainty import UEManager, UEMetric
+from assay.uncertainty import Estimator, UEManager, UEMetric
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from assay_ue_references import MeanUncertainty, percentile, ref_auc, ref_indices, ref_prr  # noqa: E402
@@ -310,3 +310,39 @@ def test_a_loaded_manager_compares_registered_metrics_and_names_the_ones_it_cann
     with pytest.raises(InvalidParameterError, match="'mean_u_ok' is not a score of this manager's UE metrics"):
         again.compare(("sequence", "msp", "accuracy", "mean_u_ok"), ("sequence", "perplexity", "accuracy",
                                                                       "mean_u_ok"))
+
+
+class WrongProbability(Estimator):
+    """1 - P(answer) = 1 - exp(sum log p): an uncertainty in [0, 1] (for the calibration UE metrics)."""
+
+    name, level, dependencies = "p_wrong", "sequence", ("log_probs",)
+
+    def __call__(self, stats):
+        return np.array([1.0 - math.exp(sum(lp)) for lp in stats["log_probs"]])
+
+
+def test_every_registered_ue_metric_gets_the_intervals_assay_evaluate_gives():
+    import warnings
+
+    import assay
+    from assay.errors import UndefinedMetricWarning
+    from assay.plugins import get_registry
+
+    names = get_registry("ue_metric").names()
+    recs = records(n=60)
+    man = UEManager(recs, estimators=[WrongProbability()], gen_metrics=["accuracy"], ue_metrics=names,
+                    n_resamples=40, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        man()
+    u = np.array([1.0 - math.exp(sum(r["log_probs"])) for r in recs])
+    q = np.array([float(r["correct"]) for r in recs])
+    for name in names:
+        metric = assay.load_ue_metric(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            g = assay.evaluate(u, q, metrics=[metric], n_resamples=40, seed=4)[0]["score"]["global"]
+        for score in metric.score_names:
+            key = ("sequence", "p_wrong", "accuracy", score)
+            assert man.metrics[key] == pytest.approx(g[score], nan_ok=True), key
+            assert man.intervals[key] == pytest.approx((g[f"{score}_ci_low"], g[f"{score}_ci_high"]), nan_ok=True), key
