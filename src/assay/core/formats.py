@@ -89,7 +89,8 @@ class JsonLinesFormat(DataFormat):
     extensions = (".jsonl", ".ndjson")
 
     def parse(self, text: str, *, source: str = "<string>") -> list[Any]:
-        return parse_jsonl(text, source=source, error=lambda reason, line: DataFormatError(reason, source=source, line=line))
+        return parse_jsonl(text, source=source,
+                           error=lambda reason, line: DataFormatError(reason, source=source, line=line))
 
     def dumps(self, items: list[Any]) -> str:
         return dumps_jsonl(items)

@@ -99,7 +99,8 @@ def format_table(g: dict[str, Any], *, digits: int = 4) -> str:
         lo, hi = g.get(f"{k}_ci_low"), g.get(f"{k}_ci_high")
         ci = "" if lo is None else f"[{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
         rows.append((k, _fmt(v, digits), ci))
-    notes = [f"({g['num_of_instances']} instances; main score: {g.get('score_name')})"] if "num_of_instances" in g else []
+    notes = ([f"({g['num_of_instances']} instances; main score: {g.get('score_name')})"]
+             if "num_of_instances" in g else [])
     grid = Grid(header=("score", "value", "confidence interval"), rows=rows, align="lll", notes=notes)
     return render_grid(grid, "text")
 
