@@ -25,7 +25,7 @@ higher is better
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import attrs
 
@@ -53,6 +53,23 @@ def _as_cell(value: Cell | str) -> Cell:
     return value if isinstance(value, Cell) else Cell(str(value))
 
 
+# typed converters (``converter=tuple`` would make mypy read every field as ``Iterable[_T_co]``)
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _cells(rows: Iterable[Iterable[Cell | str]]) -> tuple[tuple[Cell, ...], ...]:
+    return tuple(tuple(_as_cell(c) for c in row) for row in rows)
+
+
+def _spans(groups: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    return tuple((name, span) for name, span in groups)
+
+
+def _ints(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(values)
+
+
 @attrs.frozen
 class Grid:
     """What a table shows, before it is drawn.
@@ -78,14 +95,13 @@ class Grid:
         Body rows before which LaTeX draws a ``\\midrule`` (blocks of rows).
     """
 
-    header: tuple[str, ...] = attrs.field(converter=tuple)
-    rows: tuple[tuple[Cell, ...], ...] = attrs.field(
-        converter=lambda rows: tuple(tuple(_as_cell(c) for c in row) for row in rows))
+    header: tuple[str, ...] = attrs.field(converter=_strings)
+    rows: tuple[tuple[Cell, ...], ...] = attrs.field(converter=_cells)
     align: str = ""
-    groups: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=tuple)
-    notes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    groups: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=_spans)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     signature: str = ""
-    rules_before: tuple[int, ...] = attrs.field(default=(), converter=tuple)
+    rules_before: tuple[int, ...] = attrs.field(default=(), converter=_ints)
 
     def __attrs_post_init__(self) -> None:
         n = len(self.header)

@@ -19,7 +19,7 @@ Under every table is the run's provenance signature (:mod:`assay.provenance`): a
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from assay.errors import InvalidParameterError
 from assay.render import Cell, Grid, render_grid
@@ -184,7 +184,7 @@ def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standa
 
 def render_table(table: ResultTable, fmt: str = "markdown", **options: object) -> str:
     """Render in ``fmt`` (``markdown``, ``latex`` or ``html``)."""
-    renderers = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
+    renderers: dict[str, Callable[..., str]] = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
     if fmt not in renderers:
         raise InvalidParameterError(f"The 'format' parameter must be one of {set(FORMATS)}. Got {fmt!r} instead.")
-    return renderers[fmt](table, **options)  # type: ignore[operator]
+    return renderers[fmt](table, **options)
