@@ -27,7 +27,7 @@ literals, undecodable UTF-8 and malformed JSON with a :class:`~assay.errors.Save
 that names the file, the line and the column.
 
 **JSON Lines.** :func:`parse_jsonl` / :func:`read_jsonl` read one JSON value per line (blank
-lines skipped; a line ends at ``\n`` only, so a raw U+2028 or form feed inside a string
+lines skipped; a line ends at ``\\n`` only, so a raw U+2028 or form feed inside a string
 stays in its record) and name the source and the line number of a bad record;
 :func:`dumps_jsonl` writes by the rule above. JSON Lines files are mostly *inputs* made by
 other tools (predictions, references, model outputs), and Python's ``json.dumps`` writes
@@ -179,7 +179,7 @@ def read_json(path: str | os.PathLike[str], *, what: str = "JSON file", legacy_c
 
 
 def dumps_jsonl(items: Iterable[Any]) -> str:
-    """``items`` as JSON Lines text: one compact standard-JSON value per line (the rule above), each ending in ``\n``.
+    """``items`` as JSON Lines text: one compact standard-JSON value per line (the rule above), each ending in ``\\n``.
 
     >>> dumps_jsonl([{"a": float("nan")}, [1, 2]])
     '{"a": "NaN"}\\n[1, 2]\\n'
@@ -188,7 +188,7 @@ def dumps_jsonl(items: Iterable[Any]) -> str:
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """Numbered lines split at ``\n`` only (``str.splitlines`` would also cut at U+2028, form feed ...)."""
+    """Numbered lines split at ``\\n`` only (``str.splitlines`` would also cut at U+2028, form feed ...)."""
     for lineno, line in enumerate(text.split("\n"), start=1):
         yield lineno, line[:-1] if line.endswith("\r") else line
 
