@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.functional import divide
 from assay.validation import check_array, check_choice, check_number, undefined_metric
 
 __all__ = ["al_improvement", "dice", "ged", "ncc"]
@@ -77,8 +78,7 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 def _mean_iou_distance(a: np.ndarray, b: np.ndarray) -> float:
     inter, sa, sb = _pair_counts(a, b)
     union = sa + sb - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(union > 0, 1.0 - inter / np.where(union > 0, union, 1.0), 0.0)
+    d = 1.0 - divide(inter, union, 1.0)  # two empty masks (union 0): IoU 1, distance 0
     return float(d.mean())
 
 
