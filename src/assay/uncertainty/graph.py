@@ -10,7 +10,7 @@ a cycle among calculators, are :class:`StatDependencyError` naming the statistic
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import StatCalculator
