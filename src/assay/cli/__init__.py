@@ -3,7 +3,10 @@
 Each sub-command lives in its own module under :mod:`assay.cli` with a
 ``register(subparsers)`` function that adds its parser and sets ``func`` (called with
 the parsed arguments, returning the exit code). Sub-command modules import heavy
-libraries inside ``func``, so ``assay --help`` stays fast.
+libraries inside ``func``, so ``assay --help`` stays fast. Plugins add commands with the
+``assay_register_commands`` hook (``parse-eval`` comes from assay-parsing); they are listed
+after assay's own (:mod:`assay.cli._plugin_commands`; helpers for them in
+:mod:`assay.cli.commands`).
 
 Every command ends in one line on stderr, never a traceback: ``assay COMMAND: error:
 <file or flag>: <what is wrong>`` with exit status 2 for bad input (argparse usage errors
@@ -26,6 +29,7 @@ from typing import NoReturn, Sequence
 from assay import __version__
 from assay.cli._errors import EXIT_USAGE, run_command
 from assay.cli._output import evaluator_lines_on_stdout
+from assay.cli._plugin_commands import add_plugin_commands
 from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
@@ -33,7 +37,6 @@ __all__ = ["build_parser", "main"]
 #: sub-command modules, in the order ``assay --help`` lists them
 COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
-    "assay.cli.parse_eval",
     "assay.cli.plugins", "assay.cli.check_plugin",
     "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
@@ -59,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMANDS:
         importlib.import_module(module_name).register(subparsers)
+    add_plugin_commands(subparsers, builtin=set(subparsers.choices))
     return parser
 
 

@@ -1,7 +1,8 @@
 """``assay demo``: the main job. Generates data, evaluates it end to end, prints the results.
 
-The demo is a sequence of sections, each a module under :mod:`assay.demo` with
-``run(out_dir: pathlib.Path) -> None``; later features add sections.
+The demo is a sequence of sections registered through the ``assay_register_demo_sections``
+hook (:mod:`assay.demo`), each with ``run(out_dir: pathlib.Path) -> None``: ``metrics`` is
+assay's own, the others come from the first-party plugins.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from assay.cli._output import add_verbose, json_mode, print_json, spark_log
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from assay.demo import DESCRIPTIONS  # a plain dict: importing it loads no section
-
-    width = max(len(name) for name in DESCRIPTIONS)
+    descriptions = _descriptions()
+    width = max([len(name) for name in descriptions] or [0])
     p = subparsers.add_parser(
         "demo", help="run the end-to-end demo on generated data (what `make run` does)",
         description=textwrap.fill("Generate data deterministically, evaluate it end to end, and print the results, "
                                   "section by section (all of them unless --section picks some). Files are "
                                   "written under -o/--output.", width=78),
-        epilog="sections, in the order they run:\n" + "\n".join(
-            f"  {name:<{width}}  {text}" for name, text in DESCRIPTIONS.items()),
+        epilog=("sections, in the order they run:\n" + "\n".join(
+            f"  {name:<{width}}  {text}" for name, text in descriptions.items())) if descriptions else
+        "no section is registered: are assay's plugins installed? (assay plugins)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_output(p, "folder", "the generated data and results (one subfolder per section)", default="demo-output")
@@ -35,16 +36,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _descriptions() -> dict[str, str]:
+    """name -> title of every registered section, in order; empty when the plugins cannot be loaded."""
+    from assay.demo import sections
+
+    try:
+        return {name: s.title for name, s in sections().items()}
+    except Exception:  # noqa: BLE001 - 'assay --help' must work with a broken plugin (the run reports it)
+        return {}
+
+
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from assay.demo import SECTIONS, run_demo
+    from assay.demo import run_demo, sections
     from assay.errors import InvalidParameterError
 
-    unknown = [s for s in args.sections or () if s not in SECTIONS]
+    registered = sections()
+    unknown = [s for s in args.sections or () if s not in registered]
     if unknown:
         raise InvalidParameterError(f"{flag(args, 'sections')} {unknown[0]!r}: unknown demo section; "
-                                    f"choose from {', '.join(SECTIONS)} (see 'assay demo --help').")
+                                    f"choose from {', '.join(registered)} (see 'assay demo --help').")
     out = args.output if args.output is not None else Path("demo-output")
     check_output(args)
     if not args.json:
@@ -52,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             return run_demo(out, sections=args.sections)
     ran = []
     with json_mode(args), spark_log(args):  # the demo's narrative goes to stderr; stdout holds the JSON
-        for name in args.sections or SECTIONS:
+        for name in args.sections or registered:
             start = time.perf_counter()
             run_demo(out, sections=[name])
             ran.append({"section": name, "seconds": round(time.perf_counter() - start, 3), "folder": str(out / name)})
