@@ -24,12 +24,24 @@ def assay_register_data_formats(register):
              description="CoNLL-X (CoNLL 2006): ten columns, integer IDs")
 
 
+def _run_parse_eval(args):
+    from assay_parsing import parse_eval
+
+    return parse_eval.run(args)
+
+
+def _parse_eval_arguments(parser):
+    from assay_parsing import parse_eval
+
+    parse_eval.add_arguments(parser)
+
+
 @hookimpl
 def assay_register_commands(register):
     from assay_parsing import parse_eval
 
-    register("parse-eval", parse_eval.run, help=parse_eval.HELP, description=parse_eval.DESCRIPTION,
-             epilog=parse_eval.EPILOG, add_arguments=parse_eval.add_arguments)
+    register("parse-eval", _run_parse_eval, help=parse_eval.HELP, description=parse_eval.DESCRIPTION,
+             epilog=parse_eval.EPILOG, add_arguments=_parse_eval_arguments)
 
 
 def _run_treebank_demo(out_dir):
