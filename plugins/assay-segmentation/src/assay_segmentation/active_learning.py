@@ -92,6 +92,6 @@ def second_cycle_splits(splits: Mapping[str, Sequence[str]], queried: Sequence[s
 
 def write_splits(path: str | Path, splits: Mapping[str, Any]) -> Path:
     """Write a split file atomically (JSON; an atomic rename, without fsync)."""
-    from assay.downstream.results import write_json_atomic
+    from assay.jsonio import write_json_atomic
 
     return write_json_atomic(path, dict(splits), fsync=False)
