@@ -4,7 +4,7 @@ Each sub-command lives in its own module under :mod:`assay.cli` with a
 ``register(subparsers)`` function that adds its parser and sets ``func`` (called with
 the parsed arguments, returning the exit code). Sub-command modules import heavy
 libraries inside ``func``, so ``assay --help`` stays fast. Plugins add commands with the
-``assay_register_commands`` hook (``parse-eval`` comes from assay-parsing); they are listed
+``assay_register_commands`` hook (the first-party plugins add some); they are listed
 after assay's own (:mod:`assay.cli._plugin_commands`; helpers for them in
 :mod:`assay.cli.commands`).
 
