@@ -17,6 +17,7 @@ from assay import hookimpl
 from assay.cli import main
 from assay.errors import InvalidParameterError, UnknownNameError
 from assay.plugins import PluginSystem, get_plugin_system, use_plugin_system
+from assay.uncertainty import GenerationMetric
 
 
 def plugin(name: str, **hooks) -> types.ModuleType:
@@ -275,3 +276,45 @@ def test_core_keeps_only_the_base_class():
 
     assert not hasattr(core_gen, "Accuracy") and not hasattr(core_gen, "normalize_text")
     assert Path(core_gen.__file__).parent.name == "uncertainty"
+
+
+# --------------------------------------------------------------------------- assay check-plugin on the new kinds
+class ZeroQuality(GenerationMetric):
+    """Quality 0 for every example (module level, so it pickles)."""
+
+    name, level = "good_gen", "sequence"
+
+    def __call__(self, stats):
+        return np.zeros(len(stats.get("correct", [0])))
+
+
+def test_check_plugin_checks_commands_sections_and_generation_metrics():
+    from assay.testing.conformance import check_entries
+
+    def bad_arguments(parser):
+        parser.add_argument("--x")
+        parser.add_argument("--x")  # argparse: conflicting option string
+
+    def hooks_commands(register):
+        register("good-cmd", _hello, help="fine", add_arguments=_hello_arguments)
+        register("bad-cmd", _hello, help="clashing flags", add_arguments=bad_arguments)
+
+    def hooks_sections(register):
+        register("titled", lambda out: None, title="a section", order=5)
+        register("untitled", lambda out: None)
+
+    def hooks_gen(register):
+        register("good_gen", ZeroQuality)
+        register("not_a_metric", dict)
+
+    system = system_with(plugin("check_me", assay_register_commands=hooks_commands,
+                                assay_register_demo_sections=hooks_sections,
+                                assay_register_generation_metrics=hooks_gen))
+    entries = [system.registry(kind).get(name) for kind, name in (
+        ("command", "good-cmd"), ("command", "bad-cmd"), ("demo_section", "titled"), ("demo_section", "untitled"),
+        ("generation_metric", "good_gen"), ("generation_metric", "not_a_metric"))]
+    failed = {(r.name, r.check): r.reason for r in check_entries(entries, system) if r.status == "FAIL"}
+    assert set(failed) == {("bad-cmd", "arguments"), ("untitled", "declaration"), ("not_a_metric", "instantiate")}
+    assert "conflicting option string" in failed[("bad-cmd", "arguments")]
+    assert "title=" in failed[("untitled", "declaration")]
+    assert "not an assay.uncertainty.GenerationMetric" in failed[("not_a_metric", "instantiate")]
