@@ -194,7 +194,9 @@ def test_demo_sections_run_in_order_then_name(tmp_path, capsys):
 
 
 def test_a_section_with_a_bad_order_is_an_error_naming_it():
-    hook = lambda register: register("odd", lambda out: None, order="soon")  # noqa: E731
+    def hook(register):
+        register("odd", lambda out: None, order="soon")
+
     with use_plugin_system(system_with(plugin("odd_order", assay_register_demo_sections=hook))):
         from assay.demo import sections
 
@@ -229,7 +231,9 @@ def test_uemanager_resolves_generation_metrics_through_the_registry():
         def __call__(self, stats):
             return np.array([float(len(a)) for a in stats["answer"]])
 
-    hook = lambda register: register("answer_length", Length)  # noqa: E731
+    def hook(register):
+        register("answer_length", Length)
+
     records = [{"answer": "a" * k, "log_probs": [-0.1 * k], "correct": int(k % 2)} for k in range(1, 9)]
     system = PluginSystem()  # the installed plugins (msp, prr) plus this one
     system.register_plugin(plugin("length_metric", assay_register_generation_metrics=hook))

@@ -11,14 +11,14 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
-import importlib.metadata as metadata
 import importlib.util
 import re
 import sys
-import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "src" / "assay"

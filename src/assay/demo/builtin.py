@@ -14,6 +14,6 @@ def _run_metrics(out_dir: Path) -> None:
 
 
 @hookimpl
-def assay_register_demo_sections(register):  # noqa: ANN001, ANN201 - the hook's documented signature
+def assay_register_demo_sections(register):
     register("metrics", _run_metrics, order=20,
              title="classification and translation scores with bootstrap intervals, and a paired comparison")
