@@ -322,3 +322,13 @@ def test_check_plugin_checks_commands_sections_and_generation_metrics():
     assert "conflicting option string" in failed[("bad-cmd", "arguments")]
     assert "title=" in failed[("untitled", "declaration")]
     assert "not an assay.uncertainty.GenerationMetric" in failed[("not_a_metric", "instantiate")]
+
+
+def test_list_one_command_or_section_says_how_to_run_it(capsys):
+    assert main(["list", "command", "parse-eval"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("command parse-eval  [parsing, distribution assay-parsing]")
+    assert out.rstrip().endswith("Run: assay parse-eval --help") and "Options" not in out
+    assert main(["list", "demo_section", "segmentation", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["run"] == "assay demo --section segmentation" and data["distribution"] == "assay-segmentation"

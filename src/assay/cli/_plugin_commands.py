@@ -62,7 +62,7 @@ def _add(subparsers: argparse._SubParsersAction, entry: Any) -> bool:
         add_arguments = meta.get("add_arguments")
         if add_arguments is not None:
             add_arguments(parser)
-        parser.set_defaults(func=entry.factory, _plugin_command=entry.plugin)
+        parser.set_defaults(func=entry.factory)
     except Exception as exc:  # noqa: BLE001 - one broken command must not break 'assay --help'
         _remove(subparsers, entry.name)
         _warn(f"the command {entry.name!r} of plugin {entry.source} is not added: its add_arguments raised "

@@ -103,8 +103,9 @@ def assay_register_commands(register: Register) -> None:
         Optional ``add_arguments(parser)``: adds the command's arguments to its
         ``argparse`` parser. :mod:`assay.cli.commands` has the shared flags (``add_json``
         for ``--json``, ``add_output`` for ``-o/--output``, ``add_verbose`` ...).
-    ``description``, ``epilog``
-        Optional text for ``assay NAME --help`` (``description`` defaults to ``help``).
+    ``description``, ``epilog``, ``formatter_class``
+        Optional text for ``assay NAME --help`` (``description`` defaults to ``help``) and the
+        ``argparse`` help formatter (``argparse.RawDescriptionHelpFormatter`` keeps line breaks).
 
     A name that is one of assay's own commands, or that another plugin registered too, is
     not added: ``assay`` prints one warning line naming both, and ``assay plugins`` shows the
