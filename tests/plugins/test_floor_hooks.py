@@ -332,3 +332,26 @@ def test_list_one_command_or_section_says_how_to_run_it(capsys):
     assert main(["list", "demo_section", "segmentation", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["run"] == "assay demo --section segmentation" and data["distribution"] == "assay-segmentation"
+
+
+def test_only_a_command_line_that_may_name_a_plugin_command_loads_the_plugins(capsys):
+    system = PluginSystem()
+    with use_plugin_system(system):
+        for argv in (["--version"], ["evaluate", "--help"], ["compare", "--help"]):
+            with pytest.raises(SystemExit):
+                main(argv)
+            assert not system.loaded, argv  # assay's own commands: the plugins load only when the command needs them
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        assert system.loaded
+    assert "parse-eval" in capsys.readouterr().out
+
+
+def test_ctrl_c_while_the_plugin_commands_load_ends_with_130(capsys):
+    class Interrupted(PluginSystem):
+        def registry(self, kind):
+            raise KeyboardInterrupt
+
+    with use_plugin_system(Interrupted(entry_points=False)):
+        assert main(["parse-eval", "g", "s"]) == 130
+    assert capsys.readouterr().err == "assay: interrupted\n"

@@ -16,16 +16,11 @@ from assay.cli._output import add_verbose, json_mode, print_json, spark_log
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    descriptions = _descriptions()
-    width = max([len(name) for name in descriptions] or [0])
     p = subparsers.add_parser(
         "demo", help="run the end-to-end demo on generated data (what `make run` does)",
         description=textwrap.fill("Generate data deterministically, evaluate it end to end, and print the results, "
                                   "section by section (all of them unless --section picks some). Files are "
                                   "written under -o/--output.", width=78),
-        epilog=("sections, in the order they run:\n" + "\n".join(
-            f"  {name:<{width}}  {text}" for name, text in descriptions.items())) if descriptions else
-        "no section is registered: are assay's plugins installed? (assay plugins)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_output(p, "folder", "the generated data and results (one subfolder per section)", default="demo-output")
@@ -34,16 +29,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_verbose(p)
     add_json(p, "what ran (each section's name, seconds and folder)")
     p.set_defaults(func=run)
+    format_help = p.format_help
+
+    def with_sections() -> str:  # the sections come from the plugins: loaded only for 'assay demo --help'
+        p.epilog = _epilog()
+        return format_help()
+
+    p.format_help = with_sections  # type: ignore[method-assign]
 
 
-def _descriptions() -> dict[str, str]:
-    """name -> title of every registered section, in order; empty when the plugins cannot be loaded."""
+def _epilog() -> str:
+    """The registered sections, one line each, in the order they run."""
     from assay.demo import sections
 
     try:
-        return {name: s.title for name, s in sections().items()}
-    except Exception:  # noqa: BLE001 - 'assay --help' must work with a broken plugin (the run reports it)
-        return {}
+        descriptions = {name: s.title for name, s in sections().items()}
+    except Exception as exc:  # noqa: BLE001 - 'assay demo --help' must work with a broken plugin
+        return f"the sections cannot be listed: {type(exc).__name__}: {' '.join(str(exc).split())}"
+    if not descriptions:
+        return "no section is registered: are assay's plugins installed? (assay plugins)"
+    width = max(len(name) for name in descriptions)
+    return "sections, in the order they run:\n" + "\n".join(
+        f"  {name:<{width}}  {text}" for name, text in descriptions.items())
 
 
 def run(args: argparse.Namespace) -> int:
