@@ -6,7 +6,8 @@ the parsed arguments, returning the exit code). Sub-command modules import heavy
 libraries inside ``func``, so ``assay --help`` stays fast. Plugins add commands with the
 ``assay_register_commands`` hook (the first-party plugins add some); they are listed
 after assay's own (:mod:`assay.cli._plugin_commands`; helpers for them in
-:mod:`assay.cli.commands`).
+:mod:`assay.cli.commands`), and added only when the command line may name one (no command,
+``--help``, a name that is not assay's own), so assay's own commands load no plugin to parse.
 
 Every command ends in one line on stderr, never a traceback: ``assay COMMAND: error:
 <file or flag>: <what is wrong>`` with exit status 2 for bad input (argparse usage errors
