@@ -43,6 +43,7 @@ __all__ = [
     "load_estimator",
     "load_executor",
     "load_metric",
+    "load_model_backend",
     "load_sentence_evaluator",
     "load_stat_calculator",
     "load_task",
@@ -113,3 +114,8 @@ def load_task(spec: str, /, **overrides: Any) -> Any:
 def load_aggregation(spec: str, /, **overrides: Any) -> Any:
     """An uncertainty-map aggregation by registered name: ``load_aggregation("patch_max[patch_size=10]")``."""
     return load("aggregation", spec, **overrides)
+
+
+def load_model_backend(spec: str, /, **overrides: Any) -> Any:
+    """A model backend by registered name: ``load_model_backend("transformers", model="path/to/model")``."""
+    return load("model_backend", spec, **overrides)

@@ -44,6 +44,7 @@ KINDS: dict[str, str] = {
     "data_format": "assay_register_data_formats",
     "task": "assay_register_tasks",
     "aggregation": "assay_register_aggregations",
+    "model_backend": "assay_register_model_backends",
 }
 
 #: Kind -> the hook that registers namespaces of that kind (``"namespace:name"`` resolved on demand).

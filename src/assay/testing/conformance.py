@@ -28,7 +28,8 @@ from assay.errors import InvalidParameterError, UnknownNameError
 from assay.plugins import KINDS, PluginInfo, PluginSystem, get_plugin_system
 from assay.plugins.registry import Entry
 from assay.testing.kind_checks import (CHECKS, check_aggregation, check_data_format, check_executor,
-                                       check_sentence_evaluator, check_statistics_user, check_task)
+                                       check_model_backend, check_sentence_evaluator, check_statistics_user,
+                                       check_task)
 from assay.testing.metric_checks import METRIC_CHECKS, UE_METRIC_CHECKS, check_metric, check_ue_metric
 from assay.testing.recorder import FAIL, PASS, SKIP, CheckResult, Recorder
 
@@ -47,6 +48,7 @@ _RUNNERS: dict[str, Callable[[Entry, Recorder, PluginSystem], None]] = {
     "data_format": lambda e, r, s: check_data_format(e, r),
     "task": lambda e, r, s: check_task(e, r),
     "aggregation": lambda e, r, s: check_aggregation(e, r),
+    "model_backend": lambda e, r, s: check_model_backend(e, r),
 }
 
 
