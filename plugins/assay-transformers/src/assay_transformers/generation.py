@@ -30,11 +30,9 @@ import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.uncertainty.model_loop import GENERATION_PARAMS
 
-__all__ = ["GENERATION_PARAMS", "Generation", "HFModel"]
-
-#: the keys ``generation_params`` accepts
-GENERATION_PARAMS = ("temperature", "top_k", "top_p", "stop_strings", "repetition_penalty")
+__all__ = ["GENERATION_PARAMS", "Generation", "HFModel", "check_generation_params"]
 
 
 @attrs.frozen
