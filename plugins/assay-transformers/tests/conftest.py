@@ -16,7 +16,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 WORDS = ("the a capital of france paris is what who river city big small red blue answer question yes no one two "
          "three").split()
-PROMPTS = ["the capital of france is", "what", "who is the big red river city of two", "yes no", "a small blue"]
 
 
 def build_tokenizer():
