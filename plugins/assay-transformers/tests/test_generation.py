@@ -143,3 +143,11 @@ def test_a_model_that_is_not_on_disk_is_a_clear_error(tmp_path):
 def test_bad_generation_parameters_are_errors_naming_the_key(hf, params, match):
     with pytest.raises(InvalidParameterError, match=match):
         hf.generate(["a"], max_new_tokens=2, generation_params=params)
+
+
+def test_entropy_of_hand_made_rows():
+    # two equally likely tokens: log 2; one certain token (the other -inf): 0; uniform over 4: log 4
+    with np.errstate(divide="ignore"):
+        rows = np.log(np.array([[0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]]))
+    out = EntropyCalculator()({"greedy_log_probs": [rows]})["entropy"][0]
+    np.testing.assert_allclose(out, [np.log(2), 0.0, np.log(4)], rtol=1e-12)

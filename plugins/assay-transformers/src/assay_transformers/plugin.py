@@ -19,4 +19,6 @@ def assay_register_model_backends(register):
 
 @hookimpl
 def assay_register_stat_calculators(register):
-    register("entropy", EntropyCalculator, description="greedy_log_probs -> entropy (per generated token, nats)")
+    half = -0.6931471805599453  # log(1/2): two equally likely tokens, entropy log 2
+    register("entropy", EntropyCalculator, description="greedy_log_probs -> entropy (per generated token, nats)",
+             examples=[{"stats": {"greedy_log_probs": [[[half, half], [0.0, float("-inf")]]]}}])
