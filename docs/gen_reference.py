@@ -64,6 +64,7 @@ _KIND_TITLES: dict[str, str] = {
     "data_format": "Data formats",
     "task": "Downstream tasks",
     "aggregation": "Aggregations",
+    "model_backend": "Model backends",
 }
 
 #: Class attributes worth a row in a registered name's table, when the factory has them.
