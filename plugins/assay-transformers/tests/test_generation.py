@@ -125,6 +125,21 @@ def test_samples_are_reproducible_with_a_seed_and_scored_by_the_model(hf):
             np.testing.assert_allclose(lps, rows[np.arange(len(tokens)), tokens], atol=ATOL, rtol=0)
 
 
+def test_top_k_is_off_unless_given_whatever_the_model_config_says(hf):
+    greedy = hf.generate(PROMPTS[:2], max_new_tokens=5)
+    old = hf.model.generation_config.top_k
+    hf.model.generation_config.top_k = 1  # a model default that would make sampling greedy
+    try:
+        free = hf.generate(PROMPTS[:2], max_new_tokens=5, do_sample=True, num_return_sequences=4, seed=0,
+                           generation_params={"temperature": 2.0})
+        one = hf.generate(PROMPTS[:2], max_new_tokens=5, do_sample=True, num_return_sequences=2, seed=0,
+                          generation_params={"temperature": 2.0, "top_k": 1})
+    finally:
+        hf.model.generation_config.top_k = old
+    assert all(s.tokens == g[0].tokens for g, samples in zip(greedy, one) for s in samples)  # top_k=1 is greedy
+    assert any(s.tokens != g[0].tokens for g, samples in zip(greedy, free) for s in samples)
+
+
 def test_a_model_that_is_not_on_disk_is_a_clear_error(tmp_path):
     with pytest.raises(InvalidParameterError, match=r"is not on disk: no such folder.*no download"):
         HFModel(tmp_path / "no-such-model")

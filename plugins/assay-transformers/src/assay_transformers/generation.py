@@ -16,6 +16,11 @@ strings are applied after generation: a decoder's later tokens never change the 
 of earlier ones, so cutting afterwards gives the numbers generation would have given
 had it stopped there.
 
+**Sampling** uses ``temperature`` (default 1.0), ``top_k`` (default 0: off) and ``top_p``
+(default 1.0) as given, never the model's or transformers' defaults (transformers' own
+default is top-k 50). Other settings of the model's ``generation_config.json`` (a forced
+first token, a repetition penalty ...) apply as ``model.generate`` applies them.
+
 **Log-probabilities** are ``log_softmax`` of the model's raw logits (``output_logits``),
 the model's own distribution, before temperature, top-k or top-p reshape it for
 sampling (those change which token is drawn, not the reported probability).
@@ -185,7 +190,9 @@ class HFModel:
         if "repetition_penalty" in params:
             cfg["repetition_penalty"] = float(params["repetition_penalty"])
         if do_sample:
-            cfg.update(temperature=float(params.get("temperature", 1.0)), top_k=params.get("top_k", 0) or None,
+            # explicit, never None: transformers fills an unset value from the model's generation_config.json,
+            # then from its global defaults (top_k=50); 0 turns top-k off
+            cfg.update(temperature=float(params.get("temperature", 1.0)), top_k=int(params.get("top_k", 0)),
                        top_p=float(params.get("top_p", 1.0)))
         if self.type == "seq2seq":
             start = getattr(self.model.generation_config, "decoder_start_token_id", None)
