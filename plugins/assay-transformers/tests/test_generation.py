@@ -140,6 +140,19 @@ def test_top_k_is_off_unless_given_whatever_the_model_config_says(hf):
     assert any(s.tokens != g[0].tokens for g, samples in zip(greedy, free) for s in samples)
 
 
+def test_a_tokenizer_without_a_pad_token_still_batches(model_dirs):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(model_dirs["causal"])
+    tok = AutoTokenizer.from_pretrained(model_dirs["causal"])
+    tok.pad_token = None  # as GPT-2's own tokenizer
+    hf = HFModel((model, tok))
+    together = hf.generate(PROMPTS[:3], max_new_tokens=4)
+    alone = [hf.generate([p], max_new_tokens=4)[0] for p in PROMPTS[:3]]
+    assert [g[0].tokens for g in together] == [g[0].tokens for g in alone]
+    assert tok.pad_token is None  # the user's tokenizer is left as it was
+
+
 def test_a_model_that_is_not_on_disk_is_a_clear_error(tmp_path):
     with pytest.raises(InvalidParameterError, match=r"is not on disk: no such folder.*no download"):
         HFModel(tmp_path / "no-such-model")

@@ -130,6 +130,7 @@ def run_model_loop(man: Any) -> None:
     active = {"estimator": list(man._estimators), "generation metric": list(man._gen)}
     collected: dict[tuple[str, str], list[Any]] = {}
     columns: dict[str, list[Any]] = {}
+    keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
     size = man.batch_size
     n_batches = (n + size - 1) // size
     bar = progress_bar(n_batches, enabled=show_progress(man.progress, n_batches), desc="UEManager batches")
@@ -163,15 +164,12 @@ def run_model_loop(man: Any) -> None:
                         continue
                     collected.setdefault((role, name), []).extend(values)
             for key, value in stats.items():
-                if key not in data:
+                if key not in data and key in keep:  # the rest (T x V rows ...) is dropped with the batch
                     columns.setdefault(key, []).extend(value)
             bar.update(1)
     finally:
         bar.close()
-    keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
-    for key, values in columns.items():
-        if key in keep:
-            data[key] = values
+    data.update(columns)
     man.stats = data
     for name, est in active["estimator"]:
         level = check_level(getattr(est, "level", "sequence"), owner=f"estimator {name!r}")

@@ -42,12 +42,14 @@ __all__ = ["GENERATION_PARAMS", "Generation", "HFModel", "check_generation_param
 
 @attrs.frozen
 class Generation:
-    """One generated sequence: token ids, per-step log-softmax rows ``(T, V)``, text, and whether EOS ended it."""
+    """One generated sequence: token ids, text, whether EOS ended it, the log-probability of each token
+    (``(T,)``) and, when asked for, the per-step log-softmax rows (``(T, V)``, else None)."""
 
     tokens: list[int]
-    log_probs: np.ndarray
+    token_log_probs: np.ndarray
     text: str
     ended_with_eos: bool
+    log_probs: np.ndarray | None = None
 
 
 def check_generation_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -148,26 +150,31 @@ class HFModel:
     # ------------------------------------------------------------------ generation
     def _encode(self, texts: Sequence[str]) -> dict[str, Any]:
         tok = self.tokenizer
-        side = getattr(tok, "padding_side", "right")
-        if tok.pad_token_id is None:
+        side, pad = getattr(tok, "padding_side", "right"), tok.pad_token
+        if pad is None and tok.eos_token is None:
             raise InvalidParameterError(
-                "The tokenizer has no pad token, so prompts cannot be batched; set tokenizer.pad_token "
-                "(e.g. to its eos_token) first.")
-        try:
+                "The tokenizer has neither a pad token nor an EOS token, so prompts cannot be batched; set "
+                "tokenizer.pad_token first.")
+        try:  # the pad id does not matter under the attention mask: borrow EOS (GPT-2 has no pad token)
             tok.padding_side = "left" if self.type == "causal" else "right"
+            if pad is None:
+                tok.pad_token = tok.eos_token
             enc = tok(list(texts), return_tensors="pt", padding=True)
         finally:
             tok.padding_side = side
+            if pad is None:
+                tok.pad_token = None
         return {"input_ids": enc["input_ids"].to(self.device), "attention_mask": enc["attention_mask"].to(self.device)}
 
     def generate(self, texts: Sequence[str], *, max_new_tokens: int, do_sample: bool = False,
                  num_return_sequences: int = 1, generation_params: Mapping[str, Any] | None = None,
-                 seed: int | None = None) -> list[list[Generation]]:
+                 seed: int | None = None, rows: bool = True) -> list[list[Generation]]:
         """Generate for each prompt; ``result[i][k]`` is prompt ``i``'s sequence ``k``.
 
         Greedy (``do_sample=False``) ignores temperature, top-k and top-p; stop strings
         apply to both. With ``do_sample`` and a ``seed``, the draws are reproducible for
         the same prompts in the same batch (the generator is seeded before the batch).
+        ``rows=False`` keeps only each token's log-probability, not the ``(T, V)`` rows.
         """
         import torch
         from transformers import GenerationConfig
@@ -206,18 +213,20 @@ class HFModel:
             with torch.no_grad():
                 out = self.model.generate(**enc, generation_config=gen_config)
         logits = torch.stack(list(out.logits), dim=1)  # (B * R, steps, V)
-        log_probs = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
         start = enc["input_ids"].shape[1] if self.type == "causal" else 1
-        sequences = out.sequences[:, start:].cpu().tolist()
+        generated = out.sequences[:, start:]
+        chosen = log_probs.gather(-1, generated.unsqueeze(-1)).squeeze(-1).cpu().numpy()  # (B * R, steps)
+        full = log_probs.cpu().numpy() if rows else [None] * len(chosen)
         result: list[list[Generation]] = [[] for _ in texts]
-        for row, (seq, lp) in enumerate(zip(sequences, log_probs)):
-            result[row // num_return_sequences].append(self._cut(seq, lp, stops))
+        for row, (seq, tok_lp, lp) in enumerate(zip(generated.cpu().tolist(), chosen, full)):
+            result[row // num_return_sequences].append(self._cut(seq, tok_lp, lp, stops))
         return result
 
     def _decode(self, tokens: list[int]) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
-    def _cut(self, seq: list[int], lp: np.ndarray, stops: list[str]) -> Generation:
+    def _cut(self, seq: list[int], tok_lp: np.ndarray, lp: np.ndarray | None, stops: list[str]) -> Generation:
         """The generation up to its end (see the module docstring)."""
         end, eos = len(seq), False
         for j, t in enumerate(seq):
@@ -233,5 +242,6 @@ class HFModel:
                 if hits:
                     end, eos, text = j + 1, False, prefix[: min(hits)]
                     break
-        return Generation(tokens=[int(t) for t in seq[:end]], log_probs=np.ascontiguousarray(lp[:end]),
-                          text=text, ended_with_eos=eos)
+        return Generation(tokens=[int(t) for t in seq[:end]], token_log_probs=tok_lp[:end].astype(np.float64),
+                          text=text, ended_with_eos=eos,
+                          log_probs=None if lp is None else np.ascontiguousarray(lp[:end]))

@@ -101,8 +101,7 @@ class GreedyProbsCalculator(_ModelCalculator):
             out["greedy_texts"].append(g.text)
             out["greedy_tokens"].append(np.asarray(g.tokens, dtype=np.int64))
             out["greedy_log_probs"].append(g.log_probs)
-            out["greedy_log_likelihoods"].append(
-                g.log_probs[np.arange(len(g.tokens)), g.tokens].astype(np.float64))
+            out["greedy_log_likelihoods"].append(g.token_log_probs)
         return out
 
 
@@ -122,13 +121,12 @@ class SamplingGenerationCalculator(_ModelCalculator):
     def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
         gens = self.model.generate(_prompts(stats), max_new_tokens=self.max_new_tokens, do_sample=True,
                                    num_return_sequences=self.samples_n, generation_params=self.generation_params,
-                                   seed=self._next_seed())
+                                   seed=self._next_seed(), rows=False)
         out: dict[str, list] = {k: [] for k in self.stats}
         for samples in gens:
             out["sample_texts"].append([g.text for g in samples])
             out["sample_tokens"].append([np.asarray(g.tokens, dtype=np.int64) for g in samples])
-            out["sample_log_probs"].append(
-                [g.log_probs[np.arange(len(g.tokens)), g.tokens].astype(np.float64) for g in samples])
+            out["sample_log_probs"].append([g.token_log_probs for g in samples])
         return out
 
 
