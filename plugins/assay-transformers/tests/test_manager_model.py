@@ -11,6 +11,9 @@ import torch
 from assay.cli import main
 from assay.uncertainty import UEManager
 
+# random tiny models answer nothing right: PRR / ROC-AUC on constant accuracy are NaN with this warning
+pytestmark = pytest.mark.filterwarnings("ignore::assay.errors.UndefinedMetricWarning")
+
 QA = [("the capital of france is", "paris"), ("what", "small"), ("who is the big red river city of two", "two"),
       ("yes no", "no"), ("a small blue", "red")]
 RECORDS = [{"input": q, "reference": a} for q, a in QA]
@@ -132,3 +135,16 @@ def test_an_unknown_generation_parameter_names_its_path(model_dirs, tmp_path, ca
     path.write_text(json.dumps(cfg))
     assert main(["ue", str(path)]) != 0
     assert "model.generation_params.temprature: unknown generation parameter" in capsys.readouterr().err
+
+
+def test_assay_ue_with_a_seq2seq_model_and_one_seed(model_dirs, tmp_path):
+    path = _config(tmp_path, model_dirs["seq2seq"])
+    cfg = json.loads(path.read_text())
+    cfg["model"]["type"] = "seq2seq"
+    cfg["seed"] = 5
+    cfg["estimators"] = ["msp"]
+    cfg["dataset"].update(few_shot=1, template="{few_shot}{text}", few_shot_template="{text} {label} ")
+    path.write_text(json.dumps(cfg))
+    assert main(["ue", str(path)]) == 0
+    man = UEManager.load(tmp_path / "out" / "seed-5")
+    assert man.n_examples == 4 and man.stats["input_texts"][0] == f"{QA[0][0]} {QA[0][1]} {QA[1][0]}"
