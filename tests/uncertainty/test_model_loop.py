@@ -38,8 +38,8 @@ class FakeBackend:
         self.options = None
 
     def calculators(self, *, max_new_tokens, generation_params, samples_n, seed):
-        self.options = dict(max_new_tokens=max_new_tokens, generation_params=generation_params, samples_n=samples_n,
-                            seed=seed)
+        self.options = {"max_new_tokens": max_new_tokens, "generation_params": generation_params,
+                        "samples_n": samples_n, "seed": seed}
         return [FakeGreedy(self.calls)]
 
 
@@ -63,13 +63,14 @@ def test_the_loop_runs_batch_by_batch_and_joins_the_values():
                     batch_size=2, max_new_tokens=7, samples_n=3, seed=5, generation_params={"top_k": 2})
     man()
     assert backend.calls == [["x", "xx"], ["xxx", "xxxx"], ["xxxxx"]]
-    assert backend.options == dict(max_new_tokens=7, generation_params={"top_k": 2}, samples_n=3, seed=5)
+    assert backend.options == {"max_new_tokens": 7, "generation_params": {"top_k": 2}, "samples_n": 3, "seed": 5}
     # msp = -sum log p = 0.1 * (1 + ... + n) for a prompt of n characters (computed by hand)
     expected = [0.1 * n * (n + 1) / 2 for n in range(1, 6)]
     np.testing.assert_allclose(man.estimations[("sequence", "msp")], expected)
     # answers: yes, no, yes, no, yes (odd lengths); references: yes, yes, no, no, no
     assert man.gen_metrics[("sequence", "accuracy")].tolist() == [1.0, 0.0, 0.0, 1.0, 0.0]
     assert man.stats["input_texts"] == [r["input"] for r in RECORDS] and "input" not in man.stats
+    assert any(n.startswith("model run: ") and "seed=5" in n and "max_new_tokens=7" in n for n in man.notes)
 
 
 def test_an_estimator_that_raises_is_dropped_with_ignore_exceptions():

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import torch
 
-
 from assay.errors import InvalidParameterError
 from assay_transformers.generation import HFModel
 from assay_transformers.stats import EntropyCalculator, GreedyProbsCalculator, SamplingGenerationCalculator

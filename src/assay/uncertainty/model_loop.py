@@ -26,7 +26,8 @@ What is kept in ``stats`` (and saved): the stored-output fields (see
 ``sample_texts``, ``sample_log_probs`` ... and the dataset's fields), ``input_texts``, and
 the statistics named in ``save_stats`` (``greedy_log_probs`` is a ``(T, V)`` array per
 example: only saved when asked for). A loaded manager re-runs estimators and rescoring
-from these without the model.
+from these without the model. A note records the run (the backend's ``repr``, batch size,
+``max_new_tokens``, ``samples_n``, generation parameters, seed); notes are saved.
 """
 
 from __future__ import annotations
@@ -97,9 +98,7 @@ def _calculators(man: Any, backend: Any) -> list[Any]:
 
 def _batch_values(values: Any, n: int, who: str, start: int) -> list[Any]:
     """An estimator's or metric's values for a batch of ``n`` examples, as a list (one item per example)."""
-    if isinstance(values, np.ndarray) and values.ndim >= 1:
-        items = list(values)
-    elif isinstance(values, (list, tuple)):
+    if (isinstance(values, np.ndarray) and values.ndim >= 1) or isinstance(values, (list, tuple)):
         items = list(values)
     else:
         raise InvalidParameterError(f"{who} returned a {type(values).__name__} for the batch starting at example "
@@ -118,6 +117,8 @@ def run_model_loop(man: Any) -> None:
     from assay.uncertainty.inputs import FIELDS
 
     backend = resolve_model_backend(man.model, man.model_options)
+    man.notes.append(f"model run: {backend!r}, batch_size={man.batch_size}, max_new_tokens={man.max_new_tokens}, "
+                     f"samples_n={man.samples_n}, generation_params={man.generation_params}, seed={man.seed}")
     data = man.stats
     n = man.n_examples
     needed: dict[str, list[str]] = {s: ["the model loop"] for s in BASE_STATS}

@@ -190,10 +190,10 @@ class HFModel:
             if not isinstance(t, str):
                 raise InvalidParameterError(f"Prompt {i} must be a string; got {type(t).__name__}.")
         enc = self._encode(texts)
-        cfg: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, num_beams=1,
-                                   num_return_sequences=num_return_sequences, return_dict_in_generate=True,
-                                   output_logits=True, pad_token_id=self.pad_id,
-                                   eos_token_id=sorted(self.eos_ids) or None)
+        cfg: dict[str, Any] = {"max_new_tokens": max_new_tokens, "do_sample": do_sample, "num_beams": 1,
+                               "num_return_sequences": num_return_sequences, "return_dict_in_generate": True,
+                               "output_logits": True, "pad_token_id": self.pad_id,
+                               "eos_token_id": sorted(self.eos_ids) or None}
         if "repetition_penalty" in params:
             cfg["repetition_penalty"] = float(params["repetition_penalty"])
         if do_sample:
