@@ -57,6 +57,10 @@ def test_manager_estimations_equal_a_manual_forward_pass_in_batches_of_1_and_4(m
         assert one.estimations[("sequence", "perplexity")][i] == pytest.approx(-lp.mean(), abs=2e-4)
         assert one.estimations[("sequence", "mean_token_entropy")][i] == pytest.approx(ent.mean(), abs=2e-4)
     assert one.stats["answer"] == four.stats["answer"]
+    # samples are drawn one prompt at a time with a per-example seed: identical whatever the batch size
+    assert one.stats["sample_texts"] == four.stats["sample_texts"]
+    np.testing.assert_array_equal(one.estimations[("sequence", "mc_sequence_entropy")],
+                                  four.estimations[("sequence", "mc_sequence_entropy")])
     for name in ESTIMATORS[:3]:
         np.testing.assert_allclose(one.estimations[("sequence", name)], four.estimations[("sequence", name)],
                                    atol=1e-3, rtol=0)

@@ -83,7 +83,7 @@ class UEManager:
         Examples per batch (default 1), tokens generated at most (100), sampled answers per
         example when an estimator reads samples (10).
     generation_params : mapping (``temperature``, ``top_k``, ``top_p``, ``stop_strings`` ...)
-    seed : int or None; seeds the sampling of each batch
+    seed : int or None; seeds the sampling (the backend's: per example for assay-transformers)
     ignore_exceptions : bool
         True: an estimator or generation metric that raises is dropped for the rest of the
         run, with a warning, a note and an entry in ``failed``; False (default): it raises.

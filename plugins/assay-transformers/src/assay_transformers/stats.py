@@ -17,7 +17,9 @@ model; the manager's model loop calls them batch by batch. Per example:
 ``entropy``
     ``(T,)``: the entropy (nats) of each row of ``greedy_log_probs``.
 ``sample_texts``, ``sample_tokens``, ``sample_log_probs``
-    ``samples_n`` sampled answers (temperature / top-k / top-p of ``generation_params``),
+    ``samples_n`` sampled answers (temperature / top-k / top-p of ``generation_params``;
+    drawn one prompt at a time, seeded by the run's seed and the example's position, so
+    they do not depend on the batch size),
     their token ids (cut as the greedy ones, EOS included), and per sample the
     log-probability of each sampled token under the model's own distribution. Note:
     ``sample_log_probs`` follows assay's stored-output schema (one list of token
@@ -78,7 +80,7 @@ class _ModelCalculator(StatCalculator):
         self.calls = 0
 
     def _next_seed(self) -> int | None:
-        """A seed per call (batch): the run's seed mixed with the call number, so each batch is reproducible."""
+        """A seed per call: the run's seed mixed with the call number (for sampling: the example's position)."""
         call, self.calls = self.calls, self.calls + 1
         if self.seed is None:
             return None
@@ -119,9 +121,14 @@ class SamplingGenerationCalculator(_ModelCalculator):
         self.samples_n = samples_n
 
     def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
-        gens = self.model.generate(_prompts(stats), max_new_tokens=self.max_new_tokens, do_sample=True,
-                                   num_return_sequences=self.samples_n, generation_params=self.generation_params,
-                                   seed=self._next_seed(), rows=False)
+        # one prompt at a time (its samples_n sequences in one batch), seeded by the run's seed and the
+        # example's position: the samples do not depend on batch_size, and no prompt is padded
+        gens = []
+        for prompt in _prompts(stats):
+            gens.extend(self.model.generate([prompt], max_new_tokens=self.max_new_tokens, do_sample=True,
+                                            num_return_sequences=self.samples_n,
+                                            generation_params=self.generation_params, seed=self._next_seed(),
+                                            rows=False))
         out: dict[str, list] = {k: [] for k in self.stats}
         for samples in gens:
             out["sample_texts"].append([g.text for g in samples])
