@@ -71,6 +71,7 @@ _KIND_TITLES: dict[str, str] = {
     "generation_metric": "Generation metrics",
     "command": "Commands",
     "demo_section": "Demo sections",
+    "model_backend": "Model backends",
 }
 
 #: kinds that are not loaded by name but run from the command line: how to run one
