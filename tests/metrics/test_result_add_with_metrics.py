@@ -14,8 +14,10 @@ from assay_metric_samples import SampleAccuracy, SampleMedianAE
 ITEMS = [([1, 2, 3], [1, 2, 0]), ([4], [4]), ([5, 6], [0, 0]), ([7, 8, 9], [7, 8, 9]), ([1], [2])]
 
 
-def _run(items):
-    return ExactEvaluator().sequentialEvaluate(DataPool(items), None, metrics=[SampleAccuracy(), SampleMedianAE()])
+def _run(items, **options):
+    options.setdefault("n_resamples", 0)
+    return ExactEvaluator().sequentialEvaluate(DataPool(items), None, metrics=[SampleAccuracy(), SampleMedianAE()],
+                                               **options)
 
 
 def test_results_with_metrics_add():
@@ -42,3 +44,21 @@ def test_result_with_metrics_pickles_and_still_adds():
     again = pickle.loads(pickle.dumps(r1))
     assert again == r1
     assert (again + r2).metrics["accuracy"] == pytest.approx(2 / 5)
+
+
+def test_adding_separate_runs_with_intervals_drops_the_intervals():
+    # two runs over different pools both start at position 0: their Poisson weights are the same
+    # draws, so the sum must not pretend to have intervals; the scores still add
+    r1, r2 = _run(ITEMS[:2], n_resamples=50), _run(ITEMS[2:], n_resamples=50)
+    assert "score_ci_low" in r1.metrics
+    with pytest.warns(UserWarning, match="no confidence intervals"):
+        total = r1 + r2
+    assert "score_ci_low" not in total.metrics and total.metrics["accuracy"] == pytest.approx(2 / 5)
+
+
+def test_a_shard_returns_one_state():
+    r = ExactEvaluator().parallelEvaluate(DataPool(ITEMS), None, executor="serial", num_shards=2,
+                                          metrics=[SampleAccuracy()], n_resamples=0)
+    assert "__metric_states__" not in r.metrics
+    assert all(s.metric_tally is not None for s in r.shards)
+    assert sum(r.shards).metrics["accuracy"] == r.metrics["accuracy"] == pytest.approx(2 / 5)

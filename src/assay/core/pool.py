@@ -127,20 +127,26 @@ class PathShard:
         the pool was given an unregistered :class:`~assay.DataFormat` instance.
     data_format : DataFormat
         The format object itself (picklable), used by :meth:`parse` and :meth:`items`.
+    first_file : int or None
+        The index in the pool of the shard's first file (its files are the pool's files
+        ``first_file, first_file + 1, ...``): the Poisson bootstrap keys item weights by
+        (file, position in the file). None when unknown.
 
     A Spark executor reads ``paths`` with ``binaryFiles``, decodes them strictly and turns each file's text
     into items with :meth:`parse`; a local worker calls :meth:`items`.
     """
 
-    __slots__ = ("index", "paths", "format", "data_format", "_bounds")
+    __slots__ = ("index", "paths", "format", "data_format", "first_file", "_bounds")
 
     start = None  # pool offsets are unknown until the files before this shard are read
 
-    def __init__(self, index: int, paths: tuple[str, ...], format: str, data_format: Any) -> None:
+    def __init__(self, index: int, paths: tuple[str, ...], format: str, data_format: Any,
+                 first_file: int | None = None) -> None:
         self.index = index
         self.paths = tuple(paths)
         self.format = format
         self.data_format = data_format
+        self.first_file = first_file
         self._bounds: list[tuple[int, str]] = []
 
     def __len__(self) -> int:
@@ -170,7 +176,7 @@ class PathShard:
         return f"item {offset} of the shard"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (PathShard, (self.index, self.paths, self.format, self.data_format))
+        return (PathShard, (self.index, self.paths, self.format, self.data_format, self.first_file))
 
     def __repr__(self) -> str:
         return f"PathShard(index={self.index}, files={len(self.paths)}, format={self.format!r})"
@@ -363,7 +369,7 @@ class PathPool(DataPool):
     def shards(self, num_shards: int | None = None) -> list[PathShard]:  # type: ignore[override]
         """Groups of whole files, contiguous, file counts differing by at most one (default: 1 shard)."""
         n = _check_num_shards(num_shards) or self.num_shards or 1
-        return [PathShard(i, self.paths[start:stop], self.format or "", self.data_format)
+        return [PathShard(i, self.paths[start:stop], self.format or "", self.data_format, start)
                 for i, (start, stop) in enumerate(split_evenly(len(self.paths), n))]
 
 

@@ -391,7 +391,12 @@ class Metric:
     def update(self, predictions: Any, references: Any = None, task_data: Any = None) -> Metric:
         """Add a batch of instances to the state (returns ``self``)."""
         st = self.state
-        inter = self.map_all(predictions, references, task_data, offset=st.start + st.n)
+        return self.absorb(self.map_all(predictions, references, task_data, offset=st.start + st.n))
+
+    def absorb(self, intermediates: Any) -> Metric:
+        """Add already mapped intermediates (``map_all``'s output) to the state (returns ``self``)."""
+        st = self.state
+        inter = intermediates
         if self.additive:
             if len(inter):
                 s = inter.sum(axis=0)
