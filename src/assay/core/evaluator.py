@@ -29,9 +29,12 @@ from assay.core.log import log_result
 from assay.core.pool import DataPool
 from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+from assay.executors.base import check_timeout
+from assay.executors.builtin import SerialExecutor
 from assay.executors.dask import is_dask_client
 from assay.metrics.poisson import Resampling
 from assay.metrics.sharded import check_metric_inputs, prepare_metrics, tally_shard_metrics
+from assay.plugins import get_registry, load_executor, load_sentence_evaluator
 
 __all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "evaluate_shard_with_metrics", "wrap_item_error"]
 
@@ -318,8 +321,6 @@ class EvaluatorBase:
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
         resampling = Resampling.checked(n_resamples, confidence_level, seed, owner="sequentialEvaluate")
-        from assay.executors.builtin import SerialExecutor  # no plugin discovery needed to run in-process
-
         with SerialExecutor(progress=False) as executor:
             return self._run(pool, w_vector, evaluator, executor, pool.shards(), metrics=metrics,
                              resampling=resampling)
@@ -423,8 +424,6 @@ class EvaluatorBase:
                 )
             return self.sentence_evaluator
         if isinstance(sentence_evaluator, str):
-            from assay.plugins import load_sentence_evaluator
-
             return load_sentence_evaluator(sentence_evaluator)
         if callable(sentence_evaluator):
             return sentence_evaluator
@@ -496,9 +495,6 @@ def _as_pool(data_pool: Any) -> DataPool:
 def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any,
                       timeout: Any = None) -> tuple[Any, bool]:
     """``(executor object, whether we created it and must close it)``."""
-    from assay.executors.base import check_timeout
-    from assay.plugins import get_registry, load_executor
-
     options: dict[str, Any] = {} if workers is None else {"workers": workers}
     if check_timeout(timeout) is not None:
         options["timeout"] = timeout

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from assay.errors import InvalidParameterError
+from assay.plugins import get_registry, load_data_format
 
 __all__ = ["DataPool", "PathPool", "PathShard", "Shard", "split_evenly"]
 
@@ -415,8 +416,6 @@ def _expand_paths(paths_or_glob: Any) -> list[str]:
 
 def _resolve_format(format: Any, paths: Sequence[str]) -> tuple[str, Any]:
     """``(registered name or "", DataFormat instance)`` for ``format``, guessed from ``paths`` when None."""
-    from assay.plugins import get_registry, load_data_format
-
     if format is None:
         registry = get_registry("data_format")
         guessed: set[str] = set()
