@@ -41,7 +41,7 @@ from assay.metrics._params import check_confidence_level, check_n_resamples, che
 from assay.metrics.base import take
 from assay.metrics.intervals import percentile_interval
 
-__all__ = ["BLOCK", "PoissonReplicates", "Resampling", "block_weights", "poisson_weights", "shard_replicates"]
+__all__ = ["BLOCK", "DROPPED", "PoissonReplicates", "Resampling", "block_weights", "poisson_weights", "shard_replicates"]
 
 #: positions per block of weights (a constant: changing it changes every interval)
 BLOCK = 256
@@ -166,7 +166,7 @@ class PoissonReplicates(Tally):
                                                eq=attrs.cmp_using(eq=_nodes_equal))
     pieces: tuple[Any, ...] = gathered(())
     segments: tuple[tuple[int, int, int], ...] = gathered(())
-    width: int = kept(0)
+    width: int = kept(0, fn=max)
 
     # ------------------------------------------------------------ the parent's side
     @property
@@ -249,21 +249,28 @@ def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | N
     return PoissonReplicates(rs, "file", nodes, (), tuple((f, 0, c) for f, c in file_counts), k)
 
 
-def merge_replicates(a: PoissonReplicates | None, b: PoissonReplicates | None) -> PoissonReplicates | None:
-    """``a + b`` when they tally disjoint positions in order (shard order), else None with a warning.
+#: what a merge of replicate tallies that cannot be merged gives (the total has no intervals)
+DROPPED = "dropped"
 
-    Adding the results of two separate runs over different pools reuses positions (both
-    start at 0), so their weights would be the same draws: the sum then carries no intervals.
+
+def merge_replicates(a: Any, b: Any) -> Any:
+    """``a + b`` when they tally disjoint positions in order (shard order), else :data:`DROPPED` with a warning.
+
+    ``None`` (no resampling asked) is the identity; :data:`DROPPED` absorbs. Adding the
+    results of two separate runs over different pools reuses positions (both start at 0),
+    so their weights would be the same draws: the sum then carries no intervals.
     """
     if a is None or b is None:
         return a if b is None else b
+    if a == DROPPED or b == DROPPED:
+        return DROPPED
     last = max(((s, x + c) for s, x, c in a.segments if c), default=(-1, 0))
     first = min(((s, x) for s, x, c in b.segments if c), default=None)
-    if a.resampling != b.resampling or a.unit != b.unit or a.width != b.width \
+    if a.resampling != b.resampling or a.unit != b.unit or (a.width and b.width and a.width != b.width) \
             or (first is not None and first < last):
         warnings.warn("The results tally overlapping pool positions or different resampling options; their sum "
                       "carries no confidence intervals.", UndefinedMetricWarning, stacklevel=3)
-        return None
+        return DROPPED
     return a + b
 
 

@@ -25,7 +25,7 @@ from assay.core.tally import Tally, merged_by
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning
 from assay.metrics.base import Metric, metric_name
 from assay.metrics.catalog import resolve_metrics
-from assay.metrics.poisson import (PoissonReplicates, Resampling, merge_replicates, percentile, replicate_scores,
+from assay.metrics.poisson import (DROPPED, PoissonReplicates, Resampling, merge_replicates, percentile, replicate_scores,
                                    shard_replicates)
 
 __all__ = ["MetricsTally", "check_metric_inputs", "prepare_metrics", "tally_shard_metrics"]
@@ -74,13 +74,14 @@ class MetricsTally(Tally):
 
     ``metrics`` (merged metric by metric, in shard order) holds metric objects whose
     ``state`` is the tally; ``replicates`` (a :class:`~assay.metrics.poisson.PoissonReplicates`
-    or None) merges when the two sides tally disjoint positions in order.
+    or None) merges when the two sides tally disjoint positions in order (else it becomes
+    :data:`~assay.metrics.poisson.DROPPED` and the total has no intervals).
     :meth:`scores` turns the tally into the scores and intervals printed to users.
     """
 
     metrics: tuple[Metric, ...] = merged_by(_merge_metric_states, default=(), converter=tuple,
                                             eq=attrs.cmp_using(eq=_metrics_equal))
-    replicates: PoissonReplicates | None = merged_by(merge_replicates, default=None)
+    replicates: PoissonReplicates | str | None = merged_by(merge_replicates, default=None)
 
     def scores(self, *, own: bool = False) -> dict[str, Any]:
         """Global scores of every metric: ``score``, ``score_name``, the named scores, and intervals.
@@ -103,7 +104,7 @@ class MetricsTally(Tally):
                 out["score"], out["score_name"] = sc["score"], sc["score_name"]
             out.update({k: v for k, v in sc.items() if k not in ("score", "score_name")})
         reps = self.replicates
-        if own or reps is None or not reps.resampling.n_resamples:
+        if own or reps is None or reps == DROPPED or not reps.resampling.n_resamples:
             return out
         out.update(self._intervals(reps, computed))
         return out
