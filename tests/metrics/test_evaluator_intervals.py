@@ -7,10 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay import DataPool
 from assay.errors import InvalidParameterError
-from assay.metrics.poisson import BLOCK, poisson_weights
+from assay.metrics.poisson import BLOCK, Resampling, poisson_weights, shard_replicates
 from assay_interval_samples import FloatMAE, PairAUC, ScoreEvaluator, make_items
 
 N = 600  # more than two blocks of weights, so shard boundaries cut blocks
@@ -143,3 +145,18 @@ def test_resampling_options_are_validated(options, name, method):
     extra = {"executor": "serial"} if method == "parallelEvaluate" else {}
     with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of {method}"):
         getattr(ev, method)(DataPool(ITEMS[:5]), None, metrics=_metrics(), **options, **extra)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 900), cuts=st.lists(st.integers(0, 900), max_size=9), k=st.integers(1, 3))
+def test_replicate_totals_same_bits_for_any_cut(n, cuts, k):
+    rows = np.random.default_rng(n).normal(size=(n, k))
+    rs = Resampling(n_resamples=7, confidence_level=0.9, seed=11)
+    bounds = [0] + sorted(min(c, n) for c in cuts) + [n]
+    parts = [shard_replicates(rs, rows[a:b], start=a) for a, b in zip(bounds, bounds[1:])]
+    whole = shard_replicates(rs, rows, start=0)
+    merged = parts[0].merge(*parts[1:])
+    assert merged.totals().tobytes() == whole.totals().tobytes()
+    # and it is the weighted sum (to rounding)
+    w = poisson_weights(11, 7, 0, 0, n)
+    assert np.allclose(whole.totals(), w @ rows if n else np.zeros((7, k)))

@@ -67,7 +67,7 @@ class Resampling:
 
 
 def block_weights(seed: int, n_resamples: int, stream: int, block: int) -> np.ndarray:
-    """The Poisson(1) weights of block ``block`` of ``stream``: shape ``(n_resamples, BLOCK)``, uint8... int64.
+    """The Poisson(1) weights of block ``block`` of ``stream``: int64, shape ``(n_resamples, BLOCK)``.
 
     Drawn by ``Generator(Philox(SeedSequence([seed, stream, block])))``, always for the full
     block, so any caller gets the same numbers for the same positions.
@@ -175,11 +175,12 @@ class PoissonReplicates(Tally):
         return sum(c for _, _, c in self.segments)
 
     def weights(self) -> np.ndarray:
-        """Weights of every item tallied, in pool order: shape ``(R, n)``."""
+        """Weights of every item tallied, in pool order: uint8, shape ``(R, n)`` (``R x n`` bytes)."""
         rs = self.resampling
-        parts = [poisson_weights(rs.seed, rs.n_resamples, s, a, a + c) for s, a, c in self.segments]
+        parts = [poisson_weights(rs.seed, rs.n_resamples, s, a, a + c).astype(np.uint8)  # Poisson(1) < 256
+                 for s, a, c in self.segments]
         if not parts:
-            return np.zeros((rs.n_resamples, 0), dtype=np.int64)
+            return np.zeros((rs.n_resamples, 0), dtype=np.uint8)
         return np.concatenate(parts, axis=1)
 
     def totals(self) -> np.ndarray:
