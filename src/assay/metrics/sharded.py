@@ -114,20 +114,22 @@ class MetricsTally(Tally):
         cols: list[slice | None] = []
         at = 0
         for m in self.metrics:
-            if m.additive:
+            if m.additive and type(m).update is Metric.update:
                 width = m.state.totals.shape[0] if m.state.totals is not None else (m.n_stats or 0)
                 cols.append(slice(at, at + width))
                 at += width
             else:
                 cols.append(None)
         n = reps.n
-        totals = reps.totals() if n and any(m.additive for m in self.metrics) else None
+        totals = reps.totals() if n and at else None
         weights = reps.weights() if n and any(not m.additive for m in self.metrics) else None
         out: dict[str, Any] = {}
         undefined = []
         for i, (m, sc) in enumerate(zip(self.metrics, computed)):
             pre = m.score_prefix or ""
             names = [s for s in m.score_names_for_ci if sc is not None and pre + s in sc]
+            if n and type(m).update is not Metric.update:
+                continue  # a metric that keeps its own state (e.g. a torchmetrics wrapper): no rows to weight
             boots = replicate_scores(m, reps, cols[i], totals, names, weights) if n else {}
             for s in names:
                 if n:
@@ -162,13 +164,18 @@ def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any],
         if start is not None:
             state.state.start = start  # messages name pool positions, not positions in the shard
         if preds:
+            own_update = type(m).update is not Metric.update  # e.g. a torchmetrics wrapper keeps its own state
             try:
-                inter = state.map_all(preds, refs, tds if has_td else None, offset=state.state.start)
-                state.absorb(inter)
+                if own_update:
+                    state.update(preds, refs, tds if has_td else None)
+                else:
+                    inter = state.map_all(preds, refs, tds if has_td else None, offset=state.state.start)
+                    state.absorb(inter)
             except Exception as exc:
                 raise _metric_error(exc, m, shard, start, len(preds)) from exc
             if m.additive and resampling is not None:
-                rows.append(np.asarray(inter, dtype=float))
+                rows.append(np.asarray(inter, dtype=float) if not own_update
+                            else np.zeros((len(preds), 0)))  # no rows: no intervals for it
         states.append(state)
     replicates = None
     if resampling is not None and resampling.n_resamples:
