@@ -59,8 +59,13 @@ def test_shards_smaller_than_a_block_and_uneven(sequential):
 def test_intervals_match_a_second_implementation(sequential):
     # the documented method, written out: weights Poisson(1) per item from Philox keyed by (seed, 0, block)
     R = 1000
-    w = np.concatenate([np.random.Generator(np.random.Philox(np.random.SeedSequence([0, 0, b])))
-                        .poisson(1.0, size=(R, BLOCK)) for b in range(-(-N // BLOCK))], axis=1)[:, :N]
+    # (uniforms inverted through the Poisson(1) CDF, written here with scipy)
+    from scipy.stats import poisson
+
+    cdf = poisson(1.0).cdf(np.arange(30))
+    w = np.concatenate([np.searchsorted(cdf, np.random.Generator(np.random.Philox(np.random.SeedSequence([0, 0, b])))
+                                        .random((R, BLOCK)), side="right") for b in range(-(-N // BLOCK))],
+                       axis=1)[:, :N]
     scores = np.array([s for s, _ in ITEMS])
     labels = np.array([y for _, y in ITEMS])
     err = np.abs(scores - labels)

@@ -12,7 +12,8 @@ replicate scores).
 
 What makes it shard-invariant: ``w_bi`` depends only on ``(seed, position of i)``. Positions
 fall in fixed blocks of :data:`BLOCK` items; the weights of block ``j`` of stream ``s`` are
-drawn by a counter-based generator (numpy's ``Philox``) keyed by ``(seed, s, j)``, always for
+drawn by a counter-based generator (numpy's ``Philox``) keyed by ``(seed, s, j)`` (uniforms
+turned into Poisson(1) draws by inverting the CDF), always for
 the whole block, so a shard generates exactly the weights of its own positions wherever the
 shard boundaries fall. The stream is 0 for an in-memory pool; for a path pool it is the
 file's index in the pool and positions count within the file (files never straddle shards).
@@ -66,14 +67,26 @@ class Resampling:
         return cls(int(n), float(level), int(s))  # type: ignore[arg-type]
 
 
+def _poisson_one_cdf() -> np.ndarray:
+    """``P(W <= k)`` for ``W ~ Poisson(1)``, ``k = 0, 1, ...`` until it reaches 1 in float64."""
+    terms = [math.exp(-1.0)]
+    while sum(terms) < 1.0 and len(terms) < 40:
+        terms.append(terms[-1] / len(terms))
+    return np.cumsum(terms)
+
+
+_CDF = _poisson_one_cdf()
+
+
 def block_weights(seed: int, n_resamples: int, stream: int, block: int) -> np.ndarray:
     """The Poisson(1) weights of block ``block`` of ``stream``: int64, shape ``(n_resamples, BLOCK)``.
 
-    Drawn by ``Generator(Philox(SeedSequence([seed, stream, block])))``, always for the full
-    block, so any caller gets the same numbers for the same positions.
+    Uniforms from ``Generator(Philox(SeedSequence([seed, stream, block])))``, always for the
+    full block, turned into Poisson(1) draws by inverting the CDF (``W = #{k : u >= P(W <= k)}``),
+    so any caller gets the same numbers for the same positions.
     """
     rng = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, stream, block])))
-    return rng.poisson(1.0, size=(n_resamples, BLOCK))
+    return np.searchsorted(_CDF, rng.random((n_resamples, BLOCK)), side="right").astype(np.int64)
 
 
 def poisson_weights(seed: int, n_resamples: int, stream: int, start: int, stop: int) -> np.ndarray:
@@ -88,11 +101,16 @@ def poisson_weights(seed: int, n_resamples: int, stream: int, start: int, stop: 
 
 
 def _block_sum(weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``sum_i weights[:, i] * rows[i]`` accumulated in position order (elementwise: same bits everywhere)."""
-    acc = np.zeros((weights.shape[0], rows.shape[1]))
-    for i in range(rows.shape[0]):
-        acc += weights[:, i:i + 1] * rows[i]
-    return acc
+    """``sum_i weights[:, i] * rows[i]``: ``(R, k)``, accumulated over ``i`` in position order.
+
+    The products form a ``(b, k, R)`` array reduced along its first axis, which numpy does
+    elementwise, item after item; the caller always passes a whole block (or the whole tail
+    block), so a shard and the parent compute the same sums bit for bit.
+    """
+    if rows.shape[0] == 0:
+        return np.zeros((weights.shape[0], rows.shape[1]))
+    products = rows[:, :, None] * np.ascontiguousarray(weights.T, dtype=float)[:, None, :]
+    return np.ascontiguousarray(products.sum(axis=0).T)
 
 
 def _tree(nodes: Mapping[Node, np.ndarray], units: int, level: int, index: int) -> np.ndarray | None:
