@@ -165,3 +165,22 @@ def test_replicate_totals_same_bits_for_any_cut(n, cuts, k):
     # and it is the weighted sum (to rounding)
     w = poisson_weights(11, 7, 0, 0, n)
     assert np.allclose(whole.totals(), w @ rows if n else np.zeros((7, k)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.integers(0, 600), min_size=1, max_size=7), cuts=st.lists(st.integers(0, 7), max_size=4))
+def test_file_replicate_totals_same_bits_for_any_grouping(sizes, cuts):
+    rows = np.random.default_rng(len(sizes)).normal(size=(sum(sizes), 2))
+    rs = Resampling(n_resamples=5, confidence_level=0.9, seed=3)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+
+    def shard(f0, f1):
+        return shard_replicates(rs, rows[starts[f0]:starts[f1]], start=None,
+                                file_counts=[(f, sizes[f]) for f in range(f0, f1)])
+
+    bounds = [0] + sorted(min(c, len(sizes)) for c in cuts) + [len(sizes)]
+    merged = shard(bounds[0], bounds[1]).merge(*[shard(a, b) for a, b in zip(bounds[1:], bounds[2:])])
+    whole = shard(0, len(sizes))
+    assert merged.totals().tobytes() == whole.totals().tobytes()
+    w = np.concatenate([poisson_weights(3, 5, f, 0, n) for f, n in enumerate(sizes)], axis=1)
+    assert np.allclose(whole.totals(), w @ rows)
