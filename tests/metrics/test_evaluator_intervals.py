@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
 import numpy as np
 import pytest
+from assay_interval_samples import FloatMAE, PairAUC, ScoreEvaluator, make_items
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay import DataPool
 from assay.errors import InvalidParameterError
 from assay.metrics.poisson import BLOCK, Resampling, poisson_weights, shard_replicates
-from assay_interval_samples import FloatMAE, PairAUC, ScoreEvaluator, make_items
 
 N = 600  # more than two blocks of weights, so shard boundaries cut blocks
 ITEMS = make_items(N, seed=3)
@@ -158,7 +159,7 @@ def test_replicate_totals_same_bits_for_any_cut(n, cuts, k):
     rows = np.random.default_rng(n).normal(size=(n, k))
     rs = Resampling(n_resamples=7, confidence_level=0.9, seed=11)
     bounds = [0] + sorted(min(c, n) for c in cuts) + [n]
-    parts = [shard_replicates(rs, rows[a:b], start=a) for a, b in zip(bounds, bounds[1:])]
+    parts = [shard_replicates(rs, rows[a:b], start=a) for a, b in itertools.pairwise(bounds)]
     whole = shard_replicates(rs, rows, start=0)
     merged = parts[0].merge(*parts[1:])
     assert merged.totals().tobytes() == whole.totals().tobytes()
@@ -179,7 +180,7 @@ def test_file_replicate_totals_same_bits_for_any_grouping(sizes, cuts):
                                 file_counts=[(f, sizes[f]) for f in range(f0, f1)])
 
     bounds = [0] + sorted(min(c, len(sizes)) for c in cuts) + [len(sizes)]
-    merged = shard(bounds[0], bounds[1]).merge(*[shard(a, b) for a, b in zip(bounds[1:], bounds[2:])])
+    merged = shard(bounds[0], bounds[1]).merge(*[shard(a, b) for a, b in itertools.pairwise(bounds[1:])])
     whole = shard(0, len(sizes))
     assert merged.totals().tobytes() == whole.totals().tobytes()
     w = np.concatenate([poisson_weights(3, 5, f, 0, n) for f, n in enumerate(sizes)], axis=1)

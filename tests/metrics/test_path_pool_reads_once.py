@@ -6,10 +6,10 @@ import json
 from collections import Counter
 
 import pytest
-
-from assay import DataPool, EvaluatorBase
 from assay_counting_format import CountingJsonLines
 from assay_metric_samples import SampleAccuracy, SampleMedianAE
+
+from assay import DataPool, EvaluatorBase
 
 
 class JsonExact(EvaluatorBase):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pickle
 
 import pytest
-
-from assay import DataPool
 from assay_evaluator_samples import ExactEvaluator
 from assay_metric_samples import SampleAccuracy, SampleMedianAE
+
+from assay import DataPool
 
 # per sentence (tokens right, tokens): (2, 3) (1, 1) (0, 2) (3, 3) (0, 1)
 ITEMS = [([1, 2, 3], [1, 2, 0]), ([4], [4]), ([5, 6], [0, 0]), ([7, 8, 9], [7, 8, 9]), ([1], [2])]

@@ -19,9 +19,11 @@ are identical by construction.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -33,7 +35,11 @@ from assay.executors.base import check_timeout
 from assay.executors.builtin import SerialExecutor
 from assay.executors.dask import is_dask_client
 from assay.metrics.poisson import Resampling
-from assay.metrics.sharded import check_metric_inputs, prepare_metrics, tally_shard_metrics
+from assay.metrics.sharded import (
+    check_metric_inputs,
+    prepare_metrics,
+    tally_shard_metrics,
+)
 from assay.plugins import get_registry, load_executor, load_sentence_evaluator
 
 __all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "evaluate_shard_with_metrics", "wrap_item_error"]
@@ -137,7 +143,7 @@ def _tally_items(shard: Any, items: Any, sentence_evaluator: SentenceEvaluator, 
     for offset, sent in enumerate(items):
         try:
             value = sentence_evaluator(sent, w_vector)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. must name the item too
+        except BaseException as exc:
             err = wrap_item_error(exc, "sentence_evaluator", shard, offset)
             if err is exc:
                 raise  # KeyboardInterrupt: still interrupts, now with a note naming the item
@@ -154,7 +160,7 @@ def _tally_items(shard: Any, items: Any, sentence_evaluator: SentenceEvaluator, 
         if metric_inputs is not None:
             try:
                 inputs = metric_inputs(sent, w_vector)
-            except BaseException as exc:  # noqa: BLE001 - SystemExit & co. must name the item too
+            except BaseException as exc:
                 err = wrap_item_error(exc, "metric_inputs", shard, offset)
                 if err is exc:
                     raise
@@ -217,7 +223,7 @@ def _file_counts(shard: Any, n: int) -> list[tuple[int, int]]:
             f"Intervals (n_resamples > 0) need the pool position of every item; {shard!r} does not say which "
             "files of the pool it holds (its 'first_file' is unknown). Pass n_resamples=0.", shard=shard.index)
     starts = [start for start, _ in shard._bounds] + [n]
-    counts = [b - a for a, b in zip(starts, starts[1:])]
+    counts = [b - a for a, b in itertools.pairwise(starts)]
     counts += [0] * (len(shard.paths) - len(counts))
     return [(first + i, c) for i, c in enumerate(counts)]
 
@@ -438,8 +444,9 @@ class EvaluatorBase:
         shared: tuple[Any, ...] = (sentence_evaluator, w_vector)
         if metrics is not None:  # one state per shard: the tally and every metric's (assay.metrics.sharded)
             ms = prepare_metrics(metrics, self)  # checks that self.metric_inputs exists
-            task, shared = evaluate_shard_with_metrics, (sentence_evaluator, w_vector, self.metric_inputs, ms,
-                                                         resampling)
+            task, shared = evaluate_shard_with_metrics, (sentence_evaluator, w_vector,
+                                                         self.metric_inputs,  # type: ignore[attr-defined]
+                                                         ms, resampling)
         parts = executor.run(task, shards, shared, desc=type(self).__name__)
         if len(parts) != len(shards):  # a broken third-party executor must not shrink the total
             raise EvaluationError(

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.plugins import get_registry, load_data_format
@@ -75,7 +76,7 @@ class Shard:
     at all: it inherits the pool).
     """
 
-    __slots__ = ("index", "start", "stop", "_source", "_base")
+    __slots__ = ("_base", "_source", "index", "start", "stop")
 
     def __init__(self, index: int, start: int, stop: int, source: Sequence[Any], base: int = 0) -> None:
         self.index = index
@@ -137,7 +138,7 @@ class PathShard:
     into items with :meth:`parse`; a local worker calls :meth:`items`.
     """
 
-    __slots__ = ("index", "paths", "format", "data_format", "first_file", "_bounds")
+    __slots__ = ("_bounds", "data_format", "first_file", "format", "index", "paths")
 
     start = None  # pool offsets are unknown until the files before this shard are read
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -188,7 +189,7 @@ class EvaluationResult(Tally):
             sentence_num=sum(p.sentence_num for p in parts),
             feature_count=feature_count,
             shards=parts,
-            metrics=metrics,
+            metrics=metrics if metrics is not None else {},
             metric_tally=tally,
         )
 

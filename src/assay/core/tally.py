@@ -34,7 +34,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Self, TypeVar
 
 import attrs
 import numpy as np
@@ -177,29 +178,29 @@ class Tally:
             out[f.name if f.init else "_skip_" + f.name] = value
         return {k: v for k, v in out.items() if not k.startswith("_skip_")}
 
-    def merge(self: T, *others: T) -> T:
+    def merge(self, *others: Self) -> Self:
         """``self`` merged with ``others`` in the order given (shard order); a new state."""
         state = self
         for other in others:
             state = state._merged_with(other)
         return state
 
-    def _merged_with(self: T, other: T) -> T:
+    def _merged_with(self, other: Self) -> Self:
         values = self.merge_values(other)
         return type(self)(**{_init_name(type(self), k): v for k, v in values.items()})
 
-    def __add__(self: T, other: object) -> T:
+    def __add__(self, other: object) -> Self:
         if not isinstance(other, Tally):
             return NotImplemented
         return self._merged_with(other)  # type: ignore[arg-type]
 
-    def __radd__(self: T, other: object) -> T:
+    def __radd__(self, other: object) -> Self:
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:  # sum() starts at 0
             return self
         return NotImplemented
 
     @classmethod
-    def total(cls: type[T], states: Iterable[T]) -> T:
+    def total(cls, states: Iterable[Self]) -> Self:
         """The merge of ``states`` in the order given (at least one state)."""
         items = list(states)
         if not items:

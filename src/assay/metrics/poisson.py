@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np

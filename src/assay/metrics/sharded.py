@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -25,8 +26,14 @@ from assay.core.tally import Tally, merged_by
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning
 from assay.metrics.base import Metric, metric_name
 from assay.metrics.catalog import resolve_metrics
-from assay.metrics.poisson import (DROPPED, PoissonReplicates, Resampling, merge_replicates, percentile, replicate_scores,
-                                   shard_replicates)
+from assay.metrics.poisson import (
+    PoissonReplicates,
+    Resampling,
+    merge_replicates,
+    percentile,
+    replicate_scores,
+    shard_replicates,
+)
 
 __all__ = ["MetricsTally", "check_metric_inputs", "prepare_metrics", "tally_shard_metrics"]
 
@@ -93,7 +100,7 @@ class MetricsTally(Tally):
         ``score`` / ``score_name`` and intervals.
         """
         out: dict[str, Any] = {}
-        computed = []
+        computed: list[dict[str, Any] | None] = []
         for i, m in enumerate(self.metrics):
             if own and not m.state.n:
                 computed.append(None)
@@ -104,8 +111,8 @@ class MetricsTally(Tally):
                 out["score"], out["score_name"] = sc["score"], sc["score_name"]
             out.update({k: v for k, v in sc.items() if k not in ("score", "score_name")})
         reps = self.replicates
-        if own or reps is None or reps == DROPPED or not reps.resampling.n_resamples:
-            return out
+        if own or not isinstance(reps, PoissonReplicates) or not reps.resampling.n_resamples:
+            return out  # none asked, or dropped (DROPPED) when two separate runs were added
         out.update(self._intervals(reps, computed))
         return out
 
