@@ -35,7 +35,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import attrs
 import numpy as np
@@ -53,7 +53,6 @@ KEPT = "kept"
 _KIND = "assay_tally"
 _FN = "assay_tally_fn"
 
-T = TypeVar("T", bound="Tally")
 
 
 def values_equal(a: Any, b: Any) -> bool:
