@@ -10,6 +10,7 @@ from assay_counting_format import CountingJsonLines
 from assay_metric_samples import SampleAccuracy, SampleMedianAE
 
 from assay import DataPool, EvaluatorBase
+from assay.metrics.poisson import Resampling
 
 
 class JsonExact(EvaluatorBase):
@@ -52,3 +53,20 @@ def test_sequential_reads_each_file_once(files, tmp_path):
     pool = DataPool.from_paths(files, format=CountingJsonLines(str(log)), num_shards=2)
     JsonExact().sequentialEvaluate(pool, None, metrics=[SampleAccuracy()], n_resamples=10)
     assert sorted(line.split(" ", 1)[1].strip() for line in log.read_text().splitlines()) == sorted(files)
+
+
+def test_a_shard_without_pool_positions_gives_no_intervals_with_a_warning(files):
+    # a third-party pool whose shards know neither their offset ('start') nor their files ('first_file')
+    from assay.core.pool import PathShard
+
+    pool = DataPool.from_paths(files, format="jsonl")
+    shards = [PathShard(s.index, s.paths, s.format, s.data_format) for s in pool.shards(2)]
+    assert all(s.first_file is None for s in shards)
+    ev = JsonExact()
+    from assay.executors.builtin import SerialExecutor
+
+    with SerialExecutor(progress=False) as executor, pytest.warns(UserWarning, match="pool positions"):
+        r = ev._run(pool, None, ev.sentence_evaluator, executor, shards, metrics=[SampleAccuracy()],
+                    resampling=Resampling(n_resamples=20))
+    assert r.metrics["accuracy"] == pytest.approx(3 / 6)  # the scores are still there
+    assert not any(k.endswith("_ci_low") for k in r.metrics)

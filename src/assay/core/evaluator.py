@@ -203,7 +203,7 @@ def evaluate_shard_with_metrics(shard: Any, shared: tuple[SentenceEvaluator, Any
     sentence_evaluator, w_vector, metric_inputs, metrics, resampling = shared
     items = shard.items()
     result, preds, refs, tds = _tally_items(shard, items, sentence_evaluator, w_vector, metric_inputs)
-    file_counts: list[tuple[int, int]] = []
+    file_counts: list[tuple[int, int]] | None = []
     if resampling is not None and resampling.n_resamples and getattr(shard, "start", None) is None:
         file_counts = _file_counts(shard, len(items))
     tally = tally_shard_metrics(metrics, shard, preds, refs, tds, resampling, file_counts)
@@ -215,13 +215,15 @@ evaluate_shard_with_metrics.shared_names = (  # type: ignore[attr-defined]
     "the resampling options")
 
 
-def _file_counts(shard: Any, n: int) -> list[tuple[int, int]]:
-    """``(file index in the pool, items)`` per file of a path shard (after ``items()``)."""
+def _file_counts(shard: Any, n: int) -> list[tuple[int, int]] | None:
+    """``(file index in the pool, items)`` per file of a path shard (after ``items()``); None when unknown.
+
+    A shard that knows neither its pool offset (``start``) nor its files' (``first_file``)
+    -- a third-party pool's shard -- gets no replicates, and the run no intervals (a warning).
+    """
     first = getattr(shard, "first_file", None)
-    if first is None:
-        raise EvaluationError(
-            f"Intervals (n_resamples > 0) need the pool position of every item; {shard!r} does not say which "
-            "files of the pool it holds (its 'first_file' is unknown). Pass n_resamples=0.", shard=shard.index)
+    if first is None or not hasattr(shard, "_bounds") or not hasattr(shard, "paths"):
+        return None
     starts = [start for start, _ in shard._bounds] + [n]
     counts = [b - a for a, b in itertools.pairwise(starts)]
     counts += [0] * (len(shard.paths) - len(counts))

@@ -43,7 +43,7 @@ from assay.metrics._params import check_confidence_level, check_n_resamples, che
 from assay.metrics.base import take
 from assay.metrics.intervals import percentile_interval
 
-__all__ = ["BLOCK", "DROPPED", "PoissonReplicates", "Resampling", "block_weights", "poisson_weights", "shard_replicates"]
+__all__ = ["BLOCK", "DROPPED", "UNPOSITIONED", "PoissonReplicates", "Resampling", "block_weights", "poisson_weights", "shard_replicates"]
 
 #: positions per block of weights (a constant: changing it changes every interval)
 BLOCK = 256
@@ -271,6 +271,8 @@ def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | N
 
 #: what a merge of replicate tallies that cannot be merged gives (the total has no intervals)
 DROPPED = "dropped"
+#: the replicates of a shard that does not know its items' pool positions (absorbing, as DROPPED)
+UNPOSITIONED = "unpositioned"
 
 
 def merge_replicates(a: Any, b: Any) -> Any:
@@ -282,8 +284,9 @@ def merge_replicates(a: Any, b: Any) -> Any:
     """
     if a is None or b is None:
         return a if b is None else b
-    if a == DROPPED or b == DROPPED:
-        return DROPPED
+    for sentinel in (UNPOSITIONED, DROPPED):
+        if a == sentinel or b == sentinel:
+            return sentinel
     last = max(((s, x + c) for s, x, c in a.segments if c), default=(-1, 0))
     first = min(((s, x) for s, x, c in b.segments if c), default=None)
     if a.resampling != b.resampling or a.unit != b.unit or (a.width and b.width and a.width != b.width) \

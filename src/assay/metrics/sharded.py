@@ -27,6 +27,7 @@ from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetric
 from assay.metrics.base import Metric, metric_name
 from assay.metrics.catalog import resolve_metrics
 from assay.metrics.poisson import (
+    UNPOSITIONED,
     PoissonReplicates,
     Resampling,
     merge_replicates,
@@ -111,6 +112,10 @@ class MetricsTally(Tally):
                 out["score"], out["score_name"] = sc["score"], sc["score_name"]
             out.update({k: v for k, v in sc.items() if k not in ("score", "score_name")})
         reps = self.replicates
+        if reps == UNPOSITIONED and not own:
+            warnings.warn("No confidence intervals: a shard does not know the pool positions of its items (neither "
+                          "'start' nor 'first_file'); the Poisson bootstrap keys its weights by position.",
+                          UndefinedMetricWarning, stacklevel=3)
         if own or not isinstance(reps, PoissonReplicates) or not reps.resampling.n_resamples:
             return out  # none asked, or dropped (DROPPED) when two separate runs were added
         out.update(self._intervals(reps, computed))
@@ -156,11 +161,13 @@ class MetricsTally(Tally):
 
 def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any], refs: list[Any], tds: list[Any],
                         resampling: Resampling | None,
-                        file_counts: Sequence[tuple[int, int]] = ()) -> MetricsTally:
+                        file_counts: Sequence[tuple[int, int]] | None = ()) -> MetricsTally:
     """The shard's :class:`MetricsTally`: each metric updated with the shard's instances, plus replicates.
 
     ``preds`` / ``refs`` / ``tds`` are the shard's ``metric_inputs`` in order; for a path
-    shard ``file_counts`` gives ``(file index in the pool, items)`` per file.
+    shard ``file_counts`` gives ``(file index in the pool, items)`` per file; None when the
+    shard's pool positions are unknown (its replicates are then
+    :data:`~assay.metrics.poisson.UNPOSITIONED`: the run gets no intervals, with a warning).
     """
     has_td = any(t is not None for t in tds)
     start = shard.pool_index(0) if len(preds) else None
@@ -184,12 +191,14 @@ def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any],
                 rows.append(np.asarray(inter, dtype=float) if not own_update
                             else np.zeros((len(preds), 0)))  # no rows: no intervals for it
         states.append(state)
-    replicates = None
-    if resampling is not None and resampling.n_resamples:
+    replicates: PoissonReplicates | str | None = None
+    if resampling is not None and resampling.n_resamples and file_counts is None:
+        replicates = UNPOSITIONED
+    elif resampling is not None and resampling.n_resamples:
         stats = np.concatenate(rows, axis=1) if rows else np.zeros((len(preds), 0))
         in_memory = getattr(shard, "start", None) is not None
         replicates = shard_replicates(resampling, stats, start=shard.start if in_memory else None,
-                                      file_counts=file_counts)
+                                      file_counts=file_counts or ())
     return MetricsTally(tuple(states), replicates)
 
 
