@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     # core
     "EvaluatorBase": "assay.core.evaluator",
     "EvaluationResult": "assay.core.result",
+    "Tally": "assay.core.tally",
     "DataPool": "assay.core.pool",
     "logger": "assay.core.log",
     "DataFormat": "assay.core.formats",
@@ -89,6 +90,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from assay.core.log import logger
     from assay.core.pool import DataPool
     from assay.core.result import EvaluationResult
+    from assay.core.tally import Tally
     from assay.errors import (AmbiguousNameError, AssayError, ConfigError, DuplicateRegistrationError,
                               EvaluationError, EvaluationTimeoutError, InvalidParameterError, MissingDependencyError,
                               PluginLoadError, SaveFormatError, UndefinedMetricWarning, UnknownNameError,
