@@ -16,7 +16,8 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["add_verbose", "describe_executor", "evaluator_lines_on_stdout", "json_mode", "print_json",
            "spark_log"]

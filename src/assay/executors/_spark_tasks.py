@@ -171,7 +171,8 @@ class LoadedPathShard(PathShard):
     __slots__ = ("_texts", "_items")
 
     def __init__(self, shard: PathShard, texts: list[tuple[str, bytes]]) -> None:
-        super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format)
+        super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format,
+                         shard.first_file)
         self._texts = texts
         self._items: list[Any] | None = None
 
@@ -190,7 +191,8 @@ class LoadedPathShard(PathShard):
         return items
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LoadedPathShard, (PathShard(self.index, self.paths, self.format, self.data_format), self._texts))
+        return (LoadedPathShard, (PathShard(self.index, self.paths, self.format, self.data_format, self.first_file),
+                                  self._texts))
 
 
 def path_key(path: str) -> str:

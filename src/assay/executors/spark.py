@@ -552,7 +552,7 @@ def regroup_files(sc: Any, shards: Sequence[PathShard]) -> list[PathShard]:
             f"Got {commas[0]!r}; rename it or evaluate without hadoop=True."
         )
     first = shards[0]
-    return [PathShard(shard.index, tuple(files[start:stop]), first.format, first.data_format)
+    return [PathShard(shard.index, tuple(files[start:stop]), first.format, first.data_format, start)
             for shard, (start, stop) in zip(shards, split_evenly(len(files), len(shards)))]
 
 

@@ -17,6 +17,9 @@ data_format
     ``round-trip`` (``parse(dumps(items)) == items``, when ``dumps`` is implemented).
 task
     ``instantiate``; ``interface`` (the methods the runner calls); ``pickling``.
+model_backend
+    ``declaration``: the factory is callable, and its optional ``accepts(model)`` returns
+    a bool for a folder that does not exist (no model is loaded: that needs a model).
 aggregation
     ``instantiate``; ``pickling``; ``random-map`` (a float for random 2-D and 3-D maps);
     ``nan-map`` (a map holding NaN is an assay error, or NaN with a warning). Without
@@ -41,7 +44,7 @@ from assay.testing.recorder import NOT_RUN, Recorder, Skip, one_line
 from assay.testing.samples import declared_examples, random_map
 
 __all__ = ["CHECKS", "check_aggregation", "check_data_format", "check_executor", "check_sentence_evaluator",
-           "check_statistics_user", "check_task"]
+           "check_model_backend", "check_statistics_user", "check_task"]
 
 CHECKS: dict[str, tuple[str, ...]] = {
     "estimator": ("instantiate", "declaration", "pickling", "dependencies", "run"),
@@ -51,6 +54,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "data_format": ("instantiate", "pickling", "parse", "round-trip"),
     "task": ("instantiate", "interface", "pickling"),
     "aggregation": ("instantiate", "pickling", "random-map", "nan-map"),
+    "model_backend": ("declaration",),
 }
 
 _NO_SAMPLE = "no sample: declare examples=[{{{keys}}}] for it"
@@ -396,3 +400,18 @@ def check_aggregation(entry: Entry, rec: Recorder) -> None:
     rec.run("pickling", pickling)
     rec.run("random-map", lambda: [_aggregate(agg, m) for m in maps])
     rec.run("nan-map", nan_map)
+
+
+def _backend_declaration(entry: Entry) -> None:
+    if not callable(entry.factory):
+        raise AssertionError(f"the factory is a {type(entry.factory).__name__}, not a callable (model, **options)")
+    accepts = getattr(entry.factory, "accepts", None)
+    if accepts is not None:
+        answer = accepts("/nonexistent/assay-conformance-model")
+        if not isinstance(answer, bool):
+            raise AssertionError(f"accepts(model) returned {answer!r:.60}, not a bool")
+
+
+def check_model_backend(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one model backend (its declaration; running one needs a model)."""
+    rec.run("declaration", lambda: _backend_declaration(entry))
