@@ -52,6 +52,9 @@ class AmbiguousNameError(DuplicateRegistrationError, LookupError):
 class InvalidParameterError(AssayError, ValueError, TypeError):
     """A parameter has the wrong type or value; the message names it, the expectation and the value."""
 
+    #: the position in the whole data of the instance at fault, when there is one (sharded runs read it)
+    item: int | None = None
+
 
 class ConfigError(InvalidParameterError):
     """A config file is invalid; the message names the file, the key path and the expectation."""

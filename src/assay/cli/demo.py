@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.epilog = _epilog()
         return format_help()
 
-    p.format_help = with_sections  # type: ignore[method-assign]
+    p.format_help = with_sections
 
 
 def _epilog() -> str:

@@ -122,7 +122,8 @@ def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> B
     """
     where = f"{shard.describe(offset)} (shard {shard.index})"
     if isinstance(exc, KeyboardInterrupt):
-        exc.add_note(f"assay: interrupted while {what} ran on {where}")
+        if hasattr(exc, "add_note"):  # Python 3.11+; on 3.10 the interruption goes on without the note
+            exc.add_note(f"assay: interrupted while {what} ran on {where}")
         return exc
     kind = type(exc).__name__
     detail = f": {exc}" if str(exc) else ""

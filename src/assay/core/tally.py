@@ -35,7 +35,10 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+; assay supports 3.10 (annotations are not evaluated)
+    from typing_extensions import Self
 
 import attrs
 import numpy as np
@@ -209,7 +212,7 @@ class Tally:
 
 def _init_name(cls: type, name: str) -> str:
     """The ``__init__`` keyword of attribute ``name`` (attrs strips a leading underscore)."""
-    for f in attrs.fields(cls):  # type: ignore[arg-type]
+    for f in attrs.fields(cls):
         if f.name == name:
             return f.alias if getattr(f, "alias", None) else name.lstrip("_")
     return name

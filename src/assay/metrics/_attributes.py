@@ -30,6 +30,8 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 from assay.errors import InvalidParameterError
 
 __all__ = ["OPTION_CHECKS", "UNSUPPORTED", "check_class_attributes"]
@@ -53,6 +55,22 @@ UNSUPPORTED: dict[str, str] = {
 }
 
 
+# the names prediction_type accepts as strings (None: any type)
+_STR_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "list": list,
+                               "dict": dict, "tuple": tuple, "any": None, "array": np.ndarray}
+
+
+def _resolve_type(tp: Any) -> Any:
+    if isinstance(tp, str):
+        if tp.lower() not in _STR_TYPES:
+            raise InvalidParameterError(
+                f"prediction_type {tp!r} is not understood; use a type such as int, float, str, "
+                f"list[str], np.ndarray, or one of {sorted(_STR_TYPES)}."
+            )
+        return _STR_TYPES[tp.lower()]
+    return tp
+
+
 def _is_bool(v: Any) -> bool:
     return isinstance(v, bool)
 
@@ -62,8 +80,6 @@ def _is_str_seq(v: Any) -> bool:
 
 
 def _check_prediction_type(v: Any) -> bool:
-    from assay.metrics.base import _resolve_type
-
     try:
         _resolve_type(v)
     except InvalidParameterError:

@@ -24,28 +24,13 @@ import numpy as np
 from assay.core.tally import Tally, additive, gathered, kept
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
-from assay.metrics._attributes import check_class_attributes
+from assay.metrics._attributes import _resolve_type, check_class_attributes
 from assay.metrics._params import check_str
 
 __all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
 
 
 # --------------------------------------------------------------------------- type checks
-_STR_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "list": list,
-                               "dict": dict, "tuple": tuple, "any": None, "array": np.ndarray}
-
-
-def _resolve_type(tp: Any) -> Any:
-    if isinstance(tp, str):
-        if tp.lower() not in _STR_TYPES:
-            raise InvalidParameterError(
-                f"prediction_type {tp!r} is not understood; use a type such as int, float, str, "
-                f"list[str], np.ndarray, or one of {sorted(_STR_TYPES)}."
-            )
-        return _STR_TYPES[tp.lower()]
-    return tp
-
-
 def _matches(value: Any, tp: Any) -> bool:
     tp = _resolve_type(tp)
     if tp is None or tp is Any or tp is object:
@@ -66,8 +51,8 @@ def _matches(value: Any, tp: Any) -> bool:
     if origin is dict:
         if not isinstance(value, dict):
             return False
-        args = typing.get_args(tp)
-        return not args or all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
+        kv = typing.get_args(tp)
+        return not kv or all(_matches(k, kv[0]) and _matches(v, kv[1]) for k, v in value.items())
     if tp is float:
         return isinstance(value, numbers.Real)
     if tp is int:

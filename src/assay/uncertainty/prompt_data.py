@@ -109,7 +109,8 @@ def prompt_records(rows: Sequence[Mapping[str, Any]], *, text_column: str = "inp
     if few_shot and (label_column is None or few_shot >= len(indexed)):
         raise InvalidParameterError(f"few_shot={few_shot} needs a 'label_column' and more than {few_shot} rows "
                                     f"(got {len(indexed)}).")
-    shots = "".join(_fill(few_shot_template, "few_shot_template", text=r[text_column], label=r[label_column])
+    shots = "".join(_fill(few_shot_template, "few_shot_template", text=r[text_column],
+                          label=r[label_column] if label_column is not None else "")  # checked above
                     for _, r in indexed[:few_shot])
     indexed = indexed[few_shot:]
     if subsample is not None and subsample < len(indexed):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 UPOS_WEIGHTS = {
@@ -76,7 +77,7 @@ def _vocabulary(rng: random.Random) -> dict[str, list[str]]:
     return vocab
 
 
-def _pick(rng: random.Random, weights: dict[str, float]) -> str:
+def _pick(rng: random.Random, weights: Mapping[str, float]) -> str:
     return rng.choices(list(weights), weights=list(weights.values()))[0]
 
 
