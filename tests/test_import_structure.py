@@ -38,3 +38,16 @@ def test_new_seed_is_one_function_in_the_range_results_record():
     seeds = {_params.new_seed() for _ in range(20)}
     assert all(isinstance(s, int) and 0 <= s < 2**63 for s in seeds)
     assert len(seeds) == 20  # 20 draws of 63 random bits: a repeat has probability ~2e-17
+
+
+def test_the_attribute_checks_do_not_import_the_metric_base(graph):
+    # _attributes checked prediction_type with base._resolve_type through a function-level import,
+    # while base imports _attributes at its top: a cycle. The resolver now lives in _attributes.
+    chain = graph.find_shortest_chain(importer="assay.metrics._attributes", imported="assay.metrics.base")
+    assert chain is None, f"assay.metrics._attributes reaches assay.metrics.base through {chain}"
+
+
+def test_the_metric_modules_do_not_import_the_evaluator(graph):
+    # core.evaluator runs the metrics of a shard; the metrics build on the tally below it.
+    chain = graph.find_shortest_chain(importer="assay.metrics", imported="assay.core.evaluator")
+    assert chain is None, f"assay.metrics reaches assay.core.evaluator through {chain}"
