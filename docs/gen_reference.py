@@ -230,7 +230,7 @@ def api_pages() -> tuple[dict[str, str], dict[str, str]]:
             link = f"[`{name}`][{ident}]"
             text.append(f"| {link} | {_cell(summary) if anchor else 'see `' + owner[ident] + '`'} |")
         text.append("")
-        for name, obj, ident in names:
+        for _name, _obj, ident in names:
             if owner[ident] != module_name:
                 continue
             where[ident] = path

@@ -13,7 +13,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "metrics"
 if str(SAMPLES) not in sys.path:  # before the cluster starts: its spawned workers inherit sys.path
     sys.path.insert(0, str(SAMPLES))
 
-from assay_interval_samples import FloatMAE, PairAUC, ScoreEvaluator, make_items
+from assay_interval_samples import FloatMAE, PairAUC, ScoreEvaluator, make_items  # noqa: E402 - after sys.path
 
 ITEMS = make_items(600, seed=3)
 

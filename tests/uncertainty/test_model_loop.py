@@ -93,9 +93,9 @@ def test_without_ignore_exceptions_the_error_propagates():
 
 
 def test_without_a_backend_the_error_says_what_to_install():
-    with use_plugin_system(PluginSystem(entry_points=False)):
-        with pytest.raises(InvalidParameterError, match="pip install assay-transformers"):
-            resolve_model_backend("some/folder")
+    with use_plugin_system(PluginSystem(entry_points=False)), \
+            pytest.raises(InvalidParameterError, match="pip install assay-transformers"):
+        resolve_model_backend("some/folder")
 
 
 def test_the_progress_bar_goes_to_stderr(capsys):

@@ -11,11 +11,10 @@ import gzip
 from pathlib import Path
 
 import pytest
+import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 from assay_parsing import conll18
 from assay_parsing.formats import ConlluFormat
-
-import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 UD = Path("/work/shared/data/ud")
 PAIRS = [("cs_pud-gold", "cs_pud-udpipe"), ("fr_gsd-gold", "fr_gsd-sys-retok"), ("fr_gsd-gold", "fr_gsd-sys-mid")]

@@ -27,7 +27,8 @@ import gc
 import json
 import posixpath
 import re
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from assay.core.pool import PathShard

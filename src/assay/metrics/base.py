@@ -15,7 +15,8 @@ import operator
 import types
 import typing
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np

@@ -49,7 +49,8 @@ Replacing assay's own functions is recorded and shown by ``assay plugins``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import pluggy
 

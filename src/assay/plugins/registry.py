@@ -24,7 +24,8 @@ import difflib
 import functools
 import inspect
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import attrs
 

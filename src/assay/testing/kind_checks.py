@@ -175,7 +175,7 @@ def _tally(evaluator: Any, items: list[Any], w_vector: Any) -> list[tuple[int, i
     for i, item in enumerate(items):
         got = evaluator(item, w_vector)
         ok = (isinstance(got, tuple) and len(got) == 2
-              and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in got))
+              and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= 0 for v in got))
         if not ok:
             raise AssertionError(f"item {i}: returned {got!r:.80}; expected (correct_num, gold_set_size), "
                                  "two non-negative ints")

@@ -42,8 +42,9 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -170,8 +171,8 @@ class UEManager:
         if nan_policy not in NAN_POLICIES:
             raise InvalidParameterError(f"The 'nan_policy' parameter must be 'drop' or 'raise'; got {nan_policy!r}.")
         self.nan_policy = nan_policy
-        self.n_resamples = int(check_int(n_resamples, "n_resamples", low=0, owner="UEManager"))  # type: ignore[arg-type]
-        self.confidence_level = float(check_number(confidence_level, "confidence_level", low=0, high=1,  # type: ignore[arg-type]
+        self.n_resamples = int(check_int(n_resamples, "n_resamples", low=0, owner="UEManager"))
+        self.confidence_level = float(check_number(confidence_level, "confidence_level", low=0, high=1,
                                                    closed="neither", owner="UEManager"))
         seed = check_seed(seed, "seed", owner="UEManager")
         if seed is None:
@@ -583,7 +584,7 @@ class UEManager:
         return save_manager(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "UEManager":
+    def load(cls, path: str | os.PathLike[str]) -> UEManager:
         """Read and verify a folder written by :meth:`save`.
 
         Raises :class:`~assay.errors.SaveFormatError` naming the file and the field for a

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def _calculators(man: Any, backend: Any) -> list[Any]:
     for entry in get_registry("stat_calculator"):
         try:
             calcs.append(entry.create())
-        except Exception:  # noqa: BLE001, S112 - a calculator that needs options cannot be a default producer
+        except Exception:  # noqa: BLE001 - a calculator that needs options cannot be a default producer
             continue
     return calcs
 

@@ -41,13 +41,12 @@ parts (this is how ``parse-eval`` shards unequal tokenizations).
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
 from assay.core.tally import Tally, additive
 from assay.errors import AssayError
-
 from assay_parsing.sentence import Sentence
 
 __all__ = ["METRICS", "AlignmentError", "Score", "UDFile", "aligned_cuts", "evaluate", "evaluate_segments",

@@ -17,13 +17,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import attrs
 
-from assay.cli.commands import (add_json, add_output, add_verbose, check_output, describe_executor, json_mode,
-                                positive_int, print_json, spark_log)
+from assay.cli.commands import (
+    add_json,
+    add_output,
+    add_verbose,
+    check_output,
+    describe_executor,
+    json_mode,
+    positive_int,
+    print_json,
+    spark_log,
+)
 
 #: what ``assay --help`` says about the command
 HELP = "score a system CoNLL-U / CoNLL-X parse against the gold file (UAS, LAS, CLAS, UPOS)"

@@ -29,7 +29,8 @@ sampling (those change which token is drawn, not the reported probability).
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np

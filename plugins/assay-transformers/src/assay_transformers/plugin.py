@@ -6,7 +6,6 @@ Cheap to import: torch and transformers are imported when a model is loaded.
 from __future__ import annotations
 
 from assay import hookimpl
-
 from assay_transformers.generation import HFModel
 from assay_transformers.stats import EntropyCalculator
 

@@ -35,7 +35,8 @@ EOS included) and ``token_entropies`` = ``entropy``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
