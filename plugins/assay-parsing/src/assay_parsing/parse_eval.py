@@ -362,7 +362,6 @@ def evaluate_conll18(gold_path: Path, system_path: Path, *, format: str | None =
     and adds the shards' tallies in shard order, so the counts equal the sequential ones.
     """
     from assay.plugins import load_data_format
-
     from assay_parsing import conll18
     from assay_parsing.pairs import format_for
 
@@ -388,7 +387,6 @@ def conll18_to_list(scores: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run_conll18(args: argparse.Namespace) -> int:
     from assay.provenance import signature_of
-
     from assay_parsing import conll18
 
     parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
