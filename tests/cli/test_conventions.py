@@ -234,7 +234,8 @@ def test_parameter_names_become_the_flag_typed():
     parser.add_argument("--shards")
     parser.add_argument("-n", "--n-resamples", dest="n_resamples")
     message = "The 'num_shards' parameter of parallelEvaluate must be an integer >= 1. Got 0 instead."
-    assert flag_for_parameters(message, parser, ["--shards", "0"]) == "--shards: must be an integer >= 1. Got 0 instead."
+    expected = "--shards: must be an integer >= 1. Got 0 instead."
+    assert flag_for_parameters(message, parser, ["--shards", "0"]) == expected
     message = "Got 3 but the 'n_resamples' parameter of bootstrap must be >= 1."  # not at the start: no colon
     assert flag_for_parameters(message, parser, ["-n", "3"]) == "Got 3 but -n must be >= 1."
     message = "The 'beta' parameter of f1 must be >= 0."  # an option of a metric spec, not a flag: unchanged

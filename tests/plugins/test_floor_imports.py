@@ -59,7 +59,8 @@ def test_the_helpers_read_imports_and_requirements(tmp_path):
     source.write_text("import a.b, c\nfrom d.e import f, g\nfrom . import h\n\ndef k():\n    import assay_x.y\n")
     assert imports(source) == [(1, "a.b", []), (1, "c", []), (2, "d.e", ["f", "g"]), (6, "assay_x.y", [])]
     pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text('[project]\nname = "p"\ndependencies = ["Assay_Uncertainty>=0.1", "numpy ; python_version>\'3\'"]\n'
+    pyproject.write_text('[project]\nname = "p"\n'
+                         'dependencies = ["Assay_Uncertainty>=0.1", "numpy ; python_version>\'3\'"]\n'
                          '[project.optional-dependencies]\ntorch = ["torch[cpu]>=2"]\ntest = ["pytest"]\n')
     assert declared(pyproject) == {"assay-uncertainty", "numpy", "torch"}
 
@@ -152,8 +153,10 @@ def test_the_public_name_check_sees_private_uses(tmp_path):  # the check above c
                       "from assay.core.pool import _GLOB_CHARS as G\nfrom assay.core.evaluator import evaluate_shard\n"
                       "from assay.plugins.registry import _close\n")
     found = _private_uses(source, own=set(), root=tmp_path)
-    assert found == ["uses.py:1: assay.core.pool imports _check_num_shards", "uses.py:2: assay.cli._args (a private module)",
-                     "uses.py:3: assay.core.pool imports _GLOB_CHARS", "uses.py:5: assay.plugins.registry imports _close"]
+    assert found == ["uses.py:1: assay.core.pool imports _check_num_shards",
+                     "uses.py:2: assay.cli._args (a private module)",
+                     "uses.py:3: assay.core.pool imports _GLOB_CHARS",
+                     "uses.py:5: assay.plugins.registry imports _close"]
     other = tmp_path / "other.py"  # a public name missing from the module's __all__
     other.write_text("from assay.core.evaluator import evaluate_shard, log_result\n")
     assert _private_uses(other, own=set(), root=tmp_path) == [

@@ -14,7 +14,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-WORDS = ["the", "a", "capital", "of", "france", "paris", "is", "what", "who", "river", "city", "big", "small", "red", "blue", "answer", "question", "yes", "no", "one", "two", "three"]
+WORDS = ["the", "a", "capital", "of", "france", "paris", "is", "what", "who", "river", "city", "big", "small", "red",
+         "blue", "answer", "question", "yes", "no", "one", "two", "three"]
 
 
 def build_tokenizer():

@@ -44,7 +44,8 @@ def test_manager_estimations_equal_a_manual_forward_pass_in_batches_of_1_and_4(m
         g = torch.tensor([gen])
         with torch.no_grad():
             if kind == "causal":
-                logits = model(input_ids=torch.cat([ids, g], 1)).logits[0, ids.shape[1] - 1: ids.shape[1] - 1 + len(gen)]
+                start = ids.shape[1] - 1
+                logits = model(input_ids=torch.cat([ids, g], 1)).logits[0, start: start + len(gen)]
             else:
                 dec = torch.cat([torch.tensor([[0]]), g[:, :-1]], 1)
                 logits = model(input_ids=ids, decoder_input_ids=dec).logits[0]

@@ -81,7 +81,8 @@ PARAMETER_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 # "The 'num_shards' parameter of parallelEvaluate must ..." / "The 'x' parameter must ..." / "'x' must ..."
-_PARAMETER = re.compile(r"\b[Tt]he '(?P<a>\w+)' parameter(?: of (?:the )?[\w.\-]+(?: executor)?)?|'(?P<b>\w+)' (?=must\b)")
+_PARAMETER = re.compile(r"\b[Tt]he '(?P<a>\w+)' parameter(?: of (?:the )?[\w.\-]+(?: executor)?)?"
+                        r"|'(?P<b>\w+)' (?=must\b)")
 
 
 def flag_for_parameters(message: str, parser: argparse.ArgumentParser | None, argv: list[str]) -> str:

@@ -285,7 +285,8 @@ class EvaluatorBase:
     # ------------------------------------------------------------ seed-compatible API
     def sequentialEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                            sparkContext: Any = None, hadoop: Any = None, *,
-                           metrics: Any = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
+                           metrics: Any = None, n_resamples: int = 1000, confidence_level: float = 0.95,
+                           seed: int = 0) -> EvaluationResult:
         """Evaluate every item of ``data_pool`` in this process, shard by shard.
 
         Parameters
@@ -338,7 +339,8 @@ class EvaluatorBase:
     def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                          sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                          num_shards: int | None = None, workers: int | None = None,
-                         metrics: Any = None, timeout: float | None = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
+                         metrics: Any = None, timeout: float | None = None, n_resamples: int = 1000,
+                         confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
         """Evaluate the shards of ``data_pool`` in parallel: local processes, or Spark with a ``sparkContext``.
 
         Parameters
@@ -406,7 +408,8 @@ class EvaluatorBase:
     # ------------------------------------------------------------ snake_case spellings
     def sequential_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                             sparkContext: Any = None, hadoop: Any = None, *,
-                            metrics: Any = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
+                            metrics: Any = None, n_resamples: int = 1000, confidence_level: float = 0.95,
+                           seed: int = 0) -> EvaluationResult:
         """Same as :meth:`sequentialEvaluate`."""
         return self.sequentialEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
                                        metrics=metrics, n_resamples=n_resamples, confidence_level=confidence_level,
@@ -415,7 +418,8 @@ class EvaluatorBase:
     def parallel_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                           sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                           num_shards: int | None = None, workers: int | None = None,
-                          metrics: Any = None, timeout: float | None = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
+                          metrics: Any = None, timeout: float | None = None, n_resamples: int = 1000,
+                         confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
         """Same as :meth:`parallelEvaluate`."""
         return self.parallelEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
                                      executor=executor, num_shards=num_shards, workers=workers, metrics=metrics,

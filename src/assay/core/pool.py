@@ -208,7 +208,8 @@ class DataPool:
 
     def __init__(self, items: Sequence[Any], num_shards: int | None = None, *,
                  source: str | None = None, format: str | None = None) -> None:
-        if isinstance(items, (str, bytes, Mapping)) or not (hasattr(items, "__len__") and hasattr(items, "__getitem__")):
+        sequence = hasattr(items, "__len__") and hasattr(items, "__getitem__")
+        if isinstance(items, (str, bytes, Mapping)) or not sequence:
             if isinstance(items, (str, bytes, os.PathLike)):
                 hint = " (to read a file, use DataPool.from_file(path))"
             elif isinstance(items, Mapping):

@@ -18,7 +18,8 @@ import numpy as np
 __all__ = ["run"]
 
 PROVIDERS = {"accuracy": "assay-classic", "f1": "assay-classic", "bleu": "assay-classic"}
-VOCAB = ["the", "cat", "dog", "sat", "ran", "on", "under", "a", "mat", "rug", "house", "garden", "quickly", "slowly", "red", "big", "small", "bird", "sang", "tree", "near", "over"]
+VOCAB = ["the", "cat", "dog", "sat", "ran", "on", "under", "a", "mat", "rug", "house", "garden", "quickly", "slowly",
+         "red", "big", "small", "bird", "sang", "tree", "near", "over"]
 
 
 def classification_data(n: int = 2000, seed: int = 0) -> tuple[list[int], list[int], list[list[int]]]:
@@ -70,7 +71,8 @@ def run(out_dir: Path, *, n_classification: int = 2000, n_translation: int = 400
         if missing:
             for m in missing:
                 base = m.split("[")[0]
-                print(f"  metric {base!r} is not installed: install the {PROVIDERS.get(base, 'plugin that provides it')} "
+                provider = PROVIDERS.get(base, "plugin that provides it")
+                print(f"  metric {base!r} is not installed: install the {provider} "
                       f"plugin (pip install {PROVIDERS.get(base, '...')}); skipping it")
             metrics = [m for m in metrics if m not in missing]
             if not metrics:

@@ -43,7 +43,8 @@ from assay.metrics._params import check_confidence_level, check_n_resamples, che
 from assay.metrics.base import take
 from assay.metrics.intervals import percentile_interval
 
-__all__ = ["BLOCK", "DROPPED", "UNPOSITIONED", "PoissonReplicates", "Resampling", "block_weights", "poisson_weights", "shard_replicates"]
+__all__ = ["BLOCK", "DROPPED", "UNPOSITIONED", "PoissonReplicates", "Resampling", "block_weights", "poisson_weights",
+           "shard_replicates"]
 
 #: positions per block of weights (a constant: changing it changes every interval)
 BLOCK = 256
@@ -151,7 +152,8 @@ def _dyadic(leaves: Mapping[int, np.ndarray], lo: int, hi: int) -> dict[Node, np
 def _merge_nodes(a: Mapping[Node, np.ndarray], b: Mapping[Node, np.ndarray]) -> dict[Node, np.ndarray]:
     overlap = a.keys() & b.keys()
     if overlap:
-        raise InvalidParameterError(f"Cannot merge replicate tallies that cover the same positions (nodes {sorted(overlap)[:3]}).")
+        raise InvalidParameterError(
+            f"Cannot merge replicate tallies that cover the same positions (nodes {sorted(overlap)[:3]}).")
     return {**a, **b}
 
 

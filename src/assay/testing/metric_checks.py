@@ -160,9 +160,11 @@ def check_metric(entry: Entry, rec: Recorder) -> None:
         examples, metrics = [sample], [metric]
         rec.skip("examples", f"no examples declared; the checks ran on {len(sample['predictions'])} generated "
                              f"instances of prediction_type {_type_name(metric)}")
+    def invariance(check: str) -> Callable[[Metric, Mapping[str, Any]], Any]:
+        return lambda m, ex: check_invariance(check, m, *_data(ex), atol=ex.get("atol", 1e-9))
+
     for check in INVARIANCES:
-        rec.run(check, _each(examples, metrics, lambda m, ex, c=check: check_invariance(
-            c, m, *_data(ex), atol=ex.get("atol", 1e-9))))
+        rec.run(check, _each(examples, metrics, invariance(check)))
     rec.run("evaluate", _each(examples, metrics, lambda m, ex: check_evaluate_matches(
         m, *_data(ex), atol=ex.get("atol", 1e-9))))
     rec.run("bad-inputs", lambda: _check_bad_inputs(examples[0], metrics[0]))

@@ -265,7 +265,7 @@ class UEManager:
     # ---------------------------------------------------------------- the model loop (model=...)
     def _init_model_loop(self, model: Any, model_options: Mapping[str, Any] | None, batch_size: int,
                          max_new_tokens: int, samples_n: int, generation_params: Mapping[str, Any] | None,
-                         seed: int | None, ignore_exceptions: bool, save_stats: Sequence[str],
+                         seed: int, ignore_exceptions: bool, save_stats: Sequence[str],
                          progress: bool | None) -> None:
         from assay.uncertainty.model_loop import check_loop_options
 
@@ -273,7 +273,7 @@ class UEManager:
                            save_stats=save_stats)
         self.model, self.model_options = model, dict(model_options or {})
         self.batch_size, self.max_new_tokens, self.samples_n = int(batch_size), int(max_new_tokens), int(samples_n)
-        self.generation_params, self.seed = dict(generation_params or {}), seed
+        self.generation_params = dict(generation_params or {})  # the sampling uses self.seed, the one seed
         self.ignore_exceptions, self.save_stats, self.progress = bool(ignore_exceptions), list(save_stats), progress
         #: estimator / generation metric name -> the error that dropped it (``ignore_exceptions=True``)
         self.failed: dict[str, str] = {}

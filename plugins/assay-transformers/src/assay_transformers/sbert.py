@@ -88,7 +88,9 @@ def best_reference_cosine(model: EmbeddingModel, predictions: Sequence[str], ref
 class SentenceBert(BulkInstanceMetric):
     r"""Cosine similarity of sentence embeddings with the best-matching reference (unitxt ``SentenceBert``).
 
-    .. math:: \mathrm{sbert\_score}_i = \max_{r \in R_i} \frac{e(p_i) \cdot e(r)}{\lVert e(p_i)\rVert\,\lVert e(r)\rVert}
+    .. math::
+        \mathrm{sbert\_score}_i = \max_{r \in R_i}
+        \frac{e(p_i) \cdot e(r)}{\lVert e(p_i)\rVert\,\lVert e(r)\rVert}
 
     with :math:`e` the sentence embedding of a sentence-transformers model; the global
     score is the mean over instances. Embeddings are computed in batches of

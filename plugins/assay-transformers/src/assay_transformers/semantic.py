@@ -228,6 +228,13 @@ class _Semantic(Estimator):
                                        owner=owner) if self.uses_threshold else None)
         super().__init__(dependencies=self._dependencies())
 
+
+    def _threshold(self) -> float:
+        """The threshold of an estimator that uses one (set and checked in ``__init__``)."""
+        if self.threshold is None:
+            raise InvalidParameterError(f"{self.name} uses no threshold.")
+        return float(self.threshold)
+
     def _dependencies(self) -> tuple[str, ...]:
         return (self.matrix_stat,) if self.matrix_stat else ("sample_texts",)
 
@@ -281,7 +288,7 @@ class NumSemSets(_Semantic):
     uses_threshold = True
 
     def _value(self, s: np.ndarray, index: int, stats: Mapping[str, Any]) -> float:
-        return float(num_semantic_sets(s, self.threshold))
+        return float(num_semantic_sets(s, self._threshold()))
 
 
 class SemanticEntropy(_Semantic):
@@ -316,7 +323,7 @@ class SemanticEntropy(_Semantic):
         return super()._dependencies() + (("sample_log_likelihoods",) if self.likelihoods else ())
 
     def _value(self, s: np.ndarray, index: int, stats: Mapping[str, Any]) -> float:
-        classes = np.array(equivalence_classes(s, self.threshold))
+        classes = np.array(equivalence_classes(s, self._threshold()), dtype=np.intp)
         k = len(classes)
         if not self.likelihoods:
             p = np.bincount(classes) / k
@@ -378,7 +385,7 @@ class Eccentricity(_Semantic):
     default_threshold = 0.9
 
     def _value(self, s: np.ndarray, index: int, stats: Mapping[str, Any]) -> float:
-        return eccentricity(s, self.threshold)
+        return eccentricity(s, self._threshold())
 
 
 # --------------------------------------------------------------------------- stat calculator

@@ -175,6 +175,7 @@ class StoredOutputFields(StatCalculator):
 def calculators_for(model: Any, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
                     samples_n: int = 10, seed: int | None = None) -> list[StatCalculator]:
     """The calculators of one manager run with ``model`` (an :class:`~assay_transformers.generation.HFModel`)."""
-    common = {"max_new_tokens": max_new_tokens, "generation_params": generation_params, "seed": seed}
-    return [GreedyProbsCalculator(model, **common), EntropyCalculator(), StoredOutputFields(),
-            SamplingGenerationCalculator(model, samples_n=samples_n, **common)]
+    return [GreedyProbsCalculator(model, max_new_tokens=max_new_tokens, generation_params=generation_params, seed=seed),
+            EntropyCalculator(), StoredOutputFields(),
+            SamplingGenerationCalculator(model, samples_n=samples_n, max_new_tokens=max_new_tokens,
+                                         generation_params=generation_params, seed=seed)]

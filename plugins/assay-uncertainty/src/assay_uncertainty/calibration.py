@@ -443,7 +443,7 @@ class CalibrationUEMetric(UEMetric):
 
     def __init__(self, metric: Metric) -> None:
         self.metric = metric
-        self.name = metric.name
+        self.name = metric.name or type(metric).__name__
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         if u.min() < 0 or u.max() > 1:

@@ -168,7 +168,7 @@ class _EnsembleMetric(Metric):
         check_choice(reduction, "reduction", REDUCTIONS, owner=self.name)
         self.reduction = reduction
         self.validate_args = bool(validate_args)
-        self.main_score = self.name
+        self.main_score = self.name or type(self).__name__
         # mean / sum: additive (value, count) tallies; none: keep every value
         self.additive = reduction != "none"
         self.n_stats = 2 if self.additive else None
@@ -186,7 +186,8 @@ class _EnsembleMetric(Metric):
 
     def update(self, probs: Any, references: Any = None, task_data: Any = None) -> _EnsembleMetric:
         """Add a batch of ensemble probabilities ``(B, N, C)`` (returns ``self``)."""
-        return super().update(probs, references, task_data)
+        super().update(probs, references, task_data)
+        return self
 
     def reduce(self, intermediates):
         t = np.asarray(intermediates, dtype=np.float64)
