@@ -30,8 +30,8 @@ task
 aggregation
     ``instantiate``; ``pickling``; ``random-map`` (a float for random 2-D and 3-D maps);
     ``nan-map`` (a map holding NaN is an assay error, or NaN with a warning);
-    ``call-order`` (no state between calls: the maps aggregated in reverse order give
-    the same values); ``layout`` (a Fortran-ordered copy of a map aggregates to the same
+    ``call-order`` (no state between calls: one object used for every check gives, map by
+    map, the values of a new object per map); ``layout`` (a Fortran-ordered copy of a map aggregates to the same
     value). Without declared examples, an aggregation that rejects a random map with an
     assay error (it needs an option, such as a threshold) has these checks skipped, with
     the reason.
@@ -194,7 +194,13 @@ def _same_rows(got: list[Any], expected: list[Any], how: str) -> None:
         raise AssertionError(f"{how}: {len(got)} outputs for {len(expected)} examples")
     for i, (a, b) in enumerate(zip(got, expected)):
         if not _same_value(a, b):
-            raise AssertionError(f"{how}: example {i} gives {a!r:.80} instead of {b!r:.80}")
+            raise AssertionError(f"{how}: example {i} gives {_show(a)} instead of {_show(b)}")
+
+
+def _show(value: Any) -> str:
+    """A value for a message: numpy scalars and arrays as plain Python numbers and lists, cut at 80 characters."""
+    plain = value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+    return f"{plain!r:.80}"
 
 
 def _statistics_order(obj: Any, kind: str, example: Mapping[str, Any]) -> None:
@@ -551,11 +557,12 @@ def check_aggregation(entry: Entry, rec: Recorder) -> None:
             raise AssertionError(f"a map holding NaN: {problem}")
 
     def call_order() -> None:
-        first = [_aggregate(agg, m) for m in maps]
-        again = [_aggregate(agg, m) for m in reversed(maps)][::-1]
-        if first != again:
-            raise AssertionError(f"aggregating the maps in reverse order gives {again!r}, in order {first!r}: "
-                                 "an aggregation keeps no state between calls")
+        overrides = dict(example.get("overrides") or {})
+        fresh = [_aggregate(entry.create(**overrides), m) for m in maps]  # a new object per map
+        used = [_aggregate(agg, m) for m in reversed(maps)][::-1]         # one object, after the other checks
+        if fresh != used:
+            raise AssertionError(f"one aggregation object, after other calls, gives {used!r} where a new one per "
+                                 f"map gives {fresh!r}: an aggregation keeps no state between calls")
 
     def layout() -> None:
         for m in maps:

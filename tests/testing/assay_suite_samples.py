@@ -1,0 +1,113 @@
+"""Plugin objects for the common suite's own tests, each breaking one invariance on purpose (module level: they pickle)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from assay import DataFormat, hookimpl
+from assay.uncertainty import Estimator
+
+from assay_conformance_samples import FailureAuc, FirstTieWins
+
+
+# --------------------------------------------------------------------------- UE metrics
+class WrongComplement(FailureAuc):
+    """Declares f(-u) = -f(u), but an AUC complements (f(-u) = 1 - f(u))."""
+
+    name = "wrong_complement"
+    orientation = "negate"
+
+
+# --------------------------------------------------------------------------- estimators
+class BatchNormalized(Estimator):
+    """Broken on purpose: divides by the batch's largest value, so two chunks differ from one run."""
+
+    name, level, dependencies = "batch_normalized", "sequence", ("scores",)
+    examples = [{"stats": {"scores": [0.5, 2.0, 1.0, 4.0]}}]
+
+    def __call__(self, stats):
+        e = np.asarray(stats["scores"], dtype=float)
+        return e / e.max()
+
+
+class Entropy(Estimator):
+    name, level, dependencies = "plain_entropy", "sequence", ("scores",)
+    examples = [{"stats": {"scores": [0.5, 2.0, 1.0, 4.0]}}]
+
+    def __call__(self, stats):
+        return np.asarray(stats["scores"], dtype=float)
+
+
+# --------------------------------------------------------------------------- sentence evaluators
+class CallCounter:
+    """Broken on purpose: every other call counts the item as correct, whatever it holds."""
+
+    examples = [{"items": ["a", "b", "c", "d", "e"]}]
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, sent, w_vector):
+        self.calls += 1
+        return self.calls % 2, 1
+
+
+# --------------------------------------------------------------------------- data formats
+class ReadOnlyPairs(DataFormat):
+    """Reads JSON pairs and cannot write: the round trip does not apply."""
+
+    name = "read_only_pairs"
+    examples = [{"text": '[1, "a"]\n'}]
+
+    def parse(self, text, *, source="<string>"):
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+class UnsampledPairs(ReadOnlyPairs):
+    """Declares no sample: the suite cannot read one."""
+
+    name = "unsampled_pairs"
+    examples = None
+
+
+# --------------------------------------------------------------------------- aggregations
+class RunningMax:
+    """Broken on purpose: remembers the largest value seen in any call."""
+
+    def __init__(self):
+        self.seen = -np.inf
+
+    def __call__(self, uncertainty_map):
+        self.seen = max(self.seen, float(np.max(uncertainty_map)))
+        return self.seen
+
+
+@hookimpl
+def assay_register_ue_metrics(register):
+    register("complement_auc", FailureAuc, orientation="complement")
+    register("wrong_complement", WrongComplement)
+    register("declared_tie_order", FirstTieWins, tie_aware=False)
+
+
+@hookimpl
+def assay_register_estimators(register):
+    register("batch_normalized", BatchNormalized)
+    register("plain_entropy", Entropy)
+
+
+@hookimpl
+def assay_register_sentence_evaluators(register):
+    register("call_counter", CallCounter)
+
+
+@hookimpl
+def assay_register_data_formats(register):
+    register("read_only_pairs", ReadOnlyPairs)
+    register("unsampled_pairs", UnsampledPairs)
+
+
+@hookimpl
+def assay_register_aggregations(register):
+    register("running_max", RunningMax)
