@@ -12,14 +12,6 @@ from assay.uncertainty import Estimator
 from assay_conformance_samples import FailureAuc, FirstTieWins
 
 
-# --------------------------------------------------------------------------- UE metrics
-class WrongComplement(FailureAuc):
-    """Declares f(-u) = -f(u), but an AUC complements (f(-u) = 1 - f(u))."""
-
-    name = "wrong_complement"
-    orientation = "negate"
-
-
 # --------------------------------------------------------------------------- estimators
 class BatchNormalized(Estimator):
     """Broken on purpose: divides by the batch's largest value, so two chunks differ from one run."""
@@ -87,7 +79,7 @@ class RunningMax:
 @hookimpl
 def assay_register_ue_metrics(register):
     register("complement_auc", FailureAuc, orientation="complement")
-    register("wrong_complement", WrongComplement)
+    register("wrong_complement", FailureAuc, orientation="negate")  # an AUC complements: 1 - f
     register("declared_tie_order", FirstTieWins, tie_aware=False)
 
 
