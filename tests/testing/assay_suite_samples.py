@@ -103,3 +103,11 @@ def assay_register_data_formats(register):
 @hookimpl
 def assay_register_aggregations(register):
     register("running_max", RunningMax)
+
+
+class GoodOnly:
+    """A plugin object that registers only a conforming estimator."""
+
+    @hookimpl
+    def assay_register_estimators(self, register):
+        register("plain_entropy", Entropy)

@@ -141,3 +141,22 @@ def test_an_exemption_needs_a_reason(system):
     with pytest.raises(ValueError, match="reason"):
         conformance_test(system=system, exempt={("executor", "dask"): ""})
 
+
+
+# ------------------------------------------------------------------------------------------ the pytest fixture
+def test_the_assay_conformance_fixture_passes_a_conforming_plugin(register_assay_plugin, assay_conformance):
+    register_assay_plugin(assay_suite_samples.GoodOnly(), "good_only")
+    assert [e.name for e in assay_conformance("good_only")] == ["plain_entropy"]
+
+
+def test_the_assay_conformance_fixture_names_what_fails(register_assay_plugin, assay_conformance):
+    register_assay_plugin(assay_suite_samples, "suite_samples")
+    with pytest.raises(AssertionError) as info:
+        assay_conformance(kinds=["estimator"])
+    assert "estimator 'batch_normalized'" in str(info.value) and "chunking: FAIL" in str(info.value)
+    assert "plain_entropy" not in str(info.value)
+
+
+def test_the_assay_conformance_fixture_needs_something_registered(assay_conformance):
+    with pytest.raises(AssertionError, match="no name registered"):
+        assay_conformance()
