@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from assay import DataFormat, hookimpl
+from assay.metrics import GlobalMetric
 from assay.uncertainty import Estimator
 
 from assay_conformance_samples import FailureAuc, FirstTieWins
@@ -111,3 +112,22 @@ class GoodOnly:
     @hookimpl
     def assay_register_estimators(self, register):
         register("plain_entropy", Entropy)
+
+
+class MeanPrediction(GlobalMetric):
+    """The mean of float predictions (no references): a good metric with no expected scores declared."""
+
+    main_score = "mean"
+    prediction_type = float
+    needs_references = False
+
+    def compute_global(self, predictions, references, task_data):
+        from assay.errors import InvalidParameterError
+        from assay.validation import undefined_metric
+
+        values = np.asarray(predictions, dtype=float)
+        if not values.size:
+            return undefined_metric("mean: no predictions; NaN.")
+        if not np.isfinite(values).all():
+            raise InvalidParameterError(f"mean: prediction {int(np.flatnonzero(~np.isfinite(values))[0])} is not finite")
+        return float(values.mean())

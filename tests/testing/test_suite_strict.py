@@ -10,6 +10,7 @@ import pytest
 
 import assay_conformance_samples
 import assay_suite_samples
+from assay import hookimpl
 from assay.plugins import PluginSystem
 from assay.testing.conformance import check_entry
 from assay.testing.suite import assert_conforms, conformance_test, registered_entries, with_overrides
@@ -160,3 +161,23 @@ def test_the_assay_conformance_fixture_names_what_fails(register_assay_plugin, a
 def test_the_assay_conformance_fixture_needs_something_registered(assay_conformance):
     with pytest.raises(AssertionError, match="no name registered"):
         assay_conformance()
+
+
+def test_samples_without_expected_scores_or_generated_ones_are_enough_for_a_metric():
+    # the 'examples' check compares declared expected scores; a metric that declares none (generated samples,
+    # or samples without global_target) still runs every invariance, so that check does not apply
+    system = PluginSystem(entry_points=False)
+    system.register_plugin(_MeanPlugin(), "mean_plugin")
+    for name in ("generated_mean", "untargeted_mean"):
+        results = {r.check: r for r in assert_conforms(system.registry("metric").get(name), system)}
+        assert results["examples"].status == "SKIP" and not results["examples"].applies
+        assert results["order"].status == "PASS" and results["evaluate"].status == "PASS"
+
+
+class _MeanPlugin:
+    @hookimpl
+    def assay_register_metrics(self, register):
+        from assay_suite_samples import MeanPrediction
+
+        register("generated_mean", MeanPrediction)
+        register("untargeted_mean", MeanPrediction, examples=[{"predictions": [1.0, 2.0, 4.0], "references": None}])

@@ -112,8 +112,9 @@ class Recorder:
         self._add(check, PASS)
         return value
 
-    def skip(self, check: str, reason: str) -> None:
-        self._add(check, SKIP, reason)
+    def skip(self, check: str, reason: str, *, applies: bool = True) -> None:
+        """Record a skip (``applies=False``: the check does not apply to this object)."""
+        self._add(check, SKIP, reason, applies)
 
     def skip_rest(self, reason: str) -> None:
         """Skip every declared check not recorded yet."""
