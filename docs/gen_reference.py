@@ -41,6 +41,8 @@ API_MODULES: tuple[str, ...] = (
     "assay.report",
     "assay.testing",
     "assay.validation",
+    "assay.functional",
+    "assay.render",
     "assay.jsonio",
     "assay.errors",
     "assay.executors.base",

@@ -26,6 +26,20 @@ The new file keeps the old one's permissions (a new file gets the usual ones, fr
 literals, undecodable UTF-8 and malformed JSON with a :class:`~assay.errors.SaveFormatError`
 that names the file, the line and the column.
 
+**JSON Lines.** :func:`parse_jsonl` / :func:`read_jsonl` read one JSON value per line (blank
+lines skipped; a line ends at ``\\n`` only, so a raw U+2028 or form feed inside a string
+stays in its record) and name the source and the line number of a bad record;
+:func:`dumps_jsonl` writes by the rule above. JSON Lines files are mostly *inputs* made by
+other tools (predictions, references, model outputs), and Python's ``json.dumps`` writes
+``NaN`` / ``Infinity`` literals by default, so the reader accepts those literals as floats
+(as ``json.loads`` does); everything assay writes still follows the one rule.
+
+The one NaN / infinity rule, in short: **written** as the strings ``"NaN"``, ``"Infinity"``,
+``"-Infinity"``, everywhere (result files, saves, ``--json`` output, JSON Lines); **read**
+back as floats where a number is expected; the bare literals are **refused** in files assay
+keeps (:func:`read_json`, except ``legacy_constants=True`` for evaluation results written by
+old versions) and **accepted** in input data (:func:`parse_jsonl`).
+
 >>> to_jsonable({"a": float("inf"), "b": (1, 2.5)})
 {'a': 'Infinity', 'b': [1, 2.5]}
 >>> decode_number("-Infinity", where="x")
@@ -41,11 +55,11 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from assay.errors import SaveFormatError
+from assay.errors import InvalidParameterError, SaveFormatError
 
 __all__ = [
     "NONFINITE",
@@ -53,8 +67,11 @@ __all__ = [
     "decode_number",
     "decode_numbers",
     "dumps",
+    "dumps_jsonl",
     "fsync_dir",
+    "parse_jsonl",
     "read_json",
+    "read_jsonl",
     "to_jsonable",
     "write_json_atomic",
     "write_text_atomic",
@@ -159,6 +176,79 @@ def read_json(path: str | os.PathLike[str], *, what: str = "JSON file", legacy_c
     except ValueError as exc:  # a NaN / Infinity literal
         raise SaveFormatError(f"{p}: {exc} (write non-finite numbers as \"NaN\", \"Infinity\", \"-Infinity\").",
                               path=p) from None
+
+
+def dumps_jsonl(items: Iterable[Any]) -> str:
+    """``items`` as JSON Lines text: one compact standard-JSON value per line (the rule above), each ending in ``\\n``.
+
+    >>> dumps_jsonl([{"a": float("nan")}, [1, 2]])
+    '{"a": "NaN"}\\n[1, 2]\\n'
+    """
+    return "".join(dumps(item, indent=None) + "\n" for item in items)
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Numbered lines split at ``\\n`` only (``str.splitlines`` would also cut at U+2028, form feed ...)."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        yield lineno, line[:-1] if line.endswith("\r") else line
+
+
+def parse_jsonl(text: str, *, source: str = "<string>",
+                error: Callable[[str, int], Exception] | None = None) -> list[Any]:
+    """The values of JSON Lines ``text``, one per non-blank line.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    source : str
+        The file name (or ``"<string>"``) for error messages.
+    error : callable, optional
+        ``error(reason, lineno) -> Exception`` builds the exception a bad line raises (a
+        caller's own :class:`~assay.errors.InvalidParameterError` subclass); by default an
+        :class:`~assay.errors.InvalidParameterError` reading ``"{source}:{lineno}: {reason}"``.
+
+    ``NaN`` / ``Infinity`` / ``-Infinity`` literals are read as floats (input data from
+    Python's ``json`` module carries them); see the module docstring.
+
+    >>> parse_jsonl('{"a": 1}\\n\\n[2, NaN]\\n')
+    [{'a': 1}, [2, nan]]
+    """
+    items: list[Any] = []
+    for lineno, line in _lines(text):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            reason = f"invalid JSON ({exc.msg}, column {exc.colno})"
+            raise (error(reason, lineno) if error is not None
+                   else InvalidParameterError(f"{source}:{lineno}: {reason}.")) from None
+    return items
+
+
+def read_jsonl(path: str | os.PathLike[str], *, what: str = "JSON Lines file",
+               error: Callable[[str, int], Exception] | None = None) -> list[Any]:
+    """Read a JSON Lines file (UTF-8) with :func:`parse_jsonl`; errors name the file and the line.
+
+    A missing file raises :class:`FileNotFoundError` naming it; bytes that are not UTF-8 an
+    :class:`~assay.errors.InvalidParameterError` naming the file and the line.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"No such {what}: {str(p)!r}") from None
+    except IsADirectoryError:
+        raise InvalidParameterError(f"{p}: expected a {what}, found a folder.") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        reason = f"not UTF-8 text (byte {exc.start}); is it a {what}?"
+        raise (error(reason, line) if error is not None
+               else InvalidParameterError(f"{p}:{line}: {reason}")) from None
+    return parse_jsonl(text, source=str(p), error=error)
 
 
 def fsync_dir(folder: str | os.PathLike[str]) -> None:

@@ -25,7 +25,7 @@ higher is better
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import attrs
 
@@ -53,6 +53,23 @@ def _as_cell(value: Cell | str) -> Cell:
     return value if isinstance(value, Cell) else Cell(str(value))
 
 
+# typed converters (``converter=tuple`` would make mypy read every field as ``Iterable[_T_co]``)
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _cells(rows: Iterable[Iterable[Cell | str]]) -> tuple[tuple[Cell, ...], ...]:
+    return tuple(tuple(_as_cell(c) for c in row) for row in rows)
+
+
+def _spans(groups: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    return tuple((name, span) for name, span in groups)
+
+
+def _ints(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(values)
+
+
 @attrs.frozen
 class Grid:
     """What a table shows, before it is drawn.
@@ -67,7 +84,9 @@ class Grid:
         One letter per column, ``l`` or ``r`` (default: the first column left, the others right).
     groups : tuple of (str, int)
         Optional spanning titles over consecutive columns (``("", 2), ("task", 3)``): drawn as a
-        first header line in LaTeX and HTML, prefixed as ``task: `` to the titles otherwise.
+        first header line in LaTeX (a centred ``\\multicolumn`` with a ``\\cmidrule`` under it) and
+        HTML (where the titles under an unnamed group span both header rows), prefixed as
+        ``task: `` to the titles otherwise.
     notes : tuple of str
         Lines printed under the table (the caption in LaTeX).
     signature : str
@@ -76,14 +95,13 @@ class Grid:
         Body rows before which LaTeX draws a ``\\midrule`` (blocks of rows).
     """
 
-    header: tuple[str, ...] = attrs.field(converter=tuple)
-    rows: tuple[tuple[Cell, ...], ...] = attrs.field(
-        converter=lambda rows: tuple(tuple(_as_cell(c) for c in row) for row in rows))
+    header: tuple[str, ...] = attrs.field(converter=_strings)
+    rows: tuple[tuple[Cell, ...], ...] = attrs.field(converter=_cells)
     align: str = ""
-    groups: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=tuple)
-    notes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    groups: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=_spans)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     signature: str = ""
-    rules_before: tuple[int, ...] = attrs.field(default=(), converter=tuple)
+    rules_before: tuple[int, ...] = attrs.field(default=(), converter=_ints)
 
     def __attrs_post_init__(self) -> None:
         n = len(self.header)
@@ -145,9 +163,14 @@ def _markdown(grid: Grid) -> str:
 
 
 def tex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped."""
+    """``text`` with LaTeX's special characters escaped, and the few symbols tables use as math.
+
+    ``±``, ``×``, ``↑``, ``↓`` become ``$\\pm$``, ``$\\times$``, ``$\\uparrow$``, ``$\\downarrow$``
+    and ``–`` (an en dash) ``--``, so the output compiles with plain pdflatex.
+    """
     table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+             "±": r"$\pm$", "×": r"$\times$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--"}
     return "".join(table.get(ch, ch) for ch in str(text))
 
 
@@ -155,8 +178,15 @@ def _latex(grid: Grid) -> str:
     esc = tex_escape
     lines = [r"\begin{tabular}{" + grid.alignment + "}", r"\toprule"]
     if grid.groups:
-        lines.append(" & ".join(rf"\multicolumn{{{n}}}{{c}}{{{tex_escape(name)}}}" if n > 1 else tex_escape(name)
+        lines.append(" & ".join(rf"\multicolumn{{{n}}}{{c}}{{{tex_escape(name)}}}" if n > 1 or name else ""
                                 for name, n in grid.groups) + r" \\")
+        rules, start = [], 1
+        for name, n in grid.groups:
+            if name:
+                rules.append(rf"\cmidrule(lr){{{start}-{start + n - 1}}}")
+            start += n
+        if rules:
+            lines.append(" ".join(rules))
     lines += [" & ".join(tex_escape(h) for h in grid.header) + r" \\", r"\midrule"]
     for i, row in enumerate(grid.rows):
         if i in grid.rules_before and i:
@@ -176,9 +206,19 @@ def _html(grid: Grid) -> str:
     esc = html.escape
     out = ['<table class="assay-table" style="border-collapse:collapse;font-family:sans-serif;font-size:12px">',
            "<thead>"]
+    spanned = [False] * len(grid.header)  # titles drawn in the first row, two rows high (under an unnamed group)
     if grid.groups:
-        out.append("<tr>" + "".join(f'<th colspan="{n}">{esc(name)}</th>' for name, n in grid.groups) + "</tr>")
-    out.append("<tr>" + "".join(f"<th>{esc(h)}</th>" for h in grid.header) + "</tr></thead><tbody>")
+        first, i = [], 0
+        for name, n in grid.groups:
+            if name:
+                first.append(f'<th colspan="{n}">{esc(name)}</th>')
+            else:
+                first += [f'<th rowspan="2">{esc(h)}</th>' for h in grid.header[i:i + n]]
+                spanned[i:i + n] = [True] * n
+            i += n
+        out.append("<tr>" + "".join(first) + "</tr>")
+    out.append("<tr>" + "".join(f"<th>{esc(h)}</th>" for h, s in zip(grid.header, spanned) if not s)
+               + "</tr></thead><tbody>")
     for row in grid.rows:
         tds = []
         for c, a in zip(row, grid.alignment):

@@ -76,6 +76,10 @@ def test_cli_ue_table_ends_with_the_signature(tmp_path, capsys):
                                      "ue_metrics: ['prr[max_rejection=0.5]', aurc, 'aurc[convention=values]']\n"
                                      "save_path: out\nplots: false\n")
     assert main(["ue", str(tmp_path / "c.yaml")]) == 0
+    # assay ue resamples by default (--n-resamples 1000): the settings are part of the signature
+    sig = SIG.replace("|assay:", "|resample:bootstrap|ci:percentile|n:1000|level:0.95|seed:0|assay:")
     table = (tmp_path / "out" / "table.md").read_text()
-    assert table.rstrip("\n").splitlines()[-1] == f"Signature: `{SIG}`"
-    assert f"Signature: `{SIG}`" in capsys.readouterr().out
+    assert table.rstrip("\n").splitlines()[-1] == f"Signature: `{sig}`"
+    assert f"Signature: `{sig}`" in capsys.readouterr().out
+    assert main(["ue", str(tmp_path / "c.yaml"), "--n-resamples", "0", "-o", str(tmp_path / "o0")]) == 0
+    assert (tmp_path / "o0" / "table.md").read_text().rstrip("\n").splitlines()[-1] == f"Signature: `{SIG}`"

@@ -82,6 +82,40 @@ def test_ncc_hand():
     assert ncc(u, refs) == pytest.approx(expected)
 
 
+def test_ncc_values_convention_uses_raw_labels():
+    # two raters label 3 voxels with classes {0, 1, 2}: raw-label variances [0, 1, .25] (ddof 0);
+    refs = np.array([[0, 2, 1], [0, 0, 2]])
+    u = np.array([0.0, 0.8, 0.3])
+    g = np.array([0.0, 1.0, 0.25])
+    gc, uc = g - g.mean(), u - u.mean()
+    expected = (2 / 3) * (gc * uc).sum() / math.sqrt((gc * gc).sum() * (uc * uc).sum())
+    assert ncc(u, refs, convention="values") == pytest.approx(expected, rel=1e-12)
+    # binarised: voxel 1 disagrees (1 vs 0) -> variance .25, voxels 0 and 2 agree
+    gb = np.array([0.0, 0.25, 0.0])
+    gc = gb - gb.mean()
+    expected_binary = (2 / 3) * (gc * uc).sum() / math.sqrt((gc * gc).sum() * (uc * uc).sum())
+    assert ncc(u, refs) == pytest.approx(expected_binary, rel=1e-12)
+    # on binary references the conventions agree
+    binary_refs = refs != 0
+    assert ncc(u, binary_refs, convention="values") == ncc(u, binary_refs)
+
+
+def test_ncc_unknown_convention_is_an_error():
+    from assay.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="convention"):
+        ncc(np.zeros(3), np.zeros((2, 3)), convention="ValUES")
+
+
+def test_ambiguity_task_passes_its_convention():
+    from assay.errors import InvalidParameterError
+    from assay_segmentation.tasks import AmbiguityModeling
+
+    assert AmbiguityModeling(ncc_convention="values").ncc_convention == "values"
+    with pytest.raises(InvalidParameterError, match="ncc_convention"):
+        AmbiguityModeling(ncc_convention="raw")
+
+
 def test_ncc_matches_scaled_pearson():
     from scipy.stats import pearsonr
 

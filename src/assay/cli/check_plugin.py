@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 
 from assay.cli._args import flag
+from assay.cli._output import print_json
 from assay.errors import InvalidParameterError
 from assay.plugins import KINDS
 
@@ -71,7 +71,7 @@ def run_check_plugin(args: argparse.Namespace) -> int:
         entries = selected
     report = PluginReport(plugin.distribution, plugin.version, tuple(load_results(plugin) + check_entries(entries)))
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        print_json(report.to_dict())
     else:
         print(report.table())
         print()

@@ -18,6 +18,7 @@ from typing import Any
 from assay.cli._args import (add_json, add_metric, add_output, check_metrics, check_output, flag, non_negative_int,
                              positive_int, probability, read_text)
 from assay.errors import InvalidParameterError, SignatureMismatchError
+from assay.jsonio import dumps, write_json_atomic
 
 __all__ = ["load", "register", "run"]
 
@@ -100,10 +101,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"{flag(args, 'score')} {args.score!r}: the metric compared reports no score "
                                     "of that name (see the score names 'assay evaluate' prints).") from None
     if args.output is not None:
-        from assay.jsonio import write_text_atomic
-
-        write_text_atomic(args.output, json.dumps(c.to_dict(), indent=2) + "\n")
-    print(json.dumps(c.to_dict(), indent=2) if args.json else c.summary())
+        write_json_atomic(args.output, c.to_dict())
+    print(dumps(c.to_dict()) if args.json else c.summary())
     if args.output is not None and not args.json:
         print(f"comparison written to {args.output}")
     return 0

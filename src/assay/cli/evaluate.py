@@ -27,6 +27,7 @@ from typing import Any
 from assay.cli._args import (add_json, add_metric, add_output, check_metrics, check_output, flag, non_negative_int,
                              probability, read_text)
 from assay.errors import InvalidParameterError
+from assay.jsonio import dumps, parse_jsonl
 
 __all__ = ["read_column", "register", "run"]
 
@@ -91,13 +92,7 @@ def read_column(path: Path, field: str, *, cells: str = "text", what: str | None
                 raise InvalidParameterError(f"{path}:{lineno}: the row has no {col!r} cell.")
         return [_cell(r[col]) if cells == "json" else r[col] for r in rows]
     values = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            v = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidParameterError(f"{path}:{lineno}: invalid JSON ({exc.msg}).") from None
+    for lineno, v in _numbered_values(text, path):
         if isinstance(v, dict) and field != "task_data":
             key = next((k for k in alternatives if k in v), None)
             if key is None:
@@ -105,6 +100,13 @@ def read_column(path: Path, field: str, *, cells: str = "text", what: str | None
             v = v[key]
         values.append(v)
     return values
+
+
+def _numbered_values(text: str, path: Path) -> list[tuple[int, Any]]:
+    """The JSON Lines values of ``text`` (:func:`assay.jsonio.parse_jsonl`) with their line numbers."""
+    values = parse_jsonl(text, source=str(path))
+    linenos = [i for i, line in enumerate(text.split("\n"), start=1) if line.strip()]  # parse_jsonl's lines
+    return list(zip(linenos, values))
 
 
 def _is_csv(path: Path) -> bool:
@@ -166,9 +168,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         res.save(args.output)
     if args.json:
-        from assay.metrics.results import to_jsonable
-
-        print(json.dumps(to_jsonable({"global": res.global_scores, "info": res.info}), indent=2))
+        print(dumps({"global": res.global_scores, "info": res.info}))
     else:
         print(res.summary())
         for name, note in res.info["ci_notes"].items():

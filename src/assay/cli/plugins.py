@@ -8,10 +8,10 @@ plugin replaced.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from assay.cli._args import add_json
+from assay.cli._output import print_json
 from assay.plugins import KINDS, get_plugin_system
 
 
@@ -48,7 +48,7 @@ def run_plugins(args: argparse.Namespace) -> int:
     system = get_plugin_system()
     infos = system.plugins
     if args.json:
-        print(json.dumps([info.to_dict() for info in infos], indent=2))
+        print_json([info.to_dict() for info in infos])
         return 0
     for info in infos:
         origin = "built-in" if info.builtin else f"{info.distribution or '?'} {info.version or ''}".strip()
@@ -93,9 +93,9 @@ def run_list(args: argparse.Namespace) -> int:
         else:
             rows.extend((registry.qualified_name(e), e, True) for e in candidates)
     if args.json:
-        print(json.dumps([{"name": e.name, "plugin": e.plugin, "description": e.description,
-                           "options": e.accepted_keys(), "ambiguous": amb,
-                           "qualified": registry.qualified_name(e)} for _, e, amb in rows], indent=2))
+        print_json([{"name": e.name, "plugin": e.plugin, "description": e.description,
+                     "options": e.accepted_keys(), "ambiguous": amb,
+                     "qualified": registry.qualified_name(e)} for _, e, amb in rows])
         return 0
     if not rows:
         print(f"No {kind} is registered. Is the plugin that provides it installed? (assay plugins)")
@@ -121,8 +121,6 @@ def _show_one(registry: Any, name: str, *, as_json: bool) -> int:
         raise InvalidParameterError(f"NAME {name!r}: {exc}") from None
     details = entry_details(entry, shown_name=name)
     if as_json:
-        from assay.cli._output import print_json
-
         print_json(details)
     else:
         print(format_details(details))

@@ -13,6 +13,14 @@ The config (YAML, read with :func:`assay.configfile.load_yaml`: safe, bounded, U
 Writes the saved manager (``manager.json`` + ``arrays.npz``), ``table.md`` (estimator x UE
 metric for each level and generation metric) and the PNG plots into the output folder,
 and prints the tables, with the provenance signature (:mod:`assay.provenance`) under them.
+
+Every score comes with its percentile bootstrap interval (``0.4120 [0.3800, 0.4410]``;
+``--n-resamples``, default 1000, 0 for none; ``--confidence-level``; ``--seed``), and per
+column the best estimator and those not significantly worse than it are bold: each is
+compared with the best by the paired bootstrap of the difference on shared resample
+indices (:meth:`~assay.uncertainty.UEManager.compare_to_best`), and is worse when the
+interval of the difference excludes 0. The tables' notes state the interval, the test and
+the level; ``--json`` carries the same fields.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import add_json, add_metric, add_output, check_output, flag
+from assay.cli._args import add_json, add_metric, add_output, check_output, flag, non_negative_int, probability
 from assay.cli._output import json_mode, print_json
 
 KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots"}
@@ -38,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                "the config")
     add_output(p, "folder", "the saved manager, table.md and the plots", default="save_path of the config")
     p.add_argument("--no-plots", action="store_true", help="do not draw the PNG plots")
+    p.add_argument("--n-resamples", type=non_negative_int, default=1000,
+                   help="bootstrap resamples for the intervals and the comparisons with the best estimator "
+                   "(0: no intervals, no marks; default 1000)")
+    p.add_argument("--confidence-level", type=probability, default=0.95,
+                   help="level of the intervals and of the paired test, between 0 and 1 (default 0.95)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="resampling seed, >= 0 (default 0)")
     add_json(p, "the scores (one object per level, estimator, generation metric and UE metric)")
     p.set_defaults(func=run)
 
@@ -126,15 +140,30 @@ def run(args: argparse.Namespace) -> int:
     base = args.config.parent
     out = args.output or base / str(cfg.get("save_path", "ue-run"))
     man = UEManager(base / str(cfg["data"]), estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
-                    ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"))
+                    ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"),
+                    n_resamples=args.n_resamples, confidence_level=args.confidence_level, seed=args.seed)
     with json_mode(args):  # with --json, everything but the JSON goes to stderr
-        _compute_and_write(man, out, cfg, args)
+        marks = _compute_and_write(man, out, cfg, args)
     if args.json:
-        print_json({"output": str(out), "scores": [
-            {"level": level, "estimator": est, "gen_metric": gen, "ue_metric": uem, "value": value}
-            for (level, est, gen, uem), value in man.metrics.items()], "notes": list(dict.fromkeys(man.notes)),
-            "signature": str(man.signature)})
+        print_json(_json_report(man, out, marks))
     return 0
+
+
+def _json_report(man: Any, out: Path, marks: dict) -> dict:
+    """What ``--json`` prints: every score with its interval and its mark, the resampling settings and the test."""
+    scores = []
+    for key, value in man.metrics.items():
+        level, est, gen, uem = key
+        low, high = man.intervals.get(key, (None, None))
+        scores.append({"level": level, "estimator": est, "gen_metric": gen, "ue_metric": uem, "value": value,
+                       "ci_low": low, "ci_high": high,
+                       "not_worse_than_best": marks.get((level, gen, uem), {}).get(est)})
+    return {"output": str(out), "scores": scores,
+            "resampling": {"n_resamples": man.n_resamples, "confidence_level": man.confidence_level,
+                           "seed": man.seed, "interval": "percentile bootstrap" if man.n_resamples else None,
+                           "test": "paired bootstrap of the difference to the column's best estimator on shared "
+                                   "resample indices; worse when its interval excludes 0" if man.n_resamples else None},
+            "notes": list(dict.fromkeys(man.notes)), "signature": str(man.signature)}
 
 
 def _check_metric_flag(args: argparse.Namespace) -> None:
@@ -149,15 +178,23 @@ def _check_metric_flag(args: argparse.Namespace) -> None:
             raise InvalidParameterError(f"{flag(args, 'metric')} {spec!r}: {reason}") from None
 
 
-def _compute_and_write(man: Any, out: Path, cfg: dict, args: argparse.Namespace) -> None:
-    """Compute every score, save the manager, write ``table.md`` (and print it) and the plots into ``out``."""
+def _compute_and_write(man: Any, out: Path, cfg: dict, args: argparse.Namespace) -> dict:
+    """Compute every score, save the manager, write ``table.md`` (and print it) and the plots into ``out``.
+
+    Returns the marks: ``{(level, gen_metric, ue_metric): {estimator: not significantly worse than the best}}``
+    (empty without resampling; ``None`` for an estimator whose comparison is undefined).
+    """
     from assay.jsonio import write_text_atomic
+    from assay.render import render_grid
+    from assay.uncertainty.tables import manager_grid, marks_for
 
     man()
     man.save(out)
+    marks = marks_for(man) if man.n_resamples else {}
     sections = []
     for level, gen in dict.fromkeys((k[0], k[2]) for k in man.metrics):
-        sections.append(f"## {level} level, quality = {gen}\n\n{man.table(level=level, gen_metric=gen)}\n")
+        grid = manager_grid(man, level=level, gen_metric=gen, mark_best=bool(marks), marks=marks)
+        sections.append(f"## {level} level, quality = {gen}\n\n{render_grid(grid, 'markdown')}\n")
     if man.notes:
         sections.append("## Notes\n\n" + "\n".join(f"- {n}" for n in dict.fromkeys(man.notes)) + "\n")
     sections.append(f"Signature: `{man.signature}`\n")  # provenance (issue 16), as in manager.json
@@ -170,3 +207,4 @@ def _compute_and_write(man: Any, out: Path, cfg: dict, args: argparse.Namespace)
         written = draw_all(man, out)
         print(f"{len(written)} plot(s) written to {out}")
     print(f"Saved manager, table.md in {out}")
+    return marks

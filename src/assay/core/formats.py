@@ -8,12 +8,12 @@ on the executors that read the files. Subclass :class:`DataFormat` and implement
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidParameterError
+from assay.jsonio import dumps_jsonl, parse_jsonl
 from assay.plugins.hookspecs import hookimpl
 
 __all__ = ["DataFormat", "DataFormatError", "JsonLinesFormat"]
@@ -89,18 +89,11 @@ class JsonLinesFormat(DataFormat):
     extensions = (".jsonl", ".ndjson")
 
     def parse(self, text: str, *, source: str = "<string>") -> list[Any]:
-        items: list[Any] = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"invalid JSON ({exc.msg}, column {exc.colno})", source=source, line=lineno) from None
-        return items
+        return parse_jsonl(text, source=source,
+                           error=lambda reason, line: DataFormatError(reason, source=source, line=line))
 
     def dumps(self, items: list[Any]) -> str:
-        return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
+        return dumps_jsonl(items)
 
 
 @hookimpl

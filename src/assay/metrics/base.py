@@ -20,22 +20,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
+from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import check_class_attributes
 from assay.metrics._params import check_str
 
 __all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
-
-
-def divide(num: Any, den: Any, zero_division: float = np.nan) -> Any:
-    """``num / den`` elementwise, ``zero_division`` where ``den == 0`` (no RuntimeWarning).
-
-    Works on scalars and arrays; returns a float for scalar input.
-    """
-    num_a = np.asarray(num, dtype=float)
-    den_a = np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(den_a == 0, zero_division, num_a / np.where(den_a == 0, 1.0, den_a))
-    return float(out) if out.ndim == 0 else out
 
 
 # --------------------------------------------------------------------------- type checks

@@ -25,6 +25,7 @@ from typing import Any
 
 from assay.errors import SaveFormatError
 from assay.jsonio import decode_numbers, read_json, to_jsonable, write_json_atomic
+from assay.render import Grid, render_grid
 
 __all__ = ["EvaluationResults", "load_results", "to_jsonable"]
 
@@ -89,6 +90,7 @@ class EvaluationResults(list):
 
 
 def format_table(g: dict[str, Any], *, digits: int = 4) -> str:
+    """The global scores ``g`` as a fixed-width text table (score, value, interval), drawn by :mod:`assay.render`."""
     skip = {"score", "score_name", "score_ci_low", "score_ci_high", "num_of_instances"}
     rows = []
     for k, v in g.items():
@@ -97,13 +99,10 @@ def format_table(g: dict[str, Any], *, digits: int = 4) -> str:
         lo, hi = g.get(f"{k}_ci_low"), g.get(f"{k}_ci_high")
         ci = "" if lo is None else f"[{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
         rows.append((k, _fmt(v, digits), ci))
-    head = ("score", "value", "confidence interval")
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    out = [line(head), line(tuple("-" * w for w in widths))] + [line(r) for r in rows]
-    if "num_of_instances" in g:
-        out.append(f"({g['num_of_instances']} instances; main score: {g.get('score_name')})")
-    return "\n".join(out)
+    notes = ([f"({g['num_of_instances']} instances; main score: {g.get('score_name')})"]
+             if "num_of_instances" in g else [])
+    grid = Grid(header=("score", "value", "confidence interval"), rows=rows, align="lll", notes=notes)
+    return render_grid(grid, "text")
 
 
 def _fmt(v: Any, digits: int) -> str:

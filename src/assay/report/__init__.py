@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from assay.report.collect import Column, ResultTable, load_results
 from assay.report.plots import bar_data, bar_plot, check_plot_options
-from assay.report.tables import FORMATS, colour_scale, render_table, to_html, to_latex, to_markdown
+from assay.report.tables import FORMATS, colour_scale, render_table, to_grid, to_html, to_latex, to_markdown
 
 __all__ = ["FORMATS", "Column", "ResultTable", "bar_data", "bar_plot", "check_plot_options", "colour_scale",
-           "load_results", "render_table", "to_html", "to_latex", "to_markdown"]
+           "load_results", "render_table", "to_grid", "to_html", "to_latex", "to_markdown"]

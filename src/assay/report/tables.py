@@ -1,9 +1,13 @@
-"""Tables of downstream-task results: Markdown, LaTeX and HTML.
+"""Tables of downstream-task results (``assay table``): Markdown, LaTeX and HTML.
+
+Each table is built once as a :class:`~assay.render.Grid` (:func:`to_grid`) and drawn by
+the one table renderer, :func:`assay.render.render_grid`; this module adds only the LaTeX
+``table`` float and the standalone LaTeX and HTML documents around it.
 
 Cells show ``mean ± std`` over seeds (values multiplied by ``scale``, 100 by default as
 in ValUES' tables). LaTeX and HTML colour every column from best (green) through yellow
 to worst (red), following each metric's ``higher_is_better``; cells without a value are
-grey. Markdown marks the best value of each column in bold. A cell whose result files
+grey. The best value of each column is bold (in every format). A cell whose result files
 are partly missing (``load_results(..., allow_missing=True)``) reads
 ``n/a (1 of 3 missing)`` and takes no part in the colours or the bold best value. A
 cell where some seeds' values are NaN (undefined, written as ``null``) shows the mean
@@ -14,14 +18,14 @@ Under every table is the run's provenance signature (:mod:`assay.provenance`): a
 
 from __future__ import annotations
 
-import html
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from assay.errors import InvalidParameterError
+from assay.render import Cell, Grid, render_grid
 from assay.report.collect import Column, ResultTable
 
-__all__ = ["FORMATS", "colour_scale", "render_table", "to_html", "to_latex", "to_markdown"]
+__all__ = ["FORMATS", "colour_scale", "render_table", "to_grid", "to_html", "to_latex", "to_markdown"]
 
 FORMATS = ("markdown", "latex", "html")
 _WORST, _MID, _BEST, _EMPTY = (248, 105, 107), (255, 235, 132), (99, 190, 123), "D3D3D3"
@@ -96,67 +100,61 @@ def _shown_index(table: ResultTable) -> list[list[str]]:
     return shown
 
 
-def to_markdown(table: ResultTable, *, digits: int = 2, scale: float = 100.0) -> str:
-    """A Markdown (GitHub) table; the best value of each column is bold."""
-    header = list(table.index_names) + [f"{c.task}: {c.label}" for c in table.columns]
+def _best(table: ResultTable) -> dict[Column, float]:
+    """The best mean of each column (by its ``higher_is_better``), for columns with a value."""
     best: dict[Column, float] = {}
     for col in table.columns:
         finite = [v for v in _column_means(table, col) if not math.isnan(v)]
         if finite:
             best[col] = max(finite) if col.higher_is_better else min(finite)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(table.index_names)
-                                                              + ["---:"] * len(table.columns)) + "|"]
-    for row, shown in zip(table.rows, _shown_index(table)):
-        cells = list(shown)
+    return best
+
+
+def to_grid(table: ResultTable, *, digits: int = 2, scale: float = 100.0, notes: Sequence[str] = (),
+            signature: bool = True) -> Grid:
+    """The :class:`~assay.render.Grid` of ``table``, drawn by :func:`assay.render.render_grid`.
+
+    One row per result row (index cells that repeat the row above left blank, a rule before
+    each new first-level block), one column per metric column under its task's spanning
+    title, the column title followed by ``↑`` (higher is better) or ``↓``. Cells read
+    ``mean ± std`` (times ``scale``); the best of each column is bold and every cell is
+    coloured by :func:`colour_scale` (grey without a value). ``signature=False`` leaves the
+    provenance line out (the LaTeX wrapper writes it as a comment itself).
+    """
+    best = _best(table)
+    colours = {col: colour_scale(_column_means(table, col), higher_is_better=col.higher_is_better)
+               for col in table.columns}
+    rows, rules = [], []
+    for i, (row, shown) in enumerate(zip(table.rows, _shown_index(table))):
+        if i and shown[0]:
+            rules.append(i)
+        cells = [Cell(s) for s in shown]
         for col in table.columns:
-            text = _fmt(table, row, col, digits, scale, " ± ")
-            cells.append(f"**{text}**" if col in best and table.mean(row, col) == best[col] else text)
-        lines.append("| " + " | ".join(cells) + " |")
-    arrows = ", ".join(f"{c.task}: {c.label} {'↑' if c.higher_is_better else '↓'}" for c in table.columns)
-    text = "\n".join(lines) + f"\n\nMean ± std over seeds, x{scale:g}. Higher / lower is better: {arrows}.\n"
-    return text + (f"\nSignature: `{table.signature}`\n" if table.signature else "")
+            cells.append(Cell(_fmt(table, row, col, digits, scale, " ± "),
+                              bold=col in best and table.mean(row, col) == best[col], colour=colours[col][i]))
+        rows.append(cells)
+    n_index = len(table.index_names)
+    header = list(table.index_names) + [f"{c.label} {'↑' if c.higher_is_better else '↓'}" for c in table.columns]
+    groups = ([("", n_index)] if n_index else []) + _task_groups(table)
+    return Grid(header=header, rows=rows, align="l" * n_index + "r" * len(table.columns), groups=groups,
+                notes=notes, signature=table.signature if signature else "", rules_before=rules)
 
 
-def _tex(text: str) -> str:
-    out = []
-    for ch in str(text):
-        out.append({"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}.get(ch, ch))
-    return "".join(out)
+def to_markdown(table: ResultTable, *, digits: int = 2, scale: float = 100.0) -> str:
+    """A Markdown (GitHub) table, the best value of each column bold: :func:`to_grid` drawn by :mod:`assay.render`."""
+    note = f"Mean ± std over seeds, x{scale:g}; ↑ higher / ↓ lower is better; the best of each column in bold."
+    return render_grid(to_grid(table, digits=digits, scale=scale, notes=(note,)), "markdown") + "\n"
 
 
 def to_latex(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standalone: bool = False,
              caption: str | None = None) -> str:
     """A booktabs LaTeX table with a colour scale per column (``xcolor`` with the ``table`` option).
 
-    ``standalone=True`` wraps it in a complete document that compiles with pdflatex.
+    The ``tabular`` is :func:`to_grid` drawn by :func:`assay.render.render_grid`; this wraps it
+    in a ``table`` float with the caption, and the signature as a comment under it.
+    ``standalone=True`` wraps that in a complete document that compiles with pdflatex.
     """
-    colours = {col: colour_scale(_column_means(table, col), higher_is_better=col.higher_is_better)
-               for col in table.columns}
-    groups = _task_groups(table)
-    spec = "l" * len(table.index_names) + "".join("|" + "c" * n for _, n in groups)
-    n_index = len(table.index_names)
-    lines = [r"\begin{tabular}{" + spec + "}", r"\toprule"]
-    top = [""] * n_index + [rf"\multicolumn{{{n}}}{{c}}{{{_tex(task)}}}" for task, n in groups]
-    lines.append(" & ".join(top) + r" \\")
-    start, rules = n_index + 1, []
-    for _, n in groups:
-        rules.append(rf"\cmidrule(lr){{{start}-{start + n - 1}}}")
-        start += n
-    lines.append(" ".join(rules))
-    second = [_tex(n) for n in table.index_names]
-    second += [_tex(c.label) + (r" $\uparrow$" if c.higher_is_better else r" $\downarrow$") for c in table.columns]
-    lines += [" & ".join(second) + r" \\", r"\midrule"]
-    for i, (row, shown) in enumerate(zip(table.rows, _shown_index(table))):
-        if i and shown[0]:
-            lines.append(r"\midrule")
-        cells = [_tex(s) for s in shown]
-        for col in table.columns:
-            text = _fmt(table, row, col, digits, scale, r" $\pm$ ")
-            cells.append(rf"\cellcolor[HTML]{{{colours[col][i]}}}" + (text if text != "–" else ""))
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    body = "\n".join(lines)
+    body = render_grid(to_grid(table, digits=digits, scale=scale, signature=False), "latex")
     cap = caption or f"Mean $\\pm$ std over seeds ($\\times{scale:g}$); green is best, red worst per column."
     tabular = "\\begin{table}[ht]\n\\centering\n\\tiny\n\\resizebox{\\linewidth}{!}{%\n" + body + \
         "}\n\\caption{" + cap + "}\n" + _latex_signature(table) + "\\end{table}\n"
@@ -175,26 +173,9 @@ def _latex_signature(table: ResultTable) -> str:
 
 
 def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standalone: bool = True) -> str:
-    """An HTML table with the same colour scale as the LaTeX one (inline styles, no scripts)."""
-    colours = {col: colour_scale(_column_means(table, col), higher_is_better=col.higher_is_better)
-               for col in table.columns}
-    esc = html.escape
-    out = ['<table class="assay-results" style="border-collapse:collapse;font-family:sans-serif;font-size:12px">',
-           "<thead><tr>" + "".join(f"<th rowspan=2>{esc(n)}</th>" for n in table.index_names)
-           + "".join(f'<th colspan="{n}">{esc(task)}</th>' for task, n in _task_groups(table)) + "</tr>",
-           "<tr>" + "".join(f"<th>{esc(c.label)} {'&uarr;' if c.higher_is_better else '&darr;'}</th>"
-                            for c in table.columns) + "</tr></thead>", "<tbody>"]
-    for i, (row, shown) in enumerate(zip(table.rows, _shown_index(table))):
-        cells = "".join(f"<td>{esc(s)}</td>" for s in shown)
-        for col in table.columns:
-            text = _fmt(table, row, col, digits, scale, " ± ")
-            cells += f'<td style="background:#{colours[col][i]};padding:2px 6px;text-align:right">{esc(text)}</td>'
-        out.append(f"<tr>{cells}</tr>")
-    out += ["</tbody></table>",
-            f"<p>Mean ± std over seeds, ×{scale:g}; green is best, red worst per column.</p>"]
-    if table.signature:
-        out.append(f'<p class="assay-signature"><small>Signature: <code>{esc(table.signature)}</code></small></p>')
-    body = "\n".join(out)
+    """An HTML table with the same colour scale as the LaTeX one (inline styles, no scripts): :func:`to_grid`."""
+    note = f"Mean ± std over seeds, ×{scale:g}; green is best, red worst per column; the best in bold."
+    body = render_grid(to_grid(table, digits=digits, scale=scale, notes=(note,)), "html")
     if not standalone:
         return body
     return ('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>assay results</title></head><body>\n'
@@ -203,7 +184,7 @@ def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standa
 
 def render_table(table: ResultTable, fmt: str = "markdown", **options: object) -> str:
     """Render in ``fmt`` (``markdown``, ``latex`` or ``html``)."""
-    renderers = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
+    renderers: dict[str, Callable[..., str]] = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
     if fmt not in renderers:
         raise InvalidParameterError(f"The 'format' parameter must be one of {set(FORMATS)}. Got {fmt!r} instead.")
-    return renderers[fmt](table, **options)  # type: ignore[operator]
+    return renderers[fmt](table, **options)

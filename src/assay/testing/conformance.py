@@ -27,6 +27,7 @@ import attrs
 from assay.errors import InvalidParameterError, UnknownNameError
 from assay.plugins import KINDS, PluginInfo, PluginSystem, get_plugin_system
 from assay.plugins.registry import Entry
+from assay.render import Grid, render_grid
 from assay.testing.kind_checks import (CHECKS, check_aggregation, check_data_format, check_executor,
                                        check_sentence_evaluator, check_statistics_user, check_task)
 from assay.testing.metric_checks import METRIC_CHECKS, UE_METRIC_CHECKS, check_metric, check_ue_metric
@@ -186,13 +187,9 @@ class PluginReport:
                 f"checks: {c[PASS]} passed, {c[FAIL]} failed, {c[SKIP]} skipped")
 
     def table(self) -> str:
-        """One line per check: ``name  kind  check  PASS | FAIL(reason) | SKIP(reason)``."""
-        header = ("name", "kind", "check", "result")
+        """One line per check: ``name  kind  check  PASS | FAIL(reason) | SKIP(reason)`` (text, :mod:`assay.render`)."""
         rows = [(r.name, r.kind, r.check, r.outcome) for r in self.results]
-        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3]
-                 for row in [header, *rows]]
-        return "\n".join(line.rstrip() for line in lines)
+        return render_grid(Grid(header=("name", "kind", "check", "result"), rows=rows, align="llll"), "text")
 
     def to_dict(self) -> dict[str, Any]:
         return {"distribution": self.distribution, "version": self.version, "ok": self.ok,

@@ -60,7 +60,7 @@ def decode_column(leaf: np.ndarray, lengths: list[np.ndarray]) -> list[Any]:
     """The inverse of :func:`encode_column`; the innermost numeric lists come back as arrays."""
     if not lengths:
         return leaf.tolist()
-    items: list[Any] = leaf.tolist() if leaf.dtype.kind == "U" else leaf
+    items: Any = leaf.tolist() if leaf.dtype.kind == "U" else leaf
     for depth, lens in enumerate(reversed(lengths)):
         if len(lens) == 0:
             items = []

@@ -37,7 +37,6 @@ its first axis, with ``<field>__lengths`` (``(N,)`` integers) giving each exampl
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -45,7 +44,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, SaveFormatError
+from assay.jsonio import read_json, read_jsonl
 from assay.validation import check_probabilities
 
 __all__ = ["FIELDS", "UEDataError", "load_ue_data", "records_to_columns", "columns_to_records"]
@@ -228,17 +228,13 @@ def load_ue_data(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 raise
             raise UEDataError(f"{p}: not a readable .npz without pickled objects ({exc}).") from None
     elif p.suffix == ".json":
-        records = json.loads(p.read_text(encoding="utf-8"))
+        try:
+            records = read_json(p, what="data file", legacy_constants=True)
+        except SaveFormatError as exc:  # malformed JSON: the message names the file, line and column
+            raise UEDataError(str(exc)) from None
         if not isinstance(records, list):
             raise UEDataError(f"{p}: a .json file must hold a list of records; got {type(records).__name__}.")
     else:
-        records = []
-        for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise UEDataError(f"{p}:{lineno}: invalid JSON ({exc.msg}, column {exc.colno}).") from None
+        records = read_jsonl(p, what="data file", error=lambda reason, line: UEDataError(f"{p}:{line}: {reason}."))
     records_to_columns(records, source=str(p))  # validate
     return records

@@ -6,8 +6,10 @@
 
 Keys: ``estimations[(level, estimator)]``, ``gen_metrics[(level, gen_metric)]`` and
 ``metrics[(level, estimator, gen_metric, ue_metric)]``, with names as given (``"prr[max_rejection=0.5]"``).
-Every ``prr`` entry has a ``prr_normalized`` sibling (same overrides). Only pairs of the
-same level are scored; token- and claim-level values are flattened over the examples.
+A UE metric with named extra scores (its ``extra_scores``: PRR's ``prr_normalized``) adds
+one entry per extra score, named like the metric with the score's name in front of the
+same overrides (``"prr_normalized[max_rejection=0.5]"``); the manager tests no name.
+Only pairs of the same level are scored; token- and claim-level values are flattened over the examples.
 A UE metric that needs binary quality (ROC-AUC) is skipped, with a note in ``notes``,
 for a generation metric that is not 0 / 1; a calibration UE metric (``requires_unit_interval``)
 likewise for an estimator whose values leave [0, 1].
@@ -17,6 +19,16 @@ metric) pair on the examples where both are finite, warns with the count dropped
 records it in ``dropped``; no value is ever replaced by a "most confident" substitute.
 ``"raise"`` makes a NaN an error naming the estimator or metric and the example.
 No finite pair left gives NaN.
+
+Intervals and comparisons (``n_resamples=``, ``confidence_level=``, ``seed=``): with
+``n_resamples > 0`` every score gets a percentile bootstrap interval in
+``intervals[key] -> (low, high)``, computed as :func:`assay.evaluate` computes them (the
+UE metric is a :class:`~assay.metrics.Metric` over ``(u, q)`` rows; all UE metrics of one
+(estimator, generation metric) pair share one resampling draw). ``compare(key_a, key_b)``
+is the paired test of two estimators under one generation metric and UE metric
+(:func:`assay.compare`: shared resample indices, a bootstrap interval of the difference, a
+p-value). The default ``n_resamples=0`` keeps a run as cheap as before (no intervals):
+each resample re-sorts the examples once per UE metric and pair.
 
 ``save(path)`` writes ``manager.json`` (names, levels, metrics, notes, a manifest with
 checksums) and ``arrays.npz`` (estimations, generation-metric values and ``stats``; ragged
@@ -35,13 +47,20 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from assay.errors import InvalidParameterError, UndefinedMetricWarning
+from assay.errors import AssayError, InvalidParameterError, UndefinedMetricWarning
+from assay.metrics.api import new_seed
+from assay.metrics.ci import intervals as bootstrap_intervals
+from assay.metrics.significance import Comparison
 from assay.plugins.names import parse_name
+from assay.render import Grid, render_grid
 from assay.uncertainty.base import Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
+from assay.uncertainty.comparisons import compare_estimators, compare_to_best
 from assay.uncertainty.gen_metrics import GENERATION_METRICS
 from assay.uncertainty.graph import plan_calculators
 from assay.uncertainty.inputs import load_ue_data, records_to_columns
 from assay.uncertainty.persist import FORMAT_VERSION, load_manager, save_manager  # noqa: F401 - FORMAT_VERSION kept here
+from assay.uncertainty.tables import manager_grid
+from assay.validation import check_int, check_number, check_seed
 
 __all__ = ["UEManager"]
 
@@ -52,12 +71,32 @@ def _label(obj: Any, spec: Any) -> str:
     return spec if isinstance(spec, str) else (getattr(obj, "name", "") or type(obj).__name__)
 
 
-def _sibling(ue_name: str) -> str | None:
-    """``prr[...]`` -> ``prr_normalized[...]``; None for other metrics."""
-    base = ue_name.split("[", 1)[0].strip()
-    if base != "prr":
-        return None
-    return "prr_normalized" + ue_name[len(ue_name.split("[", 1)[0]):].strip()
+def extra_label(ue_label: str, score_name: str) -> str:
+    """The key of a UE metric's named extra score: ``prr[max_rejection=0.5]`` + ``prr_normalized``
+    -> ``prr_normalized[max_rejection=0.5]`` (the score's name with the metric's overrides)."""
+    head = ue_label.split("[", 1)[0]
+    return score_name + ue_label[len(head):].strip()
+
+
+def score_labels(ue_label: str, metric: Any) -> dict[str, str]:
+    """``{score name: key}`` of every score a UE metric declares (``main_score`` first)."""
+    names = getattr(metric, "score_names", None) or (getattr(metric, "main_score", ue_label),)
+    main = names[0]
+    return {name: ue_label if name == main else extra_label(ue_label, name) for name in names}
+
+
+class _CallableUEMetric(UEMetric):
+    """A plain function ``f(u, q) -> float`` as a UE metric (so it gets intervals too)."""
+
+    def __init__(self, fn: Any, name: str) -> None:
+        super().__init__(higher_is_better=getattr(fn, "higher_is_better", True))
+        self.fn = fn
+        self.name = name
+        self.requires_binary = bool(getattr(fn, "requires_binary", False))
+        self.requires_unit_interval = bool(getattr(fn, "requires_unit_interval", False))
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return float(self.fn(u, q))
 
 
 class UEManager:
@@ -74,6 +113,22 @@ class UEManager:
     stat_calculators : optional extra :class:`StatCalculator` objects (or names); they take
         precedence over the registered ones when two produce the same statistic
     nan_policy : {"drop", "raise"}
+    n_resamples : int, default 0
+        Bootstrap resamples for the intervals of every score (0: no intervals, as cheap as
+        scoring alone; 1000 is the usual choice for reporting).
+    confidence_level : float, default 0.95
+        Coverage of the intervals, strictly between 0 and 1.
+    seed : int or None, default 0
+        Seed of the resampling, an int ``>= 0`` (``None``: a fresh one, kept in ``seed``).
+
+    Attributes
+    ----------
+    metrics : dict
+        ``(level, estimator, gen_metric, ue_metric) -> float``.
+    intervals : dict
+        ``(level, estimator, gen_metric, ue_metric) -> (low, high)``, for every key of
+        ``metrics`` when ``n_resamples > 0`` (NaN bounds with a reason in ``interval_notes``
+        when the score is undefined on some resamples).
     """
 
     def __init__(
@@ -85,10 +140,20 @@ class UEManager:
         *,
         stat_calculators: Sequence[Any] = (),
         nan_policy: str = "drop",
+        n_resamples: int = 0,
+        confidence_level: float = 0.95,
+        seed: int | None = 0,
     ) -> None:
         if nan_policy not in NAN_POLICIES:
             raise InvalidParameterError(f"The 'nan_policy' parameter must be 'drop' or 'raise'; got {nan_policy!r}.")
         self.nan_policy = nan_policy
+        self.n_resamples = int(check_int(n_resamples, "n_resamples", low=0, owner="UEManager"))  # type: ignore[arg-type]
+        self.confidence_level = float(check_number(confidence_level, "confidence_level", low=0, high=1,  # type: ignore[arg-type]
+                                                   closed="neither", owner="UEManager"))
+        seed = check_seed(seed, "seed", owner="UEManager")
+        if seed is None:
+            seed = new_seed()
+        self.seed: int = seed
         self.stats: dict[str, Any] = self._columns(data) if data is not None else {}
         self.n_examples = len(next(iter(self.stats.values()))) if self.stats else 0
         self._estimators = [(_label(e, e), self._load("estimator", e, Estimator)) for e in estimators]
@@ -98,12 +163,15 @@ class UEManager:
         self.estimations: dict[tuple[str, str], Any] = {}
         self.gen_metrics: dict[tuple[str, str], Any] = {}
         self.metrics: dict[tuple[str, str, str, str], float] = {}
+        self.intervals: dict[tuple[str, str, str, str], tuple[float, float]] = {}
+        self.interval_notes: dict[tuple[str, str, str, str], str] = {}
         self.dropped: dict[tuple[str, str, str], int] = {}
         self.notes: list[str] = []
         self.estimator_names = [n for n, _ in self._estimators]
         self.gen_metric_names = [n for n, _ in self._gen]
         self.ue_metric_names = [n for n, _ in self._ue]
         self.levels: dict[str, str] = {}
+        self._check_score_labels(self._ue)
 
     # ---------------------------------------------------------------- construction helpers
     @staticmethod
@@ -121,10 +189,30 @@ class UEManager:
         if isinstance(spec, str):
             from assay.plugins import load
 
-            return load(kind, spec)
-        if not isinstance(spec, cls) and not callable(spec):
+            obj = load(kind, spec)
+        elif not isinstance(spec, cls) and not callable(spec):
             raise InvalidParameterError(f"Expected a registered {kind} name or a {cls.__name__}; got {spec!r}.")
-        return spec
+        else:
+            obj = spec
+        if cls is UEMetric and not isinstance(obj, UEMetric):
+            obj = _CallableUEMetric(obj, _label(obj, spec))
+        return obj
+
+    def _check_score_labels(self, ue_metrics: Sequence[tuple[str, Any]]) -> None:
+        """Two different UE metric specs must not report a score under the same key."""
+        seen: dict[str, str] = {}
+        for name in self.ue_metric_names if hasattr(self, "ue_metric_names") else ():
+            if name not in [n for n, _ in ue_metrics]:
+                for label in self._labels_of(name).values():
+                    seen.setdefault(label, name)
+        for name, metric in ue_metrics:
+            for label in score_labels(name, metric).values():
+                other = seen.setdefault(label, name)
+                if other != name:
+                    raise InvalidParameterError(
+                        f"UE metrics {other!r} and {name!r} both report a score named {label!r}; pass one of them "
+                        "with other options or drop it."
+                    )
 
     @staticmethod
     def _gen_metric(spec: Any) -> GenerationMetric:
@@ -207,7 +295,7 @@ class UEManager:
                     )
         return out
 
-    def _pair(self, level: str, est: str, gen: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def _pair(self, level: str, est: str, gen: str) -> tuple[np.ndarray, np.ndarray]:
         u, q = self.estimations[(level, est)], self.gen_metrics[(level, gen)]
         if level != "sequence":
             for i, (a, b) in enumerate(zip(u, q)):
@@ -242,6 +330,7 @@ class UEManager:
                     continue
                 u, q = self._pair(level, est, gen)
                 binary = bool(np.all((q == 0) | (q == 1)))
+                usable = []
                 for ue_name, metric in ue_metrics:
                     if getattr(metric, "requires_binary", False) and not binary:
                         note = f"{ue_name} skipped for generation metric {gen!r} ({level} level): needs binary quality."
@@ -252,46 +341,164 @@ class UEManager:
                         self.notes.append(f"{ue_name} skipped for estimator {est!r} ({level} level): needs "
                                           "uncertainty in [0, 1] (one minus a probability of being correct).")
                         continue
-                    sibling = _sibling(ue_name)
-                    if u.size == 0:
-                        warnings.warn(f"UEManager: no finite pair for ({level}, {est}, {gen}); {ue_name} is NaN.",
-                                      UndefinedMetricWarning, stacklevel=2)
-                        new[(level, est, gen, ue_name)] = math.nan
-                        if sibling:
-                            new[(level, est, gen, sibling)] = math.nan
-                        continue
-                    if sibling and hasattr(metric, "scores"):
-                        s = metric.scores(u, q)
-                        new[(level, est, gen, ue_name)] = s.normalized if metric.normalize else s.raw
-                        new[(level, est, gen, sibling)] = s.normalized
-                    else:
-                        new[(level, est, gen, ue_name)] = float(metric(u, q))
+                    usable.append((ue_name, metric))
+                new.update(self._score_pair(level, est, gen, u, q, usable))
         self.metrics.update(new)
         return new
 
+    def _score_pair(self, level: str, est: str, gen: str, u: np.ndarray, q: np.ndarray,
+                    usable: list[tuple[str, Any]]) -> dict[tuple[str, str, str, str], float]:
+        """Every score of the usable UE metrics on one (estimator, generation metric) pair, and their intervals
+        (one resampling draw shared by all of them)."""
+        new: dict[tuple[str, str, str, str], float] = {}
+        if not usable:
+            return new
+        if u.size == 0:
+            for ue_name, metric in usable:
+                warnings.warn(f"UEManager: no finite pair for ({level}, {est}, {gen}); {ue_name} is NaN.",
+                              UndefinedMetricWarning, stacklevel=3)
+                for label in score_labels(ue_name, metric).values():
+                    new[(level, est, gen, label)] = math.nan
+                    if self.n_resamples:
+                        self.intervals[(level, est, gen, label)] = (math.nan, math.nan)
+                        self.interval_notes[(level, est, gen, label)] = "no finite pair to resample"
+            return new
+        rows, raws = [], []
+        for ue_name, metric in usable:
+            inter = metric.map_all(u, q)
+            raw = metric.scores_of(inter)
+            rows.append(inter)
+            raws.append(raw)
+            labels = score_labels(ue_name, metric)
+            for name, value in raw.items():  # whatever the metric returns is stored, declared or not
+                new[(level, est, gen, labels.get(name, extra_label(ue_name, name)))] = value
+        if self.n_resamples:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                cis, why = bootstrap_intervals([m for _, m in usable], rows, raws, n=int(u.size),
+                                               n_resamples=self.n_resamples, confidence_level=self.confidence_level,
+                                               method="percentile", seed=self.seed)
+            for (ue_name, metric), ci in zip(usable, cis):
+                labels = score_labels(ue_name, metric)
+                for name, bounds in ci.items():
+                    key = (level, est, gen, labels[name])
+                    self.intervals[key] = (float(bounds[0]), float(bounds[1]))
+                    note = why.get((metric.score_prefix or "") + name)
+                    if note:
+                        self.interval_notes[key] = note
+                    else:
+                        self.interval_notes.pop(key, None)
+        return new
+
     def rescore(self, ue_metrics: Sequence[Any]) -> dict[tuple[str, str, str, str], float]:
-        """Score further UE metrics on the saved estimations; returns the new entries (also added to ``metrics``)."""
+        """Score further UE metrics on the saved estimations; returns the new entries (also added to ``metrics``).
+
+        Intervals of the new scores are computed with the manager's ``n_resamples``,
+        ``confidence_level`` and ``seed`` (saved with it), into ``intervals``.
+        """
         loaded = [(_label(m, m), self._load("ue_metric", m, UEMetric)) for m in ue_metrics]
-        for name, _ in loaded:
+        self._check_score_labels(loaded)
+        for name, metric in loaded:
             if name not in self.ue_metric_names:
                 self.ue_metric_names.append(name)
+            self._ue = [(n, m) for n, m in self._ue if n != name] + [(name, metric)]
         return self._score(loaded)
 
+    # ---------------------------------------------------------------- comparisons
+    def _metric_named(self, name: str) -> Any:
+        """The UE metric object of a name in ``ue_metric_names`` (loaded again by name for a loaded manager)."""
+        for n, m in self._ue:
+            if n == name:
+                return m
+        metric = self._load("ue_metric", name, UEMetric)
+        self._ue.append((name, metric))
+        return metric
+
+    def _labels_of(self, name: str) -> dict[str, str]:
+        """``{score: key}`` of a UE metric name; just ``{name: name}`` for a saved custom metric that
+        cannot be loaded by name again."""
+        try:
+            return score_labels(name, self._metric_named(name))
+        except AssayError:
+            return {name: name}
+
+    def _score_named(self, label: str) -> tuple[Any, str]:
+        """(UE metric, score name) of a key's last part: a UE metric's name or one of its extra scores' keys."""
+        for name in self.ue_metric_names:
+            for score, lab in self._labels_of(name).items():
+                if lab == label:
+                    try:
+                        return self._metric_named(name), score
+                    except AssayError as exc:
+                        raise InvalidParameterError(f"UEManager.compare: UE metric {name!r} cannot be loaded again "
+                                                    f"by its name ({exc}).") from None
+        raise InvalidParameterError(
+            f"UEManager.compare: {label!r} is not a score of this manager's UE metrics "
+            f"({', '.join(repr(k) for k in dict.fromkeys(k[3] for k in self.metrics)) or 'none'})."
+        )
+
+    def compare(self, key_a: Sequence[str], key_b: Sequence[str], *, n_resamples: int | None = None,
+                confidence_level: float | None = None, seed: int | None = None) -> Comparison:
+        """Paired comparison of two estimators under one generation metric and UE metric.
+
+        Parameters
+        ----------
+        key_a, key_b : tuple of str
+            ``(level, estimator, gen_metric, ue_metric)`` keys of ``metrics`` that differ in
+            the estimator only; ``a`` is the baseline (``difference = score_b - score_a``).
+        n_resamples, confidence_level, seed : optional
+            Default: the manager's (``n_resamples`` 1000 when the manager's is 0).
+
+        Returns
+        -------
+        assay.Comparison
+            From :func:`assay.compare` on the two estimators' ``(u, q)`` rows: the scores, the
+            difference, its paired-bootstrap interval (both sides resampled with the same
+            indices), the p-values (``p_value``: approximate randomization;
+            ``p_value_bootstrap``: paired bootstrap), ``significant`` and ``better``. The rows
+            are the examples where both estimations and the quality are finite (with
+            ``nan_policy="drop"`` the two stored scores may rest on different examples; a
+            note then says so).
+
+        Examples
+        --------
+        >>> man.compare(("sequence", "msp", "accuracy", "prr"),
+        ...             ("sequence", "perplexity", "accuracy", "prr")).p_value   # doctest: +SKIP
+        """
+        return compare_estimators(self, key_a, key_b, n_resamples=n_resamples, confidence_level=confidence_level,
+                                  seed=seed)
+
+    def compare_to_best(self, level: str, gen_metric: str, ue_metric: str, **options: Any
+                        ) -> tuple[str | None, dict[str, Comparison]]:
+        """The best estimator of one column and each other estimator's :meth:`compare` against it.
+
+        Returns ``(best, {estimator: Comparison})``, ``a`` being the best estimator (by value,
+        respecting the UE metric's ``higher_is_better``; a NaN score is never best) and ``b``
+        the other; ``(None, {})`` when no score of the column is finite. An estimator is
+        significantly worse than the best when its comparison's ``better`` is ``"a"`` (the
+        paired-bootstrap interval of the difference excludes 0). ``options`` go to :meth:`compare`.
+        """
+        return compare_to_best(self, level, gen_metric, ue_metric, **options)
+
     # ---------------------------------------------------------------- tables
-    def table(self, *, level: str = "sequence", gen_metric: str | None = None) -> str:
-        """A Markdown table: one row per estimator, one column per UE metric (and ``prr_normalized``)."""
-        keys = [k for k in self.metrics if k[0] == level and (gen_metric is None or k[2] == gen_metric)]
-        cols: list[tuple[str, str]] = []
-        for k in keys:
-            if (k[2], k[3]) not in cols:
-                cols.append((k[2], k[3]))
-        rows = list(dict.fromkeys(k[1] for k in keys))
-        head = "| estimator | " + " | ".join(f"{u} ({g})" for g, u in cols) + " |"
-        lines = [head, "|" + "---|" * (len(cols) + 1)]
-        for est in rows:
-            vals = [self.metrics.get((level, est, g, u)) for g, u in cols]
-            lines.append(f"| {est} | " + " | ".join("" if v is None else f"{v:.4f}" for v in vals) + " |")
-        return "\n".join(lines)
+    def grid(self, *, level: str = "sequence", gen_metric: str | None = None, intervals: bool | None = None,
+             mark_best: bool = False, digits: int = 4) -> Grid:
+        """The table of :meth:`table` as an :class:`assay.render.Grid` (one row per estimator,
+        one column per UE metric score and generation metric)."""
+        return manager_grid(self, level=level, gen_metric=gen_metric, intervals=intervals, mark_best=mark_best,
+                            digits=digits)
+
+    def table(self, *, level: str = "sequence", gen_metric: str | None = None, intervals: bool | None = None,
+              mark_best: bool = False, fmt: str = "markdown", digits: int = 4) -> str:
+        """A table (Markdown by default): one row per estimator, one column per UE metric score.
+
+        ``intervals`` (default: when there are any) writes ``0.4120 [0.3800, 0.4410]``;
+        ``mark_best`` bolds, per column, the estimators not significantly worse than the
+        best (:meth:`compare_to_best`); ``fmt`` is any format of :func:`assay.render.render_grid`.
+        """
+        return render_grid(self.grid(level=level, gen_metric=gen_metric, intervals=intervals, mark_best=mark_best,
+                                     digits=digits), fmt)
 
     # ---------------------------------------------------------------- provenance
     @property

@@ -6,10 +6,14 @@ A save is a folder holding ``manager.json`` and ``arrays.npz``:
   token / claim values flat, with ``a<i>__lengths``) and the statistics (``s<j>``: the
   leaves, with ``s<j>__lengths<k>`` for each nesting level), never an object array.
 - ``manager.json`` holds the names, levels, metric values (non-finite ones by the rule of
-  :mod:`assay.jsonio`), notes, the provenance ``signature`` (:mod:`assay.provenance`;
-  absent in older saves, which still load), and a manifest: ``format``, ``version``, the name, dtype and
-  shape of every array, the size and ``sha256`` of ``arrays.npz``, and ``content_sha256``,
-  a digest of the JSON document itself.
+  :mod:`assay.jsonio`), the resampling settings (``resampling``: ``n_resamples``,
+  ``confidence_level``, ``seed``) and the intervals (``intervals``: one record per key of
+  ``metrics`` that has one, with ``low``, ``high`` and an optional ``note``; both absent in
+  older saves, which load with no intervals and ``n_resamples`` 0), notes, the provenance
+  ``signature`` (:mod:`assay.provenance`; absent in older saves, which still load), and a
+  manifest: ``format``, ``version``, the name, dtype and shape of every array, the size
+  and ``sha256`` of ``arrays.npz``, and ``content_sha256``, a digest of the JSON document
+  itself.
 
 **All or nothing.** The new save is written completely into a temporary sibling folder
 (``.<name>.tmp-<pid>-<random>``, each file synced), other files already in the folder
@@ -207,7 +211,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
 
     def write(tmp: Path) -> None:
         with open(tmp / NPZ_NAME, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]
             f.flush()
             os.fsync(f.fileno())
         _step("npz-written")
@@ -224,6 +228,11 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
             "stats_not_saved": skipped,
             "metrics": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "ue_metric": k[3], "value": v}
                         for k, v in man.metrics.items()],
+            "resampling": {"n_resamples": man.n_resamples, "confidence_level": man.confidence_level,
+                           "seed": man.seed},
+            "intervals": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "ue_metric": k[3], "low": lo,
+                           "high": hi, **({"note": man.interval_notes[k]} if k in man.interval_notes else {})}
+                          for k, (lo, hi) in man.intervals.items()],
             "dropped": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "count": v}
                         for k, v in man.dropped.items()],
             "notes": list(man.notes),
@@ -260,7 +269,10 @@ def manager_signature(man: Any) -> Signature:
         # a loaded manager has names only: its saved specs (same order) keep the options and conventions
         components[kind] = [(name, objects[name]) if name in objects else saved[i] if i < len(saved) else name
                             for i, name in enumerate(names)]
-    sig = signature_of(components)
+    n_resamples = getattr(man, "n_resamples", 0)
+    on = dict(resampling="bootstrap", ci_method="percentile", n_resamples=n_resamples,
+              confidence_level=man.confidence_level, seed=man.seed) if n_resamples else {}
+    sig = signature_of(components, **on)
     return sig.with_versions(before) if isinstance(before, Signature) else sig
 
 
@@ -443,7 +455,8 @@ def _load_stats(man: Any, stats: list[dict[str, Any]], arrays: dict[str, np.ndar
         chk.need(0 <= depth <= 16, f"{where}.depth", "between 0 and 16", depth)
         chk.need(name not in man.stats, f"{where}.name", "listed once", name)
         npz.need(leaf.ndim == 1, key, "a 1-D array", leaf.shape)
-        total, lengths = leaf.size, []
+        total = leaf.size
+        lengths: list[np.ndarray] = []
         for k in reversed(range(depth)):
             lens_key = f"{key}__lengths{k}"
             count = arrays[lens_key].size if lens_key in arrays else 0
@@ -478,6 +491,45 @@ def _load_metrics(man: Any, metrics: list[dict[str, Any]], dropped: list[dict[st
         man.dropped[(d["level"], d["estimator"], d["gen_metric"])] = d["count"]
 
 
+def _load_intervals(man: Any, doc: dict[str, Any], chk: _Checker) -> None:
+    """``resampling`` and ``intervals`` (optional: older saves have neither); each interval is a saved score's."""
+    from assay.validation import check_int, check_number, check_seed
+
+    if "resampling" in doc:
+        res = chk.get(doc, "resampling", "resampling", dict, "an object")
+        for field, check in (("n_resamples", lambda v: check_int(v, "n_resamples", low=0)),
+                           ("confidence_level", lambda v: check_number(v, "confidence_level", low=0, high=1,
+                                                                       closed="neither")),
+                           ("seed", lambda v: check_seed(v, "seed", allow_none=False))):
+            if field not in res:
+                raise chk.fail(f"resampling.{field}", "is missing.")
+            try:
+                setattr(man, field, check(res[field]))
+            except InvalidParameterError as exc:
+                raise chk.fail(f"resampling.{field}", f"is invalid: {exc}") from None
+    if "intervals" not in doc:
+        return
+    records = chk.records(doc, "intervals", {"level": str, "estimator": str, "gen_metric": str, "ue_metric": str})
+    for i, rec in enumerate(records):
+        key = (rec["level"], rec["estimator"], rec["gen_metric"], rec["ue_metric"])
+        chk.need(key in man.metrics, f"intervals[{i}]", "the key of a saved score (in 'metrics')", key)
+        chk.need(key not in man.intervals, f"intervals[{i}]", "listed once", key)
+        bounds = []
+        for end in ("low", "high"):
+            if end not in rec:
+                raise chk.fail(f"intervals[{i}].{end}", "is missing.")
+            try:
+                bounds.append(float(decode_number(rec[end], where=end)))
+            except SaveFormatError:
+                raise chk.fail(f"intervals[{i}].{end}", "must be a number (or \"NaN\", \"Infinity\", "
+                                                        f"\"-Infinity\"); got {rec[end]!r:.80}.") from None
+        man.intervals[key] = (bounds[0], bounds[1])
+        if "note" in rec:
+            man.interval_notes[key] = chk.get(rec, "note", f"intervals[{i}].note", str, "a string")
+    chk.need(not man.intervals or man.n_resamples > 0, "resampling.n_resamples",
+             "at least 1 when intervals are saved", man.n_resamples)
+
+
 def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
     """Load and verify a folder written by :func:`save_manager` (or by format version 1)."""
     folder = saved_folder(path)
@@ -509,6 +561,7 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
     if extra:
         raise npz.fail(extra[0], f"is not listed in {jpath}.")
     _load_metrics(man, metrics, dropped, chk)
+    _load_intervals(man, doc, chk)
     man.notes = list(notes)
     man._loaded_signature = _read_signature(doc, chk)
     if v2 and _digest(doc) != doc["content_sha256"]:

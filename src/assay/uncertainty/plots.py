@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from assay.errors import MissingDependencyError
+from assay.functional import divide, equal_width_bins
 from assay.jsonio import atomic_output
 
 __all__ = ["reliability_bins", "rejection_curve", "risk_coverage_curve", "plot_reliability", "plot_rejection",
@@ -61,12 +62,14 @@ def rejection_curve(u: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def reliability_bins(conf: np.ndarray, correct: np.ndarray, n_bins: int = 15):
-    """Per equal-width bin: centre, mean confidence, accuracy, count (empty bins have NaN)."""
-    b = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    """Per equal-width bin (:func:`assay.functional.equal_width_bins`): centre, mean confidence, accuracy, count.
+
+    Empty bins have NaN mean confidence and accuracy.
+    """
+    b = equal_width_bins(conf, n_bins)
     cnt = np.bincount(b, minlength=n_bins).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_conf = np.bincount(b, weights=conf, minlength=n_bins) / cnt
-        acc = np.bincount(b, weights=correct, minlength=n_bins) / cnt
+    mean_conf = divide(np.bincount(b, weights=conf, minlength=n_bins), cnt)
+    acc = divide(np.bincount(b, weights=correct, minlength=n_bins), cnt)
     return (np.arange(n_bins) + 0.5) / n_bins, mean_conf, acc, cnt
 
 

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.functional import divide
 from assay.metrics import Metric
 from assay.validation import check_array, check_choice, check_same_length
 from assay_classic._inputs import one_reference_each
@@ -60,9 +61,7 @@ class _ErrorMetric(Metric):
     def _parts(self, totals: Any) -> tuple[Any, Any, Any]:
         t = np.asarray(totals, dtype=np.float64)
         n = t[..., 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mae = np.where(n > 0, t[..., 0] / np.where(n > 0, n, 1.0), np.nan)
-            mse = np.where(n > 0, t[..., 1] / np.where(n > 0, n, 1.0), np.nan)
+        mae, mse = divide(t[..., 0], n), divide(t[..., 1], n)  # no instance (n = 0): NaN
         return mae, mse, np.sqrt(mse)
 
 

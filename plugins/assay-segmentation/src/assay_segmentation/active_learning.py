@@ -11,13 +11,13 @@ ValUES' split scripts do. A second training cycle reads the written files; the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.jsonio import read_json, write_json_atomic
 
 __all__ = ["BASELINES", "baseline_query", "query_most_uncertain", "read_splits", "second_cycle_splits",
            "write_splits"]
@@ -28,8 +28,9 @@ _POOLS = ("id_unlabeled_pool", "ood_unlabeled_pool")
 
 def read_splits(path: str | Path) -> dict[str, list[str]]:
     """Read a split file (JSON); an error names the file and any missing pool."""
-    with open(path, encoding="utf-8") as f:
-        splits = json.load(f)
+    splits = read_json(path, what="split file")
+    if not isinstance(splits, dict):
+        raise InvalidParameterError(f"Split file {path} must hold a JSON object; got a JSON {type(splits).__name__}.")
     missing = [k for k in ("train", *_POOLS) if k not in splits]
     if missing:
         raise InvalidParameterError(f"Split file {path} lacks {missing}; expected keys train, {', '.join(_POOLS)}.")
@@ -92,6 +93,4 @@ def second_cycle_splits(splits: Mapping[str, Sequence[str]], queried: Sequence[s
 
 def write_splits(path: str | Path, splits: Mapping[str, Any]) -> Path:
     """Write a split file atomically (JSON; an atomic rename, without fsync)."""
-    from assay.downstream.results import write_json_atomic
-
     return write_json_atomic(path, dict(splits), fsync=False)

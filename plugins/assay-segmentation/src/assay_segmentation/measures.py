@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.validation import check_array, check_number, undefined_metric
+from assay.functional import divide
+from assay.validation import check_array, check_choice, check_number, undefined_metric
 
 __all__ = ["al_improvement", "dice", "ged", "ncc"]
 
@@ -77,8 +78,7 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 def _mean_iou_distance(a: np.ndarray, b: np.ndarray) -> float:
     inter, sa, sb = _pair_counts(a, b)
     union = sa + sb - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(union > 0, 1.0 - inter / np.where(union > 0, union, 1.0), 0.0)
+    d = 1.0 - divide(inter, union, 1.0)  # two empty masks (union 0): IoU 1, distance 0
     return float(d.mean())
 
 
@@ -129,11 +129,22 @@ def ged(preds: Any, refs: Any, *, distance: str = "dice_pooled") -> float:
     return 2.0 * d(s, y) - d(s, s) - d(y, y)
 
 
-def ncc(uncertainty_map: Any, refs: Any) -> float:
+NCC_CONVENTIONS = ("binary", "values")
+
+
+def ncc(uncertainty_map: Any, refs: Any, *, convention: str = "binary") -> float:
     """Normalised cross-correlation between an uncertainty map and the reference disagreement.
 
     The reference map is the per-voxel variance (``ddof=0``) over the reference
-    segmentations. With ``N`` voxels, ValUES' normalisation is
+    segmentations, of
+
+    - ``convention="binary"`` (default): the foreground masks ``ref != 0``, so on a
+      multi-class map every disagreement between two labels counts the same;
+    - ``convention="values"``: the raw label values, as ValUES computes it, so a
+      disagreement between labels 1 and 3 counts more than one between 1 and 2. On binary
+      references both conventions are equal.
+
+    With ``N`` voxels, ValUES' normalisation is
     ``NCC = sum((g - mean g)(u - mean u)) / (N * std(g, ddof=1) * std(u, ddof=1))``,
     that is ``((N - 1) / N) * pearson(g, u)``.
 
@@ -141,12 +152,14 @@ def ncc(uncertainty_map: Any, refs: Any) -> float:
     ----------
     uncertainty_map : array_like, shape spatial
     refs : array_like, shape (n_refs, *spatial)
+    convention : {"binary", "values"}
 
     Returns
     -------
     float
         NaN with a warning when either map is constant (the correlation is undefined).
     """
+    check_choice(convention, "convention", NCC_CONVENTIONS, owner="ncc")
     u = check_array(uncertainty_map, "uncertainty_map", owner="ncc", what="uncertainty values")
     r = check_array(refs, "refs", owner="ncc", dtype=None, what="mask values")
     if r.ndim != u.ndim + 1 or r.shape[1:] != u.shape:
@@ -154,7 +167,8 @@ def ncc(uncertainty_map: Any, refs: Any) -> float:
             f"Expected `refs` of shape (n_refs, *{u.shape}) for an uncertainty map of shape {u.shape}, "
             f"got {r.shape}."
         )
-    g = (r != 0).astype(np.float64).var(axis=0).ravel()
+    labels = (r != 0) if convention == "binary" else r
+    g = labels.astype(np.float64).var(axis=0).ravel()
     u = u.ravel()
     n = u.size
     if n < 2:

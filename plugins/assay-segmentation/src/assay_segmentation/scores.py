@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.functional import adaptive_ece as adaptive_ece_kernel
+from assay.functional import equal_width_bins, roc_auc_from_split
 from assay.validation import check_array, check_int, check_number, check_same_length, undefined_metric
 
 __all__ = ["adaptive_ece", "auroc", "fit_platt", "fpr_at_tpr", "platt_confidence", "values_ace"]
@@ -36,27 +38,14 @@ def auroc(scores: Any, labels: Any) -> float:
     """Area under the ROC curve of ``scores`` as a detector of ``labels == 1``.
 
     The Mann-Whitney form: the probability that a random positive scores higher than a
-    random negative, ties counting one half (average ranks). Equals scikit-learn's
-    ``roc_auc_score``. NaN with a warning when only one class is present.
+    random negative, ties counting one half (:func:`assay.functional.roc_auc_from_split`).
+    Equals scikit-learn's ``roc_auc_score``. NaN with a warning when only one class is present.
     """
     s, y = _scores_labels(scores, labels, "auroc")
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     if n_pos == 0 or n_neg == 0:
         return _one_class("auroc")
-    ranks = _average_ranks(s)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
-
-
-def _average_ranks(s: np.ndarray) -> np.ndarray:
-    """1-based ranks with ties given the mean of their positions (scipy's ``rankdata(method="average")``)."""
-    order = np.argsort(s, kind="stable")
-    sorted_s = s[order]
-    starts = np.r_[0, np.nonzero(np.diff(sorted_s))[0] + 1]
-    ends = np.r_[starts[1:], s.size]
-    group_rank = (starts + ends + 1) / 2.0  # mean of the 1-based positions starts+1 .. ends
-    ranks = np.empty(s.size)
-    ranks[order] = np.repeat(group_rank, ends - starts)
-    return ranks
+    return roc_auc_from_split(s[y], s[~y])
 
 
 def fpr_at_tpr(scores: Any, labels: Any, *, tpr: float = 0.95) -> float:
@@ -156,7 +145,7 @@ def values_ace(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
     c, y = _conf_correct(confidence, correct, "values_ace")
     if c.size == 0:
         return undefined_metric("values_ace: no voxels; returning NaN.")
-    idx = np.minimum((c * n_bins).astype(np.int64), n_bins - 1)
+    idx = equal_width_bins(c, n_bins)
     counts = np.bincount(idx, minlength=n_bins)
     conf_sum = np.bincount(idx, weights=c, minlength=n_bins)
     acc_sum = np.bincount(idx, weights=y, minlength=n_bins)
@@ -167,17 +156,15 @@ def values_ace(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
 def adaptive_ece(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
     """Equal-mass (adaptive) ECE on voxels: ``sum_b (n_b / N) |acc_b - conf_b|``.
 
-    Confidences are sorted (stable) and split into ``n_bins`` contiguous chunks whose
-    sizes differ by at most one (``numpy.array_split``). Confidence here is the
-    probability of being correct, compared with correctness directly (no top-label
-    conversion). Fewer voxels than bins is an error.
+    Confidences are sorted and split into ``n_bins`` contiguous chunks whose sizes differ
+    by at most one (``numpy.array_split``'s sizes); ties in confidence are ordered
+    incorrect-first, so the score does not depend on the voxel order
+    (:func:`assay.functional.adaptive_ece`, shared with ``assay_uncertainty``'s
+    ``adaptive_ece``). Confidence here is the probability of being correct, compared with
+    correctness directly (no top-label conversion). Fewer voxels than bins is an error.
     """
     check_int(n_bins, "n_bins", low=1, owner="adaptive_ece")
     c, y = _conf_correct(confidence, correct, "adaptive_ece")
     if c.size < n_bins:
         raise InvalidParameterError(f"adaptive_ece: {c.size} voxels are fewer than n_bins={n_bins}.")
-    order = np.argsort(c, kind="stable")
-    total = 0.0
-    for chunk in np.array_split(order, n_bins):
-        total += chunk.size * abs(y[chunk].mean() - c[chunk].mean())
-    return float(total / c.size)
+    return adaptive_ece_kernel(c, y, n_bins)

@@ -29,13 +29,14 @@ Run ``python -m assay_segmentation.synthetic OUT_DIR`` to write the example's da
 
 from __future__ import annotations
 
-import json
 import sys
 import zlib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from assay.jsonio import write_json_atomic
 
 __all__ = ["DEFAULT_AGGREGATIONS", "DEFAULT_MODELS", "generate"]
 
@@ -144,7 +145,7 @@ def generate(root: str | Path, *, models: Mapping[str, Mapping[str, Any]] | None
               "id_unlabeled_pool": ids["unlabeled"][:n_unlabeled_id],
               "ood_unlabeled_pool": ids["unlabeled"][n_unlabeled_id:]}
     root.mkdir(parents=True, exist_ok=True)
-    (root / "splits.json").write_text(json.dumps(splits, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(root / "splits.json", splits, fsync=False)
     for split, names in ids.items():
         for image_id in names:
             _save(root / "references" / split / f"{image_id}.npy", _references(shape, image_id, n_raters))

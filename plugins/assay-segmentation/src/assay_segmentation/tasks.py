@@ -15,8 +15,9 @@ import numpy as np
 
 from assay.downstream import ImageData, MetricInfo, Task, TaskContext, load_image, mean_tree
 from assay.errors import InvalidParameterError
+from assay.validation import check_choice
 from assay_segmentation import active_learning as al
-from assay_segmentation.measures import al_improvement, dice, ged, ncc
+from assay_segmentation.measures import NCC_CONVENTIONS, al_improvement, dice, ged, ncc
 from assay_segmentation.scores import adaptive_ece, auroc, fit_platt, fpr_at_tpr, platt_confidence, values_ace
 
 __all__ = ["AlImprovement", "AlSplitFiles", "AmbiguityModeling", "Calibration", "FailureDetection", "OodDetection",
@@ -240,10 +241,16 @@ class AmbiguityModeling(Task):
     metrics: ClassVar[tuple[MetricInfo, ...]] = (MetricInfo("ncc", True, ("unc_type",)),)
     default_datasets: ClassVar[tuple[str, ...]] = ("id", "ood")
     needs: ClassVar[frozenset[str]] = frozenset({"ref_segs", "uncertainty"})
+    #: the reference disagreement map: variance of the foreground masks ("binary") or of the
+    #: raw label values ("values", ValUES' own); see :func:`assay_segmentation.ncc`
+    ncc_convention: str = attrs.field(
+        default="binary",
+        validator=lambda _, __, v: check_choice(v, "ncc_convention", NCC_CONVENTIONS, owner="ambiguity_modeling"))
 
     def image_metrics(self, image: ImageData, ctx: TaskContext) -> dict[str, Any]:
         refs = image.require("ref_segs")
-        return {unc: {"metrics": {"ncc": ncc(image.require(unc), refs)}} for unc in ctx.version.unc_types}
+        return {unc: {"metrics": {"ncc": ncc(image.require(unc), refs, convention=self.ncc_convention)}}
+                for unc in ctx.version.unc_types}
 
     def reduce(self, per_image: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
         return _per_image_and_mean(per_image, f"{self.name} {ctx.version.key} {ctx.split}")

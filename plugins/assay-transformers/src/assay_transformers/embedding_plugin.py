@@ -1,3 +1,46 @@
-"""Registrations of ``assay-transformers``' embedding half (entry point ``assay.transformers-embeddings``)."""
+"""Registrations of ``assay-transformers``' embedding half (entry point ``assay.transformers-embeddings``).
+
+Importing this module is cheap: torch and sentence-transformers are imported when a
+model is first used, never at registration.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Callable
+
+from assay import hookimpl
+
+from assay_transformers import semantic
+from assay_transformers.sbert import SentenceBert
+
+# model-free samples for the conformance checks (ROUGE-L similarity: no model to load)
+_SAMPLES = [["Paris", "It is Paris", "Lyon"], ["42", "42"], ["blue sky", "the sky is blue", "green grass", "red"]]
+
+
+@hookimpl
+def assay_register_metrics(register: Callable[..., Any]) -> None:
+    """``sentence_bert``: cosine of sentence embeddings with the best reference (unitxt ``SentenceBert``)."""
+    register("sentence_bert", SentenceBert,
+             description="cosine similarity of sentence embeddings with the best reference (sbert_score)")
+
+
+@hookimpl
+def assay_register_estimators(register: Callable[..., Any]) -> None:
+    """The semantic estimators over ``sample_texts`` (embedding similarity by default)."""
+    for cls, desc in (
+        (semantic.NumSemSets, "number of semantic sets of the sampled answers (embedding-similarity clusters)"),
+        (semantic.SemanticEntropy, "semantic entropy over similarity clusters of the sampled answers"),
+        (semantic.SemanticEigValLaplacian, "sum max(0, 1 - eigenvalue) of the samples' similarity-graph Laplacian"),
+        (semantic.DegMat, "1 - mean pairwise similarity of the sampled answers (degree matrix)"),
+        (semantic.Eccentricity, "spread of the samples' spectral embeddings (eccentricity)"),
+    ):
+        register(cls.name, cls, description=desc, level=cls.level,
+                 examples=[{"overrides": {"similarity": "rougeL"}, "stats": {"sample_texts": _SAMPLES}}])
+
+
+@hookimpl
+def assay_register_stat_calculators(register: Callable[..., Any]) -> None:
+    """``sample_embedding_similarity``: the cosine matrix of each example's sampled answers."""
+    register("sample_embedding_similarity", semantic.SampleEmbeddingSimilarity,
+             description="sample_texts -> sample_embedding_similarity (cosine of sentence embeddings)",
+             examples=[{"stats": {"sample_texts": _SAMPLES}}])

@@ -8,7 +8,12 @@ Definitions: CONVENTIONS.md ("Calibration"); Guo et al. 2017 (ECE, MCE); Nixon e
 
 Bins: bin ``b`` of ``n_bins`` equal-width bins holds confidences with
 ``floor(n_bins * conf) == b`` (that is ``[b / n_bins, (b + 1) / n_bins)``, up to the
-rounding of the product), and 1.0 goes to the last bin.
+rounding of the product), and 1.0 goes to the last bin: :func:`assay.functional.equal_width_bins`,
+the binning every calibration score and reliability diagram in assay uses (the fast paths,
+:func:`binned_tallies` and :func:`multiclass_tallies`, apply the same rule in place on their
+buffers; a test checks they agree with the kernel).
+Equal-mass bins and the adaptive ECE are :func:`assay.functional.equal_mass_bins` and
+:func:`assay.functional.adaptive_ece`.
 
 The metrics are :class:`assay.metrics.Metric` subclasses (``update(probs, labels)``,
 ``compute()``, ``reset()``, ``merge()``, and ``assay.evaluate``): ECE / MCE / RMSCE keep
@@ -26,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.functional import adaptive_ece, equal_width_bins
 from assay.metrics import Metric, divide
 from assay.uncertainty.base import UEMetric
 from assay.validation import (PROB_ATOL, check_array, check_int, check_labels, check_probabilities, probability_error,
@@ -195,7 +201,8 @@ def binned_tallies(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> np.ndarray
 
     ``ECE = sum_b |sum_{i in b} (acc_i - conf_i)| / N``, and ``|acc_b - conf_b|`` is that
     bin's sum over its count, so these two tallies give ECE, MCE and RMSCE, and they add
-    over shards.
+    over shards. The bins are :func:`assay.functional.equal_width_bins`'s, computed in place
+    (the product truncated, then the bin of 1.0 folded into the last one: no extra pass).
     """
     b = np.multiply(conf, n_bins).astype(np.intp)
     w = np.subtract(acc, conf, dtype=np.float64)
@@ -233,7 +240,7 @@ class _Binned(Metric):
         p, y = _as_inputs(predictions, references, validate=self.validate_args, name=self.name)
         conf, acc = top_label(p, y, validate=self.validate_args, name=self.name)
         rows = np.zeros((conf.size, 2 * self.n_bins))
-        b = np.minimum((conf * self.n_bins).astype(np.int64), self.n_bins - 1)
+        b = equal_width_bins(conf, self.n_bins)
         idx = np.arange(conf.size)
         rows[idx, b] = 1.0
         rows[idx, self.n_bins + b] = acc - conf
@@ -294,20 +301,17 @@ class RMSCE(_Binned):
 
 
 def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
-    """Equal-mass ECE of per-example confidences and correctness (see :class:`AdaptiveECE`)."""
+    """Equal-mass ECE of per-example confidences and correctness (see :class:`AdaptiveECE`).
+
+    The formula is the core's :func:`assay.functional.adaptive_ece` (shared with
+    ``assay_segmentation``); this adds the error message that names the metric.
+    """
     n = conf.size
     if n < n_bins:
         raise InvalidParameterError(
             f"adaptive_ece: needs at least n_bins={n_bins} examples (rows of `probs`) for equal-mass bins; got {n}."
         )
-    order = np.lexsort((acc, conf))  # ties in confidence: incorrect first, so the bins never depend on input order
-    c, a = conf[order], acc[order]
-    sizes = np.full(n_bins, n // n_bins)
-    sizes[: n % n_bins] += 1
-    bounds = np.concatenate(([0], np.cumsum(sizes)))
-    cs = np.add.reduceat(c, bounds[:-1])
-    as_ = np.add.reduceat(a, bounds[:-1])
-    return float(np.sum(np.abs(as_ - cs)) / n)
+    return adaptive_ece(conf, acc, n_bins)
 
 
 class AdaptiveECE(Metric):

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from assay.errors import MissingDependencyError
+from assay.functional import roc_auc_from_split
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
 
@@ -25,15 +26,22 @@ from assay_uncertainty._curves import group_ends
 __all__ = ["FPRAtRecall", "KendallTau", "PRAUC", "ROCAUC", "RPP", "SpearmanR"]
 
 
+def _two_classes(n_fail: float, n: int, name: str) -> bool:
+    """Whether failures and successes are both present; else warn (the score is NaN)."""
+    if 0 < n_fail < n:
+        return True
+    which = "no failure (all quality 1)" if n_fail == 0 else "only failures (all quality 0)"
+    undefined_metric(f"{name}: {which}; the score is undefined, NaN.", stacklevel=4)
+    return False
+
+
 def _failure_groups(u: np.ndarray, q: np.ndarray, name: str):
     """Per tie group (increasing u): counts and failures; None (after a warning) for one class only."""
     fail = 1.0 - q
     K, S = group_ends(u, fail, binary=True)
     n_pos = float(S[-1])
     n_neg = u.size - n_pos
-    if n_pos == 0 or n_neg == 0:
-        which = "no failure (all quality 1)" if n_pos == 0 else "only failures (all quality 0)"
-        undefined_metric(f"{name}: {which}; the score is undefined, NaN.")
+    if not _two_classes(n_pos, u.size, name):
         return None
     pos = np.diff(S, prepend=0.0)
     cnt = np.diff(K, prepend=0).astype(np.float64)
@@ -44,19 +52,18 @@ class ROCAUC(UEMetric):
     r"""Area under the ROC curve of uncertainty as a failure detector; higher is better.
 
     ``AUC = P(u_fail > u_ok) + 0.5 P(u_fail = u_ok)`` over failure / success pairs
-    (quality must be binary). One class only gives NaN with a warning.
+    (quality must be binary; :func:`assay.functional.roc_auc_from_split`, the ROC AUC kernel
+    shared with ``assay_classic`` and ``assay_segmentation``). One class only gives NaN with a warning.
     """
 
     name = "roc_auc"
     requires_binary = True
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
-        g = _failure_groups(u, q, self.name)
-        if g is None:
+        fail = q == 0
+        if not _two_classes(int(fail.sum()), u.size, self.name):
             return math.nan
-        _, _, pos, neg, n_pos, n_neg = g
-        neg_below = np.cumsum(neg) - neg
-        return float(np.sum(pos * (neg_below + neg / 2.0)) / (n_pos * n_neg))
+        return roc_auc_from_split(u[fail], u[~fail])
 
 
 class PRAUC(UEMetric):

@@ -94,30 +94,35 @@ class PRR(UEMetric):
 
     Notes
     -----
-    Constant quality or ``R = 0`` gives NaN with a warning. ``UEManager`` stores both the
-    raw value (``prr``) and the normalised one (``prr_normalized``).
+    Constant quality or ``R = 0`` gives NaN with a warning. The metric returns two named
+    scores (``extra_scores``): ``prr`` (raw, or normalised with ``normalize=True``) and
+    ``prr_normalized``; ``UEManager`` stores both, with their intervals.
 
     Examples
     --------
     >>> round(PRR(normalize=True)([0.1, 0.2, 0.3, 0.4], [1, 1, 1, 0]), 6)
     1.0
+    >>> sorted(PRR().all_scores([0.1, 0.2, 0.3, 0.4], [1, 1, 1, 0]))
+    ['prr', 'prr_normalized']
     """
 
     name = "prr"
     higher_is_better = True
+    extra_scores = ("prr_normalized",)
 
     def __init__(self, *, max_rejection: float = 1.0, normalize: bool = False) -> None:
+        super().__init__()
         self.max_rejection = check_number(max_rejection, "max_rejection", low=0.0, high=1.0, closed="right",
                                           owner=self.name)
         self.normalize = check_bool(normalize, "normalize", owner=self.name)
 
     def scores(self, uncertainty, quality) -> PRRScores:
-        """All four areas at once (the manager uses this to store ``prr`` and ``prr_normalized``)."""
+        """All four areas at once: ``raw``, ``oracle``, ``random`` and ``normalized``."""
         from assay.uncertainty.base import check_ue_inputs
 
         u, q = check_ue_inputs(uncertainty, quality, name=self.name)
         return prr_scores(u, q, max_rejection=self.max_rejection)
 
-    def __call__(self, uncertainty, quality) -> float:
-        s = self.scores(uncertainty, quality)
-        return s.normalized if self.normalize else s.raw
+    def _scores(self, u: np.ndarray, q: np.ndarray) -> dict[str, float]:
+        s = prr_scores(u, q, max_rejection=self.max_rejection)
+        return {self.main_score: s.normalized if self.normalize else s.raw, "prr_normalized": s.normalized}

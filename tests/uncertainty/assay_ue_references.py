@@ -1,0 +1,61 @@
+"""Second implementations for the UE metric tests (a module on sys.path: its metric pickles by reference)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from assay.uncertainty import UEMetric
+
+
+# --------------------------------------------------------------------------- second implementations
+def ref_auc(u, q):
+    """P(u_fail > u_ok) + P(u_fail = u_ok) / 2 over all failure / success pairs; NaN for one class."""
+    fail, ok = u[q == 0], u[q == 1]
+    if not len(fail) or not len(ok):
+        return math.nan
+    d = fail[:, None] - ok[None, :]
+    return float(((d > 0) + 0.5 * (d == 0)).mean())
+
+
+def ref_prr(u, q):
+    """LM-Polygraph's PRR for distinct u and binary q, max_rejection 1: (raw, normalized)."""
+    n = len(u)
+    k = np.arange(1, n + 1)
+    raw = np.mean(np.cumsum(q[np.argsort(u)]) / k)
+    oracle = np.mean(np.cumsum(np.sort(q)[::-1]) / k)
+    random = q.mean()
+    return raw, (raw - random) / (oracle - random)
+
+
+def ref_indices(n, n_resamples, seed):
+    """The resample indices of assay's Resampler for a small problem: one (B, n) draw."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype=np.intp)
+
+
+def percentile(values, level=0.95):
+    values = np.asarray(values)
+    if not np.all(np.isfinite(values)):
+        return math.nan, math.nan
+    a = 1 - level
+    lo, hi = np.percentile(values, [100 * a / 2, 100 * (1 - a / 2)])
+    return float(lo), float(hi)
+
+
+def data(n=40, seed=3):
+    rng = np.random.default_rng(seed)
+    q = np.array([0, 1] * (n // 2), dtype=float)
+    u = rng.normal(size=n) - 0.8 * q  # failures a little more uncertain
+    return u, q
+
+
+class MeanUncertainty(UEMetric):
+    """A custom UE metric with an extra score: the mean uncertainty of failures and of successes."""
+
+    name = "mean_u_fail"
+    extra_scores = ("mean_u_ok",)
+
+    def _scores(self, u, q):
+        return {"mean_u_fail": float(u[q == 0].mean()) if (q == 0).any() else math.nan,
+                "mean_u_ok": float(u[q == 1].mean()) if (q == 1).any() else math.nan}
