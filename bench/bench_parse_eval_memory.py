@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 WHOLE = (
-    "import sys; from pathlib import Path; from assay.cli.parse_eval import read_pairs, evaluate_pairs, "
+    "import sys; from pathlib import Path; from assay_parsing.parse_eval import read_pairs, evaluate_pairs, "
     "format_table, make_executor; w = int(sys.argv[3]); ex = make_executor(workers=w) if w else None; "
     "print(format_table(evaluate_pairs(read_pairs(Path(sys.argv[1]), Path(sys.argv[2])), executor=ex))); "
     "ex and ex.close()"
@@ -51,7 +51,7 @@ def make_files(out: Path, mb: float, ud_dir: Path) -> tuple[Path, Path]:
         gold_text = gzip.open(src_gold, "rt", encoding="utf-8").read()
         system_text = gzip.open(src_system, "rt", encoding="utf-8").read()
     else:
-        from assay.demo.treebank import generate
+        from assay_parsing.demo_treebank import generate
 
         g, s, _ = generate(out / "seed", sentences=3000, seed=1)
         gold_text, system_text = g.read_text(encoding="utf-8"), s.read_text(encoding="utf-8")

@@ -48,6 +48,8 @@ API_MODULES: tuple[str, ...] = (
     "assay.executors.base",
     "assay.plugins",
     "assay.distributed",
+    "assay.cli.commands",
+    "assay.demo",
 )
 
 #: What each module page says about itself before the names (the module docstring follows).
@@ -66,6 +68,15 @@ _KIND_TITLES: dict[str, str] = {
     "data_format": "Data formats",
     "task": "Downstream tasks",
     "aggregation": "Aggregations",
+    "generation_metric": "Generation metrics",
+    "command": "Commands",
+    "demo_section": "Demo sections",
+}
+
+#: kinds that are not loaded by name but run from the command line: how to run one
+_RUN_WITH: dict[str, str] = {
+    "command": "assay {name} --help",
+    "demo_section": "assay demo --section {name}",
 }
 
 #: Class attributes worth a row in a registered name's table, when the factory has them.
@@ -249,11 +260,15 @@ def _entry_body(e: Any, kind: str, loader: str, spec: str, where: dict[str, str]
         out.append(f"{e.description}\n")
     plugin = f"`{e.plugin}`, built into assay" if e.builtin else (
         f"`{e.plugin}` (distribution `{e.distribution}`)" if e.distribution else f"`{e.plugin}`")
-    rows = [("load", f'`assay.{loader}("{spec}")`'), ("plugin", plugin)]
-    options = _options(e.factory)
-    rows.append(("options", ", ".join(options) if options else "none"))
+    if kind in _RUN_WITH:
+        rows = [("run", f"`{_RUN_WITH[kind].format(name=spec)}`"), ("plugin", plugin)]
+    else:
+        rows = [("load", f'`assay.{loader}("{spec}")`'), ("plugin", plugin)]
+    if kind not in _RUN_WITH:
+        options = _options(e.factory)
+        rows.append(("options", ", ".join(options) if options else "none"))
     for key, value in e.metadata.items():
-        if key != "description":
+        if key != "description" and not callable(value):
             rows.append((key, _cell(f"`{value!r}`")))
     for attr in _ATTRIBUTES:
         value = getattr(e.factory, attr, None) if inspect.isclass(e.factory) else None
@@ -294,10 +309,12 @@ def names_pages(where: dict[str, str]) -> dict[str, str]:
         path = f"reference/names/{kind}.md"
         loader = f"load_{kind}"
         text = [f"# {title}", ""]
+        how = (f"Run one with `{_RUN_WITH[kind].format(name='NAME')}`" if kind in _RUN_WITH else
+               f"Load one with `assay.{loader}(\"name[key=value, ...]\")`")
         text.append(
             f"Every name registered as a `{kind}` in this build's environment "
-            f"(`assay.get_registry({kind!r})`), with the plugin that registers it. Load one with "
-            f"`assay.{loader}(\"name[key=value, ...]\")`; `assay list {kind}` prints the same list.\n"
+            f"(`assay.get_registry({kind!r})`), with the plugin that registers it. {how}; "
+            f"`assay list {kind}` prints the same list.\n"
         )
         ambiguous = registry.ambiguous() if hasattr(registry, "ambiguous") else {}
         if ambiguous:

@@ -6,7 +6,7 @@
 import json
 from pathlib import Path
 
-from assay.demo.uncertainty import generate_records
+from assay_uncertainty.demo import generate_records
 
 if __name__ == "__main__":
     out = Path(__file__).with_name("outputs.jsonl")

@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "load_data_format": "assay.plugins",
     "load_task": "assay.plugins",
     "load_aggregation": "assay.plugins",
+    "load_generation_metric": "assay.plugins",
     # errors
     "AmbiguousNameError": "assay.errors",
     "AssayError": "assay.errors",
@@ -94,4 +95,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from assay.executors.base import Executor
     from assay.plugins import (PluginSystem, get_plugin_system, get_registry, hookimpl, load_aggregation,
                                load_data_format, load_estimator, load_executor, load_metric,
-                               load_sentence_evaluator, load_stat_calculator, load_task, load_ue_metric)
+                               load_generation_metric, load_sentence_evaluator, load_stat_calculator, load_task,
+                               load_ue_metric)

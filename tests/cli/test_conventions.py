@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import assay.cli.parse_eval as parse_eval_cli
+import assay_parsing.parse_eval as parse_eval_cli
 from assay.cli import COMMANDS, build_parser, main
 from assay.cli._errors import flag_for_parameters
 from assay.cli._output import describe_executor
@@ -135,13 +135,20 @@ def test_run_json_sends_the_progress_to_stderr(monkeypatch, tmp_path, capsys):
 
 
 def test_demo_json_sends_the_narrative_to_stderr(monkeypatch, tmp_path, capsys):
-    import assay.demo as demo
+    from assay import hookimpl
+    from assay.plugins import PluginSystem, use_plugin_system
 
     section = types.ModuleType("assay_test_fake_section")
-    section.run = lambda out_dir: print(f"narrative for {out_dir.name}")
-    monkeypatch.setitem(sys.modules, section.__name__, section)
-    monkeypatch.setitem(demo.SECTIONS, "fake", section.__name__)
-    assert main(["demo", "--section", "fake", "-o", str(tmp_path / "d"), "--json"]) == 0
+
+    @hookimpl
+    def assay_register_demo_sections(register):
+        register("fake", lambda out_dir: print(f"narrative for {out_dir.name}"), title="a fake section")
+
+    section.assay_register_demo_sections = assay_register_demo_sections
+    system = PluginSystem(entry_points=False)
+    system.register_plugin(section)
+    with use_plugin_system(system):
+        assert main(["demo", "--section", "fake", "-o", str(tmp_path / "d"), "--json"]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert [s["section"] for s in data["sections"]] == ["fake"]
@@ -241,18 +248,10 @@ def test_a_library_error_in_a_command_names_the_flag(monkeypatch, capsys):
         raise InvalidParameterError("The 'num_shards' parameter of parallelEvaluate must be an integer >= 1. "
                                     "Got 0 instead.")
 
-    monkeypatch.setattr(parse_eval_cli, "run", raises)
-    monkeypatch.setattr(parse_eval_cli, "register", _register_with(parse_eval_cli.register, raises))
+    monkeypatch.setattr(parse_eval_cli, "run", raises)  # the plugin's registered command calls it
     assert main(["parse-eval", "g.conllu", "s.conllu", "--shards", "3"]) == 2
     assert capsys.readouterr().err == ("assay parse-eval: error: --shards: must be an integer >= 1. "
                                        "Got 0 instead.\n")
-
-
-def _register_with(register, func):
-    def wrapped(subparsers):
-        register(subparsers)
-        subparsers.choices["parse-eval"].set_defaults(func=func)
-    return wrapped
 
 
 # --------------------------------------------------------------------------- assay list KIND NAME
@@ -289,13 +288,14 @@ def test_list_unknown_name_is_an_error_with_the_close_match(capsys):
 
 # --------------------------------------------------------------------------- assay demo --help
 def test_demo_help_lists_every_section_with_a_line(capsys):
-    from assay.demo import SECTIONS
+    from assay.demo import sections
 
     with pytest.raises(SystemExit):
         main(["demo", "--help"])
     out = capsys.readouterr().out
     lines = [line.strip() for line in out.splitlines()]
-    for name in SECTIONS:
+    assert {"treebank", "metrics", "uncertainty", "segmentation", "spark"} <= set(sections())
+    for name in sections():
         line = next((line for line in lines if line.split(" ", 1)[0] == name), "")
         assert len(line) > len(name) + 10, name
 

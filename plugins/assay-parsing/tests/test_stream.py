@@ -23,7 +23,7 @@ from assay.errors import AssayError
 from assay_parsing import (CLAS, LAS, UAS, ConlluFormat, ConllxFormat, PairPool, Sentence, SentencePair,
                            TaggingAccuracy, TokenizationError, index_sentences, iter_pairs, open_pairs, read_pairs)
 from assay_parsing.formats import iter_lines
-from assay.cli.parse_eval import tally_shard
+from assay_parsing.parse_eval import tally_shard
 
 UD = Path("/work/shared/data/ud")
 UD_PAIRS = [(g, s) for g, s in [("fr_gsd-gold", "fr_gsd-sys-mid"), ("cs_pud-gold-matched", "cs_pud-udpipe-matched")]
@@ -302,8 +302,8 @@ def test_shards_with_bytes_need_no_files(tmp_path, make_treebank):
 def test_parse_eval_ships_bytes_to_a_spark_cluster(tmp_path, make_treebank, capsys):
     import pickle
 
-    from assay.cli.parse_eval import evaluate_stream
-    from assay.cli.parse_eval import open_pairs as cli_open_pairs
+    from assay_parsing.parse_eval import evaluate_stream
+    from assay_parsing.parse_eval import open_pairs as cli_open_pairs
 
     class SparkExecutor:  # stands in for assay's: a cluster master, tasks pickled, files not visible
         master, workers = "spark://cluster:7077", 2

@@ -3,7 +3,11 @@
 Each sub-command lives in its own module under :mod:`assay.cli` with a
 ``register(subparsers)`` function that adds its parser and sets ``func`` (called with
 the parsed arguments, returning the exit code). Sub-command modules import heavy
-libraries inside ``func``, so ``assay --help`` stays fast.
+libraries inside ``func``, so ``assay --help`` stays fast. Plugins add commands with the
+``assay_register_commands`` hook (the first-party plugins add some); they are listed
+after assay's own (:mod:`assay.cli._plugin_commands`; helpers for them in
+:mod:`assay.cli.commands`), and added only when the command line may name one (no command,
+``--help``, a name that is not assay's own), so assay's own commands load no plugin to parse.
 
 Every command ends in one line on stderr, never a traceback: ``assay COMMAND: error:
 <file or flag>: <what is wrong>`` with exit status 2 for bad input (argparse usage errors
@@ -21,11 +25,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 from assay import __version__
-from assay.cli._errors import EXIT_USAGE, run_command
+from assay.cli._errors import EXIT_INTERRUPTED, EXIT_USAGE, run_command
 from assay.cli._output import evaluator_lines_on_stdout
+from assay.cli._plugin_commands import add_plugin_commands
 from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
@@ -33,7 +38,6 @@ __all__ = ["build_parser", "main"]
 #: sub-command modules, in the order ``assay --help`` lists them
 COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
-    "assay.cli.parse_eval",
     "assay.cli.plugins", "assay.cli.check_plugin",
     "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
@@ -48,7 +52,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n{self.format_usage()}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, plugin_commands: bool = True) -> argparse.ArgumentParser:
+    """The ``assay`` parser: assay's own commands, then (``plugin_commands``) the plugins'.
+
+    Adding the plugins' commands loads the plugins; :func:`main` does it only when the
+    command line needs them (no command, ``--help``, or a command that is not assay's own).
+    """
     parser = _Parser(
         prog="assay",
         description="assay: plugin-based evaluation. Sharded evaluation with exact tallies, "
@@ -59,13 +68,30 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMANDS:
         importlib.import_module(module_name).register(subparsers)
+    if plugin_commands:
+        add_plugin_commands(subparsers, builtin=set(subparsers.choices))
     return parser
+
+
+def _needs_plugin_commands(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """Whether the command line names no command of assay's own (``assay``, ``assay --help``, ``assay NAME``
+    for a plugin's NAME); ``assay --version`` and assay's own commands load no plugin for the parser."""
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    if command is None:
+        return "--version" not in argv
+    return command not in (_subparsers(parser).choices if _subparsers(parser) else {})
 
 
 @warns_about_plugin_problems
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
+    parser = build_parser(plugin_commands=False)
+    if _needs_plugin_commands(parser, argv):
+        try:
+            add_plugin_commands(_subparsers(parser), builtin=set(_subparsers(parser).choices))
+        except KeyboardInterrupt:  # the user's Ctrl-C while the plugins load
+            print("assay: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the sub-command's parser: "assay COMMAND: error: unrecognized arguments"
         (_subparser(parser, args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
@@ -78,9 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_command(args, _subparser(parser, args.command), argv)
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> Any:
+    """The sub-commands action of ``parser`` (``argparse._SubParsersAction``)."""
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
     """The parser of one sub-command (its actions name the flags in error messages)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action.choices.get(command)
-    return None
+    action = _subparsers(parser)
+    return action.choices.get(command) if action is not None else None

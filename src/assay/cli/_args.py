@@ -4,7 +4,7 @@ non-negative integer; got -1``), a file reader whose errors name the flag and th
 the options every command spells the same way:
 
 - ``-o/--output``: a FILE for a command that writes one file (``evaluate``, ``compare``,
-  ``parse-eval``, ``table``, ``plot``), a FOLDER for one that writes several (``ue``, ``run``,
+  ``table``, ``plot``, plugin commands such as the scores of a parse), a FOLDER for one that writes several (``ue``, ``run``,
   ``demo``) -- :func:`add_output`, checked by :func:`check_output`;
 - ``-m/--metric NAME``: one metric, repeatable -- :func:`add_metric`;
 - ``--json``: the results as JSON on stdout and nothing else there (what the command would

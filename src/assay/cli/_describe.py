@@ -88,11 +88,19 @@ def _without_examples(text: str) -> str:
     return "\n".join(kept).strip()
 
 
+#: kinds that are run from the command line, not loaded by name: how to run one
+RUN_WITH: dict[str, str] = {"command": "assay {name} --help", "demo_section": "assay demo --section {name}"}
+
+
 def entry_details(entry: Any, shown_name: str | None = None) -> dict[str, Any]:
     """What ``assay list KIND NAME`` shows, as plain data (``--json`` prints it)."""
     factory = entry.factory
     doc = inspect.getdoc(factory) or ""
     head, sections = _sections(doc)
+    if entry.kind in RUN_WITH:  # a command or a demo section: its run function takes no options
+        return {"kind": entry.kind, "name": shown_name or entry.name, "plugin": entry.plugin,
+                "distribution": entry.distribution, "description": entry.description, "doc": "",
+                "options": [], "references": None, "run": RUN_WITH[entry.kind].format(name=entry.name)}
     options = _options(factory, _parameter_docs(sections.get("Parameters", "")))
     details: dict[str, Any] = {
         "kind": entry.kind, "name": shown_name or entry.name, "plugin": entry.plugin,
@@ -126,7 +134,9 @@ def format_details(details: dict[str, Any]) -> str:
     if body:
         lines += [body, ""]
     options = details["options"]
-    if options is None:
+    if "run" in details:
+        lines.append(f"Run: {details['run']}")
+    elif options is None:
         lines.append("Options: not known (the factory's signature cannot be read).")
     elif not options:
         lines.append("Options: none.")

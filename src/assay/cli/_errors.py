@@ -88,7 +88,7 @@ def flag_for_parameters(message: str, parser: argparse.ArgumentParser | None, ar
     """``message`` with each Python parameter that a flag of ``parser`` sets replaced by the flag as typed.
 
     ``The 'num_shards' parameter of parallelEvaluate must be >= 1`` becomes ``--shards must be
-    >= 1`` for ``assay parse-eval --shards``; names no flag sets are left as they are.
+    >= 1`` for a command with a ``--shards`` flag; names no flag sets are left as they are.
     """
     if parser is None:
         return message

@@ -29,7 +29,7 @@ from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
 from assay.executors.dask import is_dask_client
 
-__all__ = ["EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "wrap_item_error"]
+__all__ = ["SHARDS_PER_WORKER", "EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "wrap_item_error"]
 
 #: ``(sent, w_vector) -> (correct_num, gold_set_size)``
 SentenceEvaluator = Callable[[Any, Any], Any]

@@ -42,6 +42,7 @@ __all__ = [
     "load_data_format",
     "load_estimator",
     "load_executor",
+    "load_generation_metric",
     "load_metric",
     "load_sentence_evaluator",
     "load_stat_calculator",
@@ -113,3 +114,9 @@ def load_task(spec: str, /, **overrides: Any) -> Any:
 def load_aggregation(spec: str, /, **overrides: Any) -> Any:
     """An uncertainty-map aggregation by registered name: ``load_aggregation("patch_max[patch_size=10]")``."""
     return load("aggregation", spec, **overrides)
+
+
+def load_generation_metric(spec: str, /, **overrides: Any) -> Any:
+    """A generation metric (:class:`assay.uncertainty.GenerationMetric`) by registered name:
+    ``load_generation_metric("accuracy")``. ``UEManager(gen_metrics=[...])`` resolves names the same way."""
+    return load("generation_metric", spec, **overrides)

@@ -65,6 +65,75 @@ class Register(Protocol):
     def __call__(self, name: str, factory: Callable[..., Any], **metadata: Any) -> None: ...
 
 
+# --------------------------------------------------------------------------- commands, demo sections,
+# generation metrics (issue 12: domain knowledge out of the core, registered like everything else)
+@hookspec
+def assay_register_generation_metrics(register: Register) -> None:
+    """Register generation metrics: the quality of stored model outputs, one value per example.
+
+    The factory returns an :class:`assay.uncertainty.GenerationMetric` (``name``, ``level``
+    and ``__call__(stats) -> values``; higher = better). ``UEManager(gen_metrics=["accuracy"])``
+    and ``assay ue`` resolve names here; ``assay list generation_metric`` lists them::
+
+        @hookimpl
+        def assay_register_generation_metrics(register):
+            register("rouge_l", RougeL, description="ROUGE-L F1 of answer against reference")
+
+    Loaded with ``assay.plugins.load("generation_metric", "accuracy")``.
+    """
+
+
+@hookspec
+def assay_register_commands(register: Register) -> None:
+    """Register sub-commands of the ``assay`` command line (pytest's ``pytest_addoption``, llm's
+    ``register_commands``).
+
+    ``register(name, run, help=..., add_arguments=..., description=..., epilog=...)``:
+
+    ``name``
+        The sub-command, ``assay NAME ...`` (lower case, digits, ``-``).
+    ``run``
+        ``run(args: argparse.Namespace) -> int``: the exit status. Raise
+        :class:`assay.errors.AssayError` (or let an ``OSError`` escape) for bad input: assay
+        prints ``assay NAME: error: ...`` and exits 2, as for its own commands; anything else
+        is reported as an internal error (status 70).
+    ``help``
+        One line for ``assay --help``.
+    ``add_arguments``
+        Optional ``add_arguments(parser)``: adds the command's arguments to its
+        ``argparse`` parser. :mod:`assay.cli.commands` has the shared flags (``add_json``
+        for ``--json``, ``add_output`` for ``-o/--output``, ``add_verbose`` ...).
+    ``description``, ``epilog``, ``formatter_class``
+        Optional text for ``assay NAME --help`` (``description`` defaults to ``help``) and the
+        ``argparse`` help formatter (``argparse.RawDescriptionHelpFormatter`` keeps line breaks).
+
+    A name that is one of assay's own commands, or that another plugin registered too, is
+    not added: ``assay`` prints one warning line naming both, and ``assay plugins`` shows the
+    clash. An ``add_arguments`` that raises drops that command (with a warning line), never
+    ``assay --help``. Example::
+
+        @hookimpl
+        def assay_register_commands(register):
+            register("hello", run_hello, help="say hello", add_arguments=add_hello_arguments)
+    """
+
+
+@hookspec
+def assay_register_demo_sections(register: Register) -> None:
+    """Register sections of ``assay demo`` (what ``make run`` runs).
+
+    ``register(name, run, title=..., order=...)``: ``run(out_dir: pathlib.Path) -> None``
+    generates its data under ``out_dir`` (a folder of its own) and prints what it shows;
+    ``title`` is its one line in ``assay demo --help``; sections run by increasing
+    ``order`` (a number, default 100), then by name::
+
+        @hookimpl
+        def assay_register_demo_sections(register):
+            register("segmentation", run_demo, title="ValUES-style tasks on synthetic maps", order=40)
+    """
+# --------------------------------------------------------------------------- end of the issue-12 block
+
+
 @hookspec
 def assay_register_metrics(register: Register) -> None:
     """Register metrics (instance, bulk or global; see :mod:`assay.metrics`).

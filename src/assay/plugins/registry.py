@@ -44,6 +44,10 @@ KINDS: dict[str, str] = {
     "data_format": "assay_register_data_formats",
     "task": "assay_register_tasks",
     "aggregation": "assay_register_aggregations",
+    # issue 12: commands, demo sections and generation metrics come from plugins too
+    "generation_metric": "assay_register_generation_metrics",
+    "command": "assay_register_commands",
+    "demo_section": "assay_register_demo_sections",
 }
 
 #: Kind -> the hook that registers namespaces of that kind (``"namespace:name"`` resolved on demand).
@@ -87,7 +91,10 @@ class Entry:
 
     @property
     def description(self) -> str:
-        doc = self.metadata.get("description") or inspect.getdoc(self.factory) or ""
+        # a command's one line is its help= (its description= is the long text of 'assay NAME --help'),
+        # a demo section's its title=
+        doc = (self.metadata.get("help") or self.metadata.get("description") or self.metadata.get("title")
+               or inspect.getdoc(self.factory) or "")
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
     def accepted_keys(self) -> list[str] | None:

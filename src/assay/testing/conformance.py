@@ -28,6 +28,7 @@ from assay.errors import InvalidParameterError, UnknownNameError
 from assay.plugins import KINDS, PluginInfo, PluginSystem, get_plugin_system
 from assay.plugins.registry import Entry
 from assay.render import Grid, render_grid
+from assay.testing.floor_checks import FLOOR_CHECKS, check_command, check_demo_section, check_generation_metric
 from assay.testing.kind_checks import (CHECKS, check_aggregation, check_data_format, check_executor,
                                        check_sentence_evaluator, check_statistics_user, check_task)
 from assay.testing.metric_checks import METRIC_CHECKS, UE_METRIC_CHECKS, check_metric, check_ue_metric
@@ -36,7 +37,8 @@ from assay.testing.recorder import FAIL, PASS, SKIP, CheckResult, Recorder
 __all__ = ["CHECKS_BY_KIND", "InstalledPlugin", "PluginReport", "check_entries", "check_plugin", "find_plugin"]
 
 #: kind -> the checks run on each name of that kind, in order
-CHECKS_BY_KIND: dict[str, tuple[str, ...]] = {"metric": METRIC_CHECKS, "ue_metric": UE_METRIC_CHECKS, **CHECKS}
+CHECKS_BY_KIND: dict[str, tuple[str, ...]] = {"metric": METRIC_CHECKS, "ue_metric": UE_METRIC_CHECKS, **CHECKS,
+                                              **FLOOR_CHECKS}
 
 _RUNNERS: dict[str, Callable[[Entry, Recorder, PluginSystem], None]] = {
     "metric": lambda e, r, s: check_metric(e, r),
@@ -48,6 +50,9 @@ _RUNNERS: dict[str, Callable[[Entry, Recorder, PluginSystem], None]] = {
     "data_format": lambda e, r, s: check_data_format(e, r),
     "task": lambda e, r, s: check_task(e, r),
     "aggregation": lambda e, r, s: check_aggregation(e, r),
+    "generation_metric": lambda e, r, s: check_generation_metric(e, r),  # issue 12: the floor kinds
+    "command": lambda e, r, s: check_command(e, r),
+    "demo_section": lambda e, r, s: check_demo_section(e, r),
 }
 
 

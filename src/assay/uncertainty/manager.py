@@ -47,7 +47,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from assay.errors import AssayError, InvalidParameterError, UndefinedMetricWarning
+from assay.errors import AssayError, InvalidParameterError, UndefinedMetricWarning, UnknownNameError
 from assay.metrics.api import new_seed
 from assay.metrics.ci import intervals as bootstrap_intervals
 from assay.metrics.significance import Comparison
@@ -55,7 +55,6 @@ from assay.plugins.names import parse_name
 from assay.render import Grid, render_grid
 from assay.uncertainty.base import Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
 from assay.uncertainty.comparisons import compare_estimators, compare_to_best
-from assay.uncertainty.gen_metrics import GENERATION_METRICS
 from assay.uncertainty.graph import plan_calculators
 from assay.uncertainty.inputs import load_ue_data, records_to_columns
 from assay.uncertainty.persist import FORMAT_VERSION, load_manager, save_manager  # noqa: F401 - FORMAT_VERSION kept here
@@ -216,14 +215,22 @@ class UEManager:
 
     @staticmethod
     def _gen_metric(spec: Any) -> GenerationMetric:
-        if isinstance(spec, str):
-            name, overrides = parse_name(spec)
-            if name not in GENERATION_METRICS:
-                raise InvalidParameterError(
-                    f"Unknown generation metric {spec!r}; choose from {', '.join(GENERATION_METRICS)} "
-                    "or pass a GenerationMetric instance."
+        if isinstance(spec, str):  # a registered name (kind generation_metric), "name[key=value]"
+            import difflib
+
+            from assay.plugins import get_registry
+
+            registry = get_registry("generation_metric")
+            name, _ = parse_name(spec)
+            if name not in registry:
+                known = registry.names()
+                close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+                hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+                raise UnknownNameError(
+                    f"Unknown generation metric {spec!r}.{hint} Registered: {', '.join(known) or 'none'} "
+                    "(assay list generation_metric); or pass a GenerationMetric instance."
                 )
-            return GENERATION_METRICS[name](**overrides)
+            return registry.load(spec)
         if not isinstance(spec, GenerationMetric):
             raise InvalidParameterError(f"Expected a generation metric name or a GenerationMetric; got {spec!r}.")
         return spec

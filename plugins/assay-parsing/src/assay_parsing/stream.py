@@ -219,9 +219,10 @@ class _LazyPool(DataPool):
 
     def shards(self, num_shards: int | None = None) -> list[Any]:  # type: ignore[override]
         """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
-        from assay.core.pool import _check_num_shards
+        from assay.validation import check_int
 
-        n = _check_num_shards(num_shards) or self.num_shards or 1
+        n = check_int(num_shards, "num_shards", low=1, owner=f"{type(self).__name__}.shards",
+                      allow_none=True) or self.num_shards or 1
         return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
 
 

@@ -36,3 +36,15 @@ def assay_register_tasks(register):
              description="AL improvement: relative Dice gain of uncertainty-based over random querying")
     register("al_split_files", tasks.AlSplitFiles,
              description="Second-cycle split files from the most uncertain unlabeled images")
+
+
+def _run_demo(out_dir):
+    from assay_segmentation.demo import run
+
+    run(out_dir)
+
+
+@hookimpl
+def assay_register_demo_sections(register):
+    register("segmentation", _run_demo, order=40,
+             title="ValUES-style downstream tasks on synthetic uncertainty maps, tables and bar plots")

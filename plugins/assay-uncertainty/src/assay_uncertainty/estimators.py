@@ -16,10 +16,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from assay.uncertainty.base import Estimator
-from assay.uncertainty.gen_metrics import normalize_text
 from assay.validation import check_choice
 
 from assay_uncertainty import ensemble as _ens
+from assay_uncertainty.gen_metrics import normalize_text
 
 __all__ = [
     "ClaimProbability", "Disagreement", "EigValLaplacian", "ExpectedEntropy", "LexicalSimilarity",

@@ -85,3 +85,30 @@ def assay_register_metrics(register):
     register("mutual_information", ens.MutualInformation, description="ensemble mutual information")
     register("ensemble_entropy", ens.Entropy, description="ensemble expected entropy")
     register("variation_ratio", ens.VariationRatio, description="ensemble variation ratio")
+
+
+@hookimpl
+def assay_register_generation_metrics(register):
+    from assay_uncertainty.gen_metrics import GENERATION_METRICS
+
+    about = {
+        "accuracy": "binary correctness: the stored 'correct' label, else exact match with the reference(s), "
+                    "else the ensemble's argmax against 'label'",
+        "quality": "the stored continuous 'quality' (higher = better)",
+        "claim_accuracy": "the stored 'claim_correct' labels, one per claim",
+        "token_accuracy": "the stored 'token_correct' labels, one per token",
+    }
+    for name, cls in GENERATION_METRICS.items():
+        register(name, cls, level=cls.level, description=about[name])
+
+
+def _run_demo(out_dir):
+    from assay_uncertainty.demo import run
+
+    run(out_dir)
+
+
+@hookimpl
+def assay_register_demo_sections(register):
+    register("uncertainty", _run_demo, order=30,
+             title="uncertainty estimators and UE metrics (PRR, AURC, ROC-AUC ...) on generated model outputs")

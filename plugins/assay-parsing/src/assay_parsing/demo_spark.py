@@ -55,8 +55,8 @@ def run(out_dir: Path, *, sentences: int = 1500, seed: int = 20261121, master: s
         print("pyspark is not installed, so there is nothing to show here: pip install 'assay[spark]'.")
         return
     from assay import DataPool, EvaluatorBase
-    from assay.cli.parse_eval import evaluate_pairs, format_table, make_executor, read_pairs
-    from assay.demo.treebank import generate
+    from assay_parsing.parse_eval import evaluate_pairs, format_table, make_executor, read_pairs
+    from assay_parsing.demo_treebank import generate
     from assay.errors import EvaluationError
     from assay.plugins import load_data_format
 

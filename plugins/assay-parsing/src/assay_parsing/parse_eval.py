@@ -1,7 +1,8 @@
 """``assay parse-eval GOLD SYSTEM``: UAS, LAS, CLAS and tagging accuracy of a system parse.
 
-The data formats (``conllu``, ``conllx``) and the sentence evaluators (``uas``, ``las``,
-``clas``, ``tagging_accuracy``) come from the ``assay-parsing`` plugin, looked up by their
+A command of this plugin, added to ``assay`` through the ``assay_register_commands`` hook
+(:mod:`assay_parsing.plugin`). The data formats (``conllu``, ``conllx``) and the sentence
+evaluators (``uas``, ``las``, ``clas``, ``tagging_accuracy``) are looked up by their
 registered names like any plugin object. Both files are streamed: a light pass finds the
 sentence boundaries, then the ``(gold, system)`` sentence pairs are read one at a time and
 scored by all four evaluators in one pass -- in this process by default, sharded in parallel
@@ -19,8 +20,16 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from assay.cli._args import add_json, add_output, check_output, positive_int
-from assay.cli._output import add_verbose, describe_executor, json_mode, print_json, spark_log
+from assay.cli.commands import (add_json, add_output, add_verbose, check_output, describe_executor, json_mode,
+                                positive_int, print_json, spark_log)
+
+#: what ``assay --help`` says about the command
+HELP = "score a system CoNLL-U / CoNLL-X parse against the gold file (UAS, LAS, CLAS, UPOS)"
+DESCRIPTION = ("Score a system dependency parse against the gold file, sentence by sentence, as the "
+               "CoNLL 2018 shared task defines UAS, LAS and CLAS (syntactic words only, relations compared on "
+               "their universal part), plus UPOS tagging accuracy. Both files must have the same sentences and "
+               "words. Runs in this process unless --shards, --workers, --executor or --spark is given.")
+EPILOG = "CLAS is an F1; its tally is (2 x correct, gold + system content words). Comes from the assay-parsing plugin."
 
 #: (registered sentence evaluator, label in the table)
 METRICS: tuple[tuple[str, str], ...] = (
@@ -31,16 +40,8 @@ METRICS: tuple[tuple[str, str], ...] = (
 )
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "parse-eval", help="score a system CoNLL-U / CoNLL-X parse against the gold file (UAS, LAS, CLAS, UPOS)",
-        description="Score a system dependency parse against the gold file, sentence by sentence, as the "
-        "CoNLL 2018 shared task defines UAS, LAS and CLAS (syntactic words only, relations compared on "
-        "their universal part), plus UPOS tagging accuracy. Both files must have the same sentences and "
-        "words. Runs in this process unless --shards, --workers, --executor or --spark is given.",
-        epilog="CLAS is an F1; its tally is (2 x correct, gold + system content words). "
-        "Needs the assay-parsing plugin.",
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``assay parse-eval`` (the ``add_arguments`` of its command registration)."""
     p.add_argument("gold", type=Path, metavar="GOLD", help="gold-standard file")
     p.add_argument("system", type=Path, metavar="SYSTEM", help="system output with the same words")
     p.add_argument("--format", choices=("conllu", "conllx"), default=None,
@@ -56,7 +57,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_verbose(p)
     add_output(p, "file", "the scores as JSON (what --json prints)")
     add_json(p, "the scores (one object per evaluator: value, correct, total)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -297,14 +297,19 @@ def evaluate_pairs(pairs: Sequence[Any], *, executor: Any = None, num_shards: in
     return results
 
 
+def results_grid(results: dict[str, Any]) -> Any:
+    """The results as an :class:`assay.render.Grid`: metric, value, correct, total (value n/a when total is 0)."""
+    from assay.render import Grid
+
+    rows = [(label, f"{r.correct_num / r.gold_set_size:.4%}" if r.gold_set_size else "n/a",
+             str(r.correct_num), str(r.gold_set_size)) for label, r in results.items()]
+    notes = (("CLAS counts are (2 x correct, gold + system content words): the ratio is the F1.",)
+             if any(label.startswith("CLAS") for label in results) else ())
+    return Grid(header=("metric", "value", "correct", "total"), rows=rows, align="lrrr", notes=notes)
+
+
 def format_table(results: dict[str, Any]) -> str:
-    """The results as a small fixed-width table: metric, value, correct, total (value n/a when total is 0)."""
-    width = max(len("metric"), *(len(label) for label in results))
-    lines = [f"{'metric':<{width}}  {'value':>9}  {'correct':>9}  {'total':>9}",
-             f"{'-' * width}  {'-' * 9}  {'-' * 9}  {'-' * 9}"]
-    for label, r in results.items():
-        value = f"{r.correct_num / r.gold_set_size:>9.4%}" if r.gold_set_size else f"{'n/a':>9}"
-        lines.append(f"{label:<{width}}  {value}  {r.correct_num:>9d}  {r.gold_set_size:>9d}")
-    if any(label.startswith("CLAS") for label in results):
-        lines.append("CLAS counts are (2 x correct, gold + system content words): the ratio is the F1.")
-    return "\n".join(lines)
+    """The results as a fixed-width text table (:func:`results_grid` drawn by :func:`assay.render.render_grid`)."""
+    from assay.render import render_grid
+
+    return render_grid(results_grid(results), "text")

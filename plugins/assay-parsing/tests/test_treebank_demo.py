@@ -12,7 +12,7 @@ import pytest
 
 import assay_parsing  # noqa: E402,F401 - the treebank demo needs the plugin (installed by make test)
 
-from assay.demo import treebank  # noqa: E402
+from assay_parsing import demo_treebank as treebank  # noqa: E402
 
 CONTENT = {"nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl", "dislocated", "advcl",
            "advmod", "discourse", "nmod", "appos", "nummod", "acl", "amod", "conj", "fixed", "flat", "compound",
