@@ -1,4 +1,7 @@
-"""Plugin objects for the common suite's own tests, each breaking one invariance on purpose (module level: they pickle)."""
+"""Plugin objects for the common suite's own tests, most breaking one invariance on purpose.
+
+Module level, so they pickle.
+"""
 
 from __future__ import annotations
 
@@ -129,5 +132,6 @@ class MeanPrediction(GlobalMetric):
         if not values.size:
             return undefined_metric("mean: no predictions; NaN.")
         if not np.isfinite(values).all():
-            raise InvalidParameterError(f"mean: prediction {int(np.flatnonzero(~np.isfinite(values))[0])} is not finite")
+            first = int(np.flatnonzero(~np.isfinite(values))[0])
+            raise InvalidParameterError(f"mean: prediction {first} is not finite")
         return float(values.mean())

@@ -42,5 +42,5 @@ def test_the_suite_covers_every_first_party_kind():
     # failed to load) must not shrink the suite silently
     kinds = {e.kind for e in registered_entries(get_plugin_system())}
     assert {"metric", "ue_metric", "aggregation", "sentence_evaluator", "executor", "data_format", "estimator",
-            "stat_calculator", "task"} <= kinds
+            "stat_calculator", "task", "generation_metric", "command", "demo_section"} <= kinds
 

@@ -282,25 +282,27 @@ def check_sentence_evaluator(entry: Entry, rec: Recorder) -> None:
         rec.skip_rest(_NO_SAMPLE.format(keys="'items': [...]"))
         return
     w_vector = example.get("w_vector")
-    if rec.run("tally", lambda: _tally(evaluator, list(items), w_vector)) is NOT_RUN:
+    pool: list[Any] = list(items)
+    if rec.run("tally", lambda: _tally(evaluator, pool, w_vector)) is NOT_RUN:
         rec.skip_rest("no tally on the sample")
         return
-    items = list(items)
-    whole = _sequential(evaluator, items, w_vector, 1)
+
+    def one_pass() -> Any:
+        return _sequential(evaluator, pool, w_vector, 1)
 
     def order() -> None:
-        perm = np.random.default_rng(0).permutation(len(items)).tolist()
-        _same_tally(_sequential(evaluator, [items[i] for i in perm], w_vector, 1), whole, "shuffling the pool")
+        perm = np.random.default_rng(0).permutation(len(pool)).tolist()
+        _same_tally(_sequential(evaluator, [pool[i] for i in perm], w_vector, 1), one_pass(), "shuffling the pool")
 
     def shard_merge() -> None:
-        bounds = [0, len(items) // 3, (2 * len(items)) // 3, len(items)]
-        parts = [_sequential(evaluator, items[bounds[k]:bounds[k + 1]], w_vector, 1) for k in range(3)]
-        _same_tally(parts[0] + parts[1] + parts[2], whole, "three shards evaluated apart and added")
-        _same_tally(_sequential(evaluator, items, w_vector, 3), whole, "a pool of three shards")
+        bounds = [0, len(pool) // 3, (2 * len(pool)) // 3, len(pool)]
+        parts = [_sequential(evaluator, pool[bounds[k]:bounds[k + 1]], w_vector, 1) for k in range(3)]
+        _same_tally(parts[0] + parts[1] + parts[2], one_pass(), "three shards evaluated apart and added")
+        _same_tally(_sequential(evaluator, pool, w_vector, 3), one_pass(), "a pool of three shards")
 
     def one_at_a_time() -> None:
-        _same_tally(sum((_sequential(evaluator, [item], w_vector, 1) for item in items[1:]),
-                        _sequential(evaluator, items[:1], w_vector, 1)), whole, "one item at a time, added")
+        _same_tally(sum((_sequential(evaluator, [item], w_vector, 1) for item in pool[1:]),
+                        _sequential(evaluator, pool[:1], w_vector, 1)), one_pass(), "one item at a time, added")
 
     rec.run("order", order)
     rec.run("shard-merge", shard_merge)
