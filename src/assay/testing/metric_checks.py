@@ -254,8 +254,8 @@ ORIENTATIONS: dict[str, str] = {
                 "shuffled one at least as well as the reversed ranking, strictly somewhere",
     "complement": "f(-u, q) = 1 - f(u, q) (e.g. ROC-AUC: negating u swaps the two classes' ranks)",
     "negate": "f(-u, q) = -f(u, q) (rank correlations: Spearman, Kendall tau-b with midranks)",
-    "reflect": "f(1 - u, 1 - q) = f(u, q) (calibration of the confidence 1 - u against a binary outcome: "
-               "relabelling the outcome is a symmetry)",
+    "reflect": "f(1 - u, 1 - q) = f(u, q) (calibration of the confidence 1 - u against a binary outcome with "
+               "equal-width bins: relabelling the outcome is a symmetry)",
 }
 
 

@@ -65,9 +65,11 @@ def assay_register_ue_metrics(register):
     register("risk_at_coverage", rc.RiskAtCoverage, description="selective risk at a coverage")
     register("coverage_at_risk", rc.CoverageAtRisk, description="largest coverage within a selective risk",
              examples=samples.COVERAGE_AT_RISK)
+    # orientation (the conformance suite): relabelling the binary outcome, (u, q) -> (1 - u, 1 - q), is a symmetry
+    # of equal-width binning; not of equal-mass bins, which are cut by sort position (ties, n not divisible)
     for name, cls in (("ece", cal.ECE), ("mce", cal.MCE), ("rmsce", cal.RMSCE), ("adaptive_ece", cal.AdaptiveECE)):
         register(name, cal._calibration_ue_factory(cls), description=f"{name} of 1 - u against binary quality",
-                 orientation="reflect")
+                 orientation="monotone" if name == "adaptive_ece" else "reflect")
     for name, cls in (("brier", cal.BrierScore), ("nll", cal.NLL)):
         register(name, cal._plain_ue_factory(cls), description=f"{name} of 1 - u against binary quality",
                  orientation="reflect")
