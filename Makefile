@@ -1,5 +1,8 @@
 # The two commands: `make run` (the main job) and `make test`. Both set everything up first.
-# `make docs` builds the documentation site into site/ (mkdocs, warnings are errors).
+# `make check` runs the gates (ruff, mypy, lint-imports; their settings are in pyproject.toml).
+# `make test-fast` leaves out the tests marked slow or spark, for development; CI runs
+# `make check` and `make test` (.ci/run). `make docs` builds the documentation site into site/
+# (mkdocs, warnings are errors).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -7,7 +10,7 @@ PLUGINS := $(sort $(wildcard plugins/*/pyproject.toml))
 STAMP  := $(VENV)/.assay-installed
 DOCS_STAMP := $(VENV)/.assay-docs-installed
 
-.PHONY: setup run test bench docs clean
+.PHONY: setup run test test-fast check bench docs clean
 
 $(STAMP): pyproject.toml $(PLUGINS) scripts/setup.sh
 	@PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/setup.sh
@@ -21,6 +24,17 @@ run: setup
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow and not spark" $(PYTEST_ARGS)
+
+# Every gate runs, even after one fails, so one run lists every problem; any failure fails make.
+check: setup
+	@status=0; \
+	echo "check: ruff check ."; $(BIN)/ruff check . || status=1; \
+	echo "check: mypy"; $(BIN)/mypy || status=1; \
+	echo "check: lint-imports"; $(BIN)/lint-imports || status=1; \
+	exit $$status
+
 bench: setup
 	$(BIN)/python bench/run_all.py
 
@@ -32,4 +46,4 @@ docs: setup $(DOCS_STAMP)
 	$(BIN)/python -m mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis demo-output site
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis demo-output site .ruff_cache .mypy_cache .import_linter_cache

@@ -35,9 +35,10 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from assay import DataPool, EvaluatorBase, get_registry
 from assay.executors.base import cpu_count

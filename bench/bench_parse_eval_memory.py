@@ -48,8 +48,10 @@ def make_files(out: Path, mb: float, ud_dir: Path) -> tuple[Path, Path]:
         return gold_path, system_path
     src_gold, src_system = ud_dir / "en_ewt-gold.conllu.gz", ud_dir / "en_ewt-sys-mid.conllu.gz"
     if src_gold.exists() and src_system.exists():
-        gold_text = gzip.open(src_gold, "rt", encoding="utf-8").read()
-        system_text = gzip.open(src_system, "rt", encoding="utf-8").read()
+        with gzip.open(src_gold, "rt", encoding="utf-8") as g_file:
+            gold_text = g_file.read()
+        with gzip.open(src_system, "rt", encoding="utf-8") as s_file:
+            system_text = s_file.read()
     else:
         from assay_parsing.demo_treebank import generate
 

@@ -35,8 +35,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from assay import DataPool, EvaluatorBase
 from assay.executors.base import cpu_count

@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 
-
 _BASE: list = []
 
 
@@ -83,13 +82,47 @@ def tu_module(relative: str):
     return module
 
 
+def bench_disagreement(rng, rep: int, torch) -> None:
+    """Disagreement on (B, N, C) probabilities; its 400 MB array is freed on return."""
+    from assay_uncertainty.ensemble import Disagreement
+
+    b, m_, c = 100_000, 10, 100
+    logits = rng.standard_normal((b, m_, c), dtype=np.float32)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    del logits
+    print(f"\nDisagreement, probs (B={b:,}, N={m_}, C={c}) float32")
+    baseline("np.argmax over C (baseline)", lambda: np.argmax(probs, axis=-1), rep)
+
+    def dis(validate):
+        d = Disagreement(validate_args=validate)
+        d.update(probs)
+        return d.compute()["disagreement"]
+
+    timed("assay Disagreement (validate_args=False)", lambda: dis(False), 1.2)
+    timed("assay Disagreement (validate_args=True, default)", lambda: dis(True))
+    if torch is not None:
+        try:
+            tu_dis = tu_module("metrics/classification/disagreement.py")
+            pt = torch.from_numpy(probs)
+
+            def tud():
+                d = tu_dis.Disagreement()
+                d.update(pt)
+                return float(d.compute())
+
+            timed("torch-uncertainty Disagreement", tud)
+            print(f"  (same value: assay {dis(False):.6f}, torch-uncertainty {tud():.6f})")
+        except Exception as exc:  # noqa: BLE001
+            print(f"  torch-uncertainty Disagreement: not run ({type(exc).__name__}: {exc})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     from assay_uncertainty.calibration import ECE
-    from assay_uncertainty.ensemble import Disagreement
     from assay_uncertainty.rejection import prr_scores
     from assay_uncertainty.risk_coverage import aurc_and_e_aurc
 
@@ -128,36 +161,7 @@ def main() -> None:
     qc = rng.random(n)
     timed("assay prr_scores, continuous quality", lambda: prr_scores(u, qc), 2.0)
 
-    b, m_, c = 100_000, 10, 100
-    logits = rng.standard_normal((b, m_, c), dtype=np.float32)
-    probs = np.exp(logits)
-    probs /= probs.sum(axis=-1, keepdims=True)
-    del logits
-    print(f"\nDisagreement, probs (B={b:,}, N={m_}, C={c}) float32")
-    baseline("np.argmax over C (baseline)", lambda: np.argmax(probs, axis=-1), rep)
-
-    def dis(validate):
-        d = Disagreement(validate_args=validate)
-        d.update(probs)
-        return d.compute()["disagreement"]
-
-    timed("assay Disagreement (validate_args=False)", lambda: dis(False), 1.2)
-    timed("assay Disagreement (validate_args=True, default)", lambda: dis(True))
-    if torch is not None:
-        try:
-            tu_dis = tu_module("metrics/classification/disagreement.py")
-            pt = torch.from_numpy(probs)
-
-            def tud():
-                d = tu_dis.Disagreement()
-                d.update(pt)
-                return float(d.compute())
-
-            timed("torch-uncertainty Disagreement", tud)
-            print(f"  (same value: assay {dis(False):.6f}, torch-uncertainty {tud():.6f})")
-        except Exception as exc:  # noqa: BLE001
-            print(f"  torch-uncertainty Disagreement: not run ({type(exc).__name__}: {exc})")
-    del probs
+    bench_disagreement(rng, rep, torch)
 
     nc = 10
     lg = rng.standard_normal((n, nc))

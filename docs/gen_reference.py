@@ -71,6 +71,7 @@ _KIND_TITLES: dict[str, str] = {
     "generation_metric": "Generation metrics",
     "command": "Commands",
     "demo_section": "Demo sections",
+    "model_backend": "Model backends",
 }
 
 #: kinds that are not loaded by name but run from the command line: how to run one
@@ -229,7 +230,7 @@ def api_pages() -> tuple[dict[str, str], dict[str, str]]:
             link = f"[`{name}`][{ident}]"
             text.append(f"| {link} | {_cell(summary) if anchor else 'see `' + owner[ident] + '`'} |")
         text.append("")
-        for name, obj, ident in names:
+        for _name, _obj, ident in names:
             if owner[ident] != module_name:
                 continue
             where[ident] = path

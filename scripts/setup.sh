@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install assay, every plugin under plugins/ (editable)
-# and the test dependencies. Called by `make setup` (and so by `make run` / `make test`).
+# and the test and dev dependencies (the gates of `make check`). Called by `make setup` (and so
+# by `make run` / `make test` / `make check`).
 #
 # Prints one line per step with its elapsed seconds (a dot every few seconds while a long
 # install runs). pip's own output goes to $VENV/setup.log; on a failure its tail is shown.
@@ -127,13 +128,13 @@ fi
 
 # 5. assay, every plugin (editable) and what the tests use.
 
-args=(-e ".[test,plot,spark,dask]")
+args=(-e ".[test,plot,spark,dask,dev]")
 for plugin in plugins/*/; do
     [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
 done
 
 plugins=$(for p in plugins/*/pyproject.toml; do basename "$(dirname "$p")"; done)
-begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the test extras)"
+begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the test and dev extras)"
 # The torch pin again, so that no dependency's requirement replaces the build installed above.
 # No build isolation: every pyproject builds with setuptools (tests/test_packaging.py checks),
 # installed in step 2, and an isolated build environment per package costs minutes.

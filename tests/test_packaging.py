@@ -7,10 +7,10 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.licenses import canonicalize_license_expression
 from packaging.requirements import Requirement
 
@@ -106,6 +106,7 @@ def test_torch_pin_in_setup_satisfies_every_torch_requirement():
                 assert req.specifier.contains(pinned, prereleases=True), f"{path}: {req} excludes torch {pinned}"
 
 
+@pytest.mark.slow
 def test_importing_assay_and_loading_every_plugin_imports_no_optional_library():
     code = f"""
 import json, sys

@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 import assay
 from assay.errors import InvalidParameterError, SignatureMismatchError
 from assay.plugins import load_aggregation, load_metric, load_task, load_ue_metric
-from assay.provenance import (Signature, check_signatures, evaluation_signature, read_signature, signature_of,
-                              spec_of, versions_of)
+from assay.provenance import (
+    Signature,
+    check_signatures,
+    evaluation_signature,
+    read_signature,
+    signature_of,
+    spec_of,
+    versions_of,
+)
 
 V = assay.__version__
 CLASSIC = metadata.version("assay-classic")

@@ -11,9 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
-from assay.validation import (check_array, check_bool, check_choice, check_int, check_labels, check_number,
-                              check_probabilities, check_same_length, check_seed, check_type, undefined_metric)
 from assay.uncertainty.base import nan_with_warning
+from assay.validation import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_labels,
+    check_number,
+    check_probabilities,
+    check_same_length,
+    check_seed,
+    check_type,
+    undefined_metric,
+)
 
 # ------------------------------------------------------------------------------------------ parameters
 
@@ -86,7 +97,8 @@ def test_check_array_shape_dtype_and_finite():
     with pytest.raises(InvalidParameterError, match=r"f: expected `x` of shape \(N, C\); got shape \(3,\)"):
         check_array([1, 2, 3], "x", ndim=2, shape="(N, C)", owner="f")
     for bad, kind in ((["a", "b"], "string"), ([1 + 1j], "complex"), (np.array([1, None], dtype=object), "object")):
-        with pytest.raises(InvalidParameterError, match=rf"expected boolean or integer or .* in `x`; got dtype .*{kind}"):
+        with pytest.raises(InvalidParameterError,
+                           match=rf"expected boolean or integer or .* in `x`; got dtype .*{kind}"):
             check_array(bad, "x")
     with pytest.raises(InvalidParameterError, match=r"`x\[1, 0\]` is -inf; expected finite values"):
         check_array([[1.0, 2.0], [-np.inf, np.nan]], "x")

@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     # core
     "EvaluatorBase": "assay.core.evaluator",
     "EvaluationResult": "assay.core.result",
+    "Tally": "assay.core.tally",
     "DataPool": "assay.core.pool",
     "logger": "assay.core.log",
     "DataFormat": "assay.core.formats",
@@ -41,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "load_task": "assay.plugins",
     "load_aggregation": "assay.plugins",
     "load_generation_metric": "assay.plugins",
+    "load_model_backend": "assay.plugins",
     # errors
     "AmbiguousNameError": "assay.errors",
     "AssayError": "assay.errors",
@@ -88,12 +90,37 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from assay.core.log import logger
     from assay.core.pool import DataPool
     from assay.core.result import EvaluationResult
-    from assay.errors import (AmbiguousNameError, AssayError, ConfigError, DuplicateRegistrationError,
-                              EvaluationError, EvaluationTimeoutError, InvalidParameterError, MissingDependencyError,
-                              PluginLoadError, SaveFormatError, UndefinedMetricWarning, UnknownNameError,
-                              WorkerDiedError)
+    from assay.core.tally import Tally
+    from assay.errors import (
+        AmbiguousNameError,
+        AssayError,
+        ConfigError,
+        DuplicateRegistrationError,
+        EvaluationError,
+        EvaluationTimeoutError,
+        InvalidParameterError,
+        MissingDependencyError,
+        PluginLoadError,
+        SaveFormatError,
+        UndefinedMetricWarning,
+        UnknownNameError,
+        WorkerDiedError,
+    )
     from assay.executors.base import Executor
-    from assay.plugins import (PluginSystem, get_plugin_system, get_registry, hookimpl, load_aggregation,
-                               load_data_format, load_estimator, load_executor, load_metric,
-                               load_generation_metric, load_sentence_evaluator, load_stat_calculator, load_task,
-                               load_ue_metric)
+    from assay.plugins import (
+        PluginSystem,
+        get_plugin_system,
+        get_registry,
+        hookimpl,
+        load_aggregation,
+        load_data_format,
+        load_estimator,
+        load_executor,
+        load_generation_metric,
+        load_metric,
+        load_model_backend,
+        load_sentence_evaluator,
+        load_stat_calculator,
+        load_task,
+        load_ue_metric,
+    )

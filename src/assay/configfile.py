@@ -29,8 +29,9 @@ milliseconds.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -95,8 +96,10 @@ def _check_depth(text: str, limit: int, file: Path) -> None:
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > limit:
+                mark = event.start_mark
+                where = f"at line {mark.line + 1}" if mark is not None else "in the document"
                 raise ConfigError(f"{file}: expected YAML nested less deeply (at most {limit} levels), got more "
-                                  f"at line {event.start_mark.line + 1}")
+                                  f"{where}")
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
 

@@ -16,7 +16,8 @@ importing :mod:`assay` or this module never imports torch.
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.metrics.base import Metric, metric_name
@@ -92,7 +93,7 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
     {'accuracy': ..., 'score': ..., 'score_name': 'accuracy'}
     """
     single = isinstance(metric, Metric)
-    metrics = [metric] if single else _check_metrics(metric)
+    metrics: list[Metric] = [metric] if isinstance(metric, Metric) else _check_metrics(metric)
     inplace = _check_bool(inplace, "inplace")
     dist = _torch_distributed()
     if not dist.is_available() or not dist.is_initialized():

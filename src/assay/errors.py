@@ -7,6 +7,8 @@ stand for bad input also derive from the builtin a caller would expect
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "AmbiguousNameError",
     "AssayError",
@@ -113,9 +115,9 @@ class SignatureMismatchError(AssayError, ValueError):
     ``differences`` holds the :class:`assay.provenance.Difference` objects; the message lists them.
     """
 
-    def __init__(self, message: str, *, differences: object = ()) -> None:
+    def __init__(self, message: str, *, differences: Iterable[object] = ()) -> None:
         super().__init__(message)
-        self.differences = tuple(differences)  # type: ignore[call-overload]
+        self.differences = tuple(differences)
 
 
 class EvaluationError(AssayError):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: the values ``zero_division=`` accepts: ``"warn"``, 0.0, 1.0 or NaN
-ZeroDivision = Union[str, float]
+ZeroDivision = str | float
 
 
 def check_zero_division(value: ZeroDivision, *, metric: str = "metric") -> ZeroDivision:
@@ -72,9 +72,8 @@ def check_zero_division(value: ZeroDivision, *, metric: str = "metric") -> ZeroD
             return value
         if value.lower() == "nan":
             return math.nan
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        if math.isnan(value) or value in (0, 1):
-            return float(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and (math.isnan(value) or value in (0, 1)):
+        return float(value)
     raise InvalidParameterError(
         f"The 'zero_division' parameter of {metric} must be one of 'warn', 0.0, 1.0 or nan. Got {value!r} instead."
     )

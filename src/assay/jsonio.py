@@ -54,8 +54,9 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -316,12 +317,11 @@ def atomic_output(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterat
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, fsync: bool = True) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically: temporary sibling, flush, ``fsync``, ``os.replace``."""
     target = Path(path)
-    with atomic_output(target, fsync=False) as tmp:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            if fsync:
-                os.fsync(f.fileno())
+    with atomic_output(target, fsync=False) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        if fsync:
+            os.fsync(f.fileno())
     if fsync:
         fsync_dir(target.parent)
     return target

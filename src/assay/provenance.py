@@ -46,7 +46,8 @@ import functools
 import importlib.metadata as metadata
 import inspect
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -282,11 +283,11 @@ def _init_defaults(obj: Any) -> dict[str, Any]:
     (``UEMetric(higher_is_better=None)``, ``Estimator(level, dependencies)`` are not options)."""
     if obj is None or inspect.isclass(obj) or inspect.isroutine(obj):
         return {}
-    owner = next((c for c in type(obj).__mro__ if "__init__" in c.__dict__), object)
+    owner: type = next((c for c in type(obj).__mro__ if "__init__" in c.__dict__), object)
     if owner is object or owner.__module__ in _BASE_MODULES:
         return {}
     try:
-        params = inspect.signature(owner.__init__).parameters.values()
+        params = inspect.signature(owner.__dict__["__init__"]).parameters.values()
     except (TypeError, ValueError):
         return {}
     return {p.name: p.default for p in params
@@ -332,7 +333,7 @@ def _module_distributions() -> Mapping[str, list[str]]:
         return {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _version(distribution: str) -> str | None:
     try:
         return metadata.version(distribution)

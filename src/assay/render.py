@@ -25,7 +25,7 @@ higher is better
 from __future__ import annotations
 
 import html
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 

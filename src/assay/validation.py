@@ -19,10 +19,10 @@ is searched only when a screen fails.
 
 >>> check_seed(7)
 7
->>> check_seed(1.9, owner="evaluate")
+>>> check_seed(1.9)
 Traceback (most recent call last):
 ...
-assay.errors.InvalidParameterError: The 'seed' parameter of evaluate must be an integer >= 0 (or None). Got 1.9 (float) instead.
+assay.errors.InvalidParameterError: The 'seed' parameter must be an integer >= 0 (or None). Got 1.9 (float) instead.
 >>> check_probabilities([[0.5, float("nan")]], name="probs", owner="ece")
 Traceback (most recent call last):
 ...
@@ -34,8 +34,8 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Hashable
-from typing import Any, Collection, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -152,29 +152,33 @@ def check_choice(value: Any, name: str, choices: Collection[Any], *, owner: str 
 
 
 def _bounds_text(low: float | None, high: float | None, closed: str) -> str:
-    low = None if low is None else f"{low:g}"
-    high = None if high is None else f"{high:g}"
+    lo = None if low is None else f"{low:g}"
+    hi = None if high is None else f"{high:g}"
     lo_op = ">=" if closed in ("both", "left") else ">"
     hi_op = "<=" if closed in ("both", "right") else "<"
-    if low is not None and high is not None:
+    if lo is not None and hi is not None:
         lb = "[" if lo_op == ">=" else "("
         rb = "]" if hi_op == "<=" else ")"
-        return f" in {lb}{low}, {high}{rb}"
-    if low is not None:
-        return f" {lo_op} {low}"
-    if high is not None:
-        return f" {hi_op} {high}"
+        return f" in {lb}{lo}, {hi}{rb}"
+    if lo is not None:
+        return f" {lo_op} {lo}"
+    if hi is not None:
+        return f" {hi_op} {hi}"
     return ""
 
 
 def _in_bounds(v: float, low: float | None, high: float | None, closed: str) -> bool:
     if low is not None and not (v >= low if closed in ("both", "left") else v > low):
         return False
-    if high is not None and not (v <= high if closed in ("both", "right") else v < high):
-        return False
-    return True
+    return high is None or (v <= high if closed in ("both", "right") else v < high)
 
 
+@overload
+def check_int(value: Any, name: str, *, low: int | None = ..., high: int | None = ..., closed: str = ...,
+              owner: str | None = ..., allow_none: Literal[False] = ...) -> int: ...
+@overload
+def check_int(value: Any, name: str, *, low: int | None = ..., high: int | None = ..., closed: str = ...,
+              owner: str | None = ..., allow_none: bool) -> int | None: ...
 def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None, closed: str = "both",
               owner: str | None = None, allow_none: bool = False) -> int | None:
     """Return ``value`` as an ``int``: an integer (numpy's too), never a ``bool`` nor a float such as 2.0.
@@ -191,6 +195,14 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
     return int(value)
 
 
+@overload
+def check_number(value: Any, name: str, *, low: float | None = ..., high: float | None = ...,
+                 closed: str = ..., owner: str | None = ..., allow_none: Literal[False] = ...,
+                 finite: bool = ...) -> float: ...
+@overload
+def check_number(value: Any, name: str, *, low: float | None = ..., high: float | None = ...,
+                 closed: str = ..., owner: str | None = ..., allow_none: bool,
+                 finite: bool = ...) -> float | None: ...
 def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
                  closed: str = "both", owner: str | None = None, allow_none: bool = False,
                  finite: bool = True) -> float | None:
@@ -219,7 +231,7 @@ def check_seed(seed: Any, name: str = "seed", *, owner: str | None = None, allow
 
 # ---------------------------------------------------------------------------- arrays
 #: numpy < 1.25 warns (instead of raising) on a ragged nested sequence
-_RaggedWarning = getattr(getattr(np, "exceptions", np), "VisibleDeprecationWarning")
+_RaggedWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
 
 def _as_array(x: Any, name: str, owner: str | None) -> np.ndarray:
     if isinstance(x, np.ndarray):
@@ -306,7 +318,8 @@ def check_array(x: Any, name: str, *, owner: str | None = None, ndim: int | Sequ
     if a.dtype.kind not in kinds:
         want = " or ".join(_KIND_NAMES.get(k, k) for k in kinds)
         raise InvalidParameterError(
-            f"{_where(owner)}expected {want} {what} in `{name}`; got dtype {a.dtype} ({_KIND_NAMES.get(a.dtype.kind, '?')})."
+            f"{_where(owner)}expected {want} {what} in `{name}`; "
+            f"got dtype {a.dtype} ({_KIND_NAMES.get(a.dtype.kind, '?')})."
         )
     if not allow_empty and a.size == 0:
         raise InvalidParameterError(f"{_where(owner)}`{name}` is empty (shape {a.shape}); expected at least one value.")
@@ -351,7 +364,8 @@ def probability_error(p: np.ndarray, name: str, *, owner: str | None = None, off
     finite = np.isfinite(p)
     if not finite.all():
         pos = first_index(~finite)
-        return InvalidParameterError(f"{_where(owner)}{at(pos)} is {_value_text(p[pos])}; expected finite probabilities.")
+        return InvalidParameterError(
+            f"{_where(owner)}{at(pos)} is {_value_text(p[pos])}; expected finite probabilities.")
     outside = (p < 0) | (p > 1)
     if outside.any():
         pos = first_index(outside)
@@ -442,7 +456,8 @@ def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None,
     else:
         seq = labels.ravel() if isinstance(labels, np.ndarray) else labels
         if labels is None or isinstance(labels, (str, bytes)) or not isinstance(seq, Iterable):
-            raise InvalidParameterError(f"{_where(owner)}expected a sequence of labels for `{name}`; got {_got(labels)}.")
+            raise InvalidParameterError(
+                f"{_where(owner)}expected a sequence of labels for `{name}`; got {_got(labels)}.")
         # fast path: a sequence of ints / strings / bools holds no missing value (one C-speed pass)
         types = set(map(type, seq))
         safe = types <= _SAFE_LABEL_TYPES

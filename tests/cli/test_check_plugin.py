@@ -110,6 +110,7 @@ def _rows(out):
     return rows
 
 
+@pytest.mark.slow
 def test_first_party_classic_passes_every_check(capsys):
     assert main(["check-plugin", "assay-classic"]) == 0
     out = capsys.readouterr().out

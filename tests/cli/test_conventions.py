@@ -10,19 +10,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import types
 from pathlib import Path
 
 import pytest
 
+import assay_parsing  # noqa: F401 - parse-eval needs the plugin (installed by make test)
 import assay_parsing.parse_eval as parse_eval_cli
 from assay.cli import COMMANDS, build_parser, main
 from assay.cli._errors import flag_for_parameters
 from assay.cli._output import describe_executor
 from assay.errors import InvalidParameterError
-
-import assay_parsing  # noqa: F401 - parse-eval needs the plugin (installed by make test)
 
 FILE_COMMANDS = ("evaluate", "compare", "parse-eval", "table", "plot")
 FOLDER_COMMANDS = ("ue", "run", "demo")

@@ -98,6 +98,7 @@ def _run_assay(*args, env_extra=None, **kw):
     return subprocess.Popen([sys.executable, "-m", "assay", *args], env=env, stderr=subprocess.PIPE, **kw)
 
 
+@pytest.mark.slow
 def test_closed_stdout_exits_quietly_with_141():
     # the reading end is closed before assay writes: every write fails with EPIPE
     proc = _run_assay("list", "metric", stdout=subprocess.PIPE)
@@ -107,6 +108,7 @@ def test_closed_stdout_exits_quietly_with_141():
     assert err == ""
 
 
+@pytest.mark.slow
 def test_pipe_into_head_shows_no_traceback(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     script = f"'{sys.executable}' -m assay list metric | head -n 1; echo \"status=${{PIPESTATUS[0]}}\""

@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pyspark  # noqa: F401 - the spark extra, installed by make test; a missing one must fail
+import pytest
+
+pytestmark = pytest.mark.spark  # a subprocess that starts its own local Spark context
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = ("1\tA\ta\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tB\tb\tVERB\t_\t_\t0\troot\t_\t_\n"

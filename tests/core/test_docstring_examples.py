@@ -9,6 +9,7 @@ import pytest
 
 MODULES = [
     "assay.core.result",
+    "assay.core.tally",
     "assay.core.pool",
     "assay.core.log",
     "assay.core.evaluator",

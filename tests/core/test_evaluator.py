@@ -8,8 +8,18 @@ import os
 import numpy as np
 import pytest
 
-from assay import (DataPool, EvaluationError, EvaluationResult, EvaluatorBase, Executor, InvalidParameterError,
-                   MissingDependencyError, UnknownNameError, WorkerDiedError, hookimpl)
+from assay import (
+    DataPool,
+    EvaluationError,
+    EvaluationResult,
+    EvaluatorBase,
+    Executor,
+    InvalidParameterError,
+    MissingDependencyError,
+    UnknownNameError,
+    WorkerDiedError,
+    hookimpl,
+)
 from assay.core.result import UndefinedMetricWarning
 from assay.plugins import PluginSystem, use_plugin_system
 
@@ -302,9 +312,9 @@ def no_spark_system() -> PluginSystem:
 
 
 def test_spark_context_without_the_spark_executor_says_what_to_install():
-    with use_plugin_system(no_spark_system()):
-        with pytest.raises(MissingDependencyError, match=r"pyspark.*'spark' executor.*assay\[spark\]"):
-            HeadAccuracy().parallelEvaluate(DataPool(SENTENCES), MODEL, None, object())
+    with use_plugin_system(no_spark_system()), \
+            pytest.raises(MissingDependencyError, match=r"pyspark.*'spark' executor.*assay\[spark\]"):
+        HeadAccuracy().parallelEvaluate(DataPool(SENTENCES), MODEL, None, object())
 
 
 class FakeSparkPlugin:

@@ -12,7 +12,7 @@ from assay import DataPool, EvaluationError, EvaluatorBase
 from assay.errors import InvalidParameterError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "metrics"))
-from assay_metric_samples import SampleF1  # noqa: E402
+from assay_metric_samples import SampleF1
 
 EXECUTORS = ["serial", "threads[workers=2]"]
 

@@ -50,6 +50,7 @@ def test_in_process_executors_equal_sequential(items, num_shards, workers, execu
     check(items, num_shards, f"{executor}[workers={workers}]")
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=tallies, num_shards=st.integers(1, 12), workers=st.integers(1, 3))
 def test_process_executor_equals_sequential(items, num_shards, workers):

@@ -18,9 +18,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
-from assay.errors import (EvaluationError, EvaluationTimeoutError, InvalidParameterError, MissingDependencyError,
-                          WorkerDiedError)
+from assay.errors import (
+    EvaluationError,
+    EvaluationTimeoutError,
+    InvalidParameterError,
+    MissingDependencyError,
+    WorkerDiedError,
+)
 from assay.plugins import get_registry, load_executor
+
+# every test here runs on a local Dask cluster (seconds to start and to stop)
+pytestmark = pytest.mark.slow
 
 
 def make_sentences(n: int, seed: int) -> list[dict]:

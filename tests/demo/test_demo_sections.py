@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from assay.cli import main
 
 
+@pytest.mark.slow
 def test_demo_sections_run_with_a_relative_output_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     code = main(["demo", "-o", "demo-output", "--section", "metrics", "--section", "uncertainty",

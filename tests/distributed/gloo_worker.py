@@ -13,11 +13,11 @@ import sys
 import traceback
 
 import torch.distributed as dist
+from distsync_cases import batches, cases, encode, part
 
 import assay.distributed
 from assay.errors import InvalidParameterError
 from assay.plugins import load_metric
-from distsync_cases import batches, cases, encode, part
 
 
 def fed(name: str, case: dict, rank: int):

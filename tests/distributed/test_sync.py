@@ -24,6 +24,9 @@ import assay.distributed
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins import load_metric
 
+# two real processes (torch.distributed, gloo) run every check of this module
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent
 _spec = importlib.util.spec_from_file_location("distsync_cases", HERE / "distsync_cases.py")
 cases_mod = importlib.util.module_from_spec(_spec)

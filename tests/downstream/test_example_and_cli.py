@@ -26,6 +26,7 @@ def data(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_shipped_example_runs_every_task(data, tmp_path):
     config = load_config(EXAMPLE)
     assert set(config["tasks"]) >= {"ood_detection", "failure_detection", "calibration", "ambiguity_modeling",
@@ -54,12 +55,14 @@ def test_shipped_example_runs_every_task(data, tmp_path):
         (data / "splits.json").read_text())["train"]) + 2
 
 
+@pytest.mark.slow
 def test_cli_run_table_plot(data, tmp_path, capsys):
     text = EXAMPLE.read_text().replace("../demo-output/segmentation/data", str(data))
     cfg = tmp_path / "segmentation.yaml"
     cfg.write_text(text.replace("executor: processes", "executor: serial"))
     (tmp_path / "segmentation").mkdir()
-    (tmp_path / "segmentation" / "tasks.yaml").write_text((ROOT / "examples" / "segmentation" / "tasks.yaml").read_text())
+    tasks = (ROOT / "examples" / "segmentation" / "tasks.yaml").read_text()
+    (tmp_path / "segmentation" / "tasks.yaml").write_text(tasks)
     assert main(["run", str(cfg), "--output", str(tmp_path / "res"), "-q"]) == 0
     assert "9 versions x 7 tasks" in capsys.readouterr().out
     assert main(["table", str(tmp_path / "res"), "--format", "latex", "--standalone", "--tasks", "ood_detection",

@@ -86,7 +86,8 @@ def test_parallel_equals_serial(config_path, tmp_path):
     run_experiments(config_path, executor="serial", output=tmp_path / "s")
     run_experiments(config_path, executor="processes[workers=2]", output=tmp_path / "p")
     run_experiments(config_path, executor="threads[workers=2]", output=tmp_path / "t")
-    files = sorted(p.relative_to(tmp_path / "s") for p in (tmp_path / "s").rglob("*.json") if p.name != "assay-results.json")
+    files = sorted(p.relative_to(tmp_path / "s") for p in (tmp_path / "s").rglob("*.json")
+                   if p.name != "assay-results.json")
     assert files
     for rel in files:
         assert (tmp_path / "p" / rel).read_text() == (tmp_path / "s" / rel).read_text()

@@ -17,7 +17,7 @@ def _record(path: str) -> None:
         f.write(f"{os.getpid()}\n")
 
 
-def _rebuild_model(path: str, weight: int) -> "CountingModel":
+def _rebuild_model(path: str, weight: int) -> CountingModel:
     _record(path)  # one line per unpickling, with the process that did it
     return CountingModel(path, weight)
 
@@ -36,7 +36,7 @@ class CountingModel:
         return 42
 
 
-def _refuse_pickling(index: int) -> "Unpicklable":
+def _refuse_pickling(index: int) -> Unpicklable:
     raise AssertionError("this object must never be unpickled")
 
 

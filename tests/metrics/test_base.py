@@ -8,11 +8,18 @@ import warnings
 
 import numpy as np
 import pytest
+from assay_metric_samples import (
+    SampleAbsError,
+    SampleAccuracy,
+    SampleAUC,
+    SampleExactMatch,
+    SampleF1,
+    SampleMedianAE,
+    lowercase,
+)
 
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.metrics import Metric, MetricPipeline, divide
-from assay_metric_samples import (SampleAbsError, SampleAccuracy, SampleAUC, SampleExactMatch, SampleF1,
-                                  SampleMedianAE, lowercase)
 
 
 class NeedsMissing(SampleAccuracy):

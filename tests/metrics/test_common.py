@@ -10,9 +10,9 @@ no examples fails here: the suite cannot check it.
 
 from __future__ import annotations
 
+import assay_metric_samples
 import pytest
 
-import assay_metric_samples
 from assay.plugins import PluginSystem
 from assay.testing import check_invariances, check_scores
 

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from assay_metric_samples import SampleAccuracy, SampleMedianAE
 
 import assay
 from assay.errors import InvalidParameterError
 from assay.metrics.api import load_results
-from assay_metric_samples import SampleAccuracy, SampleMedianAE
 
 
 def _pair(n_disc, n_same=20):

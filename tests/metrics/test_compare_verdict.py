@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from assay_metric_samples import SampleAbsError, SampleAccuracy
 
 import assay
-from assay_metric_samples import SampleAbsError, SampleAccuracy
 
 
 def _results(a_hits, b_hits, metric=SampleAccuracy):

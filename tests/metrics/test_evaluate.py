@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from assay_metric_samples import SampleAccuracy, SampleAUC, SampleExactMatch, SampleF1, SampleMedianAE
 
 import assay
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError, UnknownNameError
 from assay.metrics.api import load_results
-from assay_metric_samples import SampleAccuracy, SampleAUC, SampleExactMatch, SampleF1, SampleMedianAE
 
 
 def test_output_contract(samples_system):
@@ -194,8 +194,9 @@ def test_no_instances_warns_and_gives_nan():
 
 
 def test_pipeline_in_evaluate_renames_scores_and_intervals():
-    from assay.metrics import MetricPipeline
     from assay_metric_samples import lowercase
+
+    from assay.metrics import MetricPipeline
 
     p = MetricPipeline(SampleExactMatch(), preprocess=[lowercase], rename={"em": "em_lower"})
     res = assay.evaluate(["A", "B", "c", "D"], [["a"], ["x"], ["c"], ["d"]], metrics=[p], n_resamples=300, seed=0)
@@ -232,8 +233,9 @@ def test_bca_for_a_non_additive_metric_matches_a_hand_computation_on_the_same_dr
 
 
 def test_percentile_interval_of_an_additive_metric_matches_a_replayed_draw():
-    from assay.metrics.resample import Resampler
     from assay_metric_samples import SampleAbsError
+
+    from assay.metrics.resample import Resampler
 
     x = np.random.default_rng(8).normal(size=300)
     g = assay.evaluate(list(x), [[0.0]] * 300, metrics=[SampleAbsError()], n_resamples=500, seed=2).global_scores

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from assay_evaluator_samples import ExactEvaluator, NoInputsEvaluator, flaky_inputs
+from assay_metric_samples import SampleAccuracy
 
 import assay
 from assay import DataPool
 from assay.errors import EvaluationError, InvalidParameterError
-from assay_metric_samples import SampleAccuracy, SampleMedianAE
-from assay_evaluator_samples import ExactEvaluator, NoInputsEvaluator, flaky_inputs
 
 ITEMS = [([1, 2, 3], [1, 2, 0]), ([4], [4]), ([5, 6], [0, 0]), ([7, 8, 9], [7, 8, 9]), ([1], [2])]
 

@@ -54,8 +54,9 @@ def test_bca_degenerate_cases_are_nan_with_reason():
 
 def test_bca_close_to_scipy():
     import scipy.stats as scipy_stats
-    import assay
     from assay_metric_samples import SampleAbsError
+
+    import assay
 
     rng = np.random.default_rng(5)
     x = rng.exponential(size=60)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from assay_metric_samples import SampleAccuracy
 
 import assay
 from assay.errors import InvalidParameterError
 from assay.metrics import MetricPipeline
 from assay.metrics.ci import intervals
 from assay.metrics.resample import Resampler
-from assay_metric_samples import SampleAccuracy
 
 PREDS, REFS = [1, 2, 3, 1, 2], [[1], [2], [1], [1], [3]]
 BAD_SEEDS = [1.9, 1.0, -1, True, "1", np.float64(2.0), [1], np.bool_(True)]

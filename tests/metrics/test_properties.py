@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from assay_metric_samples import SampleAUC, SampleF1
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.metrics.resample import Resampler, distinct_rows
-from assay_metric_samples import SampleAUC, SampleF1
 
 labels = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=40)
 

@@ -111,6 +111,7 @@ def test_load_list_is_an_allow_list(plugin_dir, monkeypatch):
     assert "serial" in system.registry("executor")  # built-ins always load
 
 
+@pytest.mark.slow
 def test_cli_reports_plugins_as_json(plugin_dir):
     env = dict(os.environ, PYTHONPATH=str(plugin_dir) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for var in ("ASSAY_STRICT_PLUGINS", "ASSAY_DISABLE_PLUGINS", "ASSAY_LOAD_PLUGINS"):

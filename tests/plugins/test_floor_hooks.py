@@ -142,9 +142,8 @@ def test_a_plugin_system_that_fails_to_load_leaves_the_core_commands(monkeypatch
         def registry(self, kind):
             raise RuntimeError("entry points unreadable")
 
-    with use_plugin_system(Broken(entry_points=False)):
-        with pytest.raises(SystemExit) as exit_info:
-            main(["--help"])
+    with use_plugin_system(Broken(entry_points=False)), pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
     assert exit_info.value.code == 0
     captured = capsys.readouterr()
     assert "compare" in captured.out

@@ -6,8 +6,13 @@ import pytest
 
 import assay
 from assay import hookimpl
-from assay.errors import (AmbiguousNameError, DuplicateRegistrationError, InvalidParameterError, PluginLoadError,
-                          UnknownNameError)
+from assay.errors import (
+    AmbiguousNameError,
+    DuplicateRegistrationError,
+    InvalidParameterError,
+    PluginLoadError,
+    UnknownNameError,
+)
 from assay.plugins import PluginSystem, use_plugin_system
 from assay.plugins.registry import Registry
 

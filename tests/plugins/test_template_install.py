@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TEMPLATE = Path(__file__).resolve().parents[2] / "examples" / "plugin-template"
 
 
+@pytest.mark.slow
 def test_pip_installed_template_is_discovered(tmp_path):
     target = tmp_path / "site"
     subprocess.run(

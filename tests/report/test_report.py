@@ -25,8 +25,9 @@ def results(tmp_path):
     for pm, uncs in (("A", ["u"]), ("B", ["u", "v"])):
         for seed in (1, 2):
             rel = f"{pm}/seed{seed}"
-            versions.append({"pred_model": pm, "params": {"pred_model": pm, "seed": seed}, "version_name": f"seed{seed}",
-                             "unc_types": uncs, "aggregations": {"m": "image_mean"}, "output_dir": rel})
+            versions.append({"pred_model": pm, "params": {"pred_model": pm, "seed": seed},
+                             "version_name": f"seed{seed}", "unc_types": uncs, "aggregations": {"m": "image_mean"},
+                             "output_dir": rel})
             write_json_atomic(tmp_path / rel / "id" / "seg.json",
                               {"img": {"metrics": {"dice": 0.0}}, "mean": {"metrics": {"dice": DICE[(pm, seed)]}}})
             write_json_atomic(tmp_path / rel / "ood.json", {"mean": {u: {"m": {"metrics": {

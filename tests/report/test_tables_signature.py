@@ -77,6 +77,7 @@ def test_cli_table_prints_it(tmp_path, capsys, fmt):
 
 def test_plots_carry_it_as_a_footer(tmp_path):
     import matplotlib  # the plot extra, installed by make test; a missing one must fail
+
     from assay.report import bar_plot
 
     table = load_results(make(tmp_path / "r"))

@@ -307,6 +307,7 @@ def test_subprocess_debug_shows_the_traceback(f):
     assert done.stderr.splitlines()[-1].startswith("assay compare: error: ")
 
 
+@pytest.mark.slow
 def test_subprocess_json_output_is_still_json(f):
     # the error line goes to stderr; stdout stays empty, so `assay ... --json | jq` sees no garbage
     done = subprocess.run([sys.executable, "-m", "assay", "compare", str(f["A"]), str(f["A"]), "--json",

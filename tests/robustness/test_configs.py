@@ -92,7 +92,8 @@ RUN_BAD = [
     (('naming_scheme_version: "seed{seed}"', 'naming_scheme_version: "seed{seed}"\n'
       '    references: "{base_path}/refs/{splt}"'), ["experiments[0].references", "{splt}", "Did you mean {split}?"]),
     # output confinement: '..' and absolute naming schemes
-    (('"seed{seed}"', '"../../data/seed{seed}"'), ["experiments[0].naming_scheme_version", "outside the output folder"]),
+    (('"seed{seed}"', '"../../data/seed{seed}"'),
+     ["experiments[0].naming_scheme_version", "outside the output folder"]),
     (('naming_scheme_version: "seed{seed}"', 'naming_scheme_version: "seed{seed}"\n'
       '    naming_scheme_pred_model: "/tmp/{pred_model}"'),
      ["experiments[0].naming_scheme_pred_model", "outside the output folder", "/tmp/A"]),

@@ -20,7 +20,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -288,6 +287,7 @@ if __name__ == "__main__":
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_killing_the_parent_leaves_no_worker_two_seconds_later(tmp_path, method, sig):
@@ -333,6 +333,7 @@ if __name__ == "__main__":
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["processes", "threads"])
 def test_sigterm_during_a_run_is_an_interruption_after_the_workers_are_stopped(tmp_path, executor):
     script = tmp_path / "term.py"
@@ -441,6 +442,7 @@ print("accuracy", r.accuracy)
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", NON_FORK)
 def test_missing_main_guard_is_refused_with_the_advice(tmp_path, method):
     script = tmp_path / "no_guard.py"
@@ -497,6 +499,7 @@ except OSError:
 '''
 
 
+@pytest.mark.slow
 def test_a_guard_inside_try_with_a_condition_is_recognised(tmp_path):
     script = tmp_path / "variant.py"
     script.write_text(GUARD_VARIANT_SCRIPT)

@@ -25,7 +25,7 @@ from assay.errors import AssayError, EvaluationError, InvalidParameterError
 from assay.metrics import InstanceMetric
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "metrics"))
-from assay_metric_samples import SampleAccuracy  # noqa: E402
+from assay_metric_samples import SampleAccuracy
 
 PREDS, REFS = [1, 2, 3, 1], [[1], [2], [1], [3]]
 NAN = float("nan")

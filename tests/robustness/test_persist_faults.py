@@ -222,6 +222,7 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_kill_9_at_each_step_of_a_save(tmp_path, old_new):
     old, new = old_new
     new.save(tmp_path / "source")
@@ -252,6 +253,7 @@ def test_kill_9_at_each_step_of_a_save(tmp_path, old_new):
                 proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_of_repeated_saves(tmp_path):
     old, new = build(1, n=3000), build(2, n=3000)
     old.save(tmp_path / "old")

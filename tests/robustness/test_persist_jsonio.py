@@ -45,10 +45,9 @@ def test_atomic_write_failures_keep_the_old_file_and_leave_no_temporary(tmp_path
     with pytest.raises(OSError, match="full"):
         jsonio.write_json_atomic(path, {"v": 2})
     monkeypatch.undo()
-    with pytest.raises(RuntimeError):
-        with jsonio.atomic_output(path) as tmp:
-            tmp.write_text("half")
-            raise RuntimeError("writer died")
+    with pytest.raises(RuntimeError), jsonio.atomic_output(path) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("writer died")
     assert json.loads(path.read_text()) == {"v": 1}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]
     with jsonio.atomic_output(path) as tmp:

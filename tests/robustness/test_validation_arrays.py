@@ -181,7 +181,8 @@ def _bad_ue_input(draw):
 def test_every_ue_metric_rejects_bad_arrays(entry):
     metric = entry.create()
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(_bad_ue_input())
     def check(case):
         label, u, q = case
@@ -220,7 +221,8 @@ def _bad_map(draw):
 def test_every_aggregation_rejects_bad_maps(entry):
     agg = entry.create(threshold=0.5) if entry.name == "threshold_mean" else entry.create()
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(_bad_map())
     def check(case):
         label, u = case

@@ -13,7 +13,7 @@ from pathlib import Path
 from assay import EvaluatorBase
 
 
-def _rebuild_model(path: str, offset: int) -> "CountingModel":
+def _rebuild_model(path: str, offset: int) -> CountingModel:
     with open(path, "a", encoding="utf-8") as f:  # one line per unpickling, with the process that did it
         f.write(f"{os.getpid()}\n")
     return CountingModel(path, offset)

@@ -21,9 +21,17 @@ from hypothesis import strategies as st
 
 from assay import DataPool, EvaluationResult
 from assay.core.formats import DataFormatError
-from assay.errors import (EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning,
-                          WorkerDiedError)
+from assay.errors import (
+    EvaluationError,
+    InvalidParameterError,
+    MissingDependencyError,
+    UndefinedMetricWarning,
+    WorkerDiedError,
+)
 from assay.plugins import get_registry, load_executor
+
+# every test here runs on the session's local Spark context (conftest.py)
+pytestmark = pytest.mark.spark
 
 
 def make_sentences(n: int, seed: int) -> list[dict]:
@@ -83,7 +91,7 @@ def test_bad_options_are_rejected_by_name(sc):
     with pytest.raises(InvalidParameterError, match="'context'"):
         load_executor("spark", context="local[2]")
     with pytest.raises(InvalidParameterError, match="'master'"):
-        load_executor("spark", master="local[3]").context  # a local[2,2] context is already running
+        _ = load_executor("spark", master="local[3]").context  # a local[2,2] context is already running
 
 
 # --------------------------------------------------------------------------- executor protocol

@@ -8,8 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from assay.uncertainty import (Estimator, StatCalculator, StatDependencyError, UEDataError, UEManager, load_ue_data,
-                               plan_calculators)
+from assay.uncertainty import (
+    Estimator,
+    StatCalculator,
+    StatDependencyError,
+    UEDataError,
+    UEManager,
+    load_ue_data,
+    plan_calculators,
+)
 
 
 class Calc(StatCalculator):
@@ -156,6 +163,7 @@ def test_npz_input_with_ragged_fields(tmp_path):
 
 def test_cli_ue_writes_manager_table_and_plots(tmp_path):
     import matplotlib  # noqa: F401 - the plot extra, installed by make test; a missing one must fail
+
     from assay.cli import main
 
     recs = [{"log_probs": [-0.1], "correct": 1}, {"log_probs": [-2.0], "correct": 0},

@@ -19,7 +19,7 @@ from assay.errors import InvalidParameterError, SaveFormatError
 from assay.uncertainty import Estimator, UEManager, UEMetric
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assay_ue_references import MeanUncertainty, percentile, ref_auc, ref_indices, ref_prr  # noqa: E402
+from assay_ue_references import MeanUncertainty, percentile, ref_auc, ref_indices, ref_prr
 
 
 def records(n=40, seed=2):

@@ -465,6 +465,7 @@ def _same(a, b):
     return a == b and type(a) is type(b)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(columns())
 def test_any_nested_column_of_one_leaf_type_round_trips(col):

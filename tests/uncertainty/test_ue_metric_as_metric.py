@@ -23,7 +23,7 @@ from assay.metrics import Metric
 from assay.uncertainty import UEMetric
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assay_ue_references import MeanUncertainty, data, percentile, ref_auc, ref_indices, ref_prr  # noqa: E402
+from assay_ue_references import MeanUncertainty, data, percentile, ref_auc, ref_indices, ref_prr
 
 
 # --------------------------------------------------------------------------- the metric protocol

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import assay_template.plugin
 import pytest
 
 import assay
-import assay_template.plugin
 from assay import DataFormatError, DataPool, EvaluatorBase
 from assay.plugins import PluginSystem, use_plugin_system
 from assay.testing.suite import conformance_test

@@ -8,13 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn.metrics as sklearn_metrics  # declared in the plugin's test extra
+from sklearn.preprocessing import MultiLabelBinarizer
 
 from assay.errors import InvalidParameterError
 from assay_classic.classification import F1, Accuracy, MatthewsCorrcoef, Precision, Recall
 from assay_classic.functional import UndefinedMetricWarning, label_counts, precision_recall_fscore
-
-import sklearn.metrics as sklearn_metrics  # declared in the plugin's test extra
-from sklearn.preprocessing import MultiLabelBinarizer
 
 ATOL = 1e-9
 

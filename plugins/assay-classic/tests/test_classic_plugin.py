@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 import pytest
+import sacrebleu
 
 import assay
 import assay_classic.plugin as classic_plugin
 from assay.errors import InvalidParameterError
 from assay.plugins import PluginSystem, use_plugin_system
 from assay.testing import test_metric
-
-import sacrebleu
 
 REGISTERED = [
     "accuracy", "exact_match", "precision", "recall", "f1", "matthews_corrcoef", "token_overlap",
@@ -57,7 +56,8 @@ def test_additive_declarations(system):
 # one-at-a-time and pickling.
 CASES = [
     ("accuracy", [1, 2, 3, 4, 5], [[1], [0], [3], [4, 5], [6]],
-     [{"accuracy": 1.0}, {"accuracy": 0.0}, {"accuracy": 1.0}, {"accuracy": 1.0}, {"accuracy": 0.0}], {"accuracy": 0.6}),
+     [{"accuracy": 1.0}, {"accuracy": 0.0}, {"accuracy": 1.0}, {"accuracy": 1.0}, {"accuracy": 0.0}],
+     {"accuracy": 0.6}),
     ("exact_match[ignore_case=true]", ["A", "b", "c", "D", "e"], [["a"], ["B"], ["x"], ["d"], ["y", "E"]],
      None, {"exact_match": 0.8}),
     # binary, pos 1: refs 1 0 1 1 0 0, preds 1 1 0 1 0 1 -> tp 2, fp 2, fn 1

@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
 
 from assay.errors import InvalidParameterError
 from assay_classic.functional import UndefinedMetricWarning, roc_auc
 from assay_classic.ranking import RocAuc
-
-from sklearn.metrics import roc_auc_score
 
 ATOL = 1e-9
 
@@ -46,7 +45,8 @@ def test_metric_and_references_layout():
 
 def test_labels_greater_is_positive_and_pos_label():
     # labels 2 / 5: 5 is the positive class (scikit-learn's rule)
-    assert roc_auc([2, 2, 5, 5], [0.1, 0.4, 0.35, 0.8]) == pytest.approx(roc_auc_score([2, 2, 5, 5], [0.1, 0.4, 0.35, 0.8]))
+    labels, scores = [2, 2, 5, 5], [0.1, 0.4, 0.35, 0.8]
+    assert roc_auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores))
     m = RocAuc(pos_label="yes").update([0.1, 0.4, 0.35, 0.8], ["no", "no", "yes", "yes"])
     assert m.compute()["roc_auc"] == 0.75
     with pytest.raises(InvalidParameterError, match="pos_label"):

@@ -6,14 +6,19 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats as scipy_stats
+import sklearn.metrics as sklearn_metrics
 
 from assay.errors import InvalidParameterError
 from assay_classic.functional import UndefinedMetricWarning
-from assay_classic.regression import (KendallTau, MeanAbsoluteError, MeanSquaredError, Pearson,
-                                      RootMeanSquaredError, Spearman)
-
-import sklearn.metrics as sklearn_metrics
-import scipy.stats as scipy_stats
+from assay_classic.regression import (
+    KendallTau,
+    MeanAbsoluteError,
+    MeanSquaredError,
+    Pearson,
+    RootMeanSquaredError,
+    Spearman,
+)
 
 ATOL = 1e-9
 

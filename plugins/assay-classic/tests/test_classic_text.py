@@ -7,12 +7,11 @@ import pickle
 
 import numpy as np
 import pytest
+import sacrebleu
 
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
-from assay_classic.functional import bleu_segment_stats, bleu_scorer, corpus_bleu, normalize_answer
+from assay_classic.functional import bleu_scorer, bleu_segment_stats, corpus_bleu, normalize_answer
 from assay_classic.text import Bleu, CharEditDistance, ExactMatch, TokenOverlap
-
-import sacrebleu
 
 ATOL = 1e-9
 

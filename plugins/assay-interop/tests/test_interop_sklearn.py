@@ -60,6 +60,7 @@ def test_shards_merge_to_one_pass(system):
     assert whole["score"] == skm.f1_score(y, a, average="weighted")
 
 
+@pytest.mark.slow
 def test_compare_on_an_sklearn_metric(system):
     y, a, b = _data(150)
     refs = [[v] for v in y]

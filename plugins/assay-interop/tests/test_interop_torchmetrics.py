@@ -10,12 +10,17 @@ import numpy as np
 import pytest
 import torch
 import torchmetrics
-from torchmetrics.functional.text import char_error_rate
 import torchmetrics.functional.classification as FC
+from torchmetrics.functional.text import char_error_rate
 
 import assay
-from assay.errors import (EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning,
-                          UnknownNameError)
+from assay.errors import (
+    EvaluationError,
+    InvalidParameterError,
+    MissingDependencyError,
+    UndefinedMetricWarning,
+    UnknownNameError,
+)
 
 AP = "torchmetrics:MulticlassAveragePrecision[num_classes=5]"
 
@@ -142,6 +147,7 @@ def test_evaluator_base_shards_merge_with_merge_state(system):
     assert result.metrics["multiclass_average_precision"] == expected
 
 
+@pytest.mark.slow
 def test_compare_on_a_torchmetrics_metric(system):
     probs, y = _probs(100)
     better = 0.5 * probs + 0.5 * np.eye(5)[y]

@@ -11,11 +11,10 @@ import gzip
 from pathlib import Path
 
 import pytest
+import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 from assay_parsing import conll18
 from assay_parsing.formats import ConlluFormat
-
-import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 UD = Path("/work/shared/data/ud")
 PAIRS = [("cs_pud-gold", "cs_pud-udpipe"), ("fr_gsd-gold", "fr_gsd-sys-retok"), ("fr_gsd-gold", "fr_gsd-sys-mid")]
@@ -120,3 +119,47 @@ def test_different_text_is_an_error_naming_the_place():
     other = GOLD_MWT.replace("\tmar\tmar\t", "\tmor\tmar\t")
     with pytest.raises(conll18.AlignmentError, match=r"character 10 .*gold sentence 1, system sentence 1.*'ar'.*'or'"):
         conll18.evaluate(conll18.load_sentences(FMT.parse(GOLD_MWT)), conll18.load_sentences(FMT.parse(other)))
+
+
+# --------------------------------------------------------------------------- assay parse-eval --conll18
+def _cli_scores(capsys, *argv):
+    import json
+
+    from assay.cli import main
+
+    assert main(["parse-eval", "--conll18", "--json", *map(str, argv)]) == 0
+    return {row["metric"]: row for row in json.loads(capsys.readouterr().out)["scores"]}
+
+
+@pytest.mark.parametrize("extra", [[], ["--shards", "3", "--executor", "threads"],
+                                   ["--shards", "8", "--workers", "2"]])
+def test_cli_equals_the_official_script_sequential_and_sharded(tmp_path, capsys, extra):
+    gold, system = _unzip(tmp_path, "cs_pud-gold"), _unzip(tmp_path, "cs_pud-udpipe")
+    official = _official(gold, system)
+    ours = _cli_scores(capsys, *extra, gold, system)
+    assert list(ours) == list(conll18.METRICS)
+    for name in conll18.METRICS:
+        r, o = official[name], ours[name]
+        assert (o["gold"], o["system"], o["correct"]) == (r.gold_total, r.system_total, r.correct), name
+        assert (o["precision"], o["recall"], o["f1"]) == (r.precision, r.recall, r.f1), name
+
+
+def test_cli_prints_the_report_layout(tmp_path, capsys):
+    from assay.cli import main
+
+    gold, system = _unzip(tmp_path, "cs_pud-gold"), _unzip(tmp_path, "cs_pud-udpipe")
+    assert main(["parse-eval", "--conll18", str(gold), str(system)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    published = (UD / "cs_pud-eval.txt").read_text(encoding="utf-8").splitlines()
+    assert out[:15] == [line.rstrip() for line in published[:15]]
+    assert out[15].startswith("signature: evaluation:conll18|")
+
+
+def test_cli_different_text_exits_2_naming_the_character(tmp_path, capsys):
+    from assay.cli import main
+
+    (tmp_path / "g.conllu").write_text(GOLD_MWT, encoding="utf-8")
+    (tmp_path / "s.conllu").write_text(GOLD_MWT.replace("\tmar\tmar\t", "\tmor\tmar\t"), encoding="utf-8")
+    assert main(["parse-eval", "--conll18", str(tmp_path / "g.conllu"), str(tmp_path / "s.conllu")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("assay parse-eval: error: ") and "differ at character 10" in err

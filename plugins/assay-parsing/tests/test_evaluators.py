@@ -31,8 +31,17 @@ import pytest
 import assay
 from assay.errors import InvalidParameterError
 from assay.plugins import PluginSystem, use_plugin_system
-from assay_parsing import (CLAS, LAS, UAS, ConlluFormat, Sentence, SentencePair, TaggingAccuracy,
-                           TokenizationError, pair_sentences, plugin)
+from assay_parsing import (
+    CLAS,
+    LAS,
+    UAS,
+    ConlluFormat,
+    SentencePair,
+    TaggingAccuracy,
+    TokenizationError,
+    pair_sentences,
+    plugin,
+)
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ rejects cycles), relabellings (including subtype-only changes) and tag errors.
 from __future__ import annotations
 
 import pytest
+import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 from assay_parsing import CLAS, LAS, UAS, TaggingAccuracy, TokenizationError, read_pairs
 
-import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 def _ours(pairs, evaluator):
     correct = total = 0
@@ -29,6 +29,7 @@ def _ours(pairs, evaluator):
     return correct, total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_uas_las_clas_upos_equal_the_official_script(tmp_path, seed, make_treebank):
     gold_text, system_text = make_treebank(seed, 250)

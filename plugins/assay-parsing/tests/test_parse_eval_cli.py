@@ -22,10 +22,9 @@ import logging
 
 import pytest
 
+import assay_parsing  # noqa: F401 - parse-eval needs the plugin (installed by make test)
 from assay.cli import main
 from assay.core.result import UndefinedMetricWarning
-
-import assay_parsing  # noqa: E402,F401 - parse-eval needs the plugin (installed by make test)
 
 
 def rows(*lines: str) -> str:
@@ -190,7 +189,7 @@ def test_malformed_line_in_a_later_shard_names_file_and_absolute_line(tmp_path, 
 
 def test_invalid_utf8_names_file_line_and_byte(files, capsys):
     data = files[1].read_bytes()
-    at = data.index("playa".encode())
+    at = data.index(b"playa")
     files[1].write_bytes(data[:at] + b"\xc3(" + data[at + 2:])
     assert main(["parse-eval", str(files[0]), str(files[1]), "--shards", "2", "--executor", "threads"]) == 2
     err = capsys.readouterr().err

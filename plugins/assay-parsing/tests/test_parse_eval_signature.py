@@ -7,9 +7,8 @@ import importlib.metadata as metadata
 import pytest
 
 import assay
+import assay_parsing  # noqa: F401 - parse-eval needs the plugin (installed by make test)
 from assay.cli import main
-
-import assay_parsing  # noqa: F401,E402 - parse-eval needs the plugin (installed by make test)
 
 SENTENCE = "".join("\t".join(cols) + "\n" for cols in (
     ("1", "Hola", "hola", "INTJ", "_", "_", "0", "root", "_", "_"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def sentences(draw, multiword: bool = True):
     return Sentence(words, tuple(ranges), tuple(empties), comments)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(sentences(), min_size=1, max_size=4))
 def test_conllu_round_trip(sents):
@@ -44,6 +46,7 @@ def test_conllu_round_trip(sents):
     assert fmt.dumps(fmt.parse(text)) == text
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.lists(sentences(multiword=False), min_size=1, max_size=4))
 def test_conllx_round_trip(sents):

@@ -20,8 +20,22 @@ import pytest
 import assay_parsing.formats as formats_module
 from assay import DataFormatError, InvalidParameterError
 from assay.errors import AssayError
-from assay_parsing import (CLAS, LAS, UAS, ConlluFormat, ConllxFormat, PairPool, Sentence, SentencePair,
-                           TaggingAccuracy, TokenizationError, index_sentences, iter_pairs, open_pairs, read_pairs)
+from assay_parsing import (
+    CLAS,
+    LAS,
+    UAS,
+    ConlluFormat,
+    ConllxFormat,
+    PairPool,
+    Sentence,
+    SentencePair,
+    TaggingAccuracy,
+    TokenizationError,
+    index_sentences,
+    iter_pairs,
+    open_pairs,
+    read_pairs,
+)
 from assay_parsing.formats import iter_lines
 from assay_parsing.parse_eval import tally_shard
 
@@ -66,6 +80,7 @@ def treebank(request, tmp_path, make_treebank):
     return gold, system
 
 
+@pytest.mark.slow
 def test_streaming_equals_whole_file_sequential_and_sharded(treebank):
     gold, system = treebank
     pairs, expected = whole_file_counts(gold, system)
@@ -79,6 +94,7 @@ def test_streaming_equals_whole_file_sequential_and_sharded(treebank):
     assert pool[3:6] == pairs[3:6]
 
 
+@pytest.mark.slow
 def test_cli_streaming_sequential_and_two_workers_equal_whole_file(treebank, capsys):
     from assay.cli import main
 
@@ -179,6 +195,7 @@ def test_reader_holds_a_few_sentences_at_a_time(tmp_path, make_treebank, monkeyp
     assert len(live) == 0
 
 
+@pytest.mark.slow
 def test_tracemalloc_peak_does_not_grow_with_the_file(tmp_path, make_treebank, monkeypatch):
     # Reading only: the evaluators' temporaries land in CPython's tuple free lists, which tracemalloc counts.
     monkeypatch.setattr(formats_module, "CHUNK_BYTES", 4096)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-import assay_parsing  # noqa: E402,F401 - the treebank demo needs the plugin (installed by make test)
-
-from assay_parsing import demo_treebank as treebank  # noqa: E402
+import assay_parsing  # noqa: F401 - the treebank demo needs the plugin (installed by make test)
+from assay_parsing import demo_treebank as treebank
 
 CONTENT = {"nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl", "dislocated", "advcl",
            "advmod", "discourse", "nmod", "appos", "nummod", "acl", "amod", "conj", "fixed", "flat", "compound",

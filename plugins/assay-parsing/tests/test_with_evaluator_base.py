@@ -6,13 +6,10 @@ Reference values come from the official UD scorer (``udtools.udeval``) on the sa
 from __future__ import annotations
 
 import pytest
+import udtools.udeval as udeval  # the official UD scorer, from the test extra
 
 from assay import DataPool, EvaluatorBase
 from assay_parsing import Sentence, read_pairs
-
-import udtools.udeval as udeval  # the official UD scorer, from the test extra
-
-
 
 
 @pytest.fixture

@@ -197,6 +197,7 @@ def test_al_split_files_output_stays_inside_the_output_folder(tmp_path, output):
         {"train": ["t"], "val": [], "id_unlabeled_pool": ["a"], "ood_unlabeled_pool": ["c"]}))
     task = assay.load_task("al_split_files", output=output)
     per = {k: {"aggregated": {"u": {"a": s}}} for k, s in (("a", 0.9), ("c", 0.8))}
-    with pytest.raises(assay.InvalidParameterError, match="'output' parameter of al_split_files must be a folder inside"):
+    with pytest.raises(assay.InvalidParameterError,
+                       match="'output' parameter of al_split_files must be a folder inside"):
         task.reduce(per, ctx(version(), split="unlabeled", base_path=str(tmp_path), output_dir=tmp_path / "out"))
     assert not (tmp_path / "escape").exists()

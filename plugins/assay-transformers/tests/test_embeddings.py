@@ -17,12 +17,11 @@ import numpy as np
 import pytest
 
 import assay
+import assay_transformers.embedding_plugin as embedding_plugin
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins import PluginSystem, use_plugin_system
 from assay.testing.conformance import check_entries
 from assay.uncertainty import UEManager
-
-import assay_transformers.embedding_plugin as embedding_plugin
 from assay_transformers.embeddings import EmbeddingCache, EmbeddingModel, default_model_path, get_embedding_model
 from assay_transformers.sbert import SentenceBert, SentenceBertQuality
 

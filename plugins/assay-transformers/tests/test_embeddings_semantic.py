@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.errors import InvalidParameterError
-
-from assay_transformers.semantic import (DegMat, Eccentricity, NumSemSets, SemanticEigValLaplacian, SemanticEntropy)
+from assay_transformers.semantic import DegMat, Eccentricity, NumSemSets, SemanticEigValLaplacian, SemanticEntropy
 
 
 def _fixed(matrices):

@@ -8,16 +8,15 @@ import warnings
 
 import numpy as np
 import pytest
-
-from assay.errors import UndefinedMetricWarning
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assay.errors import UndefinedMetricWarning
 from assay.plugins import PluginSystem, use_plugin_system
 from assay_uncertainty import plugin
-from assay_uncertainty.rejection import PRR
-from assay_uncertainty.risk_coverage import AURC, AUGRC, EAUGRC, EAURC, RCCAUC, CoverageAtRisk, RiskAtCoverage
 from assay_uncertainty.ranking import PRAUC, ROCAUC, RPP, FPRAtRecall, KendallTau, SpearmanR
+from assay_uncertainty.rejection import PRR
+from assay_uncertainty.risk_coverage import AUGRC, AURC, EAUGRC, EAURC, RCCAUC, CoverageAtRisk, RiskAtCoverage
 
 # Dataset A: u = [.1, .2, .3, .4], q = [1, 1, 0, 1]; risk r = [0, 0, 1, 0]; no ties.
 # Selective risks R_k = 0, 0, 1/3, 1/4 at coverages .25, .5, .75, 1.
@@ -356,6 +355,7 @@ def test_all_correct_and_all_wrong(ps, name):
             got = metric([0.1, 0.2, 0.3], q)
         if math.isnan(expected):
             assert math.isnan(got), (name, q, got)
-            assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught), (name, q)  # NaN comes with a warning
+            # NaN comes with a warning
+            assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught), (name, q)
         else:
             assert got == pytest.approx(expected), (name, q)

@@ -25,7 +25,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from assay import __version__
 from assay.cli._errors import EXIT_INTERRUPTED, EXIT_USAGE, run_command

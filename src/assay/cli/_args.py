@@ -14,8 +14,8 @@ the options every command spells the same way:
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from assay.cli._errors import decode_reason, os_reason
 from assay.errors import InvalidParameterError

@@ -16,7 +16,8 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["add_verbose", "describe_executor", "evaluator_lines_on_stdout", "json_mode", "print_json",
            "spark_log"]
@@ -53,7 +54,7 @@ def evaluator_lines_on_stdout() -> Iterator[None]:
 
     class StdoutHandler(DefaultHandler):
         @property
-        def stream(self) -> Any:  # type: ignore[override]
+        def stream(self) -> Any:
             return sys.stdout
 
         @stream.setter

@@ -27,8 +27,16 @@ in the message is replaced by the flag that set it)::
 
 from __future__ import annotations
 
-from assay.cli._args import (add_json, add_output, check_output, flag, non_negative_int, positive_int,
-                             probability, read_text)
+from assay.cli._args import (
+                             add_json,
+                             add_output,
+                             check_output,
+                             flag,
+                             non_negative_int,
+                             positive_int,
+                             probability,
+                             read_text,
+)
 from assay.cli._errors import EXIT_INTERNAL, EXIT_USAGE
 from assay.cli._output import add_verbose, describe_executor, json_mode, print_json, spark_log
 

@@ -15,8 +15,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import (add_json, add_metric, add_output, check_metrics, check_output, flag, non_negative_int,
-                             positive_int, probability, read_text)
+from assay.cli._args import (
+    add_json,
+    add_metric,
+    add_output,
+    check_metrics,
+    check_output,
+    flag,
+    non_negative_int,
+    positive_int,
+    probability,
+    read_text,
+)
 from assay.errors import InvalidParameterError, SignatureMismatchError
 from assay.jsonio import dumps, write_json_atomic
 
@@ -50,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def load(path: Path, what: str) -> Any:
     """Results saved by ``assay evaluate --output``; a file of another shape is an error naming it."""
-    from assay.metrics.results import FORMAT
     from assay.metrics.api import load_results
+    from assay.metrics.results import FORMAT
 
     text = read_text(path, what)
     try:

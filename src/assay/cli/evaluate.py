@@ -24,8 +24,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import (add_json, add_metric, add_output, check_metrics, check_output, flag, non_negative_int,
-                             probability, read_text)
+from assay.cli._args import (
+    add_json,
+    add_metric,
+    add_output,
+    check_metrics,
+    check_output,
+    flag,
+    non_negative_int,
+    probability,
+    read_text,
+)
 from assay.errors import InvalidParameterError
 from assay.jsonio import dumps, parse_jsonl
 

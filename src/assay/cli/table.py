@@ -36,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from assay.errors import InvalidParameterError
-    from assay.report import load_results, render_table
     from assay.jsonio import write_text_atomic
+    from assay.report import load_results, render_table
 
     if args.digits < 0:
         raise InvalidParameterError(f"--digits: expected a number of decimals >= 0, got {args.digits}")

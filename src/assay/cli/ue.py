@@ -10,6 +10,10 @@ The config (YAML, read with :func:`assay.configfile.load_yaml`: safe, bounded, U
     nan_policy: drop               # optional: drop | raise
     plots: true                    # optional: PNG pictures (needs matplotlib)
 
+Or, instead of ``data``, run a model (needs a model backend: ``pip install assay-transformers``)
+with ``model:`` and ``dataset:`` sections and ``seed: [...]`` (one saved manager per seed in
+``save_path/seed-<s>``); see :mod:`assay.cli._ue_model` and docs/transformers.md.
+
 Writes the saved manager (``manager.json`` + ``arrays.npz``), ``table.md`` (estimator x UE
 metric for each level and generation metric) and the PNG plots into the output folder,
 and prints the tables, with the provenance signature (:mod:`assay.provenance`) under them.
@@ -32,7 +36,8 @@ from typing import Any
 from assay.cli._args import add_json, add_metric, add_output, check_output, flag, non_negative_int, probability
 from assay.cli._output import json_mode, print_json
 
-KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots"}
+KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots", "model", "dataset",
+        "seed"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -111,7 +116,12 @@ def load_config(path: Path) -> dict:
         raise ConfigError(f"{path}: (top level): expected a mapping of keys ({', '.join(sorted(KEYS))}), "
                           f"got {type(cfg).__name__}")
     check_keys(cfg, sorted(KEYS), file=path)
-    for key in ("data", "estimators", "gen_metrics", "ue_metrics"):
+    if "model" in cfg or "dataset" in cfg or "seed" in cfg:  # the model loop (assay.cli._ue_model)
+        from assay.cli._ue_model import check_model_sections
+
+        check_model_sections(cfg, path)
+    for key in ("estimators", "gen_metrics", "ue_metrics") if "model" in cfg else (
+            "data", "estimators", "gen_metrics", "ue_metrics"):
         if key not in cfg:
             raise ConfigError(f"{path}: {key}: expected this key (required: data, estimators, gen_metrics, "
                               "ue_metrics), got none")
@@ -139,6 +149,17 @@ def run(args: argparse.Namespace) -> int:
         _check_metric_flag(args)
     base = args.config.parent
     out = args.output or base / str(cfg.get("save_path", "ue-run"))
+    if "model" in cfg:
+        from assay.cli._ue_model import run_seeds
+
+        with json_mode(args):
+            runs = run_seeds(cfg, args, base, out, lambda m, folder: _compute_and_write(m, folder, cfg, args))
+        if args.json:
+            print_json({"output": str(out), "runs": [{"seed": seed, "output": str(folder), "scores": [
+                {"level": level, "estimator": est, "gen_metric": gen, "ue_metric": uem, "value": value}
+                for (level, est, gen, uem), value in m.metrics.items()], "notes": list(dict.fromkeys(m.notes))}
+                for seed, folder, m in runs]})
+        return 0
     man = UEManager(base / str(cfg["data"]), estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
                     ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"),
                     n_resamples=args.n_resamples, confidence_level=args.confidence_level, seed=args.seed)

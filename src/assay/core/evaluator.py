@@ -19,17 +19,31 @@ are identical by construction.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
 
 from assay.core.log import log_result
 from assay.core.pool import DataPool
 from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
+from assay.executors.base import check_timeout
+from assay.executors.builtin import SerialExecutor
 from assay.executors.dask import is_dask_client
+from assay.metrics.poisson import Resampling
+from assay.metrics.sharded import (
+    check_metric_inputs,
+    prepare_metrics,
+    tally_shard_metrics,
+)
+from assay.plugins import get_registry, load_executor, load_sentence_evaluator
 
-__all__ = ["SHARDS_PER_WORKER", "EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "wrap_item_error"]
+__all__ = ["SHARDS_PER_WORKER", "EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "evaluate_shard_with_metrics",
+           "wrap_item_error"]
 
 #: ``(sent, w_vector) -> (correct_num, gold_set_size)``
 SentenceEvaluator = Callable[[Any, Any], Any]
@@ -118,6 +132,47 @@ def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> B
                            item=shard.pool_index(offset))
 
 
+def _tally_items(shard: Any, items: Any, sentence_evaluator: SentenceEvaluator, w_vector: Any,
+                 metric_inputs: Callable[[Any, Any], Any] | None = None
+                 ) -> tuple[EvaluationResult, list[Any], list[Any], list[Any]]:
+    """One pass over ``items``: the tally, and (with ``metric_inputs``) each item's metric inputs."""
+    correct_total = gold_total = 0
+    preds: list[Any] = []
+    refs: list[Any] = []
+    tds: list[Any] = []
+    offset = -1
+    for offset, sent in enumerate(items):
+        try:
+            value = sentence_evaluator(sent, w_vector)
+        except BaseException as exc:
+            err = wrap_item_error(exc, "sentence_evaluator", shard, offset)
+            if err is exc:
+                raise  # KeyboardInterrupt: still interrupts, now with a note naming the item
+            raise err from exc
+        # Fast path: a tuple of two plain ints in order. Everything else is checked in full.
+        if type(value) is tuple and len(value) == 2 and type(value[0]) is int and type(value[1]) is int \
+                and 0 <= value[0] <= value[1]:
+            correct_total += value[0]
+            gold_total += value[1]
+        else:
+            correct, gold = _check_tally(value, shard, offset)
+            correct_total += correct
+            gold_total += gold
+        if metric_inputs is not None:
+            try:
+                inputs = metric_inputs(sent, w_vector)
+            except BaseException as exc:
+                err = wrap_item_error(exc, "metric_inputs", shard, offset)
+                if err is exc:
+                    raise
+                raise err from exc
+            pred, ref, td = check_metric_inputs(inputs, shard, offset)
+            preds.append(pred)
+            refs.append(ref)
+            tds.append(td)
+    return EvaluationResult(correct_total, gold_total, offset + 1), preds, refs, tds
+
+
 def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> EvaluationResult:
     """Run the sentence evaluator over one shard; the task function every executor runs.
 
@@ -129,31 +184,51 @@ def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> Evaluat
     a note naming the item (see :func:`wrap_item_error`).
     """
     sentence_evaluator, w_vector = shared
-    correct_total = gold_total = 0
-    offset = -1
-    for offset, sent in enumerate(shard.items()):
-        try:
-            value = sentence_evaluator(sent, w_vector)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. must name the item too
-            err = wrap_item_error(exc, "sentence_evaluator", shard, offset)
-            if err is exc:
-                raise  # KeyboardInterrupt: still interrupts, now with a note naming the item
-            raise err from exc
-        # Fast path: a tuple of two plain ints in order. Everything else is checked in full.
-        if type(value) is tuple and len(value) == 2:
-            correct, gold = value
-            if type(correct) is int and type(gold) is int and 0 <= correct <= gold:
-                correct_total += correct
-                gold_total += gold
-                continue
-        correct, gold = _check_tally(value, shard, offset)
-        correct_total += correct
-        gold_total += gold
-    return EvaluationResult(correct_total, gold_total, offset + 1)
+    return _tally_items(shard, shard.items(), sentence_evaluator, w_vector)[0]
 
 
 #: How executors name the parts of ``shared`` in errors (e.g. one that cannot be pickled).
 evaluate_shard.shared_names = ("the sentence evaluator", "the model (w_vector)")  # type: ignore[attr-defined]
+
+
+def evaluate_shard_with_metrics(shard: Any, shared: tuple[SentenceEvaluator, Any, Callable[[Any, Any], Any],
+                                                          Sequence[Any], Resampling | None]) -> EvaluationResult:
+    """The task function of runs with metrics: ONE state for the tally and every metric.
+
+    ``shared`` is ``(sentence_evaluator, w_vector, metric_inputs, metrics, resampling)``.
+    The shard's items are read once (a path shard's files are opened once) and each item
+    goes to the sentence evaluator and to ``metric_inputs``; the returned
+    :class:`EvaluationResult` carries the metrics' states (and the shard's Poisson
+    replicate tallies) in ``metric_tally``.
+    """
+    sentence_evaluator, w_vector, metric_inputs, metrics, resampling = shared
+    items = shard.items()
+    result, preds, refs, tds = _tally_items(shard, items, sentence_evaluator, w_vector, metric_inputs)
+    file_counts: list[tuple[int, int]] | None = []
+    if resampling is not None and resampling.n_resamples and getattr(shard, "start", None) is None:
+        file_counts = _file_counts(shard, len(items))
+    tally = tally_shard_metrics(metrics, shard, preds, refs, tds, resampling, file_counts)
+    return attrs.evolve(result, metric_tally=tally)
+
+
+evaluate_shard_with_metrics.shared_names = (  # type: ignore[attr-defined]
+    "the sentence evaluator", "the model (w_vector)", "the evaluator's metric_inputs", "the metrics",
+    "the resampling options")
+
+
+def _file_counts(shard: Any, n: int) -> list[tuple[int, int]] | None:
+    """``(file index in the pool, items)`` per file of a path shard (after ``items()``); None when unknown.
+
+    A shard that knows neither its pool offset (``start``) nor its files' (``first_file``)
+    -- a third-party pool's shard -- gets no replicates, and the run no intervals (a warning).
+    """
+    first = getattr(shard, "first_file", None)
+    if first is None or not hasattr(shard, "_bounds") or not hasattr(shard, "paths"):
+        return None
+    starts = [start for start, _ in shard._bounds] + [n]
+    counts = [b - a for a, b in itertools.pairwise(starts)]
+    counts += [0] * (len(shard.paths) - len(counts))
+    return [(first + i, c) for i, c in enumerate(counts)]
 
 
 def _feature_count(w_vector: Any) -> int | None:
@@ -209,7 +284,7 @@ class EvaluatorBase:
     # ------------------------------------------------------------ seed-compatible API
     def sequentialEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                            sparkContext: Any = None, hadoop: Any = None, *,
-                           metrics: Any = None) -> EvaluationResult:
+                           metrics: Any = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
         """Evaluate every item of ``data_pool`` in this process, shard by shard.
 
         Parameters
@@ -230,6 +305,20 @@ class EvaluatorBase:
             too: ``self.metric_inputs(sent, w_vector)`` gives each item's ``(prediction,
             references)``; their global scores land in ``result.metrics`` (see
             :mod:`assay.metrics.sharded`).
+        n_resamples : int
+            Poisson bootstrap replicates for the metrics' confidence intervals (an int
+            ``>= 0``; 0: no intervals). Each score in a metric's ``ci_scores`` gets
+            ``result.metrics["<name>_ci_low"]`` / ``["<name>_ci_high"]``, and the first
+            metric's main score ``score_ci_low`` / ``score_ci_high`` (the names
+            :func:`assay.evaluate` uses). The weights are Poisson(1) per item, drawn from
+            the item's position in the pool by a counter-based generator, so the intervals
+            are the same, to the last bit, for any shard count and executor (see
+            :mod:`assay.metrics.poisson`: this is the Poisson bootstrap, whereas
+            :func:`assay.evaluate` uses the multinomial one; both give percentile intervals).
+        confidence_level : float
+            Coverage of the intervals, strictly between 0 and 1.
+        seed : int
+            Seed of the weights, an int ``>= 0``.
 
         Returns
         -------
@@ -240,15 +329,15 @@ class EvaluatorBase:
         sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
-        from assay.executors.builtin import SerialExecutor  # no plugin discovery needed to run in-process
-
+        resampling = Resampling.checked(n_resamples, confidence_level, seed, owner="sequentialEvaluate")
         with SerialExecutor(progress=False) as executor:
-            return self._run(pool, w_vector, evaluator, executor, pool.shards(), metrics=metrics)
+            return self._run(pool, w_vector, evaluator, executor, pool.shards(), metrics=metrics,
+                             resampling=resampling)
 
     def parallelEvaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                          sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                          num_shards: int | None = None, workers: int | None = None,
-                         metrics: Any = None, timeout: float | None = None) -> EvaluationResult:
+                         metrics: Any = None, timeout: float | None = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
         """Evaluate the shards of ``data_pool`` in parallel: local processes, or Spark with a ``sparkContext``.
 
         Parameters
@@ -277,6 +366,9 @@ class EvaluatorBase:
             As for :meth:`sequentialEvaluate`: each worker updates the metrics with its
             shard's items and the states merge in shard order, so the scores equal a
             sequential run's.
+        n_resamples, confidence_level, seed
+            As for :meth:`sequentialEvaluate`: the intervals are identical to a sequential
+            run's, to the last bit, whatever ``num_shards`` and the executor.
         timeout : float, optional
             The most seconds one shard may run (from when a worker starts it), passed to the
             executor given by name (``threads``, ``processes``, ``spark``, ``dask``); on expiry the
@@ -295,6 +387,7 @@ class EvaluatorBase:
         sentence_evaluator, sparkContext, hadoop = _seed_arguments(sentence_evaluator, sparkContext, hadoop)
         evaluator = self._resolve_sentence_evaluator(sentence_evaluator)
         pool = _as_pool(data_pool)
+        resampling = Resampling.checked(n_resamples, confidence_level, seed, owner="parallelEvaluate")
         if num_shards is not None and (isinstance(num_shards, bool) or not isinstance(num_shards, int)
                                        or num_shards < 1):
             raise InvalidParameterError(
@@ -303,7 +396,8 @@ class EvaluatorBase:
         runner, owned = _resolve_executor(executor, sparkContext, hadoop, workers, timeout)
         try:
             n = num_shards or pool.num_shards or SHARDS_PER_WORKER * max(1, int(getattr(runner, "workers", 1) or 1))
-            return self._run(pool, w_vector, evaluator, runner, pool.shards(n), metrics=metrics)
+            return self._run(pool, w_vector, evaluator, runner, pool.shards(n), metrics=metrics,
+                             resampling=resampling)
         finally:
             if owned:
                 runner.close()
@@ -311,19 +405,21 @@ class EvaluatorBase:
     # ------------------------------------------------------------ snake_case spellings
     def sequential_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                             sparkContext: Any = None, hadoop: Any = None, *,
-                            metrics: Any = None) -> EvaluationResult:
+                            metrics: Any = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
         """Same as :meth:`sequentialEvaluate`."""
         return self.sequentialEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
-                                       metrics=metrics)
+                                       metrics=metrics, n_resamples=n_resamples, confidence_level=confidence_level,
+                                       seed=seed)
 
     def parallel_evaluate(self, data_pool: Any, w_vector: Any, sentence_evaluator: Any = None,
                           sparkContext: Any = None, hadoop: Any = None, *, executor: Any = None,
                           num_shards: int | None = None, workers: int | None = None,
-                          metrics: Any = None, timeout: float | None = None) -> EvaluationResult:
+                          metrics: Any = None, timeout: float | None = None, n_resamples: int = 1000, confidence_level: float = 0.95, seed: int = 0) -> EvaluationResult:
         """Same as :meth:`parallelEvaluate`."""
         return self.parallelEvaluate(data_pool, w_vector, sentence_evaluator, sparkContext, hadoop,
                                      executor=executor, num_shards=num_shards, workers=workers, metrics=metrics,
-                                     timeout=timeout)
+                                     timeout=timeout, n_resamples=n_resamples, confidence_level=confidence_level,
+                                     seed=seed)
 
     # ------------------------------------------------------------ internals
     def _resolve_sentence_evaluator(self, sentence_evaluator: Any) -> SentenceEvaluator:
@@ -337,8 +433,6 @@ class EvaluatorBase:
                 )
             return self.sentence_evaluator
         if isinstance(sentence_evaluator, str):
-            from assay.plugins import load_sentence_evaluator
-
             return load_sentence_evaluator(sentence_evaluator)
         if callable(sentence_evaluator):
             return sentence_evaluator
@@ -348,24 +442,22 @@ class EvaluatorBase:
         )
 
     def _run(self, pool: DataPool, w_vector: Any, sentence_evaluator: SentenceEvaluator, executor: Any,
-             shards: Sequence[Any], metrics: Any = None) -> EvaluationResult:
-        task, shared = evaluate_shard, (sentence_evaluator, w_vector)
-        if metrics is not None:  # metric states per shard, merged in shard order (assay.metrics.sharded)
-            from assay.metrics.sharded import evaluate_shard_metrics, prepare_metrics
-
+             shards: Sequence[Any], metrics: Any = None, resampling: Resampling | None = None) -> EvaluationResult:
+        task: Callable[[Any, Any], EvaluationResult] = evaluate_shard
+        shared: tuple[Any, ...] = (sentence_evaluator, w_vector)
+        if metrics is not None:  # one state per shard: the tally and every metric's (assay.metrics.sharded)
             ms = prepare_metrics(metrics, self)  # checks that self.metric_inputs exists
-            task, shared = evaluate_shard_metrics, (sentence_evaluator, w_vector, self.metric_inputs, ms)
+            task, shared = evaluate_shard_with_metrics, (sentence_evaluator, w_vector,
+                                                         self.metric_inputs,  # type: ignore[attr-defined]
+                                                         ms, resampling)
         parts = executor.run(task, shards, shared, desc=type(self).__name__)
         if len(parts) != len(shards):  # a broken third-party executor must not shrink the total
             raise EvaluationError(
                 f"Executor {executor!r} returned {len(parts)} shard results for {len(shards)} shards."
             )
-        scores = None
-        if metrics is not None:
-            from assay.metrics.sharded import merge_shard_metrics
-
-            parts, scores = merge_shard_metrics(parts)
-        result = EvaluationResult.from_shards(parts, feature_count=_feature_count(w_vector), metrics=scores)
+        if metrics is not None:  # each shard result shows its own scores
+            parts = [attrs.evolve(p, metrics=p.metric_tally.scores(own=True)) for p in parts]
+        result = EvaluationResult.from_shards(parts, feature_count=_feature_count(w_vector))
         # Only a complete run updates the counters.
         self.correct_num = result.correct_num
         self.gold_set_size = result.gold_set_size
@@ -413,9 +505,6 @@ def _as_pool(data_pool: Any) -> DataPool:
 def _resolve_executor(executor: Any, spark_context: Any, hadoop: Any, workers: Any,
                       timeout: Any = None) -> tuple[Any, bool]:
     """``(executor object, whether we created it and must close it)``."""
-    from assay.executors.base import check_timeout
-    from assay.plugins import get_registry, load_executor
-
     options: dict[str, Any] = {} if workers is None else {"workers": workers}
     if check_timeout(timeout) is not None:
         options["timeout"] = timeout

@@ -50,7 +50,7 @@ class DefaultHandler(logging.StreamHandler):
         self.setFormatter(logging.Formatter(LOG_FORMAT))
 
     @property
-    def stream(self) -> Any:  # type: ignore[override]
+    def stream(self) -> Any:
         return sys.stderr
 
     @stream.setter

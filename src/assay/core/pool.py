@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from assay.errors import InvalidParameterError
+from assay.plugins import get_registry, load_data_format
 
 __all__ = ["DataPool", "PathPool", "PathShard", "Shard", "split_evenly"]
 
@@ -74,7 +76,7 @@ class Shard:
     at all: it inherits the pool).
     """
 
-    __slots__ = ("index", "start", "stop", "_source", "_base")
+    __slots__ = ("_base", "_source", "index", "start", "stop")
 
     def __init__(self, index: int, start: int, stop: int, source: Sequence[Any], base: int = 0) -> None:
         self.index = index
@@ -127,20 +129,26 @@ class PathShard:
         the pool was given an unregistered :class:`~assay.DataFormat` instance.
     data_format : DataFormat
         The format object itself (picklable), used by :meth:`parse` and :meth:`items`.
+    first_file : int or None
+        The index in the pool of the shard's first file (its files are the pool's files
+        ``first_file, first_file + 1, ...``): the Poisson bootstrap keys item weights by
+        (file, position in the file). None when unknown.
 
     A Spark executor reads ``paths`` with ``binaryFiles``, decodes them strictly and turns each file's text
     into items with :meth:`parse`; a local worker calls :meth:`items`.
     """
 
-    __slots__ = ("index", "paths", "format", "data_format", "_bounds")
+    __slots__ = ("_bounds", "data_format", "first_file", "format", "index", "paths")
 
     start = None  # pool offsets are unknown until the files before this shard are read
 
-    def __init__(self, index: int, paths: tuple[str, ...], format: str, data_format: Any) -> None:
+    def __init__(self, index: int, paths: tuple[str, ...], format: str, data_format: Any,
+                 first_file: int | None = None) -> None:
         self.index = index
         self.paths = tuple(paths)
         self.format = format
         self.data_format = data_format
+        self.first_file = first_file
         self._bounds: list[tuple[int, str]] = []
 
     def __len__(self) -> int:
@@ -170,7 +178,7 @@ class PathShard:
         return f"item {offset} of the shard"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (PathShard, (self.index, self.paths, self.format, self.data_format))
+        return (PathShard, (self.index, self.paths, self.format, self.data_format, self.first_file))
 
     def __repr__(self) -> str:
         return f"PathShard(index={self.index}, files={len(self.paths)}, format={self.format!r})"
@@ -363,7 +371,7 @@ class PathPool(DataPool):
     def shards(self, num_shards: int | None = None) -> list[PathShard]:  # type: ignore[override]
         """Groups of whole files, contiguous, file counts differing by at most one (default: 1 shard)."""
         n = _check_num_shards(num_shards) or self.num_shards or 1
-        return [PathShard(i, self.paths[start:stop], self.format or "", self.data_format)
+        return [PathShard(i, self.paths[start:stop], self.format or "", self.data_format, start)
                 for i, (start, stop) in enumerate(split_evenly(len(self.paths), n))]
 
 
@@ -409,8 +417,6 @@ def _expand_paths(paths_or_glob: Any) -> list[str]:
 
 def _resolve_format(format: Any, paths: Sequence[str]) -> tuple[str, Any]:
     """``(registered name or "", DataFormat instance)`` for ``format``, guessed from ``paths`` when None."""
-    from assay.plugins import get_registry, load_data_format
-
     if format is None:
         registry = get_registry("data_format")
         guessed: set[str] = set()

@@ -8,17 +8,23 @@
 (8, 10, 3, 0.8)
 >>> [s.correct_num for s in total.shards]
 [3, 5]
+
+``EvaluationResult`` is a :class:`~assay.core.tally.Tally`: the counts are additive
+fields, ``shards`` is gathered, and the states of the metrics that rode along
+(``metric_tally``) merge with it, so results that carry metrics add too.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import attrs
 
+from assay.core.tally import Tally, additive, kept, merged_by, values_equal
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = ["EvaluationResult", "UndefinedMetricWarning"]
@@ -49,8 +55,16 @@ def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value or {}))
 
 
+def _merge_tallies(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
 @attrs.frozen
-class EvaluationResult:
+class EvaluationResult(Tally):
     """What an evaluation counted: ``correct_num`` right out of ``gold_set_size``, over ``sentence_num`` items.
 
     Results are immutable and add with ``+`` (and ``sum``): the tallies add, ``shards``
@@ -70,8 +84,12 @@ class EvaluationResult:
     shards : tuple of EvaluationResult
         The per-shard results, in shard order (empty for a single shard's own result).
     metrics : mapping
-        Further named values computed on top of the tally (filled by metric helpers;
-        empty by default). Read-only.
+        Further named values computed on top of the tally: the scores of the metrics that
+        rode along (and their ``<name>_ci_low`` / ``_ci_high`` intervals), else whatever
+        was given (empty by default). Read-only.
+    metric_tally : Tally or None
+        The merged states of the metrics computed over the items
+        (:class:`assay.metrics.sharded.MetricsTally`); ``metrics`` is derived from it.
 
     Notes
     -----
@@ -79,15 +97,24 @@ class EvaluationResult:
     (correct_num + sentence_num) / (gold_set_size + sentence_num)`` (each sentence's root
     attachment counted as correct, as the seed toolkit did). A zero denominator gives
     NaN and an :class:`UndefinedMetricWarning`, never an exception.
+
+    As a :class:`~assay.core.tally.Tally`: ``correct_num``, ``gold_set_size`` and
+    ``sentence_num`` are additive; ``shards`` gathers (a result without shards is its own
+    single shard); ``feature_count`` is kept when both sides agree (else None);
+    ``metric_tally`` merges (metric states in shard order); ``metrics`` is recomputed
+    from the merged ``metric_tally`` when there is one, else two mappings merge when they
+    agree on shared keys (an :class:`InvalidParameterError` otherwise).
     """
 
-    correct_num: int = attrs.field(validator=_check_count("correct_num"))
-    gold_set_size: int = attrs.field(validator=_check_count("gold_set_size"))
-    sentence_num: int = attrs.field(default=0, validator=_check_count("sentence_num"))
-    feature_count: int | None = attrs.field(default=None, validator=_check_feature_count, kw_only=True)
-    shards: tuple[EvaluationResult, ...] = attrs.field(default=(), converter=tuple, repr=False, kw_only=True)
-    metrics: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping, repr=False, kw_only=True,
-                                             eq=attrs.cmp_using(eq=lambda a, b: dict(a) == dict(b)))
+    correct_num: int = additive(attrs.NOTHING, validator=_check_count("correct_num"))
+    gold_set_size: int = additive(attrs.NOTHING, validator=_check_count("gold_set_size"))
+    sentence_num: int = additive(0, validator=_check_count("sentence_num"))
+    feature_count: int | None = kept(None, fn=lambda a, b: _merge_feature_count(a, b),
+                                     validator=_check_feature_count, kw_only=True)
+    shards: tuple[EvaluationResult, ...] = kept((), converter=tuple, repr=False, kw_only=True)
+    metrics: Mapping[str, Any] = kept(None, converter=_freeze_mapping, repr=False, kw_only=True,
+                                      eq=attrs.cmp_using(eq=lambda a, b: values_equal(dict(a), dict(b))))
+    metric_tally: Any = merged_by(_merge_tallies, default=None, repr=False, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         if self.correct_num > self.gold_set_size:
@@ -97,7 +124,7 @@ class EvaluationResult:
 
     def __reduce__(self) -> tuple[Any, ...]:  # the read-only metrics view does not pickle by itself
         return (_rebuild, (self.correct_num, self.gold_set_size, self.sentence_num, self.feature_count,
-                           self.shards, dict(self.metrics)))
+                           self.shards, dict(self.metrics), self.metric_tally))
 
     # ------------------------------------------------------------ derived values
     @property
@@ -122,27 +149,23 @@ class EvaluationResult:
     def _parts(self) -> tuple[EvaluationResult, ...]:
         return self.shards if self.shards else (self,)
 
-    def __add__(self, other: object) -> EvaluationResult:
-        if not isinstance(other, EvaluationResult):
-            return NotImplemented
-        return EvaluationResult(
-            correct_num=self.correct_num + other.correct_num,
-            gold_set_size=self.gold_set_size + other.gold_set_size,
-            sentence_num=self.sentence_num + other.sentence_num,
-            feature_count=_merge_feature_count(self.feature_count, other.feature_count),
-            shards=self._parts() + other._parts(),
-            metrics=_merge_metrics(self.metrics, other.metrics),
-        )
-
-    def __radd__(self, other: object) -> EvaluationResult:
-        if isinstance(other, int) and not isinstance(other, bool) and other == 0:  # sum() starts at 0
-            return self
-        return NotImplemented
+    def _merged_with(self, other: EvaluationResult) -> EvaluationResult:
+        values = self.merge_values(other)
+        values["shards"] = self._parts() + other._parts()
+        tally = values["metric_tally"]
+        if tally is not None:
+            values["metrics"] = tally.scores()
+        else:
+            values["metrics"] = _merge_metrics(self.metrics, other.metrics)
+        return EvaluationResult(**values)
 
     @classmethod
     def from_shards(cls, shards: Iterable[EvaluationResult], *, feature_count: int | None = None,
                     metrics: Mapping[str, Any] | None = None) -> EvaluationResult:
         """The total of per-shard results (in the given order), keeping them as ``shards``.
+
+        Their metric tallies merge in the given order; ``metrics`` (when not given) are
+        the scores of the merged tally.
 
         >>> parts = [EvaluationResult(1, 2, 1), EvaluationResult(0, 0, 0), EvaluationResult(3, 3, 1)]
         >>> r = EvaluationResult.from_shards(parts, feature_count=7)
@@ -155,13 +178,19 @@ class EvaluationResult:
                 raise InvalidParameterError(
                     f"The 'shards' parameter must hold EvaluationResult objects. Got {type(part).__name__} at {i}."
                 )
+        tally = None
+        for part in parts:  # shard order
+            tally = _merge_tallies(tally, part.metric_tally)
+        if metrics is None and tally is not None:
+            metrics = tally.scores()
         return cls(
             correct_num=sum(p.correct_num for p in parts),
             gold_set_size=sum(p.gold_set_size for p in parts),
             sentence_num=sum(p.sentence_num for p in parts),
             feature_count=feature_count,
             shards=parts,
-            metrics=metrics,
+            metrics=metrics if metrics is not None else {},
+            metric_tally=tally,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,9 +213,10 @@ class EvaluationResult:
 
 
 def _rebuild(correct_num: int, gold_set_size: int, sentence_num: int, feature_count: int | None,
-             shards: tuple[EvaluationResult, ...], metrics: dict[str, Any]) -> EvaluationResult:
+             shards: tuple[EvaluationResult, ...], metrics: dict[str, Any],
+             metric_tally: Any = None) -> EvaluationResult:
     return EvaluationResult(correct_num, gold_set_size, sentence_num, feature_count=feature_count,
-                            shards=shards, metrics=metrics)
+                            shards=shards, metrics=metrics, metric_tally=metric_tally)
 
 
 def _merge_feature_count(a: int | None, b: int | None) -> int | None:
@@ -198,25 +228,11 @@ def _merge_feature_count(a: int | None, b: int | None) -> int | None:
     return None
 
 
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):  # e.g. numpy arrays: compare element-wise
-        try:
-            import numpy as np
-
-            return bool(np.array_equal(a, b))
-        except Exception:  # noqa: BLE001 - incomparable values count as different
-            return False
-
-
 def _merge_metrics(a: Mapping[str, Any], b: Mapping[str, Any]) -> Mapping[str, Any]:
     """Metrics are not additive in general: keys may be shared only with equal values."""
     merged = dict(a)
     for key, value in b.items():
-        if key in merged and not _same(merged[key], value):
+        if key in merged and not values_equal(merged[key], value):
             raise InvalidParameterError(
                 f"Cannot add EvaluationResults whose metrics[{key!r}] differ ({merged[key]!r} and {value!r}); "
                 "merge the metric states and compute the metric on the total instead."

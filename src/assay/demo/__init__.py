@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import attrs
 

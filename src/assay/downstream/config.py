@@ -217,9 +217,13 @@ def load_config(path: str | Path) -> dict:
     return config
 
 
-def _expect_str_list(cfg: Any, origins: _Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False) -> None:
+def _expect_str_list(
+    cfg: Any, origins: _Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False
+) -> list[str | int]:
+    """``cfg`` when it is a list of names (strings or integers), non-empty unless ``allow_empty``."""
     if not isinstance(cfg, list) or (not cfg and not allow_empty) or not all(isinstance(v, (str, int)) for v in cfg):
         raise _fail(origins, root, path, "a non-empty list of names", cfg)
+    return cfg
 
 
 def _unknown(mapping: dict, allowed: tuple[str, ...] | list[str], origins: _Origins, root: str,
@@ -314,8 +318,7 @@ def validate_config(config: dict, *, origins: Any = None, root: str = "<config>"
             else:
                 _expect_str_list(aggs, origins, root, at + ("prediction_models", pm, "aggregations"),
                                  allow_empty=True)
-    tasks = config.get("tasks")
-    _expect_str_list(tasks, origins, root, ("tasks",))
+    tasks = _expect_str_list(config.get("tasks"), origins, root, ("tasks",))
     params = config.get("task_params", {})
     if not isinstance(params, dict):
         raise _fail(origins, root, ("task_params",), "a mapping of task -> parameters", params)

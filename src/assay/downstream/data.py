@@ -19,8 +19,9 @@ Reference segmentations may live in a shared folder (``references`` in the confi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import attrs
 import numpy as np

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import string
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import attrs
 
@@ -14,6 +16,13 @@ from assay.configfile import key_path
 from assay.errors import ConfigError
 
 __all__ = ["ExperimentVersion", "build_grid"]
+
+
+def _setting_path(i: int, pred_model: Any, model_settings: Any, key: str) -> tuple[Any, ...]:
+    """The key path of setting ``key`` of experiment ``i``: in its prediction model when set there."""
+    if key in model_settings:
+        return ("experiments", i, "prediction_models", pred_model, key)
+    return ("experiments", i, key)
 
 
 @attrs.frozen
@@ -132,9 +141,7 @@ def build_grid(config: dict, *, origin: Callable[[tuple[Any, ...]], str] | None 
             settings = {k: v for k, v in exp.items() if k not in ("iter_params", "prediction_models", "name")}
             settings.update(model_settings)
 
-            def at(key: str) -> tuple[Any, ...]:
-                return (("experiments", i, "prediction_models", params["pred_model"], key) if key in model_settings
-                        else ("experiments", i, key))
+            at = functools.partial(_setting_path, i, params["pred_model"], model_settings)
 
             scheme = settings.get("naming_scheme_version")
             fields = {**{k: v for k, v in settings.items() if isinstance(v, (str, int))}, **params}

@@ -177,7 +177,7 @@ def _image_job(job: tuple, shared: dict) -> dict[str, Any]:
     version: ExperimentVersion = shared["versions"][vi]
     tasks: dict[str, Task] = shared["tasks"]
     needs = set().union(*(tasks[k].needs for k in keys))
-    kinds = [k for k in ("pred_seg", "pred_samples", "ref_segs") if k in needs]
+    kinds: list[str] = [k for k in ("pred_seg", "pred_samples", "ref_segs") if k in needs]
     if needs & {"uncertainty", "aggregated"}:
         kinds += list(version.unc_types)
     ref_dir = version.reference_dir(split, shared["base_path"])
@@ -193,6 +193,12 @@ def _image_job(job: tuple, shared: dict) -> dict[str, Any]:
         task = tasks[key]
         out[key] = task.fit_image(image, ctx) if phase == "fit" else task.image_metrics(image, ctx)
     return out
+
+
+# One pass of run_experiments: (task key, version index, split) -> image id -> the task's result,
+# and the task contexts under the same keys.
+_Gathered = dict[tuple[str, int, str], dict[str, Any]]
+_Contexts = dict[tuple[str, int, str], TaskContext]
 
 
 def _context(p: _Planned, v: ExperimentVersion, split: str, aggs: dict, base_path: str, fitted: Any) -> TaskContext:
@@ -244,9 +250,10 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
             images[(vi, split)] = list_images(versions[vi].data_dir / split)
         return images[(vi, split)]
 
-    def run_pass(phase: str, fitted: dict) -> dict[tuple[str, int, str], dict[str, Any]]:
+    def run_pass(phase: str, fitted: dict) -> tuple[_Gathered, _Contexts]:
+        """One pass over the images: the per-image results and the task contexts they were computed in."""
         grouped: dict[tuple[int, str], list[str]] = defaultdict(list)
-        contexts = {}
+        contexts: _Contexts = {}
         for p in planned:
             splits = ((p.task.fit_split,) if p.task.fit_split else ()) if phase == "fit" else p.datasets
             for vi, v in enumerate(versions):
@@ -257,20 +264,19 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                         grouped[(vi, split)].append(p.key)
         total = sum(len(ids(vi, split)) for vi, split in grouped)
         size = max(1, -(-total // (4 * max(1, int(getattr(ex, "workers", 1) or 1)))))  # ~4 chunks per worker
-        jobs = []
+        jobs: list[tuple[int, str, tuple[str, ...], tuple[str, ...], str]] = []
         for (vi, split), keys in grouped.items():
             names = ids(vi, split)
             jobs += [(vi, split, tuple(names[i:i + size]), tuple(keys), phase) for i in range(0, len(names), size)]
         shared = {"versions": versions, "tasks": tasks, "contexts": contexts, "aggregations": aggs,
                   "base_path": base_path}
         results = ex.run(_chunk_job, jobs, shared, progress=progress, desc=f"assay run ({phase})") if jobs else []
-        gathered: dict[tuple[str, int, str], dict[str, Any]] = defaultdict(dict)
-        for (vi, split, image_ids, keys, _), chunk in zip(jobs, results):
+        gathered: _Gathered = defaultdict(dict)
+        for (vi, split, image_ids, job_keys, _), chunk in zip(jobs, results):
             for image_id, res in zip(image_ids, chunk):
-                for key in keys:
+                for key in job_keys:
                     gathered[(key, vi, split)][image_id] = res[key]
-        gathered["__contexts__"] = contexts  # type: ignore[index]
-        return gathered
+        return gathered, contexts
 
     signature = run_signature(planned, objects).to_string()
     written: list[Path] = []
@@ -278,15 +284,13 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     try:
         fitted: dict[tuple[str, int], Any] = {}
         if any(p.task.fit_split for p in planned):
-            fit_results = run_pass("fit", {})
-            contexts = fit_results.pop("__contexts__")  # type: ignore[arg-type]
+            fit_results, contexts = run_pass("fit", {})
             for p in planned:
                 if p.task.fit_split:
                     for vi in range(len(versions)):
                         ctx = contexts[(p.key, vi, p.task.fit_split)]
                         fitted[(p.key, vi)] = p.task.fit(fit_results.get((p.key, vi, p.task.fit_split), {}), ctx)
-        results = run_pass("eval", fitted)
-        contexts = results.pop("__contexts__")  # type: ignore[arg-type]
+        results, contexts = run_pass("eval", fitted)
         for p in planned:
             for vi, v in enumerate(versions):
                 groups = [p.datasets] if p.task.combine_splits else [(s,) for s in p.datasets]

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import pickle
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from assay.executors._shared import missing_on_worker, shared_value
 

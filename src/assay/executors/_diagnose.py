@@ -11,6 +11,7 @@ import ast
 import multiprocessing
 import pickle
 import sys
+from types import FrameType
 from typing import Any
 
 from assay.errors import InvalidParameterError
@@ -72,7 +73,7 @@ def unguarded_main_call() -> tuple[str, int] | None:
     path = getattr(main, "__file__", None)
     if main is None or not path:
         return None  # interactive, python -c: nothing is re-imported
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "<module>" and frame.f_globals is vars(main):
             break

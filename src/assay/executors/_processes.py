@@ -38,6 +38,7 @@ Nothing hangs, nothing is left behind:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -48,20 +49,41 @@ import threading
 import time
 import traceback
 from collections import deque
+from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Sequence
+from typing import Any, Literal
 
 from assay.errors import EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors._diagnose import main_guard_error, unguarded_main_call, unpicklable_part
-from assay.executors.base import (Executor, RemoteTraceback, TaskFunction, _raise_interrupted, check_timeout,
-                                  task_label, terminate_as_interrupt)
+from assay.executors.base import (
+    Executor,
+    RemoteTraceback,
+    TaskFunction,
+    _raise_interrupted,
+    check_timeout,
+    task_label,
+    terminate_as_interrupt,
+)
 
 __all__ = ["ProcessExecutor", "base_exception_error", "default_start_method"]
 
-_START_METHODS = ("fork", "spawn", "forkserver")
+StartMethod = Literal["fork", "spawn", "forkserver"]
+_START_METHODS: tuple[StartMethod, ...] = ("fork", "spawn", "forkserver")
 
 
-def default_start_method() -> str:
+def _check_start_method(method: object) -> StartMethod:
+    """``method`` when it is a start method this platform offers, else the error naming them."""
+    available = multiprocessing.get_all_start_methods()
+    for known in _START_METHODS:
+        if method == known and known in available:
+            return known
+    raise InvalidParameterError(
+        f"The 'start_method' parameter of the processes executor must be one of "
+        f"{', '.join(repr(m) for m in available)}. Got {method!r} instead."
+    )
+
+
+def default_start_method() -> StartMethod:
     """``fork`` on Linux (workers inherit data and model), ``spawn`` elsewhere (fork is unsafe on macOS)."""
     available = multiprocessing.get_all_start_methods()
     if sys.platform.startswith("linux") and "fork" in available:
@@ -96,7 +118,8 @@ def base_exception_error(exc: BaseException, label: int, where: str) -> Evaluati
     tb = exc.__traceback__
     while tb is not None:  # the innermost frame that knows the shard and the offset
         local = tb.tb_frame.f_locals
-        shard, offset = local.get("shard"), local.get("offset")
+        shard: Any = local.get("shard")
+        offset = local.get("offset")
         if callable(getattr(shard, "pool_index", None)) and isinstance(offset, int) and offset >= 0:
             try:
                 item = shard.pool_index(offset)
@@ -170,10 +193,8 @@ def _worker(conn: Connection, fn: TaskFunction, tasks: Sequence[Any] | None, sha
     if parent_pid:
         _die_with_parent(parent_pid, start_method)
     for other in inherited:  # the parent's ends of the pipes, copied by fork: close them here
-        try:
+        with contextlib.suppress(OSError):
             other.close()
-        except OSError:
-            pass
     try:
         conn.send_bytes(pickle.dumps(("ready", -1, None)))
     except OSError:
@@ -282,15 +303,7 @@ class ProcessExecutor(Executor):
     def __init__(self, *, workers: int | None = None, progress: bool | None = None,
                  start_method: str | None = None, timeout: float | None = None) -> None:
         super().__init__(workers=workers, progress=progress)
-        if start_method is None:
-            start_method = default_start_method()
-        available = multiprocessing.get_all_start_methods()
-        if start_method not in _START_METHODS or start_method not in available:
-            raise InvalidParameterError(
-                f"The 'start_method' parameter of the processes executor must be one of "
-                f"{', '.join(repr(m) for m in available)}. Got {start_method!r} instead."
-            )
-        self.start_method = start_method
+        self.start_method = _check_start_method(default_start_method() if start_method is None else start_method)
         self.timeout = check_timeout(timeout, "processes")
 
     def __repr__(self) -> str:
@@ -307,8 +320,8 @@ class ProcessExecutor(Executor):
         if not inherit:
             if getattr(multiprocessing.current_process(), "_inheriting", False):
                 # We are a worker importing the main script that started us: refuse loudly.
-                where = unguarded_main_call() or (getattr(sys.modules.get("__main__"), "__file__", "?"), 0)
-                raise main_guard_error(method, where)
+                main_at = unguarded_main_call() or (getattr(sys.modules.get("__main__"), "__file__", "?"), 0)
+                raise main_guard_error(method, main_at)
             where = unguarded_main_call()
             if where is not None:
                 raise main_guard_error(method, where)
@@ -327,7 +340,8 @@ class ProcessExecutor(Executor):
                 parent_ends: list[Connection] = []
                 for _ in range(min(self.workers, len(tasks))):
                     parent_end, child_end = ctx.Pipe(duplex=True)
-                    process = ctx.Process(
+                    # every concrete context has Process; typeshed's get_context(str) answers BaseContext
+                    process = ctx.Process(  # type: ignore[attr-defined]
                         target=_worker,
                         args=(child_end, fn, tasks if inherit else None, shared,
                               list(parent_ends) if inherit else [], os.getpid(), method),
@@ -378,6 +392,7 @@ class ProcessExecutor(Executor):
         pending = deque(range(len(tasks)))
         idle = list(reversed(workers))
         busy: dict[Any, _Worker] = {}
+        worker: _Worker | None
         remaining = len(tasks)
         bar = self._bar(len(tasks), progress, desc)
         try:
@@ -391,7 +406,7 @@ class ProcessExecutor(Executor):
                         worker.conn.send((number, None if inherit else tasks[number]))
                     except (BrokenPipeError, ConnectionError, EOFError):
                         pass  # it died: its sentinel says so below
-                    except Exception as exc:  # noqa: BLE001 - an unpicklable task (spawn / forkserver)
+                    except Exception as exc:
                         label = task_label(tasks[number], number)
                         raise InvalidParameterError(
                             f"Shard {label} cannot be pickled to send it to a worker process (start method "
@@ -403,8 +418,8 @@ class ProcessExecutor(Executor):
                 if self.timeout is not None:
                     timeout = max(0.0, min(w.started for w in busy.values()) + self.timeout - time.monotonic())
                 ready = wait(list(busy), timeout=timeout)
-                if not ready and timeout is not None:
-                    self._raise_timeout(busy, tasks)
+                if not ready and self.timeout is not None:
+                    self._raise_timeout(busy, tasks, self.timeout)
                 for handle in ready:
                     worker = busy.get(handle)
                     if worker is None or worker.task is None:
@@ -420,9 +435,9 @@ class ProcessExecutor(Executor):
                     worker.task = None
                     del busy[worker.conn], busy[worker.process.sentinel]
                     if kind == "err":
-                        exc, cause, tb = pickle.loads(payload)
-                        _chain(exc, cause, tb)
-                        raise exc
+                        error, cause, tb = pickle.loads(payload)
+                        _chain(error, cause, tb)
+                        raise error
                     results[answered] = payload
                     remaining -= 1
                     bar.update(1)
@@ -430,12 +445,12 @@ class ProcessExecutor(Executor):
         finally:
             bar.close()
 
-    def _raise_timeout(self, busy: dict[Any, _Worker], tasks: list[Any]) -> None:
+    def _raise_timeout(self, busy: dict[Any, _Worker], tasks: list[Any], timeout: float) -> None:
         now = time.monotonic()
         running = sorted({w.task for w in busy.values() if w.task is not None})
         started = {w.task: w.started for w in busy.values() if w.task is not None}
-        late = [n for n in running if now - started[n] >= self.timeout - 1e-3] or running[:1]
-        raise _timeout_error(late, tasks, running, self.timeout, "processes",
+        late = [n for n in running if now - started[n] >= timeout - 1e-3] or running[:1]
+        raise _timeout_error(late, tasks, running, timeout, "processes",
                              "every worker was killed and reaped")
 
     @staticmethod
@@ -462,10 +477,8 @@ class ProcessExecutor(Executor):
         """Stop and reap every worker: ask idle ones to leave after a success, else terminate, then kill."""
         for worker in workers:
             if graceful and worker.task is None and worker.process.is_alive():
-                try:
+                with contextlib.suppress(OSError):
                     worker.conn.send(None)
-                except OSError:
-                    pass
             elif worker.process.is_alive():  # after an error, a timeout or an interruption: stop it now
                 worker.process.terminate()
         deadline = time.monotonic() + (5.0 if graceful else self.kill_grace)
@@ -476,10 +489,8 @@ class ProcessExecutor(Executor):
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
-            try:
+            with contextlib.suppress(ValueError):  # pragma: no cover
                 worker.process.close()
-            except ValueError:  # pragma: no cover
-                pass
 
 
 def _timeout_error(late: list[int], tasks: list[Any], running: list[int], timeout: float, executor: str,

@@ -27,7 +27,8 @@ import gc
 import json
 import posixpath
 import re
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from assay.core.pool import PathShard
@@ -170,7 +171,8 @@ class LoadedPathShard(PathShard):
     __slots__ = ("_texts", "_items")
 
     def __init__(self, shard: PathShard, texts: list[tuple[str, bytes]]) -> None:
-        super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format)
+        super().__init__(shard.index, tuple(path for path, _ in texts), shard.format, shard.data_format,
+                         shard.first_file)
         self._texts = texts
         self._items: list[Any] | None = None
 
@@ -189,7 +191,8 @@ class LoadedPathShard(PathShard):
         return items
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LoadedPathShard, (PathShard(self.index, self.paths, self.format, self.data_format), self._texts))
+        return (LoadedPathShard, (PathShard(self.index, self.paths, self.format, self.data_format, self.first_file),
+                                  self._texts))
 
 
 def path_key(path: str) -> str:

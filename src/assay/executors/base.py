@@ -94,8 +94,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar
 
 from assay.errors import InvalidParameterError
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from assay.executors._processes import ProcessExecutor, _timeout_error, base_exception_error
 from assay.executors.base import Executor, TaskFunction, check_timeout, task_label, terminate_as_interrupt

@@ -41,13 +41,14 @@ this executor is created.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import time
 import uuid
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from assay.errors import (AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError,
-                          WorkerDiedError)
+from assay.errors import AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, check_timeout, cpu_count, task_label
 from assay.plugins.deps import require
 
@@ -203,10 +204,10 @@ class DaskExecutor(Executor):
             self._wait(client, futures, labels, token, progress, desc)
             return client.gather(futures)
         finally:
-            try:  # frees the results and the scattered model on the workers
+            # frees the results and the scattered model on the workers; a client that lost its
+            # scheduler fails here with anything at all: keep the run's own error
+            with contextlib.suppress(Exception):
                 client.cancel(futures + [scattered])
-            except Exception:  # noqa: BLE001 - a client that lost its scheduler: keep the run's own error
-                pass
 
     def _wait(self, client: Any, futures: list[Any], labels: list[int], token: str, progress: bool | None,
               desc: str | None) -> None:
@@ -297,7 +298,7 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
     from assay.executors._dask_tasks import EVENTS
 
     starts: dict[int, int] = {}
-    running: dict[int, str] = {}  # position -> the worker it last started on, for shards with no end since
+    running: dict[int, Any] = {}  # position -> the worker it last started on, for shards with no end since
     try:
         events = client.get_events(EVENTS)
         alive = set(client.scheduler_info()["workers"])
@@ -307,6 +308,8 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
         if not isinstance(msg, dict) or msg.get("token") != token:
             continue
         position = msg.get("position")
+        if not isinstance(position, int):  # not one of this run's shard events
+            continue
         if msg.get("event") == "start":
             starts[position] = starts.get(position, 0) + 1
             running[position] = msg.get("worker")
@@ -337,7 +340,7 @@ def _dumps_shared(fn: TaskFunction, shared: Any) -> bytes:
 
     try:
         return cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as exc:  # noqa: BLE001 - say what could not be shipped
+    except Exception as exc:
         names = getattr(fn, "shared_names", None)
         parts = list(shared) if isinstance(shared, tuple) else [shared]
         if not (names and len(names) == len(parts)):

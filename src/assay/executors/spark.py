@@ -56,12 +56,12 @@ import re
 import sys
 import threading
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from assay.core.pool import PathShard, split_evenly
-from assay.errors import (AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError,
-                          WorkerDiedError)
+from assay.errors import AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors._java import ensure_java_home
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
 from assay.plugins.deps import require
@@ -283,7 +283,7 @@ class SparkExecutor(Executor):
         labels = [task_label(task, i) for i, task in enumerate(tasks)]
         try:
             payload = cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - say what could not be shipped
+        except Exception as exc:
             raise InvalidParameterError(
                 "The shared objects (sentence evaluator and model) must be picklable to be broadcast to "
                 f"the Spark executors; pickling failed with {type(exc).__name__}: {exc}"
@@ -299,10 +299,8 @@ class SparkExecutor(Executor):
                     rdd = self._task_rdd(sc, tasks, labels, fn, token, broadcast, done)
                 pairs = self._collect(sc, rdd, len(tasks), labels, token, progress, desc, done)
         finally:
-            try:
+            with contextlib.suppress(Exception):  # e.g. the context died with the job: keep the job's error
                 broadcast.destroy()
-            except Exception:  # noqa: BLE001 - e.g. the context died with the job: keep the job's error
-                pass
         results: list[Any] = [None] * len(tasks)
         seen = set()
         for position, result in pairs:
@@ -378,7 +376,7 @@ class SparkExecutor(Executor):
             bar.update(n_tasks - shown[0])  # the last tasks may finish between two polls
             shown[0] = n_tasks
             return pairs
-        except Exception as exc:  # noqa: BLE001 - translated below when it is a Spark job failure
+        except Exception as exc:
             if expired.is_set():
                 finished = set(done.value)
                 running = [labels[i] for i in range(n_tasks) if i not in finished]
@@ -470,13 +468,13 @@ def _translate(exc: BaseException, labels: list[int], python: str | None = None)
     if missing and not decode_failures(text):
         match = _TASK_NUMBER.search(text)
         label = labels[int(match.group(1))] if match and int(match.group(1)) < len(labels) else None
-        error = WorkerDiedError(
+        died = WorkerDiedError(
             f"The Spark executors' Python ({python or 'python3'}) cannot import {missing.group(1)!r}, so no shard "
             "ran. Install assay and the plugins the evaluation uses in the executors' Python, or point Spark at "
             "an interpreter that has them: set PYSPARK_PYTHON (or the spark.pyspark.python setting) before the "
             "SparkContext is created.", shard=label)
-        error.__cause__ = RemoteTraceback(text[-4000:])
-        return error
+        died.__cause__ = RemoteTraceback(text[-4000:])
+        return died
     failures = decode_failures(text)
     if failures:
         failure = failures[-1]  # the last attempt
@@ -554,7 +552,7 @@ def regroup_files(sc: Any, shards: Sequence[PathShard]) -> list[PathShard]:
             f"Got {commas[0]!r}; rename it or evaluate without hadoop=True."
         )
     first = shards[0]
-    return [PathShard(shard.index, tuple(files[start:stop]), first.format, first.data_format)
+    return [PathShard(shard.index, tuple(files[start:stop]), first.format, first.data_format, start)
             for shard, (start, stop) in zip(shards, split_evenly(len(files), len(shards)))]
 
 

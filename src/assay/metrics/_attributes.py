@@ -27,7 +27,8 @@ import difflib
 import inspect
 import numbers
 import types
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from assay.errors import InvalidParameterError
 
@@ -86,7 +87,7 @@ OPTION_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "vectorized": (_is_bool, "a bool"),
     "per_instance": (_is_bool, "a bool"),
     "needs_references": (_is_bool, "a bool"),
-    "n_stats": (lambda v: v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1),
+    "n_stats": (lambda v: v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= 1),
                 "None or a positive int"),
     "examples": (lambda v: v is None or (isinstance(v, list) and all(isinstance(x, Mapping) for x in v)),
                  "None or a list of dicts"),

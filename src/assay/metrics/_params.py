@@ -7,11 +7,17 @@ functions and the metric base call these; each is a thin keyword-only adapter ov
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from assay import validation
 
-__all__ = ["check_confidence_level", "check_n_resamples", "check_seed", "check_str"]
+__all__ = ["check_confidence_level", "check_n_resamples", "check_resampling", "check_seed", "check_str", "new_seed"]
+
+
+def new_seed() -> int:
+    """A fresh seed in ``[0, 2**63)`` from the operating system's entropy (recorded in the results)."""
+    return secrets.randbits(63)
 
 
 def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = True, owner: str | None = None) -> int | None:
@@ -28,6 +34,12 @@ def check_n_resamples(n_resamples: Any, *, name: str = "n_resamples", minimum: i
 def check_confidence_level(level: Any, *, name: str = "confidence_level", owner: str | None = None) -> float:
     """``level`` as a float strictly between 0 and 1 (not a bool, not NaN)."""
     return validation.check_number(level, name, low=0, high=1, closed="neither", owner=owner)
+
+
+def check_resampling(n_resamples: Any, confidence_level: Any, *, owner: str = "assay.evaluate") -> int:
+    """The resampling options of ``evaluate`` and ``compare``: ``n_resamples`` back, ``confidence_level`` checked."""
+    check_confidence_level(confidence_level, owner=owner)
+    return check_n_resamples(n_resamples, owner=owner)
 
 
 def check_str(value: Any, *, name: str, owner: str | None = None, allow_empty: bool = True,

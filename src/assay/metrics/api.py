@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
-from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
-from assay.metrics.base import Metric
+from assay.metrics._params import check_resampling, check_seed, new_seed
 from assay.metrics.catalog import check_collisions, resolve_metrics
 from assay.metrics.ci import CI_METHODS, intervals
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable
@@ -32,16 +32,6 @@ from assay.metrics.significance import Comparison, compare
 from assay.provenance import evaluation_signature
 
 __all__ = ["Comparison", "EvaluationResults", "compare", "evaluate", "load_results", "new_seed"]
-
-
-def new_seed() -> int:
-    """A fresh seed from the operating system's entropy (recorded in the results)."""
-    return int(np.random.SeedSequence().entropy % (2**63))
-
-
-def _check_resampling(n_resamples: Any, confidence_level: Any, owner: str = "assay.evaluate") -> int:
-    check_confidence_level(confidence_level, owner=owner)
-    return check_n_resamples(n_resamples, owner=owner)
 
 
 def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None,
@@ -85,7 +75,7 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         ``results.info["signature"]`` is the provenance line (:mod:`assay.provenance`):
         metrics with their options and conventions, resampling, versions.
     """
-    n_resamples = _check_resampling(n_resamples, confidence_level)
+    n_resamples = check_resampling(n_resamples, confidence_level)
     seed = check_seed(seed, owner="assay.evaluate")
     if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
         raise InvalidParameterError(f"'ci_method' must be one of {', '.join(CI_METHODS)}; got {ci_method!r}.")
@@ -144,6 +134,7 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     ref_list = references.tolist() if isinstance(references, np.ndarray) else references
     instances = []
     for j in range(n):
+        sc: dict[str, Any]  # the instance's scores, then "score" / "score_name" for the main one
         if len(per_inst) == 1:
             sc = dict(per_inst[0][j])
         else:

@@ -15,10 +15,13 @@ import operator
 import types
 import typing
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+import attrs
 import numpy as np
 
+from assay.core.tally import Tally, additive, gathered, kept
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import check_class_attributes
@@ -107,30 +110,24 @@ def metric_name(metric: Any) -> str:
 
 
 # --------------------------------------------------------------------------- state
-class MetricState:
-    """What a metric has seen: additive totals, or the gathered intermediates.
+@attrs.define(eq=True)
+class MetricState(Tally):
+    """What a metric has seen: a :class:`~assay.core.tally.Tally` with additive totals or gathered intermediates.
 
-    ``totals`` (additive metrics) is the sum of the statistics rows, ``n`` the number of
-    instances. ``chunks`` (other metrics) holds the intermediates of each ``update`` in
-    order; :meth:`intermediates` joins them. ``start`` is the position of the state's
-    first instance in the whole data (0, except for the state of one shard of a sharded
-    run): error messages name instance ``start + i``, the position in the pool.
+    ``totals`` (additive metrics; additive field, ``None`` until the first update) is the
+    sum of the statistics rows, ``n`` (additive) the number of instances. ``chunks``
+    (gathered field; other metrics) holds the intermediates of each ``update`` in order;
+    :meth:`intermediates` joins them. ``start`` (kept from the left operand) is the
+    position of the state's first instance in the whole data (0, except for the state of
+    one shard of a sharded run): error messages name instance ``start + i``, the position
+    in the pool. States merge with ``+`` / :meth:`~assay.core.tally.Tally.merge` in shard
+    order, compare equal by value and pickle.
     """
 
-    __slots__ = ("totals", "n", "chunks", "start")
-
-    def __init__(self) -> None:
-        self.totals: np.ndarray | None = None
-        self.n = 0
-        self.chunks: list[Any] = []
-        self.start = 0
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"totals": self.totals, "n": self.n, "chunks": self.chunks, "start": self.start}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.totals, self.n, self.chunks = state["totals"], state["n"], state["chunks"]
-        self.start = state.get("start", 0)
+    totals: np.ndarray | None = additive(None)
+    n: int = additive(0)
+    chunks: list[Any] = gathered([])
+    start: int = kept(0)
 
     def intermediates(self) -> Any:
         return concat_intermediates(self.chunks)
@@ -384,7 +381,12 @@ class Metric:
     def update(self, predictions: Any, references: Any = None, task_data: Any = None) -> Metric:
         """Add a batch of instances to the state (returns ``self``)."""
         st = self.state
-        inter = self.map_all(predictions, references, task_data, offset=st.start + st.n)
+        return self.absorb(self.map_all(predictions, references, task_data, offset=st.start + st.n))
+
+    def absorb(self, intermediates: Any) -> Metric:
+        """Add already mapped intermediates (``map_all``'s output) to the state (returns ``self``)."""
+        st = self.state
+        inter = intermediates
         if self.additive:
             if len(inter):
                 s = inter.sum(axis=0)
@@ -395,7 +397,11 @@ class Metric:
         return self
 
     def merge(self, *others: Metric) -> Metric:
-        """Merge other metrics' states into this one, in the order given (returns ``self``)."""
+        """Merge other metrics' states into this one, in the order given (returns ``self``).
+
+        The states are :class:`MetricState` tallies: totals add, gathered chunks
+        concatenate in the order given (shard order).
+        """
         st = self.state
         for other in others:
             if type(other) is not type(self):
@@ -403,12 +409,10 @@ class Metric:
                     f"Cannot merge a {type(other).__name__} into a {type(self).__name__}: both must be the same metric."
                 )
             ost = other.state
-            if self.additive:
-                if ost.totals is not None:
-                    st.totals = ost.totals.copy() if st.totals is None else _add_totals(st.totals, ost.totals, self)
-            else:
-                st.chunks.extend(ost.chunks)
-            st.n += ost.n
+            if self.additive and st.totals is not None and ost.totals is not None:
+                _add_totals(st.totals, ost.totals, self)  # the shape check, with the metric's name
+            st = st + ost
+        self.__dict__["_state"] = st
         return self
 
     def compute(self) -> dict[str, Any]:

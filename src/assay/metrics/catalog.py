@@ -11,7 +11,8 @@ clash of score names between metrics is an error that asks for ``score_prefix``.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.metrics._params import check_str

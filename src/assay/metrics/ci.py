@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,9 @@ CI_METHODS = ("percentile", "bca", "wilson")
 
 
 def _stack(metrics: Sequence[Metric], inters: Sequence[Any]) -> tuple[np.ndarray | None, list[slice | None]]:
-    blocks, cols, at = [], [], 0
+    blocks: list[np.ndarray] = []
+    cols: list[slice | None] = []
+    at = 0
     for m, inter in zip(metrics, inters):
         if m.additive:
             arr = np.asarray(inter, dtype=float)
@@ -57,7 +60,7 @@ def bootstrap_scores(resampler: Resampler, metrics: Sequence[Metric], inters: Se
         warnings.simplefilter("ignore", RuntimeWarning)
         totals = resampler.run(stats, visit if others else None)
         for i, m in enumerate(metrics):
-            if cols[i] is not None and names[i]:
+            if totals is not None and cols[i] is not None and names[i]:
                 many = m.reduce_totals_many(totals[:, cols[i]])
                 for n in names[i]:
                     out[i][n] = np.asarray(many[n], dtype=float)
@@ -134,14 +137,14 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
     rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups, strata=strata)
     boots = bootstrap_scores(rs, metrics, inters, need_boot)
     for i, m in enumerate(metrics):
-        jack = None
+        jack: dict[str, np.ndarray] | None = None
         if method == "bca" and need_boot[i]:
             jack, jnote = jackknife_scores(rs, m, inters[i], need_boot[i])
             if jnote:
                 for s in need_boot[i]:
                     notes.setdefault((m.score_prefix or "") + s, jnote)
         for s in need_boot[i]:
-            if method == "bca":
+            if jack is not None:  # method == "bca"
                 lo, hi, why = bca_interval(boots[i][s], estimates[i][s], jack[s], confidence_level)
             else:
                 lo, hi, why = percentile_interval(boots[i][s], confidence_level)

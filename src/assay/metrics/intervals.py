@@ -81,8 +81,8 @@ def bca_interval(theta_b: np.ndarray, theta_hat: float, theta_jack: np.ndarray,
     B = len(theta_b)
     prop = (np.count_nonzero(theta_b < theta_hat) + 0.5 * np.count_nonzero(theta_b == theta_hat)) / B
     if prop <= 0 or prop >= 1:
-        return math.nan, math.nan, (f"BCa is undefined: all resampled values lie on one side of the score "
-                                    f"(bias correction z0 is infinite)")
+        return math.nan, math.nan, ("BCa is undefined: all resampled values lie on one side of the score "
+                                    "(bias correction z0 is infinite)")
     z0 = _N.inv_cdf(prop)
     d = theta_jack.mean() - theta_jack
     den = 6.0 * float(np.sum(d**2)) ** 1.5

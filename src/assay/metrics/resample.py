@@ -26,7 +26,8 @@ strata give the same resamples.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, overload
 
 import numpy as np
 
@@ -173,6 +174,13 @@ class Resampler:
         return self._members[np.arange(lengths.sum()) + pos]
 
     # ------------------------------------------------------------------ the draw
+    @overload
+    def run(self, stats: np.ndarray, on_indices: Callable[[int, np.ndarray], None] | None = ...) -> np.ndarray: ...
+    @overload
+    def run(self, stats: None = ..., on_indices: Callable[[int, np.ndarray], None] | None = ...) -> None: ...
+    @overload
+    def run(self, stats: np.ndarray | None = ...,
+            on_indices: Callable[[int, np.ndarray], None] | None = ...) -> np.ndarray | None: ...
     def run(self, stats: np.ndarray | None = None,
             on_indices: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray | None:
         """Resample totals of additive ``stats`` (``(n, K)``) and/or visit each resample's indices.
@@ -220,7 +228,7 @@ class Resampler:
                  on_indices: Callable[[int, np.ndarray], None] | None) -> np.ndarray | None:
         B = self.n_resamples
         k = 0 if su is None else su.shape[1]
-        totals = None if su is None else np.empty((B, k))
+        totals = np.empty((B, k))  # (B, 0) without stats, and None is returned
         varying: list[int] = []
         columns: list[np.ndarray] = []
         if su is not None and len(su):
@@ -251,7 +259,7 @@ class Resampler:
             if on_indices is not None:
                 for r in range(b):
                     on_indices(start + r, self.unit_instances(idx[r]) if self.groups is not None else idx[r])
-        return totals
+        return None if su is None else totals
 
     # ------------------------------------------------------------------ jackknife (BCa)
     def jackknife_blocks(self, max_blocks: int = 2000) -> tuple[list[np.ndarray], str | None]:

@@ -2,26 +2,41 @@
 
 The evaluator maps each pool item to a metric instance with its ``metric_inputs(sent,
 w_vector)`` method (returning ``(prediction, references)`` or ``(prediction,
-references, task_data)``). Each shard's worker updates empty copies of the metrics with
-its items, and returns their states with the shard's tally; the parent merges the
-states in shard order (additive states by summation), so a sharded run gives the same
-scores as a sequential one.
+references, task_data)``), in the same pass over the shard's items as the sentence
+evaluator (a path shard's files are read once). Each shard's worker updates empty copies
+of the metrics with its items and returns ONE state, an :class:`~assay.EvaluationResult`
+whose ``metric_tally`` is a :class:`MetricsTally`: the metrics with their
+:class:`~assay.metrics.MetricState`, and (``n_resamples > 0``) the shard's part of every
+Poisson bootstrap replicate (:mod:`assay.metrics.poisson`). The parent merges the states
+in shard order, so a sharded run gives the same scores and the same intervals as a
+sequential one, for any shard count and executor.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
+import numpy as np
 
-from assay.errors import EvaluationError, InvalidParameterError
+from assay.core.tally import Tally, merged_by
+from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning
 from assay.metrics.base import Metric, metric_name
 from assay.metrics.catalog import resolve_metrics
+from assay.metrics.poisson import (
+    UNPOSITIONED,
+    PoissonReplicates,
+    Resampling,
+    merge_replicates,
+    percentile,
+    replicate_scores,
+    shard_replicates,
+)
 
-__all__ = ["STATES_KEY", "evaluate_shard_metrics", "merge_shard_metrics", "prepare_metrics"]
-
-#: key of the per-shard metric states inside a shard result's ``metrics`` (removed after merging)
-STATES_KEY = "__metric_states__"
+__all__ = ["MetricsTally", "check_metric_inputs", "prepare_metrics", "tally_shard_metrics"]
 
 
 def prepare_metrics(metrics: Any, evaluator: Any) -> list[Metric]:
@@ -35,82 +50,165 @@ def prepare_metrics(metrics: Any, evaluator: Any) -> list[Metric]:
     return ms
 
 
-def evaluate_shard_metrics(shard: Any, shared: tuple[Callable[..., Any], Any, Callable[..., Any], Sequence[Metric]]
-                           ) -> Any:
-    """The task function for runs with metrics: the shard's tally plus its metric states.
+def check_metric_inputs(value: Any, shard: Any, offset: int) -> tuple[Any, Any, Any]:
+    """One ``metric_inputs`` return value as ``(prediction, references, task_data or None)``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
+        raise EvaluationError(
+            f"metric_inputs returned {value!r:.80} on {shard.describe(offset)} (shard {shard.index}); expected "
+            "a tuple (prediction, references) or (prediction, references, task_data).",
+            shard=shard.index, item=shard.pool_index(offset),
+        )
+    pred, ref, *rest = value
+    return pred, ref, rest[0] if rest else None
 
-    ``shared`` is ``(sentence_evaluator, w_vector, metric_inputs, metrics)``.
+
+def _merge_metric_states(a: tuple[Metric, ...], b: tuple[Metric, ...]) -> tuple[Metric, ...]:
+    if len(a) != len(b) or any(type(x) is not type(y) for x, y in zip(a, b)):
+        raise InvalidParameterError(
+            f"Cannot add results computed with different metrics ({[metric_name(m) for m in a]} and "
+            f"{[metric_name(m) for m in b]})."
+        )
+    return tuple(x.clone().merge(x, y) for x, y in zip(a, b))
+
+
+def _metrics_equal(a: tuple[Metric, ...], b: tuple[Metric, ...]) -> bool:
+    return len(a) == len(b) and all(type(x) is type(y) and x.score_prefix == y.score_prefix and x.state == y.state
+                                    for x, y in zip(a, b))
+
+
+@attrs.frozen
+class MetricsTally(Tally):
+    """The metrics of a run with their states, and the Poisson replicate tallies: a :class:`Tally`.
+
+    ``metrics`` (merged metric by metric, in shard order) holds metric objects whose
+    ``state`` is the tally; ``replicates`` (a :class:`~assay.metrics.poisson.PoissonReplicates`
+    or None) merges when the two sides tally disjoint positions in order (else it becomes
+    :data:`~assay.metrics.poisson.DROPPED` and the total has no intervals).
+    :meth:`scores` turns the tally into the scores and intervals printed to users.
     """
-    from assay.core.evaluator import evaluate_shard, wrap_item_error
 
-    sentence_evaluator, w_vector, metric_inputs, metrics = shared
-    tally = evaluate_shard(shard, (sentence_evaluator, w_vector))
-    preds: list[Any] = []
-    refs: list[Any] = []
-    tds: list[Any] = []
-    for offset, sent in enumerate(shard.items()):
-        try:
-            value = metric_inputs(sent, w_vector)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. must name the item too
-            err = wrap_item_error(exc, "metric_inputs", shard, offset)
-            if err is exc:
-                raise
-            raise err from exc
-        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (tuple, list)) \
-                or len(value) not in (2, 3):
-            raise EvaluationError(
-                f"metric_inputs returned {value!r:.80} on {shard.describe(offset)} (shard {shard.index}); expected "
-                "a tuple (prediction, references) or (prediction, references, task_data).",
-                shard=shard.index, item=shard.pool_index(offset),
-            )
-        pred, ref, *rest = value
-        preds.append(pred)
-        refs.append(ref)
-        tds.append(rest[0] if rest else None)
+    metrics: tuple[Metric, ...] = merged_by(_merge_metric_states, default=(), converter=tuple,
+                                            eq=attrs.cmp_using(eq=_metrics_equal))
+    replicates: PoissonReplicates | str | None = merged_by(merge_replicates, default=None)
+
+    def scores(self, *, own: bool = False) -> dict[str, Any]:
+        """Global scores of every metric: ``score``, ``score_name``, the named scores, and intervals.
+
+        With replicates, each score in a metric's ``ci_scores`` gets ``<name>_ci_low`` /
+        ``<name>_ci_high`` (prefixed as the score), and the first metric's main score also
+        ``score_ci_low`` / ``score_ci_high`` -- the names :func:`assay.evaluate` uses.
+        ``own=True`` (a shard's own scores): metrics without data are left out, and so are
+        ``score`` / ``score_name`` and intervals.
+        """
+        out: dict[str, Any] = {}
+        computed: list[dict[str, Any] | None] = []
+        for i, m in enumerate(self.metrics):
+            if own and not m.state.n:
+                computed.append(None)
+                continue
+            sc = m.compute()
+            computed.append(sc)
+            if i == 0 and not own:
+                out["score"], out["score_name"] = sc["score"], sc["score_name"]
+            out.update({k: v for k, v in sc.items() if k not in ("score", "score_name")})
+        reps = self.replicates
+        if reps == UNPOSITIONED and not own:
+            warnings.warn("No confidence intervals: a shard does not know the pool positions of its items (neither "
+                          "'start' nor 'first_file'); the Poisson bootstrap keys its weights by position.",
+                          UndefinedMetricWarning, stacklevel=3)
+        if own or not isinstance(reps, PoissonReplicates) or not reps.resampling.n_resamples:
+            return out  # none asked, or dropped (DROPPED) when two separate runs were added
+        out.update(self._intervals(reps, computed))
+        return out
+
+    def _intervals(self, reps: PoissonReplicates, computed: Sequence[Any]) -> dict[str, Any]:
+        level = reps.resampling.confidence_level
+        cols: list[slice | None] = []
+        at = 0
+        for m in self.metrics:
+            if m.additive and type(m).update is Metric.update:
+                width = m.state.totals.shape[0] if m.state.totals is not None else (m.n_stats or 0)
+                cols.append(slice(at, at + width))
+                at += width
+            else:
+                cols.append(None)
+        n = reps.n
+        totals = reps.totals() if n and at else None
+        weights = reps.weights() if n and any(not m.additive for m in self.metrics) else None
+        out: dict[str, Any] = {}
+        undefined = []
+        for i, (m, sc) in enumerate(zip(self.metrics, computed)):
+            pre = m.score_prefix or ""
+            names = [s for s in m.score_names_for_ci if sc is not None and pre + s in sc]
+            if n and type(m).update is not Metric.update:
+                continue  # a metric that keeps its own state (e.g. a torchmetrics wrapper): no rows to weight
+            boots = replicate_scores(m, reps, cols[i], totals, names, weights) if n else {}
+            for s in names:
+                if n:
+                    lo, hi, why = percentile(boots[s], level)
+                else:
+                    lo, hi, why = math.nan, math.nan, "no instances to resample"
+                out[f"{pre}{s}_ci_low"], out[f"{pre}{s}_ci_high"] = lo, hi
+                if i == 0 and s == m.main_score:
+                    out["score_ci_low"], out["score_ci_high"] = lo, hi
+                if math.isnan(lo) and why:
+                    undefined.append(f"{pre}{s} ({why})")
+        if undefined:
+            warnings.warn("Confidence intervals are undefined (NaN) for: " + "; ".join(undefined) + ".",
+                          UndefinedMetricWarning, stacklevel=4)
+        return out
+
+
+def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any], refs: list[Any], tds: list[Any],
+                        resampling: Resampling | None,
+                        file_counts: Sequence[tuple[int, int]] | None = ()) -> MetricsTally:
+    """The shard's :class:`MetricsTally`: each metric updated with the shard's instances, plus replicates.
+
+    ``preds`` / ``refs`` / ``tds`` are the shard's ``metric_inputs`` in order; for a path
+    shard ``file_counts`` gives ``(file index in the pool, items)`` per file; None when the
+    shard's pool positions are unknown (its replicates are then
+    :data:`~assay.metrics.poisson.UNPOSITIONED`: the run gets no intervals, with a warning).
+    """
     has_td = any(t is not None for t in tds)
     start = shard.pool_index(0) if len(preds) else None
     states = []
+    rows = []
     for m in metrics:
         state = m.clone()
         if start is not None:
             state.state.start = start  # messages name pool positions, not positions in the shard
         if preds:
+            own_update = type(m).update is not Metric.update  # e.g. a torchmetrics wrapper keeps its own state
             try:
-                state.update(preds, refs, tds if has_td else None)
-            except Exception as exc:
-                item = getattr(exc, "item", None)
-                if start is None:
-                    where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"
-                elif item is None:  # the metric's own message: its instance numbers count from the shard's start
-                    where = (f"pool items {start}..{start + len(preds) - 1}; an instance number below counts from "
-                             f"item {start}")
+                if own_update:
+                    state.update(preds, refs, tds if has_td else None)
                 else:
-                    where = f"pool items {start}..{start + len(preds) - 1}"
-                raise EvaluationError(
-                    f"Metric {metric_name(m)!r} failed on shard {shard.index} ({where}): {exc}",
-                    shard=shard.index, item=item,
-                ) from exc
+                    inter = state.map_all(preds, refs, tds if has_td else None, offset=state.state.start)
+                    state.absorb(inter)
+            except Exception as exc:
+                raise _metric_error(exc, m, shard, start, len(preds)) from exc
+            if m.additive and resampling is not None:
+                rows.append(np.asarray(inter, dtype=float) if not own_update
+                            else np.zeros((len(preds), 0)))  # no rows: no intervals for it
         states.append(state)
-    return attrs.evolve(tally, metrics={STATES_KEY: states})
+    replicates: PoissonReplicates | str | None = None
+    if resampling is not None and resampling.n_resamples and file_counts is None:
+        replicates = UNPOSITIONED
+    elif resampling is not None and resampling.n_resamples:
+        stats = np.concatenate(rows, axis=1) if rows else np.zeros((len(preds), 0))
+        in_memory = getattr(shard, "start", None) is not None
+        replicates = shard_replicates(resampling, stats, start=shard.start if in_memory else None,
+                                      file_counts=file_counts or ())
+    return MetricsTally(tuple(states), replicates)
 
 
-def merge_shard_metrics(parts: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """Merge the shards' metric states in shard order: (shard results with their own scores, total scores)."""
-    states = [p.metrics[STATES_KEY] for p in parts]
-    if not states:
-        return list(parts), {}
-    totals = [s.clone().merge(*[shard_states[i] for shard_states in states]) for i, s in enumerate(states[0])]
-    scores: dict[str, Any] = {}
-    for i, m in enumerate(totals):
-        out = m.compute()
-        if i == 0:
-            scores["score"], scores["score_name"] = out["score"], out["score_name"]
-        scores.update({k: v for k, v in out.items() if k not in ("score", "score_name")})
-    cleaned = []
-    for p, shard_states in zip(parts, states):
-        own: dict[str, Any] = {}
-        for m in shard_states:
-            if m.state.n:
-                own.update({k: v for k, v in m.compute().items() if k not in ("score", "score_name")})
-        cleaned.append(attrs.evolve(p, metrics=own))
-    return cleaned, scores
+def _metric_error(exc: Exception, metric: Metric, shard: Any, start: int | None, n: int) -> EvaluationError:
+    item = getattr(exc, "item", None)
+    if start is None:
+        where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"
+    elif item is None:  # the metric's own message: its instance numbers count from the shard's start
+        where = f"pool items {start}..{start + n - 1}; an instance number below counts from item {start}"
+    else:
+        where = f"pool items {start}..{start + n - 1}"
+    return EvaluationError(f"Metric {metric_name(metric)!r} failed on shard {shard.index} ({where}): {exc}",
+                           shard=shard.index, item=item)

@@ -21,6 +21,7 @@ other, and with few distinct difference rows the number of swaps per row is bino
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from typing import Any
@@ -29,7 +30,8 @@ import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.metrics._params import check_seed
+from assay.jsonio import to_jsonable
+from assay.metrics._params import check_resampling, check_seed, new_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.catalog import resolve_metric
 from assay.metrics.intervals import percentile_interval
@@ -184,9 +186,7 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         compares them anyway, with the differences in ``notes``. Version differences are
         only noted.
     """
-    from assay.metrics.api import _check_resampling, new_seed
-
-    n_resamples = _check_resampling(n_resamples, confidence_level, owner="assay.compare")
+    n_resamples = check_resampling(n_resamples, confidence_level, owner="assay.compare")
     seed = check_seed(seed, owner="assay.compare")
     if n_resamples < 1:
         raise InvalidParameterError("'n_resamples' must be at least 1 for a comparison.")
@@ -235,10 +235,6 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
 
 
 def to_key(x: Any) -> str:
-    import json
-
-    from assay.metrics.results import to_jsonable
-
     return json.dumps(to_jsonable(x), sort_keys=True, default=repr)
 
 
@@ -268,7 +264,10 @@ def _randomization_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str,
         nz = np.any(D != 0, axis=1)
         uniq, counts = np.unique(D[nz], axis=0, return_counts=True) if nz.any() else (D[:0], np.zeros(0, int))
         if len(uniq) <= MAX_DISTINCT:
-            moved = rng.binomial(counts, 0.5, size=(R, len(counts))) @ uniq if len(counts) else np.zeros((R, D.shape[1]))
+            if len(counts):
+                moved = rng.binomial(counts, 0.5, size=(R, len(counts))) @ uniq
+            else:
+                moved = np.zeros((R, D.shape[1]))
         else:
             moved = np.empty((R, D.shape[1]))
             chunk = max(1, int(2**27 // max(1, len(D))))

@@ -44,6 +44,7 @@ __all__ = [
     "load_executor",
     "load_generation_metric",
     "load_metric",
+    "load_model_backend",
     "load_sentence_evaluator",
     "load_stat_calculator",
     "load_task",
@@ -120,3 +121,8 @@ def load_generation_metric(spec: str, /, **overrides: Any) -> Any:
     """A generation metric (:class:`assay.uncertainty.GenerationMetric`) by registered name:
     ``load_generation_metric("accuracy")``. ``UEManager(gen_metrics=[...])`` resolves names the same way."""
     return load("generation_metric", spec, **overrides)
+
+
+def load_model_backend(spec: str, /, **overrides: Any) -> Any:
+    """A model backend by registered name: ``load_model_backend("transformers", model="path/to/model")``."""
+    return load("model_backend", spec, **overrides)

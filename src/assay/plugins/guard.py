@@ -20,7 +20,8 @@ import contextlib
 import signal
 import sys
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = ["is_real_interrupt", "stdout_to_stderr", "watch_interrupts"]
 

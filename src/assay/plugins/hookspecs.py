@@ -49,7 +49,8 @@ Replacing assay's own functions is recorded and shown by ``assay plugins``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import pluggy
 
@@ -270,4 +271,20 @@ def assay_register_aggregations(register: Register) -> None:
 
     The factory returns a callable ``(uncertainty_map) -> float`` working on 2-D and
     3-D arrays. Loaded with ``assay.load_aggregation("patch_max[patch_size=10]")``.
+    """
+
+
+@hookspec
+def assay_register_model_backends(register: Register) -> None:
+    """Register model backends: what runs a language model for ``UEManager(data, model=...)``.
+
+    The factory is called as ``factory(model, **options)``, where ``model`` is what the user
+    passed (a folder path, a ``(model, tokenizer)`` pair ...) and ``options`` the
+    ``model_options`` mapping; it returns an object with ``calculators(*, max_new_tokens,
+    generation_params, samples_n, seed) -> list[StatCalculator]``: calculators that read
+    the column ``input_texts`` (one prompt per example) and produce the model's statistics
+    for one batch. An optional ``factory.accepts(model) -> bool`` lets the manager pick,
+    among several backends, the first one that takes ``model``. Import the model library
+    (torch ...) inside the factory, never at module top level. Loaded with
+    ``assay.load_model_backend("transformers", model=...)``.
     """

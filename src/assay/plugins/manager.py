@@ -42,8 +42,9 @@ import re
 import sys
 import threading
 import traceback
+from collections.abc import Callable, Iterator
 from importlib import metadata as importlib_metadata
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import attrs
 import pluggy
@@ -312,10 +313,11 @@ class PluginSystem:
 
     def _load_entry_point(self, ep: Any, name: str, dist: str | None, version: str | None) -> None:
         before = patches.take()
+        error: BaseException | None
         try:
             with stdout_to_stderr():
                 plugin = ep.load()
-        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt ... are the plugin's too
+        except BaseException as exc:
             if is_real_interrupt(exc, self._interrupted):
                 raise
             info, error = PluginInfo(name, module=ep.value, distribution=dist, version=version,
@@ -360,7 +362,7 @@ class PluginSystem:
         try:
             with stdout_to_stderr():
                 self.pm.register(plugin, name=name)
-        except BaseException as exc:  # noqa: BLE001 - e.g. pluggy rejecting a hook's arguments
+        except BaseException as exc:
             if is_real_interrupt(exc, self._interrupted):
                 raise
             return PluginInfo(name, status="failed", error=_describe(exc, "registering"), **info), exc
@@ -376,7 +378,7 @@ class PluginSystem:
             with stdout_to_stderr():
                 self._call_hooks(plugin, name, staged, origin, spaces)
             self._check_namespaces(name, spaces)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             if is_real_interrupt(exc, self._interrupted):
                 raise
             self.pm.unregister(plugin)
@@ -518,7 +520,7 @@ def warns_about_plugin_problems(command: Callable[..., Any]) -> Callable[..., An
                 line = problems_summary()
                 if line:
                     print(line, file=sys.stderr)
-            except Exception:  # noqa: BLE001, S110 - a warning must never hide the command's outcome
+            except Exception:  # noqa: BLE001 - a warning must never hide the command's outcome
                 pass
 
     return wrapper

@@ -24,7 +24,8 @@ import difflib
 import functools
 import inspect
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import attrs
 
@@ -48,6 +49,7 @@ KINDS: dict[str, str] = {
     "generation_metric": "assay_register_generation_metrics",
     "command": "assay_register_commands",
     "demo_section": "assay_register_demo_sections",
+    "model_backend": "assay_register_model_backends",
 }
 
 #: Kind -> the hook that registers namespaces of that kind (``"namespace:name"`` resolved on demand).

@@ -17,8 +17,9 @@ the tables show them as ``n/a (1 of 3 missing)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import attrs
 
@@ -78,7 +79,7 @@ class ResultTable:
     def row_value(self, row: tuple[str, ...], dim: str) -> str:
         return row[self.index_names.index(dim)]
 
-    def select_metrics(self, metrics: Iterable[str]) -> "ResultTable":
+    def select_metrics(self, metrics: Iterable[str]) -> ResultTable:
         """Only the columns of these metric names; an unknown name is an error with the closest match."""
         from assay.configfile import close_match
 
@@ -90,12 +91,12 @@ class ResultTable:
                                             f"({', '.join(known)}).{close_match(name, known)} Got {name!r} instead.")
         return self.select(c for c in self.columns if c.metric in wanted)
 
-    def select(self, columns: Iterable[Column]) -> "ResultTable":
+    def select(self, columns: Iterable[Column]) -> ResultTable:
         keep = tuple(columns)
         return attrs.evolve(self, columns=keep, values={k: v for k, v in self.values.items() if k[1] in keep},
                             missing={k: v for k, v in self.missing.items() if k[1] in keep})
 
-    def filter_rows(self, exclude: dict[str, list[Any]]) -> "ResultTable":
+    def filter_rows(self, exclude: dict[str, list[Any]]) -> ResultTable:
         """Drop the rows whose value of a dimension is listed in ``exclude[dimension]``."""
         def keep(row: tuple[str, ...]) -> bool:
             return not any(dim in self.index_names and self.row_value(row, dim) in {str(x) for x in values}
@@ -128,7 +129,7 @@ def _read_manifest(results_dir: Path) -> dict[str, Any]:
         if not isinstance(manifest.get(key), kind):
             raise ResultFileError(f"{path}: {key}: expected a {kind.__name__}, got {manifest.get(key)!r:.60}")
     for i, v in enumerate(manifest["versions"]):
-        need = ("pred_model", "params", "unc_types", "aggregations", "output_dir")
+        need: tuple[str, ...] = ("pred_model", "params", "unc_types", "aggregations", "output_dir")
         if not isinstance(v, dict) or any(k not in v for k in need):
             raise ResultFileError(f"{path}: versions[{i}]: expected a mapping with {', '.join(need)}, got {v!r:.60}")
     for key, info in manifest["tasks"].items():

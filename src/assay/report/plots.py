@@ -24,8 +24,9 @@ matplotlib is an optional extra (``pip install 'assay[plot]'``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from assay.configfile import check_keys, close_match, key_path
 from assay.errors import ConfigError, InvalidParameterError, MissingDependencyError

@@ -19,7 +19,8 @@ Under every table is the run's provenance signature (:mod:`assay.provenance`): a
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.render import Cell, Grid, render_grid
@@ -182,7 +183,7 @@ def to_html(table: ResultTable, *, digits: int = 2, scale: float = 100.0, standa
             + body + "\n</body></html>\n")
 
 
-def render_table(table: ResultTable, fmt: str = "markdown", **options: object) -> str:
+def render_table(table: ResultTable, fmt: str = "markdown", **options: Any) -> str:
     """Render in ``fmt`` (``markdown``, ``latex`` or ``html``)."""
     renderers: dict[str, Callable[..., str]] = {"markdown": to_markdown, "latex": to_latex, "html": to_html}
     if fmt not in renderers:

@@ -30,7 +30,8 @@ from assay.plugins.registry import Entry
 from assay.render import Grid, render_grid
 from assay.testing.floor_checks import FLOOR_CHECKS, check_command, check_demo_section, check_generation_metric
 from assay.testing.kind_checks import (CHECKS, check_aggregation, check_data_format, check_executor,
-                                       check_sentence_evaluator, check_statistics_user, check_task)
+                                       check_model_backend, check_sentence_evaluator, check_statistics_user,
+                                       check_task)
 from assay.testing.metric_checks import METRIC_CHECKS, UE_METRIC_CHECKS, check_metric, check_ue_metric
 from assay.testing.recorder import FAIL, PASS, SKIP, CheckResult, Recorder
 
@@ -53,6 +54,7 @@ _RUNNERS: dict[str, Callable[[Entry, Recorder, PluginSystem], None]] = {
     "generation_metric": lambda e, r, s: check_generation_metric(e, r),  # issue 12: the floor kinds
     "command": lambda e, r, s: check_command(e, r),
     "demo_section": lambda e, r, s: check_demo_section(e, r),
+    "model_backend": lambda e, r, s: check_model_backend(e, r),
 }
 
 

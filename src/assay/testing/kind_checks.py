@@ -27,6 +27,9 @@ data_format
     not implement ``dumps``).
 task
     ``instantiate``; ``interface`` (the methods the runner calls); ``pickling``.
+model_backend
+    ``declaration``: the factory is callable, and its optional ``accepts(model)`` returns
+    a bool for a folder that does not exist (no model is loaded: that needs a model).
 aggregation
     ``instantiate``; ``pickling``; ``random-map`` (a float for random 2-D and 3-D maps);
     ``nan-map`` (a map holding NaN is an assay error, or NaN with a warning);
@@ -56,7 +59,7 @@ from assay.testing.recorder import NOT_RUN, NotApplicable, Recorder, Skip, one_l
 from assay.testing.samples import declared_examples, random_map
 
 __all__ = ["CHECKS", "check_aggregation", "check_data_format", "check_executor", "check_sentence_evaluator",
-           "check_statistics_user", "check_task", "count_vowels"]
+           "check_model_backend", "check_statistics_user", "check_task", "count_vowels"]
 
 CHECKS: dict[str, tuple[str, ...]] = {
     "estimator": ("instantiate", "declaration", "pickling", "dependencies", "run", "order", "chunking"),
@@ -66,6 +69,7 @@ CHECKS: dict[str, tuple[str, ...]] = {
     "data_format": ("instantiate", "pickling", "parse", "round-trip"),
     "task": ("instantiate", "interface", "pickling"),
     "aggregation": ("instantiate", "pickling", "random-map", "nan-map", "call-order", "layout"),
+    "model_backend": ("declaration",),
 }
 
 _NO_SAMPLE = "no sample: declare examples=[{{{keys}}}] for it"
@@ -250,7 +254,7 @@ def _tally(evaluator: Any, items: list[Any], w_vector: Any) -> list[tuple[int, i
     for i, item in enumerate(items):
         got = evaluator(item, w_vector)
         ok = (isinstance(got, tuple) and len(got) == 2
-              and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in got))
+              and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= 0 for v in got))
         if not ok:
             raise AssertionError(f"item {i}: returned {got!r:.80}; expected (correct_num, gold_set_size), "
                                  "two non-negative ints")
@@ -577,3 +581,18 @@ def check_aggregation(entry: Entry, rec: Recorder) -> None:
     rec.run("nan-map", nan_map)
     rec.run("call-order", call_order)
     rec.run("layout", layout)
+
+
+def _backend_declaration(entry: Entry) -> None:
+    if not callable(entry.factory):
+        raise AssertionError(f"the factory is a {type(entry.factory).__name__}, not a callable (model, **options)")
+    accepts = getattr(entry.factory, "accepts", None)
+    if accepts is not None:
+        answer = accepts("/nonexistent/assay-conformance-model")
+        if not isinstance(answer, bool):
+            raise AssertionError(f"accepts(model) returned {answer!r:.60}, not a bool")
+
+
+def check_model_backend(entry: Entry, rec: Recorder) -> None:
+    """Record the checks of one model backend (its declaration; running one needs a model)."""
+    rec.run("declaration", lambda: _backend_declaration(entry))

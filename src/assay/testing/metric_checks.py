@@ -238,7 +238,7 @@ def _check_bad_inputs(example: Mapping[str, Any], metric: Metric) -> None:
         problem = bad_input_outcome(lambda: _evaluate_score(metric, p, r, td))
         if problem:
             problems.append(f"{label}: {problem}")
-    empty_refs = [] if example.get("references") is not None else None
+    empty_refs: list[Any] | None = [] if example.get("references") is not None else None
     problem = bad_input_outcome(lambda: _evaluate_score(metric, [], empty_refs, None), any_value=True)
     if problem:
         problems.append(f"no instances: {problem}")

@@ -12,8 +12,15 @@ registers the estimators, stat calculators, UE metrics, calibration and ensemble
 
 from __future__ import annotations
 
-from assay.uncertainty.base import (LEVELS, Estimator, GenerationMetric, StatCalculator, UEMetric, check_level,
-                                    check_ue_inputs)
+from assay.uncertainty.base import (
+                                    LEVELS,
+                                    Estimator,
+                                    GenerationMetric,
+                                    StatCalculator,
+                                    UEMetric,
+                                    check_level,
+                                    check_ue_inputs,
+)
 from assay.uncertainty.gen_metrics import GENERATION_METRICS
 from assay.uncertainty.graph import StatDependencyError, plan_calculators
 from assay.uncertainty.inputs import UEDataError, load_ue_data, records_to_columns

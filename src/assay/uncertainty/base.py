@@ -16,7 +16,8 @@ calculators as a dependency graph and runs each once.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -245,7 +246,7 @@ class UEMetric(Metric):
     per_instance = False
     needs_references = True
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "UEMetric":
+    def __new__(cls, *args: Any, **kwargs: Any) -> UEMetric:
         # subclasses' __init__ need not call ours: the per-instance score_prefix exists anyway
         obj = super().__new__(cls)
         obj.__dict__["score_prefix"] = ""

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -39,7 +40,7 @@ def _check_key(man: Any, key: Any, which: str) -> tuple[str, str, str, str]:
     if key not in man.metrics:
         raise InvalidParameterError(f"The {which!r} parameter of UEManager.compare is {key!r}, which is not a "
                                     "key of 'metrics' (call the manager first, or check the names).")
-    return key  # type: ignore[return-value]
+    return key
 
 
 def _flat(values: Any, level: str) -> np.ndarray:
@@ -61,8 +62,8 @@ def compare_estimators(man: Any, key_a: Sequence[str], key_b: Sequence[str], *, 
         )
     owner = "UEManager.compare"
     n_res = int((man.n_resamples or 1000) if n_resamples is None
-                else check_int(n_resamples, "n_resamples", low=1, owner=owner))  # type: ignore[arg-type]
-    level_ = float(man.confidence_level if confidence_level is None else check_number(  # type: ignore[arg-type]
+                else check_int(n_resamples, "n_resamples", low=1, owner=owner))
+    level_ = float(man.confidence_level if confidence_level is None else check_number(
         confidence_level, "confidence_level", low=0, high=1, closed="neither", owner=owner))
     seed_ = man.seed if seed is None else check_seed(seed, "seed", owner=owner, allow_none=False)
     level, _, gen, label = ka

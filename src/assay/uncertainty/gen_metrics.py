@@ -9,7 +9,8 @@ class, :class:`~assay.uncertainty.GenerationMetric`, stays here in the core.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 __all__ = ["GENERATION_METRICS", "RegisteredGenerationMetrics"]
 

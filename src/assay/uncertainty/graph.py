@@ -10,7 +10,7 @@ a cycle among calculators, are :class:`StatDependencyError` naming the statistic
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import StatCalculator
@@ -44,9 +44,9 @@ def plan_calculators(
         needed = {s: ["the request"] for s in needed}
     given = set(given)
     producer: dict[str, StatCalculator] = {}
-    for calc in calculators:
-        for stat in calc.stats:
-            producer.setdefault(stat, calc)
+    for calculator in calculators:
+        for stat in calculator.stats:
+            producer.setdefault(stat, calculator)
     chosen: list[StatCalculator] = []
     seen: set[int] = set()
     stack = [(stat, list(who)) for stat, who in needed.items()]

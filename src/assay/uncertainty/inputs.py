@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,8 @@ def _check_value(field: str, v: Any) -> str | None:
         try:
             check_probabilities(v, "ensemble_probs", ndim=2, shape="(M, C)")
         except InvalidParameterError as exc:
-            return f"an M x C list whose rows are probability distributions (in [0, 1], summing to 1) ({str(exc).rstrip('.')})"
+            return ("an M x C list whose rows are probability distributions (in [0, 1], summing to 1) "
+                    f"({str(exc).rstrip('.')})")
         return None
     return None
 

@@ -42,8 +42,9 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -112,13 +113,28 @@ class UEManager:
     stat_calculators : optional extra :class:`StatCalculator` objects (or names); they take
         precedence over the registered ones when two produce the same statistic
     nan_policy : {"drop", "raise"}
+    model : optional; a folder path, a ``(model, tokenizer)`` pair or a backend object
+        Run this language model over ``data`` (records with an ``input`` prompt) instead of
+        reading stored outputs; see :mod:`assay.uncertainty.model_loop` (needs a model backend
+        such as ``pip install assay-transformers``). The remaining parameters apply to it:
+    model_options : mapping passed to the backend (``type``, ``device``, ``dtype``, ``load_args``)
+    batch_size, max_new_tokens, samples_n : int
+        Examples per batch (default 1), tokens generated at most (100), sampled answers per
+        example when an estimator reads samples (10).
+    generation_params : mapping (``temperature``, ``top_k``, ``top_p``, ``stop_strings`` ...)
+    ignore_exceptions : bool
+        True: an estimator or generation metric that raises is dropped for the rest of the
+        run, with a warning, a note and an entry in ``failed``; False (default): it raises.
+    save_stats : statistic names kept (and saved) beyond the stored-output fields
+    progress : bool or None; a progress bar over the batches on stderr (None: on a terminal)
     n_resamples : int, default 0
         Bootstrap resamples for the intervals of every score (0: no intervals, as cheap as
         scoring alone; 1000 is the usual choice for reporting).
     confidence_level : float, default 0.95
         Coverage of the intervals, strictly between 0 and 1.
     seed : int or None, default 0
-        Seed of the resampling, an int ``>= 0`` (``None``: a fresh one, kept in ``seed``).
+        Seed of the resampling, an int ``>= 0`` (``None``: a fresh one, kept in ``seed``), and
+        of the model's sampling when ``model`` is given (per example for assay-transformers).
 
     Attributes
     ----------
@@ -142,12 +158,21 @@ class UEManager:
         n_resamples: int = 0,
         confidence_level: float = 0.95,
         seed: int | None = 0,
+        model: Any = None,
+        model_options: Mapping[str, Any] | None = None,
+        batch_size: int = 1,
+        max_new_tokens: int = 100,
+        samples_n: int = 10,
+        generation_params: Mapping[str, Any] | None = None,
+        ignore_exceptions: bool = False,
+        save_stats: Sequence[str] = (),
+        progress: bool | None = None,
     ) -> None:
         if nan_policy not in NAN_POLICIES:
             raise InvalidParameterError(f"The 'nan_policy' parameter must be 'drop' or 'raise'; got {nan_policy!r}.")
         self.nan_policy = nan_policy
-        self.n_resamples = int(check_int(n_resamples, "n_resamples", low=0, owner="UEManager"))  # type: ignore[arg-type]
-        self.confidence_level = float(check_number(confidence_level, "confidence_level", low=0, high=1,  # type: ignore[arg-type]
+        self.n_resamples = int(check_int(n_resamples, "n_resamples", low=0, owner="UEManager"))
+        self.confidence_level = float(check_number(confidence_level, "confidence_level", low=0, high=1,
                                                    closed="neither", owner="UEManager"))
         seed = check_seed(seed, "seed", owner="UEManager")
         if seed is None:
@@ -171,6 +196,8 @@ class UEManager:
         self.ue_metric_names = [n for n, _ in self._ue]
         self.levels: dict[str, str] = {}
         self._check_score_labels(self._ue)
+        self._init_model_loop(model, model_options, batch_size, max_new_tokens, samples_n, generation_params, seed,
+                              ignore_exceptions, save_stats, progress)
 
     # ---------------------------------------------------------------- construction helpers
     @staticmethod
@@ -235,9 +262,43 @@ class UEManager:
             raise InvalidParameterError(f"Expected a generation metric name or a GenerationMetric; got {spec!r}.")
         return spec
 
+    # ---------------------------------------------------------------- the model loop (model=...)
+    def _init_model_loop(self, model: Any, model_options: Mapping[str, Any] | None, batch_size: int,
+                         max_new_tokens: int, samples_n: int, generation_params: Mapping[str, Any] | None,
+                         seed: int | None, ignore_exceptions: bool, save_stats: Sequence[str],
+                         progress: bool | None) -> None:
+        from assay.uncertainty.model_loop import check_loop_options
+
+        check_loop_options(batch_size=batch_size, max_new_tokens=max_new_tokens, samples_n=samples_n, seed=seed,
+                           save_stats=save_stats)
+        self.model, self.model_options = model, dict(model_options or {})
+        self.batch_size, self.max_new_tokens, self.samples_n = int(batch_size), int(max_new_tokens), int(samples_n)
+        self.generation_params, self.seed = dict(generation_params or {}), seed
+        self.ignore_exceptions, self.save_stats, self.progress = bool(ignore_exceptions), list(save_stats), progress
+        #: estimator / generation metric name -> the error that dropped it (``ignore_exceptions=True``)
+        self.failed: dict[str, str] = {}
+        if model is None:
+            return
+        if "input" not in self.stats:
+            raise InvalidParameterError(
+                "UEManager(model=...) needs the prompts: records with an 'input' field (one string per example); "
+                f"the data has: {', '.join(sorted(self.stats)) or 'nothing'}.")
+        bad = next((i for i, t in enumerate(self.stats["input"]) if not isinstance(t, str)), None)
+        if bad is not None:
+            raise InvalidParameterError(f"Field 'input' of example {bad} must be a string (the prompt); got "
+                                        f"{self.stats['input'][bad]!r:.80}.")
+        self.stats["input_texts"] = self.stats.pop("input")
+
     # ---------------------------------------------------------------- running
     def __call__(self) -> dict[tuple[str, str, str, str], float]:
         """Compute statistics, estimations, generation metrics and UE metrics; return ``metrics``."""
+        if self.model is not None:
+            from assay.uncertainty.model_loop import run_model_loop
+
+            run_model_loop(self)
+            self.model = None  # the model ran once; a second call scores the statistics now stored
+            self._score(self._ue)
+            return self.metrics
         self._compute_stats()
         for name, est in self._estimators:
             level = check_level(getattr(est, "level", "sequence"), owner=f"estimator {name!r}")
@@ -523,7 +584,7 @@ class UEManager:
         return save_manager(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "UEManager":
+    def load(cls, path: str | os.PathLike[str]) -> UEManager:
         """Read and verify a folder written by :meth:`save`.
 
         Raises :class:`~assay.errors.SaveFormatError` naming the file and the field for a

@@ -40,8 +40,9 @@ import secrets
 import shutil
 import warnings
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -211,7 +212,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
 
     def write(tmp: Path) -> None:
         with open(tmp / NPZ_NAME, "wb") as f:
-            np.savez(f, **arrays)  # type: ignore[arg-type]
+            np.savez(f, allow_pickle=False, **arrays)
             f.flush()
             os.fsync(f.fileno())
         _step("npz-written")
@@ -276,7 +277,7 @@ def manager_signature(man: Any) -> Signature:
     return sig.with_versions(before) if isinstance(before, Signature) else sig
 
 
-def _read_signature(doc: dict[str, Any], chk: "_Checker") -> Signature | None:
+def _read_signature(doc: dict[str, Any], chk: _Checker) -> Signature | None:
     """``signature`` of ``manager.json``: absent in older saves (None); when present, a valid signature string."""
     if "signature" not in doc:
         return None

@@ -7,8 +7,8 @@ metrics), so the core needs no plugin to draw them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 

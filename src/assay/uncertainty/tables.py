@@ -57,7 +57,7 @@ def manager_grid(man: Any, *, level: str = "sequence", gen_metric: str | None = 
     """The grid of ``man.table(...)`` (see :meth:`assay.uncertainty.UEManager.table`); ``marks`` are
     precomputed :func:`marks_for` (computed here when ``mark_best`` and not given)."""
     owner = "UEManager.table"
-    digits = int(check_int(digits, "digits", low=0, high=12, owner=owner))  # type: ignore[arg-type]
+    digits = int(check_int(digits, "digits", low=0, high=12, owner=owner))
     mark_best = check_bool(mark_best, "mark_best", owner=owner)
     if intervals is not None:
         intervals = check_bool(intervals, "intervals", owner=owner)
@@ -103,4 +103,4 @@ def manager_grid(man: Any, *, level: str = "sequence", gen_metric: str | None = 
             f"when the {_level_text(man.confidence_level)} interval of the difference excludes 0)."
             + (f" {undetermined} comparison(s) undetermined (NaN interval): not bold." if undetermined else ""))
     header = ["estimator"] + [f"{u} ({g})" for g, u in cols]
-    return Grid(header=tuple(header), rows=tuple(body), notes=tuple(notes))  # type: ignore[arg-type]
+    return Grid(header=tuple(header), rows=tuple(body), notes=tuple(notes))

@@ -6,7 +6,8 @@ metrics that compare with one reference take the only element of a one-element l
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Hashable
-from typing import Any, Sequence, Union
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from assay_classic.functional.classification import (
 
 __all__ = ["Accuracy", "F1", "MatthewsCorrcoef", "Precision", "Recall"]
 
-LabelSet = Union[list, tuple, set, frozenset, np.ndarray]
+LabelSet = list | tuple | set | frozenset | np.ndarray
 
 
 class Accuracy(InstanceMetric):
@@ -60,7 +60,8 @@ class Accuracy(InstanceMetric):
 
     main_score = "accuracy"
     prediction_type = Hashable
-    examples = [{"predictions": [1, 2, 3, 3], "references": [[1], [2], [2], [1, 3]], "global_target": {"accuracy": 0.75}}]
+    examples = [{"predictions": [1, 2, 3, 3], "references": [[1], [2], [2], [1, 3]],
+                 "global_target": {"accuracy": 0.75}}]
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> Any:
         if references is None:
@@ -121,7 +122,8 @@ class _LabelCountMetric(Metric):
                 "use 'micro', 'macro' or 'weighted'."
             )
         if labels is not None and (isinstance(labels, str) or not is_collection(labels) or len(labels) == 0):
-            raise InvalidParameterError(f"The 'labels' parameter of {self.main_score} must be a non-empty list; got {labels!r}.")
+            raise InvalidParameterError(
+                f"The 'labels' parameter of {self.main_score} must be a non-empty list; got {labels!r}.")
         if labels is not None:
             check_labels(list(labels), "labels", owner=self.main_score)
         self.average = average

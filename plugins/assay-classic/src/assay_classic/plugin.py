@@ -7,7 +7,8 @@ imported inside the metrics that use them.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from assay import hookimpl
 

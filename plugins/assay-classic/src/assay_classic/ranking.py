@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -6,7 +6,8 @@ Predictions and references are real numbers (a reference may be ``x`` or ``[x]``
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

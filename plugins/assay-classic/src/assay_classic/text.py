@@ -9,7 +9,8 @@ then ``BLEU.compute_bleu`` on each summed row.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,8 @@ class TokenOverlap(InstanceMetric):
     ci_scores = ["token_f1", "token_precision", "token_recall"]
     prediction_type = str
     examples = [{"predictions": ["the cat sat", "a dog"], "references": [["cat sat down"], ["dog"]],
-                 "global_target": {"token_f1": (0.8 + 1.0) / 2, "token_precision": 1.0, "token_recall": (2 / 3 + 1) / 2}}]
+                 "global_target": {"token_f1": (0.8 + 1.0) / 2, "token_precision": 1.0,
+                                   "token_recall": (2 / 3 + 1) / 2}}]
 
     def __init__(self, *, normalize: bool = True, zero_division: ZeroDivision = 0.0, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)

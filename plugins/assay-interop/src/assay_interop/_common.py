@@ -8,8 +8,9 @@ carrying the ``pip install`` command.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping
 from types import ModuleType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -7,10 +7,10 @@ them when a namespaced metric is loaded.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from assay import hookimpl
-
 from assay_interop import sklearn_metrics, torch_metrics
 
 

@@ -23,13 +23,13 @@ from __future__ import annotations
 import inspect
 import numbers
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, UnknownNameError
 from assay.metrics import GlobalMetric
-
 from assay_interop._common import close_matches, require, spec, target_of
 
 __all__ = ["SklearnMetric", "resolve", "scoring_functions"]

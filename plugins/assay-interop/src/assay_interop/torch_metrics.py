@@ -37,13 +37,13 @@ import inspect
 import math
 import re
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning, UnknownNameError
 from assay.metrics import Metric
-
 from assay_interop._common import close_matches, require, spec, target_of
 
 __all__ = ["TorchMetric", "metric_classes", "resolve"]
@@ -120,7 +120,7 @@ def resolve(name: str, **options: Any) -> TorchMetric:
     cls = _find(name)
     try:
         metric = cls(**options)
-    except Exception as exc:  # noqa: BLE001 - the library's own validation, re-raised with the name
+    except Exception as exc:
         raise InvalidParameterError(
             f"{spec(NAMESPACE, name, options)}: torchmetrics rejected the options: {type(exc).__name__}: {exc}"
         ) from exc
@@ -204,6 +204,8 @@ class TorchMetric(Metric):
         refs = references if references is not None and self.needs_references else [0] * n
         targets = [target_of(r) for r in refs]
         if not any(isinstance(p, str) for p in predictions):
+            p_arr: np.ndarray | None
+            t_arr: np.ndarray | None
             try:
                 p_arr, t_arr = np.asarray(predictions), np.asarray(targets)
             except ValueError:  # ragged
@@ -220,6 +222,8 @@ class TorchMetric(Metric):
         """``metric.update(preds, target)`` with the rows' tensors; the library's errors name the metric."""
         import torch
 
+        preds: Any  # tensors for numeric rows, else lists the library converts itself
+        target: Any
         if isinstance(rows, np.ndarray):
             preds = torch.from_numpy(np.ascontiguousarray(rows["preds"]))
             target = torch.from_numpy(np.ascontiguousarray(rows["target"]))
@@ -227,7 +231,7 @@ class TorchMetric(Metric):
             preds, target = [r[0] for r in rows], [r[1] for r in rows]
         try:
             metric.update(preds, target) if self.needs_references else metric.update(preds)
-        except Exception as exc:  # noqa: BLE001 - torchmetrics' input validation, re-raised with the name
+        except Exception as exc:
             raise InvalidParameterError(f"{self._where()}: torchmetrics rejected the inputs: "
                                         f"{type(exc).__name__}: {exc}") from exc
 
@@ -265,7 +269,7 @@ class TorchMetric(Metric):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # torchmetrics' "no positive samples" & co.
                 return metric.compute()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise EvaluationError(f"{self._where()}: torchmetrics' compute failed: {type(exc).__name__}: {exc}"
                                   ) from exc
 
@@ -291,7 +295,7 @@ class TorchMetric(Metric):
             joined = copy.deepcopy(other._tm)
             try:
                 joined.merge_state(self._tm)  # incoming state first: this shard's data, then the other's
-            except Exception as exc:  # noqa: BLE001 - e.g. full_state_update metrics
+            except Exception as exc:
                 raise EvaluationError(f"{self._where()}: torchmetrics cannot merge its states: {exc}") from exc
             for attr, value in (("_update_count", self._tm._update_count + other._tm._update_count),
                                 ("_computed", None)):

@@ -6,13 +6,30 @@ Registered names: data formats ``conllu`` and ``conllx``; sentence evaluators ``
 
 from __future__ import annotations
 
-from assay_parsing.evaluators import (CLAS, CONTENT_DEPRELS, FUNCTION_DEPRELS, LAS, TaggingAccuracy,
-                                      TokenizationError, UAS, check_same_words, universal_deprel)
+from assay_parsing.evaluators import (
+                                      CLAS,
+                                      CONTENT_DEPRELS,
+                                      FUNCTION_DEPRELS,
+                                      LAS,
+                                      UAS,
+                                      TaggingAccuracy,
+                                      TokenizationError,
+                                      check_same_words,
+                                      universal_deprel,
+)
 from assay_parsing.formats import ConlluFormat, ConllxFormat, check_tree
 from assay_parsing.pairs import format_for, pair_sentences, read_pairs
 from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, SentencePair, Word
-from assay_parsing.stream import (PairPool, PairShard, SentencePool, SentenceShard, index_sentences, iter_pairs,
-                                  open_pairs, open_sentences)
+from assay_parsing.stream import (
+                                      PairPool,
+                                      PairShard,
+                                      SentencePool,
+                                      SentenceShard,
+                                      index_sentences,
+                                      iter_pairs,
+                                      open_pairs,
+                                      open_sentences,
+)
 
 __version__ = "0.1.0"
 

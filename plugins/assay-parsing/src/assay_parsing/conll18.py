@@ -41,12 +41,12 @@ parts (this is how ``parse-eval`` shards unequal tokenizations).
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
+from assay.core.tally import Tally, additive
 from assay.errors import AssayError
-
 from assay_parsing.sentence import Sentence
 
 __all__ = ["METRICS", "AlignmentError", "Score", "UDFile", "aligned_cuts", "evaluate", "evaluate_segments",
@@ -72,19 +72,14 @@ class AlignmentError(AssayError, ValueError):
 
 
 @attrs.frozen
-class Score:
-    """One metric's tally; scores add with ``+``."""
+class Score(Tally):
+    """One metric's tally, an :class:`assay.Tally`: scores add with ``+`` (``aligned`` is None for
+    Tokens, Sentences and Words, which have no aligned accuracy)."""
 
-    gold: int
-    system: int
-    correct: int
-    aligned: int | None = None
-
-    def __add__(self, other: Score) -> Score:
-        if not isinstance(other, Score):
-            return NotImplemented
-        aligned = None if self.aligned is None else self.aligned + (other.aligned or 0)
-        return Score(self.gold + other.gold, self.system + other.system, self.correct + other.correct, aligned)
+    gold: int = additive(0)
+    system: int = additive(0)
+    correct: int = additive(0)
+    aligned: int | None = additive(None)
 
     @property
     def precision(self) -> float:

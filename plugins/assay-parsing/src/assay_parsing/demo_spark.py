@@ -55,10 +55,10 @@ def run(out_dir: Path, *, sentences: int = 1500, seed: int = 20261121, master: s
         print("pyspark is not installed, so there is nothing to show here: pip install 'assay[spark]'.")
         return
     from assay import DataPool, EvaluatorBase
-    from assay_parsing.parse_eval import evaluate_pairs, format_table, make_executor, read_pairs
-    from assay_parsing.demo_treebank import generate
     from assay.errors import EvaluationError
     from assay.plugins import load_data_format
+    from assay_parsing.demo_treebank import generate
+    from assay_parsing.parse_eval import evaluate_pairs, format_table, make_executor, read_pairs
 
     out_dir = Path(out_dir)
     gold_path, system_path, counts = generate(out_dir, sentences=sentences, seed=seed)

@@ -185,8 +185,8 @@ def generate(out_dir: Path, *, sentences: int, seed: int) -> tuple[Path, Path, d
 def run(out_dir: Path, *, sentences: int = 3000, seed: int = 20261121, workers: int | None = None,
         num_shards: int = 8) -> None:
     """Generate the treebank and the system output, evaluate both ways, and print the results."""
-    from assay_parsing.parse_eval import evaluate_pairs, format_table, make_executor, read_pairs
     from assay.errors import EvaluationError
+    from assay_parsing.parse_eval import evaluate_pairs, format_table, make_executor, read_pairs
 
     start = time.perf_counter()
     gold_path, system_path, counts = generate(Path(out_dir), sentences=sentences, seed=seed)

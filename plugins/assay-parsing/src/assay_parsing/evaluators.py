@@ -38,10 +38,10 @@ UPOS all equal these accuracies, because every word is aligned.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assay.errors import AssayError, InvalidParameterError
-
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["CLAS", "CONTENT_DEPRELS", "FUNCTION_DEPRELS", "LAS", "TaggingAccuracy", "TokenizationError", "UAS",
@@ -109,14 +109,15 @@ def _analysis(sent: Any, w_vector: Any, evaluator: str) -> tuple[Sentence, Sente
                 f"{evaluator} got a single gold Sentence, so it needs a model: 'w_vector' must have a "
                 f"parse(sentence) method, got {type(w_vector).__name__}. To compare two files, pass "
                 f"(gold, system) SentencePair items.")
-        system = parse(sent)
-        if not isinstance(system, Sentence):
-            system = list(system)
-            if len(system) != len(gold.words):
+        parsed = parse(sent)
+        if not isinstance(parsed, Sentence):
+            per_word = list(parsed)
+            if len(per_word) != len(gold.words):
                 raise TokenizationError(
-                    f"{evaluator}: w_vector.parse returned {len(system)} predictions for {gold.describe()}, "
+                    f"{evaluator}: w_vector.parse returned {len(per_word)} predictions for {gold.describe()}, "
                     f"which has {len(gold.words)} words.")
-            return gold, system
+            return gold, per_word
+        system = parsed
     else:
         raise InvalidParameterError(
             f"{evaluator} expects 'sent' to be a SentencePair, a (gold, system) pair of Sentences or a gold "
@@ -248,6 +249,7 @@ class TaggingAccuracy:
     def __call__(self, sent: Any, w_vector: Any = None) -> tuple[int, int]:
         gold, predicted = _analysis(sent, w_vector, self.name)
         tag = self.tag
+        tags: Sequence[Any]
         if isinstance(predicted, Sentence):
             tags = [getattr(w, tag) for w in predicted.words]
         else:

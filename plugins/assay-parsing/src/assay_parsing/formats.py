@@ -22,10 +22,10 @@ back the same text (line endings normalised to ``\\n``).
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from assay import DataFormat, DataFormatError
-
 from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, Word
 
 #: Bytes read at a time by the streaming readers (cut at a line end, so never inside a character).
@@ -130,7 +130,8 @@ def _decode(data: bytes, source: str, lineno: int, offset: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = lineno + data.count(b"\n", 0, exc.start)
-        hint = "; the file looks gzip-compressed: decompress it first" if offset == 0 and data[:2] == b"\x1f\x8b" else ""
+        gzipped = offset == 0 and data[:2] == b"\x1f\x8b"
+        hint = "; the file looks gzip-compressed: decompress it first" if gzipped else ""
         raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start}){hint}",
                               source=source, line=line) from None
 
@@ -140,7 +141,7 @@ class _Builder:
 
     __slots__ = ("fmt", "source", "comments", "words", "word_lines", "ranges", "empties", "start")
 
-    def __init__(self, fmt: "_ConllFormat", source: str) -> None:
+    def __init__(self, fmt: _ConllFormat, source: str) -> None:
         self.fmt = fmt
         self.source = source
         self.reset()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from assay import load_data_format
-
 from assay_parsing.evaluators import TokenizationError, check_same_words
 from assay_parsing.sentence import Sentence, SentencePair
 

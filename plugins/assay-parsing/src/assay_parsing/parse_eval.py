@@ -17,11 +17,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from assay.cli.commands import (add_json, add_output, add_verbose, check_output, describe_executor, json_mode,
-                                positive_int, print_json, spark_log)
+import attrs
+
+from assay.cli.commands import (
+    add_json,
+    add_output,
+    add_verbose,
+    check_output,
+    describe_executor,
+    json_mode,
+    positive_int,
+    print_json,
+    spark_log,
+)
 
 #: what ``assay --help`` says about the command
 HELP = "score a system CoNLL-U / CoNLL-X parse against the gold file (UAS, LAS, CLAS, UPOS)"
@@ -54,6 +66,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="registered executor for the parallel run (default: processes; see 'assay list executor')")
     p.add_argument("--spark", default=None, metavar="MASTER",
                    help="run on Apache Spark with this master URL, e.g. local[2] (needs assay[spark])")
+    p.add_argument("--conll18", action="store_true",
+                   help="every score of the CoNLL 2018 evaluation script (Tokens, Sentences, Words, UPOS, XPOS, "
+                   "UFeats, AllTags, Lemmas, UAS, LAS, CLAS, MLAS, BLEX: precision, recall, F1, aligned accuracy) "
+                   "in its report layout; the system may tokenize and split sentences differently (words are "
+                   "aligned through their characters, as the script does); shards are cut where both files "
+                   "start a sentence at the same character")
     add_verbose(p)
     add_output(p, "file", "the scores as JSON (what --json prints)")
     add_json(p, "the scores (one object per evaluator: value, correct, total)")
@@ -61,6 +79,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args)
+    if args.conll18:
+        return run_conll18(args)
     pool = open_pairs(args.gold, args.system, format=args.format)
     parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
     executor = None
@@ -313,3 +333,84 @@ def format_table(results: dict[str, Any]) -> str:
     from assay.render import render_grid
 
     return render_grid(results_grid(results), "text")
+
+
+# --------------------------------------------------------------------------- --conll18
+@attrs.frozen
+class CutGroup:
+    """A task of a sharded ``--conll18`` run: consecutive aligned cuts and where the last part ends."""
+
+    index: int
+    cuts: tuple[tuple[int, int], ...]
+    end: tuple[int, int]
+
+
+def conll18_task(task: CutGroup, shared: tuple[Sequence[Any], Sequence[Any]]) -> dict[str, Any]:
+    """Executor task: the CoNLL 2018 tallies of one group of aligned segments."""
+    from assay_parsing import conll18
+
+    gold, system = shared
+    return conll18.evaluate_segments(gold, system, task.cuts, task.end)
+
+
+def evaluate_conll18(gold_path: Path, system_path: Path, *, format: str | None = None, executor: Any = None,
+                     num_shards: int | None = None) -> dict[str, Any]:
+    """Every CoNLL 2018 score of a file pair (:mod:`assay_parsing.conll18`), in this process or sharded.
+
+    Both files are read whole (the alignment needs the text of both); a sharded run cuts them
+    where both start a sentence at the same character, gives each shard consecutive parts,
+    and adds the shards' tallies in shard order, so the counts equal the sequential ones.
+    """
+    from assay.plugins import load_data_format
+
+    from assay_parsing import conll18
+    from assay_parsing.pairs import format_for
+
+    fmt = load_data_format(format or format_for(gold_path))
+    gold, system = fmt.read(gold_path), fmt.read(system_path)
+    if executor is None:
+        return conll18.evaluate(conll18.load_sentences(gold), conll18.load_sentences(system),
+                                where=f"{gold_path} and {system_path}")
+    cuts = conll18.aligned_cuts(gold, system)
+    groups = conll18.split_cuts(cuts, num_shards or max(1, getattr(executor, "workers", 1) or 1) * 4)
+    ends = [g[0] for g in groups[1:]] + [(len(gold), len(system))]
+    tasks = [CutGroup(i, tuple(g), e) for i, (g, e) in enumerate(zip(groups, ends))]
+    parts = executor.run(conll18_task, tasks, (gold, system), desc="conll18")
+    return {name: sum((p[name] for p in parts[1:]), parts[0][name]) for name in conll18.METRICS}
+
+
+def conll18_to_list(scores: dict[str, Any]) -> list[dict[str, Any]]:
+    """One object per score: precision, recall, f1, aligned_accuracy (None where the script prints none) and counts."""
+    return [{"metric": name, "precision": s.precision, "recall": s.recall, "f1": s.f1,
+             "aligned_accuracy": s.aligned_accuracy, "gold": s.gold, "system": s.system, "correct": s.correct,
+             "aligned": s.aligned} for name, s in scores.items()]
+
+
+def run_conll18(args: argparse.Namespace) -> int:
+    from assay.provenance import signature_of
+
+    from assay_parsing import conll18
+
+    parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
+    executor = make_executor(args.executor, spark=args.spark, workers=args.workers) if parallel else None
+    try:
+        with spark_log(args):
+            scores = evaluate_conll18(args.gold, args.system, format=args.format, executor=executor,
+                                      num_shards=args.shards)
+    finally:
+        if executor is not None:
+            executor.close()
+    sig = signature_of({"evaluation": [("conll18", conll18.evaluate)]})
+    document = {"scores": conll18_to_list(scores), "signature": str(sig)}
+    if args.output is not None:
+        from assay.jsonio import dumps, write_text_atomic
+
+        write_text_atomic(args.output, dumps(document) + "\n")
+    if args.json:
+        print_json(document)
+        return 0
+    print(conll18.format_official(scores))
+    print(f"signature: {sig}")
+    if args.output is not None:
+        print(f"scores written to {args.output}")
+    return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from assay import hookimpl
-
 from assay_parsing import samples
 from assay_parsing.evaluators import CLAS, LAS, UAS, TaggingAccuracy
 from assay_parsing.formats import ConlluFormat, ConllxFormat

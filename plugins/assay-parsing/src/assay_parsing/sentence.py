@@ -11,7 +11,8 @@ cross process boundaries (parallel executors) as plain data.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import attrs
 

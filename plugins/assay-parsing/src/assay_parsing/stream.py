@@ -26,17 +26,17 @@ from __future__ import annotations
 import io
 import os
 from array import array
+from collections.abc import Iterator, Sequence
 from itertools import zip_longest
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import attrs
 
 from assay import DataPool, load_data_format
 from assay.core.pool import split_evenly
 from assay.errors import InvalidParameterError
-
-from assay_parsing.evaluators import TokenizationError, check_same_words
 from assay_parsing import formats as _formats
+from assay_parsing.evaluators import TokenizationError, check_same_words
 from assay_parsing.formats import _decode, open_data_file, read_lines
 from assay_parsing.sentence import Sentence, SentencePair
 
@@ -169,15 +169,13 @@ class PairShard(_RangeShard):
         gpath, spath = self.gold[0], self.system[0]
         gtext, stext = self.texts or (None, None)
         gold, system = self._read(self.gold, gtext), self._read(self.system, stext)
-        n = 0
-        for g, s in zip_longest(gold, system):
+        for n, (g, s) in enumerate(zip_longest(gold, system)):
             if g is None or s is None:  # a file changed since it was indexed
                 which, path = ("gold", gpath) if g is None else ("system", spath)
                 raise InvalidParameterError(
                     f"The {which} file {path!r} ended after {self.start + n} sentences, fewer than when it was "
                     f"indexed (shard {self.index}); was it changed during the evaluation?")
-            n += 1
-            if n > len(self):
+            if n >= len(self):  # the (n + 1)-th pair of a shard of len(self) pairs
                 raise InvalidParameterError(
                     f"The files {gpath!r} and {spath!r} have more sentences in items {self.start}..{self.stop - 1} "
                     f"than when they were indexed (shard {self.index}); were they changed during the evaluation?")
@@ -215,9 +213,10 @@ class _LazyPool(DataPool):
         return next(iter(self._shard(0, i, i + 1).items()))
 
     def _items_for_cursor(self) -> Sequence[Any]:
-        return self
+        # the pool indexes like a Sequence (__len__, __getitem__ with ints and slices) without being one
+        return self  # type: ignore[return-value]
 
-    def shards(self, num_shards: int | None = None) -> list[Any]:  # type: ignore[override]
+    def shards(self, num_shards: int | None = None) -> list[Any]:
         """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
         from assay.validation import check_int
 
@@ -341,7 +340,7 @@ def open_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *, 
     name, fmt = _resolve(format, gold_path)
     g, s = index_sentences(gold_path), index_sentences(system_path)
     if len(g) != len(s):
-        first, described = 0, ""
+        described = ""
         gold_it, system_it = fmt.iter_read(gold_path), fmt.iter_read(system_path)
         for gs, ss in zip_longest(gold_it, system_it):
             if gs is None:
@@ -349,7 +348,6 @@ def open_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *, 
             if ss is None or gs.forms() != ss.forms():
                 described = gs.describe()
                 break
-            first += 1
         where = f"; the first sentence whose words differ is {described}" if described else ""
         raise InvalidParameterError(
             f"The gold file {gold_path!r} has {len(g)} sentences and the system file {system_path!r} "
@@ -367,8 +365,7 @@ def iter_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *,
     """
     gold_path, system_path = os.fspath(gold), os.fspath(system)
     _, fmt = _resolve(format, gold_path)
-    n = 0
-    for g, s in zip_longest(fmt.iter_read(gold_path), fmt.iter_read(system_path)):
+    for n, (g, s) in enumerate(zip_longest(fmt.iter_read(gold_path), fmt.iter_read(system_path))):
         if g is None or s is None:
             extra: Sentence = s if g is None else g
             ng, ns = (n, n + _count_rest(system_path, extra)) if g is None else (n + _count_rest(gold_path, extra), n)
@@ -376,7 +373,6 @@ def iter_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *,
                 f"The gold file has {ng} sentences and the system file {ns}; the first unmatched one is "
                 f"{extra.describe()}. Gold and system must have the same sentences.")
         check_same_words(g, s)
-        n += 1
         yield SentencePair(g, s)
 
 

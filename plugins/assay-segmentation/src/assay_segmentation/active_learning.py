@@ -11,8 +11,9 @@ ValUES' split scripts do. A second training cycle reads the written files; the
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,9 @@ def _n_query(pool_size: int, fraction: float) -> int:
     return int(pool_size * fraction)
 
 
-def query_most_uncertain(uncertainties: Mapping[str, float], pool: Sequence[str], *, fraction: float = 0.5) -> list[str]:
+def query_most_uncertain(
+    uncertainties: Mapping[str, float], pool: Sequence[str], *, fraction: float = 0.5
+) -> list[str]:
     """The ``int(len(pool) * fraction)`` pool images with the highest aggregated uncertainty.
 
     Ties keep the pool order (a stable sort), so the result never depends on dict order.

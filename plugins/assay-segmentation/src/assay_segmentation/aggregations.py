@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import attrs
 import numpy as np
@@ -113,16 +114,16 @@ def _window_sums(
     w, width = x, 1
     holder, free = spare
     for i, op in enumerate(ops):
-        last = last_out is not None and i == len(ops) - 1
+        final = last_out if i == len(ops) - 1 else None  # where the last addition writes, if anywhere
         if op == "double":
-            target = last_out if last else free
+            target = free if final is None else final
             m = w.size - width * step
             np.add(w[:m], w[width * step :], out=target[:m])
             width *= 2
-            if not last:
+            if final is None:
                 holder, free = free, holder
         else:
-            target = last_out if last else holder
+            target = holder if final is None else final
             m = w.size - step
             np.add(w[:m], x[width * step : width * step + m], out=target[:m])
             width += 1
@@ -132,7 +133,10 @@ def _window_sums(
 
 @functools.lru_cache(maxsize=64)
 def _doubling_ops(k: int) -> tuple[str, ...]:
-    """The steps of :func:`_window_sums` for ``k``: one "double" per bit after the leading one, then "one" on a 1 bit."""
+    """The steps of :func:`_window_sums` for ``k``.
+
+    One "double" per bit after the leading one, then "one" on a 1 bit.
+    """
     return tuple(op for bit in bin(k)[3:] for op in (("double", "one") if bit == "1" else ("double",)))
 
 
@@ -210,7 +214,7 @@ def _box_sum_blocks(
     for start, stop, block_shape in plan.blocks:
         n = block_shape[0] * row
         holder, spare = scratch[0], (scratch[1], scratch[2])
-        if direct:
+        if flat_u is not None:  # direct
             x = flat_u[start * row : start * row + n]
         else:
             x = holder[:n]
@@ -359,10 +363,7 @@ def _screen_constants(size: tuple[int, ...]) -> tuple[int, float]:
 def _is_valid(origin: int, shape: tuple[int, ...], size: tuple[int, ...]) -> bool:
     """Whether the flat C-order ``origin`` starts a box inside the map along every axis but the first."""
     steps = _c_steps(shape)
-    for axis in range(1, len(shape)):
-        if (origin // steps[axis]) % shape[axis] > shape[axis] - size[axis]:
-            return False
-    return True
+    return all((origin // steps[axis]) % shape[axis] <= shape[axis] - size[axis] for axis in range(1, len(shape)))
 
 
 def _max_window_sum(u: np.ndarray, size: tuple[int, ...]) -> float:
@@ -440,7 +441,7 @@ class ThresholdMean:
     def _check(self, attribute: Any, value: Any) -> None:
         check_number(value, "threshold", owner="threshold_mean", allow_none=True)
 
-    def with_threshold(self, threshold: float) -> "ThresholdMean":
+    def with_threshold(self, threshold: float) -> ThresholdMean:
         return ThresholdMean(threshold=float(threshold))
 
     @property
@@ -448,7 +449,7 @@ class ThresholdMean:
         """True without an explicit threshold: the runner then calls :meth:`fit` on validation data."""
         return self.threshold is None
 
-    def fit(self, val_maps: Iterable[Any], val_predictions: Iterable[Any]) -> "ThresholdMean":
+    def fit(self, val_maps: Iterable[Any], val_predictions: Iterable[Any]) -> ThresholdMean:
         """This aggregation with the threshold :func:`find_threshold` gives on validation data."""
         return self.with_threshold(find_threshold(val_maps, val_predictions))
 

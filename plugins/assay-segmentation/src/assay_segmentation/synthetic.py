@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import sys
 import zlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -167,8 +168,8 @@ def generate(root: str | Path, *, models: Mapping[str, Mapping[str, Any]] | None
     if second_cycle:
         n_files += _simulate_second_cycle(root, models, seeds, shape, ids, ood_ids, splits, aggregations,
                                           n_samples, fraction)
-    return {"root": str(root), "models": list(models), "seeds": list(seeds), "images": {k: len(v) for k, v in ids.items()},
-            "files": n_files}
+    return {"root": str(root), "models": list(models), "seeds": list(seeds),
+            "images": {k: len(v) for k, v in ids.items()}, "files": n_files}
 
 
 def _simulate_second_cycle(root: Path, models: Mapping[str, Mapping[str, Any]], seeds: Sequence[int],

@@ -75,7 +75,7 @@ class SegmentationPerformance(Task):
 
     def image_metrics(self, image: ImageData, ctx: TaskContext) -> dict[str, Any]:
         refs = _refs(image)
-        samples = image.pred_samples if image.pred_samples is not None else image.pred_seg[None]
+        samples = image.pred_samples if image.pred_samples is not None else image.require("pred_seg")[None]
         return {"metrics": {"dice": image_dice(image, empty_value=self.empty_value),
                             "ged": ged(samples, refs, distance="dice_pooled"),
                             "ged_iou": ged(samples, refs, distance="iou")}}
@@ -102,7 +102,8 @@ class OodDetection(Task):
     default_datasets: ClassVar[tuple[str, ...]] = ("id", "ood")
     needs: ClassVar[frozenset[str]] = frozenset({"aggregated"})
     combine_splits: ClassVar[bool] = True
-    ood_splits: tuple[str, ...] = attrs.field(default=("ood",), converter=lambda v: (v,) if isinstance(v, str) else tuple(v))
+    ood_splits: tuple[str, ...] = attrs.field(default=("ood",),
+                                              converter=lambda v: (v,) if isinstance(v, str) else tuple(v))
     query_fraction: float = 0.5
     tpr: float = 0.95
 
@@ -323,7 +324,7 @@ class AlImprovement(Task):
         tree: dict[str, Any] = {}
         for query in self._queries(ctx)[1:]:
             unc, agg = query.split("/", 1)
-            du = mean(lambda v: v["second"][query])
+            du = mean(lambda v, q=query: v["second"][q])  # q: this iteration's query
             tree.setdefault(unc, {})[agg] = {"metrics": {"al_improvement": al_improvement(d1, du, dr),
                                                          "dice_second_cycle": du}}
         return {"mean": tree}

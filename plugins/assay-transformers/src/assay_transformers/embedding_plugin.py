@@ -6,10 +6,10 @@ model is first used, never at registration.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from assay import hookimpl
-
 from assay_transformers import semantic
 from assay_transformers.sbert import SentenceBert
 

@@ -30,8 +30,9 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -108,7 +109,7 @@ class EmbeddingCache:
 CACHE = EmbeddingCache()
 
 # a key unique to each loaded model object, for as long as the object lives
-_OBJECT_KEYS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_OBJECT_KEYS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _OBJECT_KEYS_BY_ID: dict[int, str] = {}  # fallback for objects that take no weak reference
 
 

@@ -8,8 +8,9 @@ sentence-transformers model, and take the largest cosine similarity.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,9 +18,13 @@ from assay.errors import InvalidParameterError
 from assay.metrics import BulkInstanceMetric
 from assay.uncertainty.base import GenerationMetric
 from assay.validation import check_int, check_str
-
-from assay_transformers.embeddings import (EmbeddingModel, _check_folder, cosine_matrix, default_model_path,
-                                           get_embedding_model)
+from assay_transformers.embeddings import (
+    EmbeddingModel,
+    _check_folder,
+    cosine_matrix,
+    default_model_path,
+    get_embedding_model,
+)
 
 __all__ = ["SentenceBert", "SentenceBertQuality", "best_reference_cosine", "check_model_option"]
 

@@ -37,14 +37,14 @@ eig_val_laplacian, deg_mat, eccentricity}.py``.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator, StatCalculator
 from assay.validation import check_bool, check_choice, check_int, check_number, check_str
-
 from assay_transformers.embeddings import EmbeddingModel, cosine_matrix, get_embedding_model
 from assay_transformers.sbert import check_model_option
 
@@ -154,7 +154,7 @@ def normalized_laplacian(w: np.ndarray) -> np.ndarray:
 
 
 def _equivalent(s: np.ndarray, threshold: float) -> np.ndarray:
-    return (s >= threshold) & (s.T >= threshold)
+    return (s >= threshold) & (threshold <= s.T)
 
 
 def num_semantic_sets(s: np.ndarray, threshold: float) -> int:

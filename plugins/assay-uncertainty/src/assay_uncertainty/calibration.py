@@ -34,8 +34,15 @@ from assay.errors import InvalidParameterError
 from assay.functional import adaptive_ece, equal_width_bins
 from assay.metrics import Metric, divide
 from assay.uncertainty.base import UEMetric
-from assay.validation import (PROB_ATOL, check_array, check_int, check_labels, check_probabilities, probability_error,
-                              undefined_metric)
+from assay.validation import (
+    PROB_ATOL,
+    check_array,
+    check_int,
+    check_labels,
+    check_probabilities,
+    probability_error,
+    undefined_metric,
+)
 
 __all__ = [
     "ECE", "MCE", "RMSCE", "AdaptiveECE", "BrierScore", "NLL", "CalibrationUEMetric",

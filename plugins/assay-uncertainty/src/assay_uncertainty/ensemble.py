@@ -30,7 +30,6 @@ from assay.errors import InvalidParameterError
 from assay.metrics import Metric, divide
 from assay.validation import PROB_ATOL, check_array, check_choice, probability_error, undefined_metric
 
-
 __all__ = [
     "Disagreement", "Entropy", "MutualInformation", "VariationRatio",
     "check_ensemble_probs", "disagreement", "entropy", "expected_entropy", "mutual_information",
@@ -185,7 +184,7 @@ class _EnsembleMetric(Metric):
             return np.stack([values, np.ones_like(values)], axis=1)
         return values
 
-    def update(self, probs: Any, references: Any = None, task_data: Any = None) -> "_EnsembleMetric":
+    def update(self, probs: Any, references: Any = None, task_data: Any = None) -> _EnsembleMetric:
         """Add a batch of ensemble probabilities ``(B, N, C)`` (returns ``self``)."""
         return super().update(probs, references, task_data)
 

@@ -11,13 +11,13 @@ NaN policy then applies.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from assay.uncertainty.base import Estimator
 from assay.validation import check_choice
-
 from assay_uncertainty import ensemble as _ens
 from assay_uncertainty.gen_metrics import normalize_text
 

@@ -20,7 +20,8 @@ may be passed instead. They read labels and texts stored with the model outputs 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

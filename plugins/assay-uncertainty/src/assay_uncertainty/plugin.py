@@ -7,7 +7,6 @@ assay; scipy is imported inside the Spearman / Kendall / RPP metrics.
 from __future__ import annotations
 
 from assay import hookimpl
-
 from assay_uncertainty import calibration as cal
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est

@@ -20,7 +20,6 @@ from assay.errors import MissingDependencyError
 from assay.functional import roc_auc_from_split
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
-
 from assay_uncertainty._curves import group_ends
 
 __all__ = ["FPRAtRecall", "KendallTau", "PRAUC", "ROCAUC", "RPP", "SpearmanR"]

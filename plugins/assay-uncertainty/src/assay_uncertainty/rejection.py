@@ -24,7 +24,6 @@ import numpy as np
 
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_bool, check_number, undefined_metric
-
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
 __all__ = ["PRR", "PRRScores", "prr_scores"]

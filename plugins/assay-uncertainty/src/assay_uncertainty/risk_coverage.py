@@ -20,7 +20,6 @@ import numpy as np
 
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
-
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
 __all__ = [
@@ -248,7 +247,7 @@ class CoverageAtRisk(UEMetric):
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         K, S = group_ends(u, 1.0 - q)
-        ok = np.flatnonzero(S <= self.risk * K + 1e-12 * K)
+        ok = np.flatnonzero(self.risk * K + 1e-12 * K >= S)
         if ok.size == 0:
             return undefined_metric(f"coverage_at_risk: no coverage reaches selective risk <= {self.risk}; NaN.")
         return float(K[ok[-1]] / u.size)

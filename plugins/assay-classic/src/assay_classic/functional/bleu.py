@@ -15,7 +15,8 @@ which is sacreBLEU's own segment-statistics layout.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,8 @@ def bleu_scorer(
             tokenize=tokenize, lowercase=lowercase, max_ngram_order=max_ngram_order, effective_order=True
         )
     except (KeyError, AttributeError, AssertionError, RuntimeError) as exc:
-        raise InvalidParameterError(f"The 'tokenize' parameter of bleu is not a sacreBLEU tokenizer: {tokenize!r} ({exc}).") from None
+        raise InvalidParameterError(
+            f"The 'tokenize' parameter of bleu is not a sacreBLEU tokenizer: {tokenize!r} ({exc}).") from None
 
 
 def bleu_segment_stats(

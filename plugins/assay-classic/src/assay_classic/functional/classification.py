@@ -13,7 +13,8 @@ including the ``zero_division`` convention and the averaging rules.
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ AVERAGES = ("binary", "micro", "macro", "weighted")
 
 def sorted_labels(values: Iterable[Hashable]) -> list[Hashable]:
     """The distinct labels in sorted order (scikit-learn's ``unique_labels``); ``repr`` order if unorderable."""
-    distinct = set(values)
+    distinct: set[Any] = set(values)  # sorted() raises TypeError for unorderable labels: handled below
     try:
         return sorted(distinct)
     except TypeError:
@@ -118,7 +119,8 @@ def precision_recall_fscore(
     per-label values; ``weighted`` weights them by support ``tp + fn`` (the plain mean when
     every support is zero); ``binary`` expects one row (the positive label). A zero
     denominator gives ``zero_division`` (``"warn"``: 0.0 and a warning); NaN values are left
-    out of the averages; only the scores in ``warn_for`` warn. Equal to ``sklearn.metrics.precision_recall_fscore_support``.
+    out of the averages; only the scores in ``warn_for`` warn. Equal to
+    ``sklearn.metrics.precision_recall_fscore_support``.
     Leading axes are batches (bootstrap resamples): the results then have their shape;
     a single ``(K, 3)`` table gives three floats.
     """
@@ -139,12 +141,13 @@ def precision_recall_fscore(
         fscore = precision
     else:
         b2 = beta * beta
-        fscore = divide((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score", warn=warn and "f-score" in warn_for)
+        fscore = divide((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division, what="F-score",
+                        warn=warn and "f-score" in warn_for)
     weights = (tp + fn) if average == "weighted" else None
-    out = tuple(_nanaverage(v, weights) for v in (precision, recall, fscore))
+    p, r, f = (_nanaverage(v, weights) for v in (precision, recall, fscore))
     if counts.ndim == 2:
-        return tuple(float(v) for v in out)  # type: ignore[return-value]
-    return out
+        return float(p), float(r), float(f)
+    return p, r, f
 
 
 def matthews_from_counts(counts: np.ndarray) -> Any:
@@ -197,7 +200,9 @@ def label_count_rows(
 def multilabel_count_rows(
     y_true: Sequence[Iterable[Hashable]], y_pred: Sequence[Iterable[Hashable]], labels: Sequence[Hashable] | None
 ) -> np.ndarray:
-    """Per-instance ``tp, fp, fn`` of label sets: ``(n, 3 * len(labels))``, or ``(n, 3)`` pooled when ``labels`` is None.
+    """Per-instance ``tp, fp, fn`` of label sets.
+
+    The result has shape ``(n, 3 * len(labels))``, or ``(n, 3)`` pooled when ``labels`` is None.
 
     The pooled form (``labels=None``) holds ``|P & T|``, ``|P - T|``, ``|T - P|`` per
     instance, which is all a micro average needs.

@@ -8,7 +8,8 @@ ROC AUC in assay; it is re-exported here. This module adds the label handling of
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 

@@ -10,7 +10,7 @@ import re
 import string
 import warnings
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from assay.errors import InvalidParameterError
 from assay_classic._deps import require

@@ -1,0 +1,248 @@
+"""Generation with a Hugging Face model: tokens and per-step log-softmax rows, cut at EOS or a stop string.
+
+:class:`HFModel` wraps a model and its tokenizer (loaded from a folder, or given). Its
+:meth:`~HFModel.generate` runs ``model.generate`` on a batch of prompts (left padding
+for decoder-only models, with the attention mask and position ids that make padding
+change no number) and returns, per prompt and per returned sequence, a
+:class:`Generation`: the generated token ids, the log-softmax row of the model's raw
+logits at each step (``(T, V)``, float32), and the text.
+
+**Where a generation ends.** At the first EOS token (any id of the generation config's
+``eos_token_id``), which is *kept* in the tokens and rows (its row is the step that
+chose EOS) and left out of the text; else at the first token whose decoded prefix
+contains a stop string (``generation_params["stop_strings"]``), kept in the tokens and
+rows, the text cut before the stop string; else after ``max_new_tokens`` tokens. Stop
+strings are applied after generation: a decoder's later tokens never change the rows
+of earlier ones, so cutting afterwards gives the numbers generation would have given
+had it stopped there.
+
+**Sampling** uses ``temperature`` (default 1.0), ``top_k`` (default 0: off) and ``top_p``
+(default 1.0) as given, never the model's or transformers' defaults (transformers' own
+default is top-k 50). Other settings of the model's ``generation_config.json`` (a forced
+first token, a repetition penalty ...) apply as ``model.generate`` applies them.
+
+**Log-probabilities** are ``log_softmax`` of the model's raw logits (``output_logits``),
+the model's own distribution, before temperature, top-k or top-p reshape it for
+sampling (those change which token is drawn, not the reported probability).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.uncertainty.model_loop import GENERATION_PARAMS
+
+__all__ = ["GENERATION_PARAMS", "Generation", "HFModel", "check_generation_params"]
+
+
+@attrs.frozen
+class Generation:
+    """One generated sequence: token ids, text, whether EOS ended it, the log-probability of each token
+    (``(T,)``) and, when asked for, the per-step log-softmax rows (``(T, V)``, else None)."""
+
+    tokens: list[int]
+    token_log_probs: np.ndarray
+    text: str
+    ended_with_eos: bool
+    log_probs: np.ndarray | None = None
+
+
+def check_generation_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate ``generation_params``; errors name the key and the expected value."""
+    params = dict(params or {})
+    for key, value in params.items():
+        if key not in GENERATION_PARAMS:
+            raise InvalidParameterError(
+                f"Unknown generation parameter {key!r}; known: {', '.join(GENERATION_PARAMS)}.")
+        if key == "stop_strings":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, (list, tuple)) or not all(isinstance(s, str) and s for s in value):
+                raise InvalidParameterError(
+                    f"generation_params['stop_strings'] must be a non-empty string or a list of them; got {value!r}.")
+            params[key] = list(value)
+        elif key == "top_k":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidParameterError(f"generation_params['top_k'] must be an integer >= 1; got {value!r}.")
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value > 0
+            if key == "top_p":
+                ok = ok and value <= 1
+            if not ok:
+                bound = "in (0, 1]" if key == "top_p" else "> 0"
+                raise InvalidParameterError(f"generation_params[{key!r}] must be a number {bound}; got {value!r}.")
+    return params
+
+
+class HFModel:
+    """A Hugging Face model and tokenizer ready to generate; the ``transformers`` model backend.
+
+    Parameters
+    ----------
+    model : folder path, ``(model, tokenizer)`` pair, or another :class:`HFModel`
+    type : {"causal", "seq2seq"} or None (read from the model's config)
+    device : for a path: where to load it (None: CUDA when available, else CPU)
+    dtype : for a path: ``"float32"`` (default) ...; see :func:`~assay_transformers.loading.load_model`
+    load_args : for a path: more ``from_pretrained`` arguments
+    """
+
+    def __init__(self, model: Any, *, type: str | None = None, device: str | None = None,
+                 dtype: str | None = "float32", load_args: Mapping[str, Any] | None = None,
+                 tokenizer: Any = None) -> None:
+        from assay_transformers.loading import MODEL_TYPES, load_model, model_type_of
+
+        if isinstance(model, HFModel):
+            model, tokenizer, type = model.model, model.tokenizer, type or model.type
+        if isinstance(model, (str, os.PathLike)):
+            model, tokenizer, type = load_model(model, type=type, device=device, dtype=dtype, **dict(load_args or {}))
+        elif isinstance(model, tuple) and len(model) == 2 and tokenizer is None:
+            model, tokenizer = model
+        if not callable(getattr(model, "generate", None)):
+            raise InvalidParameterError(
+                f"The model must be a folder path, a (model, tokenizer) pair or a loaded Hugging Face model with "
+                f"generate(); got {model.__class__.__name__}.")
+        if tokenizer is None or not callable(tokenizer):
+            raise InvalidParameterError("A loaded model needs its tokenizer: pass model=(model, tokenizer).")
+        if type is not None and type not in MODEL_TYPES:
+            raise InvalidParameterError(f"The model 'type' must be one of {', '.join(MODEL_TYPES)}; got {type!r}.")
+        self.model, self.tokenizer = model, tokenizer
+        self.type = type or model_type_of(model)
+        eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        if eos is None:
+            eos = getattr(tokenizer, "eos_token_id", None)
+        self.eos_ids = set(eos if isinstance(eos, (list, tuple)) else ([] if eos is None else [eos]))
+        pad = getattr(tokenizer, "pad_token_id", None)
+        if pad is None:
+            pad = getattr(model.config, "pad_token_id", None)
+        if pad is None:
+            pad = min(self.eos_ids) if self.eos_ids else 0
+        self.pad_id = int(pad)
+
+    @staticmethod
+    def accepts(model: Any) -> bool:
+        """Whether this backend takes ``model``: a path, a ``(model, tokenizer)`` pair or an :class:`HFModel`."""
+        if isinstance(model, (str, os.PathLike, HFModel)):
+            return True
+        return isinstance(model, tuple) and len(model) == 2 and callable(getattr(model[0], "generate", None))
+
+    @property
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def __repr__(self) -> str:
+        name = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
+        return f"HFModel({name!r}, type={self.type!r}, device={str(self.device)!r})"
+
+    # ------------------------------------------------------------------ the StatCalculators
+    def calculators(self, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
+                    samples_n: int = 10, seed: int | None = None) -> list[Any]:
+        """The stat calculators of this model for one manager run (see :mod:`assay_transformers.stats`)."""
+        from assay_transformers.stats import calculators_for
+
+        return calculators_for(self, max_new_tokens=max_new_tokens, generation_params=generation_params,
+                               samples_n=samples_n, seed=seed)
+
+    # ------------------------------------------------------------------ generation
+    def _encode(self, texts: Sequence[str]) -> dict[str, Any]:
+        tok = self.tokenizer
+        side, pad = getattr(tok, "padding_side", "right"), tok.pad_token
+        if pad is None and tok.eos_token is None:
+            raise InvalidParameterError(
+                "The tokenizer has neither a pad token nor an EOS token, so prompts cannot be batched; set "
+                "tokenizer.pad_token first.")
+        try:  # the pad id does not matter under the attention mask: borrow EOS (GPT-2 has no pad token)
+            tok.padding_side = "left" if self.type == "causal" else "right"
+            if pad is None:
+                tok.pad_token = tok.eos_token
+            enc = tok(list(texts), return_tensors="pt", padding=True)
+        finally:
+            tok.padding_side = side
+            if pad is None:
+                tok.pad_token = None
+        return {"input_ids": enc["input_ids"].to(self.device), "attention_mask": enc["attention_mask"].to(self.device)}
+
+    def generate(self, texts: Sequence[str], *, max_new_tokens: int, do_sample: bool = False,
+                 num_return_sequences: int = 1, generation_params: Mapping[str, Any] | None = None,
+                 seed: int | None = None, rows: bool = True) -> list[list[Generation]]:
+        """Generate for each prompt; ``result[i][k]`` is prompt ``i``'s sequence ``k``.
+
+        Greedy (``do_sample=False``) ignores temperature, top-k and top-p; stop strings
+        apply to both. With ``do_sample`` and a ``seed``, the draws are reproducible for
+        the same prompts in the same batch (the generator is seeded before the batch).
+        ``rows=False`` keeps only each token's log-probability, not the ``(T, V)`` rows.
+        """
+        import torch
+        from transformers import GenerationConfig
+
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise InvalidParameterError(f"'max_new_tokens' must be an integer >= 1; got {max_new_tokens!r}.")
+        params = check_generation_params(generation_params)
+        stops = params.pop("stop_strings", [])
+        texts = list(texts)
+        if not texts:
+            return []
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise InvalidParameterError(f"Prompt {i} must be a string; got {type(t).__name__}.")
+        enc = self._encode(texts)
+        cfg: dict[str, Any] = {"max_new_tokens": max_new_tokens, "do_sample": do_sample, "num_beams": 1,
+                               "num_return_sequences": num_return_sequences, "return_dict_in_generate": True,
+                               "output_logits": True, "pad_token_id": self.pad_id,
+                               "eos_token_id": sorted(self.eos_ids) or None}
+        if "repetition_penalty" in params:
+            cfg["repetition_penalty"] = float(params["repetition_penalty"])
+        if do_sample:
+            # explicit, never None: transformers fills an unset value from the model's generation_config.json,
+            # then from its global defaults (top_k=50); 0 turns top-k off
+            cfg.update(temperature=float(params.get("temperature", 1.0)), top_k=int(params.get("top_k", 0)),
+                       top_p=float(params.get("top_p", 1.0)))
+        if self.type == "seq2seq":
+            start = getattr(self.model.generation_config, "decoder_start_token_id", None)
+            if start is None:
+                start = getattr(self.model.config, "decoder_start_token_id", None)
+            cfg["decoder_start_token_id"] = start
+        gen_config = GenerationConfig(**cfg)
+        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+            if seed is not None:
+                torch.manual_seed(seed)
+            with torch.no_grad():
+                out = self.model.generate(**enc, generation_config=gen_config)
+        logits = torch.stack(list(out.logits), dim=1)  # (B * R, steps, V)
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        start = enc["input_ids"].shape[1] if self.type == "causal" else 1
+        generated = out.sequences[:, start:]
+        chosen = log_probs.gather(-1, generated.unsqueeze(-1)).squeeze(-1).cpu().numpy()  # (B * R, steps)
+        full = log_probs.cpu().numpy() if rows else [None] * len(chosen)
+        result: list[list[Generation]] = [[] for _ in texts]
+        for row, (seq, tok_lp, lp) in enumerate(zip(generated.cpu().tolist(), chosen, full)):
+            result[row // num_return_sequences].append(self._cut(seq, tok_lp, lp, stops))
+        return result
+
+    def _decode(self, tokens: list[int]) -> str:
+        return self.tokenizer.decode(tokens, skip_special_tokens=True)
+
+    def _cut(self, seq: list[int], tok_lp: np.ndarray, lp: np.ndarray | None, stops: list[str]) -> Generation:
+        """The generation up to its end (see the module docstring)."""
+        end, eos = len(seq), False
+        for j, t in enumerate(seq):
+            if t in self.eos_ids:
+                end, eos = j + 1, True
+                break
+        text_tokens = seq[: end - 1] if eos else seq[:end]
+        text = self._decode(text_tokens)
+        if stops and any(s in text for s in stops):
+            for j in range(len(text_tokens)):
+                prefix = self._decode(text_tokens[: j + 1])
+                hits = [prefix.find(s) for s in stops if s in prefix]
+                if hits:
+                    end, eos, text = j + 1, False, prefix[: min(hits)]
+                    break
+        return Generation(tokens=[int(t) for t in seq[:end]], token_log_probs=tok_lp[:end].astype(np.float64),
+                          text=text, ended_with_eos=eos,
+                          log_probs=None if lp is None else np.ascontiguousarray(lp[:end]))

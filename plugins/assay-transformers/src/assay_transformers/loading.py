@@ -1,0 +1,85 @@
+"""Load a Hugging Face model and its tokenizer from a local folder, never from the network.
+
+``load_model(path, type=..., device=..., dtype=..., **load_args)`` calls
+``from_pretrained(path, local_files_only=True)`` for the tokenizer and the model; a
+path that is not a folder holding a model is an :class:`~assay.errors.InvalidParameterError`
+that says so (no download is ever attempted, whatever ``HF_HUB_OFFLINE`` says).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidParameterError
+
+__all__ = ["MODEL_TYPES", "load_model", "model_type_of"]
+
+#: the model types: decoder-only (``AutoModelForCausalLM``) and encoder-decoder (``AutoModelForSeq2SeqLM``)
+MODEL_TYPES = ("causal", "seq2seq")
+
+_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+def model_type_of(model: Any) -> str:
+    """``"seq2seq"`` for an encoder-decoder model (``config.is_encoder_decoder``), else ``"causal"``."""
+    return "seq2seq" if getattr(getattr(model, "config", None), "is_encoder_decoder", False) else "causal"
+
+
+def _check_folder(path: str | os.PathLike[str]) -> Path:
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise InvalidParameterError(
+            f"The model {str(path)!r} is not on disk: no such folder. assay-transformers loads models from a local "
+            "folder only (local_files_only=True, no download); save the model there first "
+            "(model.save_pretrained(folder); tokenizer.save_pretrained(folder)), or pass a loaded "
+            "(model, tokenizer) pair.")
+    if not (folder / "config.json").is_file():
+        raise InvalidParameterError(
+            f"The model folder {str(folder)!r} holds no config.json, so it is not a saved Hugging Face model "
+            "(expected the files written by save_pretrained).")
+    return folder
+
+
+def load_model(path: str | os.PathLike[str], *, type: str | None = None, device: str | None = None,
+               dtype: str | None = "float32", **load_args: Any) -> tuple[Any, Any, str]:
+    """Load ``(model, tokenizer, type)`` from the folder ``path`` (offline, in eval mode).
+
+    Parameters
+    ----------
+    path : folder written by ``save_pretrained`` (``config.json``, weights, tokenizer files)
+    type : {"causal", "seq2seq"} or None
+        None reads ``is_encoder_decoder`` from the folder's config.
+    device : ``"cpu"``, ``"cuda"``, ``"cuda:1"`` ... (None: CUDA when available, else CPU)
+    dtype : {"float32", "float16", "bfloat16", "float64"} or None (the checkpoint's own)
+    **load_args : passed to the model's ``from_pretrained`` (``revision`` and friends;
+        ``local_files_only`` is always True)
+    """
+    folder = _check_folder(path)
+    if type is not None and type not in MODEL_TYPES:
+        raise InvalidParameterError(f"The model 'type' must be one of {', '.join(MODEL_TYPES)}; got {type!r}.")
+    if dtype is not None and dtype not in _DTYPES:
+        raise InvalidParameterError(f"The model 'dtype' must be one of {', '.join(_DTYPES)} or None; got {dtype!r}.")
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    load_args = {k: v for k, v in load_args.items() if k != "local_files_only"}
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise InvalidParameterError(f"Cannot load the model folder {str(folder)!r}: {exc}") from None
+    kind = type or ("seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal")
+    auto = AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
+    if dtype is not None:
+        load_args["dtype"] = getattr(torch, dtype)
+    try:
+        model = auto.from_pretrained(folder, local_files_only=True, **load_args)
+    except (OSError, ValueError) as exc:
+        raise InvalidParameterError(f"Cannot load the {kind} model in {str(folder)!r}: {exc}") from None
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    model.to(device)
+    model.eval()
+    return model, tokenizer, kind
