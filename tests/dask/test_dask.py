@@ -353,3 +353,15 @@ def test_timeout_cancels_the_tasks_and_names_the_unfinished_shards(client, helpe
     assert "after 1 s (timeout=1 s per shard, 2 shard(s) on 2 worker thread(s)); shard(s) [1]" in str(info.value)
     # the client is still usable afterwards (the hung task still occupies its worker for a while: no bound here)
     assert helpers.SleepsOn(99, seconds=0).parallelEvaluate(pool, None, client).correct_num == 4
+
+
+def test_the_dask_executor_conforms(client):
+    # The common suite's checks of the registered 'dask' executor (tests/testing/test_common_suite.py exempts it so
+    # as not to start a second cluster): on this module's cluster, every check passes, same-result included.
+    from assay.plugins import get_plugin_system
+    from assay.testing.conformance import CHECKS_BY_KIND
+    from assay.testing.suite import assert_conforms, with_overrides
+
+    entry = with_overrides(get_plugin_system().registry("executor").get("dask"), client=client)
+    results = assert_conforms(entry)
+    assert [r.check for r in results if r.status == "PASS"] == list(CHECKS_BY_KIND["executor"])

@@ -8,6 +8,7 @@ import pytest
 import assay
 from assay import DataFormatError, DataPool, EvaluatorBase
 from assay.plugins import PluginSystem, use_plugin_system
+from assay.testing.suite import conformance_test
 
 
 @pytest.fixture
@@ -41,3 +42,10 @@ def test_format_and_evaluator_end_to_end(system, tmp_path):
 def test_malformed_line_names_the_line(system):
     with pytest.raises(DataFormatError, match=r"x\.tags:2: expected gold and predicted tags"):
         assay.load_data_format("tagged_lines").parse("A\tA\nno tab here\n", source="x.tags")
+
+
+# assay's common suite, one test per registered name (test_template_conforms[sentence_evaluator:tag_match] ...):
+# the invariances of each kind (docs/plugins.md, "The common suite"), on the examples the plugin declares.
+_system = PluginSystem(entry_points=False)
+_system.register_plugin(assay_template.plugin, "template")
+test_template_conforms = conformance_test("template", system=_system)

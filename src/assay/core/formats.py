@@ -99,4 +99,5 @@ class JsonLinesFormat(DataFormat):
 @hookimpl
 def assay_register_data_formats(register):
     register("jsonl", JsonLinesFormat, extensions=JsonLinesFormat.extensions,
-             description="JSON Lines: one JSON value per line")
+             description="JSON Lines: one JSON value per line",
+             examples=[{"text": '{"id": 1, "text": "ça va", "tags": ["a", "b"]}\n[1, 2.5, null]\n"plain"\n'}])

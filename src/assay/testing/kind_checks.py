@@ -4,17 +4,27 @@ estimator, stat_calculator
     ``instantiate``; ``declaration`` (a known ``level``; ``stats`` / ``dependencies`` are
     strings); ``pickling``; ``dependencies`` (every statistic the object reads is made
     by a registered stat calculator, through a chain without cycles, or is a field the
-    data must provide, listed in the result); ``run`` on a declared sample.
+    data must provide, listed in the result); ``run`` on a declared sample; ``order``
+    (permuting the examples permutes the outputs); ``chunking`` (two chunks, run apart
+    and concatenated, give the outputs of one run).
 sentence_evaluator
     ``instantiate`` (a callable); ``pickling``; ``tally``: on the declared items, each
-    call returns two non-negative ints ``(correct_num, gold_set_size)``.
+    call returns two non-negative ints ``(correct_num, gold_set_size)``; the invariances
+    of the :class:`~assay.EvaluationResult` that ``EvaluatorBase.sequentialEvaluate``
+    adds up: ``order`` (a shuffled pool), ``shard-merge`` (three shards evaluated apart
+    and added with ``+``), ``one-at-a-time`` (one result per item, summed) all give the
+    result of one pass.
 executor
     ``instantiate``; ``run-order`` (``run(fn, tasks, shared)`` returns the results in
     task order); ``no-tasks`` (no tasks, no results); ``errors-propagate`` (an
-    exception raised by ``fn`` reaches the caller with its type).
+    exception raised by ``fn`` reaches the caller with its type); ``same-result``
+    (``parallelEvaluate`` on a small pool with this executor gives the
+    :class:`~assay.EvaluationResult` of ``sequentialEvaluate``, shards included).
 data_format
-    ``instantiate``; ``pickling``; ``parse`` (text in, a list of items out);
-    ``round-trip`` (``parse(dumps(items)) == items``, when ``dumps`` is implemented).
+    ``instantiate``; ``pickling``; ``parse`` (text in, a list of items out; the declared
+    sample is read: every format needs one); ``round-trip`` (a write-read round trip,
+    ``parse(dumps(items)) == items``; does not apply to a read-only format, which does
+    not implement ``dumps``).
 task
     ``instantiate``; ``interface`` (the methods the runner calls); ``pickling``.
 model_backend
@@ -22,38 +32,43 @@ model_backend
     a bool for a folder that does not exist (no model is loaded: that needs a model).
 aggregation
     ``instantiate``; ``pickling``; ``random-map`` (a float for random 2-D and 3-D maps);
-    ``nan-map`` (a map holding NaN is an assay error, or NaN with a warning). Without
-    declared examples, an aggregation that rejects a random map with an assay error (it
-    needs an option, such as a threshold) has these checks skipped, with the reason.
+    ``nan-map`` (a map holding NaN is an assay error, or NaN with a warning);
+    ``call-order`` (no state between calls: one object used for every check gives, map by
+    map, the values of a new object per map); ``layout`` (a Fortran-ordered copy of a map aggregates to the same
+    value). Without declared examples, an aggregation that rejects a random map with an
+    assay error (it needs an option, such as a threshold) has these checks skipped, with
+    the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import numbers
 import pickle
 import warnings
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from assay.errors import AssayError, EvaluationError
 from assay.plugins.registry import Entry
 from assay.testing.metric_checks import bad_input_outcome
-from assay.testing.recorder import NOT_RUN, Recorder, Skip, one_line
+from assay.testing.recorder import NOT_RUN, NotApplicable, Recorder, Skip, one_line
 from assay.testing.samples import declared_examples, random_map
 
 __all__ = ["CHECKS", "check_aggregation", "check_data_format", "check_executor", "check_sentence_evaluator",
-           "check_model_backend", "check_statistics_user", "check_task"]
+           "check_model_backend", "check_statistics_user", "check_task", "count_vowels"]
 
 CHECKS: dict[str, tuple[str, ...]] = {
-    "estimator": ("instantiate", "declaration", "pickling", "dependencies", "run"),
-    "stat_calculator": ("instantiate", "declaration", "pickling", "dependencies", "run"),
-    "sentence_evaluator": ("instantiate", "pickling", "tally"),
-    "executor": ("instantiate", "run-order", "no-tasks", "errors-propagate"),
+    "estimator": ("instantiate", "declaration", "pickling", "dependencies", "run", "order", "chunking"),
+    "stat_calculator": ("instantiate", "declaration", "pickling", "dependencies", "run", "order", "chunking"),
+    "sentence_evaluator": ("instantiate", "pickling", "tally", "order", "shard-merge", "one-at-a-time"),
+    "executor": ("instantiate", "run-order", "no-tasks", "errors-propagate", "same-result"),
     "data_format": ("instantiate", "pickling", "parse", "round-trip"),
     "task": ("instantiate", "interface", "pickling"),
-    "aggregation": ("instantiate", "pickling", "random-map", "nan-map"),
+    "aggregation": ("instantiate", "pickling", "random-map", "nan-map", "call-order", "layout"),
     "model_backend": ("declaration",),
 }
 
@@ -155,6 +170,66 @@ def _run_statistics(obj: Any, kind: str, example: Mapping[str, Any]) -> None:
             raise AssertionError(f"a sequence-level estimator returns one value per example; got shape {values.shape}")
 
 
+def _n_examples(stats: Mapping[str, Any]) -> int:
+    return len(next(iter(stats.values()))) if stats else 0
+
+
+def _take(stats: Mapping[str, Any], idx: Any) -> dict[str, Any]:
+    return {k: [v[i] for i in idx] for k, v in stats.items()}
+
+
+def _rows(obj: Any, kind: str, out: Any) -> list[Any]:
+    """The per-example outputs: an estimator's values, or a calculator's statistics zipped per example."""
+    if kind == "stat_calculator":
+        return [tuple(out[s][i] for s in obj.stats) for i in range(len(out[obj.stats[0]]))]
+    return list(out)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return bool(a == b)
+    return x.shape == y.shape and bool(np.allclose(x, y, rtol=1e-9, atol=1e-12, equal_nan=True))
+
+
+def _same_rows(got: list[Any], expected: list[Any], how: str) -> None:
+    if len(got) != len(expected):
+        raise AssertionError(f"{how}: {len(got)} outputs for {len(expected)} examples")
+    for i, (a, b) in enumerate(zip(got, expected)):
+        if not _same_value(a, b):
+            raise AssertionError(f"{how}: example {i} gives {_show(a)} instead of {_show(b)}")
+
+
+def _show(value: Any) -> str:
+    """A value for a message: numpy scalars and arrays as plain Python numbers and lists, cut at 80 characters."""
+    plain = value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+    return f"{plain!r:.80}"
+
+
+def _statistics_order(obj: Any, kind: str, example: Mapping[str, Any]) -> None:
+    stats = example.get("stats")
+    if stats is None:
+        raise Skip(_NO_SAMPLE.format(keys="'stats': {...}"))
+    n = _n_examples(stats)
+    perm = np.random.default_rng(0).permutation(n).tolist()
+    if n > 1 and perm == list(range(n)):
+        perm = perm[::-1]
+    whole = _rows(obj, kind, obj(dict(stats)))
+    _same_rows(_rows(obj, kind, obj(_take(stats, perm))), [whole[i] for i in perm], "permuting the examples")
+
+
+def _statistics_chunking(obj: Any, kind: str, example: Mapping[str, Any]) -> None:
+    stats = example.get("stats")
+    if stats is None:
+        raise Skip(_NO_SAMPLE.format(keys="'stats': {...}"))
+    n = _n_examples(stats)
+    whole = _rows(obj, kind, obj(dict(stats)))
+    half = n // 2
+    parts = (_rows(obj, kind, obj(_take(stats, range(half)))) + _rows(obj, kind, obj(_take(stats, range(half, n)))))
+    _same_rows(parts, whole, "running two chunks apart")
+
+
 def check_statistics_user(entry: Entry, rec: Recorder, system: Any) -> None:
     """Record the checks of one estimator or stat calculator."""
     example = _first_example(entry)
@@ -166,7 +241,11 @@ def check_statistics_user(entry: Entry, rec: Recorder, system: Any) -> None:
         return
     rec.run("pickling", lambda: _same_type(obj))
     rec.run("dependencies", lambda: _dependencies(obj, system))
-    rec.run("run", lambda: _run_statistics(obj, entry.kind, example))
+    if rec.run("run", lambda: _run_statistics(obj, entry.kind, example)) is NOT_RUN:
+        rec.skip_rest("no run on a sample")
+        return
+    rec.run("order", lambda: _statistics_order(obj, entry.kind, example))
+    rec.run("chunking", lambda: _statistics_chunking(obj, entry.kind, example))
 
 
 # --------------------------------------------------------------------------- sentence evaluators
@@ -204,9 +283,66 @@ def check_sentence_evaluator(entry: Entry, rec: Recorder) -> None:
 
     rec.run("pickling", pickling)
     if items is None:
-        rec.skip("tally", _NO_SAMPLE.format(keys="'items': [...]"))
-    else:
-        rec.run("tally", lambda: _tally(evaluator, list(items), example.get("w_vector")))
+        rec.skip_rest(_NO_SAMPLE.format(keys="'items': [...]"))
+        return
+    w_vector = example.get("w_vector")
+    pool: list[Any] = list(items)
+    if rec.run("tally", lambda: _tally(evaluator, pool, w_vector)) is NOT_RUN:
+        rec.skip_rest("no tally on the sample")
+        return
+
+    def one_pass() -> Any:
+        return _sequential(evaluator, pool, w_vector, 1)
+
+    def order() -> None:
+        perm = np.random.default_rng(0).permutation(len(pool)).tolist()
+        _same_tally(_sequential(evaluator, [pool[i] for i in perm], w_vector, 1), one_pass(), "shuffling the pool")
+
+    def shard_merge() -> None:
+        bounds = [0, len(pool) // 3, (2 * len(pool)) // 3, len(pool)]
+        parts = [_sequential(evaluator, pool[bounds[k]:bounds[k + 1]], w_vector, 1) for k in range(3)]
+        _same_tally(parts[0] + parts[1] + parts[2], one_pass(), "three shards evaluated apart and added")
+        _same_tally(_sequential(evaluator, pool, w_vector, 3), one_pass(), "a pool of three shards")
+
+    def one_at_a_time() -> None:
+        _same_tally(sum((_sequential(evaluator, [item], w_vector, 1) for item in pool[1:]),
+                        _sequential(evaluator, pool[:1], w_vector, 1)), one_pass(), "one item at a time, added")
+
+    rec.run("order", order)
+    rec.run("shard-merge", shard_merge)
+    rec.run("one-at-a-time", one_at_a_time)
+
+
+@contextlib.contextmanager
+def _quiet_log() -> Iterator[None]:
+    """The evaluator's INFO lines off while the checks evaluate (they would flood the report)."""
+    from assay.core.log import logger
+
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _sequential(evaluator: Any, items: list[Any], w_vector: Any, shards: int) -> Any:
+    from assay.core.evaluator import EvaluatorBase
+    from assay.core.pool import DataPool
+
+    with _quiet_log():
+        return EvaluatorBase().sequentialEvaluate(DataPool(items, num_shards=shards), w_vector,
+                                                  sentence_evaluator=evaluator)
+
+
+def _tally_of(result: Any) -> tuple[int, int, int]:
+    return int(result.correct_num), int(result.gold_set_size), int(result.sentence_num)
+
+
+def _same_tally(got: Any, expected: Any, how: str) -> None:
+    if _tally_of(got) != _tally_of(expected):
+        raise AssertionError(f"{how}: (correct_num, gold_set_size, sentence_num) = {_tally_of(got)}, one pass "
+                             f"gives {_tally_of(expected)}")
 
 
 # --------------------------------------------------------------------------- executors
@@ -233,6 +369,29 @@ def _no_tasks(executor: Any) -> None:
     got = executor.run(square_plus_shared, [], 1)
     if list(got) != []:
         raise AssertionError(f"run with no tasks returned {got!r:.80}; expected []")
+
+
+def count_vowels(sent: Any, w_vector: Any) -> tuple[int, int]:
+    """A sentence evaluator for the executor checks: (vowels, letters) of a word (module level: it pickles)."""
+    return sum(ch in "aeiou" for ch in sent), len(sent)
+
+
+_WORDS = ("evaluation", "tally", "shard", "merge", "assay", "queue", "rhythm", "idea", "pool", "order", "spark",
+          "dask", "thread")
+
+
+def _same_result(executor: Any) -> None:
+    from assay.core.evaluator import EvaluatorBase
+    from assay.core.pool import DataPool
+
+    ev = EvaluatorBase()
+    with _quiet_log():
+        expected = ev.sequentialEvaluate(DataPool(list(_WORDS), num_shards=4), None, sentence_evaluator=count_vowels)
+        got = ev.parallelEvaluate(DataPool(list(_WORDS)), None, sentence_evaluator=count_vowels, executor=executor,
+                                  num_shards=4)
+    if got != expected:
+        raise AssertionError(f"parallelEvaluate on 13 items in 4 shards gives {got!r:.200}; sequentialEvaluate "
+                             f"gives {expected!r:.200}")
 
 
 def _errors_propagate(executor: Any) -> None:
@@ -266,6 +425,7 @@ def check_executor(entry: Entry, rec: Recorder) -> None:
         rec.run("run-order", lambda: _run_order(executor))
         rec.run("no-tasks", lambda: _no_tasks(executor))
         rec.run("errors-propagate", lambda: _errors_propagate(executor))
+        rec.run("same-result", lambda: _same_result(executor))
     finally:
         close = getattr(executor, "close", None)
         if callable(close):
@@ -288,6 +448,8 @@ def _parse(fmt: Any, example: Mapping[str, Any]) -> None:
         items = fmt.parse(example["text"], source="<example>")
         if not isinstance(items, list) or not items:
             raise AssertionError(f"parse of the declared text returned {items!r:.80}; expected a non-empty list")
+    elif "items" not in example:
+        raise Skip(_NO_SAMPLE.format(keys="'text': ..."))
 
 
 def _implements_dumps(fmt: Any) -> bool:
@@ -299,7 +461,7 @@ def _implements_dumps(fmt: Any) -> bool:
 
 def _round_trip_format(fmt: Any, example: Mapping[str, Any]) -> None:
     if not _implements_dumps(fmt):
-        raise Skip("dumps is not implemented (optional)")
+        raise NotApplicable("a read-only format: dumps is not implemented (optional); the parse check reads its sample")
     if "items" in example:
         items = list(example["items"])
     elif "text" in example:
@@ -371,8 +533,11 @@ def check_aggregation(entry: Entry, rec: Recorder) -> None:
     agg = rec.instantiate(example.get("overrides"), check=is_callable)
     if agg is NOT_RUN:
         return
-    maps = [np.asarray(example["map"], dtype=float)] if "map" in example else [random_map((16, 16)),
-                                                                               random_map((4, 8, 8), seed=1)]
+    if "map" in example:  # the declared map, and a second one (half its values) for the call-order check
+        declared_map = np.asarray(example["map"], dtype=float)
+        maps = [declared_map, declared_map * 0.5]
+    else:
+        maps = [random_map((16, 16)), random_map((4, 8, 8), seed=1)]
 
     if "map" not in example:
         try:
@@ -397,9 +562,25 @@ def check_aggregation(entry: Entry, rec: Recorder) -> None:
         if problem:
             raise AssertionError(f"a map holding NaN: {problem}")
 
+    def call_order() -> None:
+        overrides = dict(example.get("overrides") or {})
+        fresh = [_aggregate(entry.create(**overrides), m) for m in maps]  # a new object per map
+        used = [_aggregate(agg, m) for m in reversed(maps)][::-1]         # one object, after the other checks
+        if fresh != used:
+            raise AssertionError(f"one aggregation object, after other calls, gives {used!r} where a new one per "
+                                 f"map gives {fresh!r}: an aggregation keeps no state between calls")
+
+    def layout() -> None:
+        for m in maps:
+            a, b = _aggregate(agg, m), _aggregate(agg, np.asfortranarray(m))
+            if not (a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)):
+                raise AssertionError(f"a Fortran-ordered copy of a {m.shape} map gives {b!r}, the map {a!r}")
+
     rec.run("pickling", pickling)
     rec.run("random-map", lambda: [_aggregate(agg, m) for m in maps])
     rec.run("nan-map", nan_map)
+    rec.run("call-order", call_order)
+    rec.run("layout", layout)
 
 
 def _backend_declaration(entry: Entry) -> None:

@@ -14,7 +14,9 @@ shard-then-merge
 one at a time
     ``update`` with one instance per call gives the global scores.
 pickling
-    A metric pickled half-way through its updates resumes and gives the global scores.
+    A metric pickled half-way through its updates resumes and gives the global scores;
+    its state (``metric.state``) pickled half-way reduces to the same scores as the
+    original state.
 
 Scores compare with ``numpy.isclose(rtol=1e-9, atol=atol)`` in the invariance checks
 (floating-point sums in another order may differ in the last bits) and with
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -135,17 +138,31 @@ def _one_at_a_time(d: _Data) -> None:
     d.same(m.compute(), "updating one instance at a time")
 
 
+def _reduce_state(metric: Metric, state: Any) -> dict[str, Any]:
+    """The raw scores of a state: its totals (additive metrics) or its gathered intermediates, reduced."""
+    with warnings.catch_warnings():  # half of a sample may be degenerate (one class): NaN on both sides
+        warnings.simplefilter("ignore")
+        return dict(metric.reduce(state.totals if metric.additive else state.intermediates()))
+
+
 def _pickling(d: _Data) -> None:
     half = d.n // 2
     m = d.metric.clone().update(*d.at(range(half)))
+    name = d.metric.name or type(d.metric).__name__
     try:
-        m = pickle.loads(pickle.dumps(m))
+        state = pickle.loads(pickle.dumps(m.state))
+        resumed = pickle.loads(pickle.dumps(m))
     except Exception as exc:  # noqa: BLE001 - report any pickling failure as a conformance failure
-        name = d.metric.name or type(d.metric).__name__
         raise AssertionError(f"{name} cannot be pickled ({exc}); sharded evaluation "
                              "sends metrics to worker processes, so define the class at module top level") from exc
-    m.update(*d.at(range(half, d.n)))
-    d.same(m.compute(), "pickling half-way")
+    if type(state) is not type(m.state) or state.n != m.state.n:
+        raise AssertionError(f"{name}: the unpickled state is a {type(state).__name__} of {state.n} instances, "
+                             f"the original a {type(m.state).__name__} of {m.state.n}")
+    if half and not (d.metric.additive and m.state.totals is None):
+        check_scores(_reduce_state(m, state), _reduce_state(m, m.state), atol=d.atol, rtol=d.rtol,
+                     what=f"{name}: the state pickled half-way changed the scores")
+    resumed.update(*d.at(range(half, d.n)))
+    d.same(resumed.compute(), "pickling half-way")
 
 
 #: The invariances of a metric, by the name ``assay check-plugin`` reports them under, in the

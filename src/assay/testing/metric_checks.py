@@ -2,9 +2,33 @@
 
 Metrics: the kit's invariances (:data:`assay.testing.kit.INVARIANCES`), ``evaluate``
 against ``update`` / ``compute``, the declared examples' expected scores, and bad
-inputs. UE metrics: a score on a sample, pickling, invariance to the order of the
-examples (with tied uncertainties), orientation (a perfect ranking never scores worse
-than the reversed one) and NaN input.
+inputs.
+
+UE metrics (the callable API ``ue_metric(u, q) -> float``):
+
+score
+    a number on the sample (the declared example, else distinct random uncertainties
+    and binary quality);
+pickling
+    the unpickled metric scores the same;
+order
+    shuffling the examples leaves the score unchanged;
+ties
+    permuting examples *within* groups of equal uncertainty leaves the score unchanged
+    (on a sample made of three tie groups). By convention every UE metric is tie-aware
+    (the UE metric protocol: "ties grouped"); one that is not declares
+    ``tie_aware=False`` and the check does not apply;
+orientation
+    the relation the metric declares as ``orientation`` (:data:`ORIENTATIONS`:
+    ``complement``, ``negate``, ``reflect``) holds, and always: a perfect ranking scores
+    at least as well as a shuffled one and a shuffled one at least as well as the
+    reversed one, strictly somewhere (``higher_is_better`` tells which way);
+nan-input
+    an uncertainty holding NaN is an assay error or NaN with a warning;
+streaming
+    where the metric has ``update`` (``hasattr``, a capability check): the metric
+    invariances of :mod:`assay.testing.kit`, ``evaluate`` equal to ``update`` /
+    ``compute``, and ``compute`` equal to the call.
 
 A bad input passes when it raises an :class:`~assay.errors.AssayError`, or gives NaN
 (for no instances: any value) with an :class:`~assay.errors.UndefinedMetricWarning`;
@@ -24,13 +48,14 @@ from assay.errors import AssayError, UndefinedMetricWarning
 from assay.metrics.base import Metric
 from assay.plugins.registry import Entry
 from assay.testing.kit import INVARIANCES, check_evaluate_matches, check_invariance, check_scores
-from assay.testing.recorder import NOT_RUN, Recorder, Skip
+from assay.testing.recorder import NOT_RUN, NotApplicable, Recorder, Skip
 from assay.testing.samples import declared_examples, generate_metric_sample, ue_sample
 
-__all__ = ["METRIC_CHECKS", "UE_METRIC_CHECKS", "bad_input_outcome", "check_metric", "check_ue_metric"]
+__all__ = ["METRIC_CHECKS", "ORIENTATIONS", "UE_METRIC_CHECKS", "bad_input_outcome", "check_metric", "check_ue_metric",
+           "declared"]
 
 METRIC_CHECKS = ("instantiate", "examples", *INVARIANCES, "evaluate", "bad-inputs")
-UE_METRIC_CHECKS = ("instantiate", "score", "pickling", "order-ties", "orientation", "nan-input")
+UE_METRIC_CHECKS = ("instantiate", "score", "pickling", "order", "ties", "orientation", "nan-input", "streaming")
 
 
 def bad_input_outcome(run: Callable[[], Any], *, any_value: bool = False) -> str | None:
@@ -159,7 +184,8 @@ def check_metric(entry: Entry, rec: Recorder) -> None:
             return
         examples, metrics = [sample], [metric]
         rec.skip("examples", f"no examples declared; the checks ran on {len(sample['predictions'])} generated "
-                             f"instances of prediction_type {_type_name(metric)}")
+                             f"instances of prediction_type {_type_name(metric)}", applies=False)
+
     def invariance(check: str) -> Callable[[Metric, Mapping[str, Any]], Any]:
         return lambda m, ex: check_invariance(check, m, *_data(ex), atol=ex.get("atol", 1e-9))
 
@@ -194,7 +220,7 @@ def _each(examples: list[Mapping[str, Any]], metrics: list[Metric],
 def _expected_scores(examples: list[Mapping[str, Any]], metrics: list[Metric]) -> None:
     targets = [i for i, ex in enumerate(examples) if "global_target" in ex]
     if not targets:
-        raise Skip("the declared examples give no global_target to compare with")
+        raise NotApplicable("the declared examples give no global_target to compare with (the invariances ran)")
     for i in targets:
         ex = examples[i]
         got = metrics[i].clone().update(*_data(ex)).compute()
@@ -224,6 +250,25 @@ def _check_bad_inputs(example: Mapping[str, Any], metric: Metric) -> None:
 
 
 # --------------------------------------------------------------------------------------- UE metrics
+#: What negating (or reflecting) the uncertainty does to a UE metric, by the ``orientation`` it declares
+#: (registration metadata or class attribute); ``"monotone"`` when it declares none.
+ORIENTATIONS: dict[str, str] = {
+    "monotone": "a perfect ranking (failures most uncertain) scores at least as well as a shuffled one, and a "
+                "shuffled one at least as well as the reversed ranking, strictly somewhere",
+    "complement": "f(-u, q) = 1 - f(u, q) (e.g. ROC-AUC: negating u swaps the two classes' ranks)",
+    "negate": "f(-u, q) = -f(u, q) (rank correlations: Spearman, Kendall tau-b with midranks)",
+    "reflect": "f(1 - u, 1 - q) = f(u, q) (calibration of the confidence 1 - u against a binary outcome with "
+               "equal-width bins: relabelling the outcome is a symmetry)",
+}
+
+
+def declared(entry: Entry, obj: Any, key: str, default: Any) -> Any:
+    """A declaration of ``entry``: its registration metadata first, then the object's attribute."""
+    if key in entry.metadata:
+        return entry.metadata[key]
+    return getattr(obj, key, default)
+
+
 def _ue_callable(obj: Any) -> None:
     if not callable(obj):
         raise AssertionError(f"the factory returned a {type(obj).__name__}, which is not callable as "
@@ -242,14 +287,89 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or bool(np.isclose(a, b, rtol=1e-9, atol=1e-12))
 
 
+def _tie_sample() -> tuple[np.ndarray, np.ndarray]:
+    """Three uncertainty values, four examples each, both outcomes in each tie group."""
+    return np.repeat([0.2, 0.5, 0.8], 4), np.tile([0.0, 1.0, 1.0, 0.0], 3)
+
+
+def _permute_within_ties(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A permutation of the positions that moves examples only among those with the same uncertainty."""
+    perm = np.arange(u.size)
+    for value in np.unique(u):
+        idx = np.flatnonzero(u == value)
+        perm[idx] = rng.permutation(idx)
+    return perm
+
+
+def _monotone(metric: Any) -> None:
+    binary = ue_sample()["quality"]
+    fails, succ = binary == 0, binary == 1
+    perfect_u, reversed_u = np.empty(binary.size), np.empty(binary.size)
+    perfect_u[fails] = np.linspace(0.55, 0.95, fails.sum())  # failures most uncertain, no ties
+    perfect_u[succ] = np.linspace(0.05, 0.45, succ.sum())
+    reversed_u[succ] = np.linspace(0.55, 0.95, succ.sum())   # correct ones most uncertain
+    reversed_u[fails] = np.linspace(0.05, 0.45, fails.sum())
+    shuffled_u = np.random.default_rng(1).permutation(perfect_u)
+    values = [_score(metric, u, binary) for u in (perfect_u, shuffled_u, reversed_u)]
+    sign = 1.0 if metric.higher_is_better else -1.0
+    labels = ("perfect", "shuffled", "reversed")
+    strict = False
+    for i in range(3):
+        for j in range(i + 1, 3):
+            a, b = values[i], values[j]
+            if math.isnan(a) or math.isnan(b):
+                continue
+            if sign * (a - b) < -1e-12:
+                raise AssertionError(
+                    f"a {labels[i]} ranking scores {a!r} and a {labels[j]} one {b!r}, but higher_is_better="
+                    f"{metric.higher_is_better!r}: uncertainty must be higher for failures (conversions happen "
+                    "inside the metric)")
+            strict = strict or sign * (a - b) > 1e-12
+    if not strict:
+        raise Skip(f"perfect, shuffled and reversed rankings score {values}: the orientation is not observable on "
+                   "the sample; declare examples=[{'overrides': {...}}] that make it observable, or an "
+                   "orientation relation")
+
+
+def _relation(metric: Any, relation: str, u: np.ndarray, q: np.ndarray, base: float) -> None:
+    if relation == "complement":
+        got, want, how = _score(metric, -u, q), 1.0 - base, "f(-u, q) = 1 - f(u, q)"
+    elif relation == "negate":
+        got, want, how = _score(metric, -u, q), -base, "f(-u, q) = -f(u, q)"
+    elif relation == "reflect":
+        got, want, how = _score(metric, 1.0 - u, 1.0 - q), base, "f(1 - u, 1 - q) = f(u, q)"
+    else:
+        raise AssertionError(f"unknown orientation {relation!r}; expected one of {', '.join(ORIENTATIONS)}")
+    if not _same(got, want):
+        raise AssertionError(f"orientation {relation!r} promises {how}: f(u, q) = {base!r}, the other side "
+                             f"{got!r}, expected {want!r}")
+
+
+def _streaming(metric: Any, u: np.ndarray, q: np.ndarray, base: float) -> None:
+    """The metric invariances and evaluate() of a UE metric that streams (has ``update``)."""
+    if not hasattr(metric, "update"):
+        raise NotApplicable("the metric has no update(): it is a plain callable, not streamed")
+    scores = check_invariance("order", metric, u, q)
+    for check in INVARIANCES:
+        if check != "order":
+            check_invariance(check, metric, u, q)
+    check_evaluate_matches(metric, u, q)
+    main = getattr(metric, "main_score", None) or getattr(metric, "name", None)
+    if main in scores and not _same(float(scores[main]), base):
+        raise AssertionError(f"update/compute gives {main}={scores[main]!r}, the call ue_metric(u, q) {base!r}")
+
+
 def check_ue_metric(entry: Entry, rec: Recorder) -> None:
     """Record the checks of one UE metric."""
     examples = declared_examples(entry)
-    example = examples[0] if examples else ue_sample()
+    example = examples[0] if examples else {}
     metric = rec.instantiate(example.get("overrides"), check=_ue_callable)
     if metric is NOT_RUN:
         return
-    u, q = np.asarray(example["uncertainty"], dtype=float), np.asarray(example["quality"], dtype=float)
+    sample = example if "uncertainty" in example else ue_sample()
+    u, q = np.asarray(sample["uncertainty"], dtype=float), np.asarray(sample["quality"], dtype=float)
+    if "uncertainty" not in example:  # distinct uncertainties: the order check is not a tie check
+        u = np.random.default_rng(2).permutation(np.linspace(0.02, 0.98, u.size))
     base = rec.run("score", lambda: _score(metric, u, q))
     if base is NOT_RUN:
         rec.skip_rest("no score on the sample")
@@ -260,32 +380,33 @@ def check_ue_metric(entry: Entry, rec: Recorder) -> None:
         if not _same(got, base):
             raise AssertionError(f"the unpickled metric scores {got!r}, the original {base!r}")
 
-    def order_ties() -> None:
-        samples = [(u, q, base)]
-        if not examples:  # and a sample made of ties: three uncertainty values, both outcomes in each
-            tu, tq = np.repeat([0.2, 0.5, 0.8], 4), np.tile([0.0, 1.0, 1.0, 0.0], 3)
-            samples.append((tu, tq, _score(metric, tu, tq)))
-        for su, sq, score in samples:
-            for seed in range(5):
-                perm = np.random.default_rng(seed).permutation(len(su))
-                got = _score(metric, su[perm], sq[perm])
-                if not _same(got, score):
-                    raise AssertionError(f"shuffling the examples (tied uncertainties included) changed the score "
-                                         f"from {score!r} to {got!r}: sort with kind='stable' and an explicit tie "
-                                         "policy")
+    def order() -> None:
+        for seed in range(5):
+            perm = np.random.default_rng(seed).permutation(u.size)
+            got = _score(metric, u[perm], q[perm])
+            if not _same(got, base):
+                raise AssertionError(f"shuffling the examples changed the score from {base!r} to {got!r}")
+
+    def ties() -> None:
+        if not declared(entry, metric, "tie_aware", True):
+            raise NotApplicable("declares tie_aware=False: its value may depend on the order within ties")
+        tu, tq = _tie_sample()
+        score = _score(metric, tu, tq)
+        for seed in range(5):
+            perm = _permute_within_ties(tu, np.random.default_rng(seed))
+            got = _score(metric, tu[perm], tq[perm])
+            if not _same(got, score):
+                raise AssertionError(f"permuting examples within ties of the uncertainty changed the score from "
+                                     f"{score!r} to {got!r}: sort with kind='stable' and an explicit tie policy "
+                                     "(or declare tie_aware=False)")
 
     def orientation() -> None:
-        binary = ue_sample()["quality"]
-        perfect = _score(metric, (1 - binary) * 0.8 + 0.1, binary)   # failures most uncertain
-        reversed_ = _score(metric, binary * 0.8 + 0.1, binary)       # correct ones most uncertain
-        if math.isnan(perfect) or math.isnan(reversed_) or perfect == reversed_:
-            raise Skip(f"a perfect and a reversed ranking score the same ({perfect!r}): the orientation is not "
-                       "observable on the sample")
-        better = perfect > reversed_ if metric.higher_is_better else perfect < reversed_
-        if not better:
-            raise AssertionError(f"a perfect ranking scores {perfect!r} and the reversed one {reversed_!r}, but "
-                                 f"higher_is_better={metric.higher_is_better!r}: uncertainty must be higher for "
-                                 "failures (conversions happen inside the metric)")
+        if not hasattr(metric, "higher_is_better"):
+            raise AssertionError("the metric declares no higher_is_better")
+        relation = declared(entry, metric, "orientation", "monotone")
+        if relation != "monotone":
+            _relation(metric, relation, u, q, base)
+        _monotone(metric)
 
     def nan_input() -> None:
         bad = u.copy()
@@ -295,9 +416,8 @@ def check_ue_metric(entry: Entry, rec: Recorder) -> None:
             raise AssertionError(f"uncertainty with a NaN: {problem}")
 
     rec.run("pickling", pickling)
-    rec.run("order-ties", order_ties)
-    if hasattr(metric, "higher_is_better"):
-        rec.run("orientation", orientation)
-    else:
-        rec.skip("orientation", "the metric declares no higher_is_better")
+    rec.run("order", order)
+    rec.run("ties", ties)
+    rec.run("orientation", orientation)
     rec.run("nan-input", nan_input)
+    rec.run("streaming", lambda: _streaming(metric, u, q, base))

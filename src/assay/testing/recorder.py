@@ -4,6 +4,13 @@ A check is a function of no arguments: it passes when it returns, fails when it 
 (an ``AssertionError`` carries the reason; any other exception is reported with its
 type), and is skipped when it raises :class:`Skip` or
 :class:`~assay.errors.MissingDependencyError` (an optional library is not installed).
+
+A skip is one of two things. :class:`NotApplicable` (a :class:`Skip`) says the check does
+not apply to this object by its own declaration (a read-only data format has no
+write-read round trip; a UE metric without ``update`` is not streamed): the result has
+``applies=False``. Any other skip means the check *should* run but could not (no sample
+inputs, a factory that needs arguments nobody declared): ``assay check-plugin`` reports it
+as SKIP, and the common suite (:mod:`assay.testing.suite`) fails on it.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import attrs
 from assay.errors import MissingDependencyError
 from assay.plugins.registry import Entry
 
-__all__ = ["FAIL", "NOT_RUN", "PASS", "SKIP", "CheckResult", "Recorder", "Skip"]
+__all__ = ["FAIL", "NOT_RUN", "PASS", "SKIP", "CheckResult", "NotApplicable", "Recorder", "Skip"]
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 _REASON_CHARS = 400
@@ -25,6 +32,10 @@ _REASON_CHARS = 400
 
 class Skip(Exception):
     """Raised inside a check: it cannot run here; the message says why."""
+
+
+class NotApplicable(Skip):
+    """Raised inside a check: it does not apply to this object (by the object's own declaration)."""
 
 
 class _NotRun:
@@ -45,8 +56,10 @@ class CheckResult:
     check: str
     status: str  # PASS, FAIL or SKIP
     reason: str = ""
+    #: False for a SKIP that says the check does not apply (:class:`NotApplicable`)
+    applies: bool = True
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
     @property
@@ -72,8 +85,8 @@ class Recorder:
         self.checks = tuple(checks)
         self.results: list[CheckResult] = []
 
-    def _add(self, check: str, status: str, reason: str = "") -> None:
-        self.results.append(CheckResult(self.entry.name, self.entry.kind, check, status, reason))
+    def _add(self, check: str, status: str, reason: str = "", applies: bool = True) -> None:
+        self.results.append(CheckResult(self.entry.name, self.entry.kind, check, status, reason, applies))
 
     def run(self, check: str, fn: Callable[[], Any]) -> Any:
         """Run one check (warnings silenced); record it; return ``fn()``'s value, or :data:`NOT_RUN`."""
@@ -81,6 +94,9 @@ class Recorder:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 value = fn()
+        except NotApplicable as exc:
+            self._add(check, SKIP, str(exc), applies=False)
+            return NOT_RUN
         except Skip as exc:
             self._add(check, SKIP, str(exc))
             return NOT_RUN
@@ -96,8 +112,9 @@ class Recorder:
         self._add(check, PASS)
         return value
 
-    def skip(self, check: str, reason: str) -> None:
-        self._add(check, SKIP, reason)
+    def skip(self, check: str, reason: str, *, applies: bool = True) -> None:
+        """Record a skip (``applies=False``: the check does not apply to this object)."""
+        self._add(check, SKIP, reason, applies)
 
     def skip_rest(self, reason: str) -> None:
         """Skip every declared check not recorded yet."""

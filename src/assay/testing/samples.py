@@ -11,7 +11,9 @@ kind                keys of one example
 ==================  =================================================================
 metric              ``predictions``, ``references``, ``task_data``, ``global_target``
                     (expected scores), ``atol``
-ue_metric           ``uncertainty``, ``quality`` (one value per example)
+ue_metric           ``uncertainty``, ``quality`` (one value per example); the
+                    registration may also declare ``orientation`` and ``tie_aware``
+                    (:mod:`assay.testing.metric_checks`)
 estimator           ``stats`` (statistic name -> one value per example)
 stat_calculator     ``stats``
 sentence_evaluator  ``items`` (pool items), ``w_vector``
@@ -23,9 +25,10 @@ executor, task      only ``overrides``
 Where a plugin declares none, the checks use generated inputs: metrics get
 predictions of their declared ``prediction_type`` (``int``, ``float``, ``bool``,
 ``str``, ``list[str]``, ``Hashable``) and one reference of the same type per
-instance; UE metrics get random uncertainty (with ties) and binary quality;
-aggregations get random maps. A check that needs a sample and has none is reported
-as SKIP with the reason.
+instance; UE metrics get distinct random uncertainties and binary quality (and a
+sample of tie groups for the tie check); aggregations get random maps. A check that
+needs a sample and has none is reported by ``assay check-plugin`` as SKIP with the
+reason, and fails the common suite (:mod:`assay.testing.suite`).
 """
 
 from __future__ import annotations

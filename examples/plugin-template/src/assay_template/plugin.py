@@ -46,9 +46,13 @@ class TagMatch:
 @hookimpl
 def assay_register_data_formats(register):
     register("tagged_lines", TaggedLines, extensions=TaggedLines.extensions,
-             description="gold and predicted tags, tab-separated, one sentence per line")
+             description="gold and predicted tags, tab-separated, one sentence per line",
+             examples=[{"text": "D N V\tD N N\nN PUNCT V\tN X V\n"}])  # sample inputs of the conformance suite
 
 
 @hookimpl
 def assay_register_sentence_evaluators(register):
-    register("tag_match", TagMatch, description="tags equal to the gold tag, out of the gold tags")
+    register("tag_match", TagMatch, description="tags equal to the gold tag, out of the gold tags",
+             examples=[{"items": [{"gold": ["D", "N", "V"], "pred": ["D", "N", "N"]},
+                                  {"gold": ["N", "PUNCT"], "pred": ["N", "X"]}],
+                        "overrides": {"ignore": ["PUNCT"]}}])

@@ -16,7 +16,8 @@ def assay_register_aggregations(register):
     register("image_sum", ImageSum, description="Sum of the uncertainty map (ValUES image_level)")
     register("patch_max", PatchMax, description="Maximum over sliding patches of the patch sum (or mean)")
     register("threshold_mean", ThresholdMean,
-             description="Mean of the values at or above a threshold (found on val when not given)")
+             description="Mean of the values at or above a threshold (found on val when not given)",
+             examples=[{"overrides": {"threshold": 0.5}}])  # the conformance suite's random maps, with a threshold
 
 
 @hookimpl

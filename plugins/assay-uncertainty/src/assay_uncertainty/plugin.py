@@ -10,7 +10,7 @@ from assay import hookimpl
 from assay_uncertainty import calibration as cal
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
-from assay_uncertainty import ranking, rejection, stats
+from assay_uncertainty import ranking, rejection, samples, stats
 from assay_uncertainty import risk_coverage as rc
 
 
@@ -35,24 +35,26 @@ def assay_register_estimators(register):
         (est.VariationRatio, "ensemble: 1 - share of members voting for the mean's class"),
         (est.Disagreement, "ensemble: 1 - agreeing member pairs / all pairs"),
     ):
-        register(cls.name, cls, description=desc, level=cls.level)
+        register(cls.name, cls, description=desc, level=cls.level, examples=samples.STATISTICS)
 
 
 @hookimpl
 def assay_register_stat_calculators(register):
-    register("token_entropies", stats.TokenEntropies, description="top_logprobs -> token_entropies")
+    register("token_entropies", stats.TokenEntropies, description="top_logprobs -> token_entropies",
+             examples=samples.STATISTICS)
     register("sample_likelihoods", stats.SampleLikelihoods,
-             description="sample_log_probs -> sample_log_likelihoods, sample_lengths")
+             description="sample_log_probs -> sample_log_likelihoods, sample_lengths", examples=samples.STATISTICS)
 
 
 @hookimpl
 def assay_register_ue_metrics(register):
     register("prr", rejection.PRR, description="prediction-rejection area (raw; normalize=true: vs oracle and random)")
     register("rcc_auc", rc.RCCAUC, description="LM-Polygraph RCC-AUC (lower is better)")
-    register("roc_auc", ranking.ROCAUC, description="ROC-AUC of uncertainty as a failure detector")
+    register("roc_auc", ranking.ROCAUC, description="ROC-AUC of uncertainty as a failure detector",
+             orientation="complement")
     register("pr_auc", ranking.PRAUC, description="average precision of uncertainty as a failure detector")
-    register("spearman", ranking.SpearmanR, description="Spearman correlation of u with -quality")
-    register("kendall", ranking.KendallTau, description="Kendall tau-b of u with -quality")
+    register("spearman", ranking.SpearmanR, description="Spearman correlation of u with -quality", orientation="negate")
+    register("kendall", ranking.KendallTau, description="Kendall tau-b of u with -quality", orientation="negate")
     register("rpp", ranking.RPP, description="reversed-pair proportion (lower is better)")
     register("aurc", rc.AURC, description="area under the risk-coverage curve (convention=...)")
     register("e_aurc", rc.EAURC, description="excess AURC over the optimal ranking")
@@ -60,11 +62,16 @@ def assay_register_ue_metrics(register):
     register("e_augrc", rc.EAUGRC, description="excess AUGRC")
     register("fpr_at_recall", ranking.FPRAtRecall, description="FPR of failure detection at a recall level")
     register("risk_at_coverage", rc.RiskAtCoverage, description="selective risk at a coverage")
-    register("coverage_at_risk", rc.CoverageAtRisk, description="largest coverage within a selective risk")
+    register("coverage_at_risk", rc.CoverageAtRisk, description="largest coverage within a selective risk",
+             examples=samples.COVERAGE_AT_RISK)
+    # orientation (the conformance suite): relabelling the binary outcome, (u, q) -> (1 - u, 1 - q), is a symmetry
+    # of equal-width binning; not of equal-mass bins, which are cut by sort position (ties, n not divisible)
     for name, cls in (("ece", cal.ECE), ("mce", cal.MCE), ("rmsce", cal.RMSCE), ("adaptive_ece", cal.AdaptiveECE)):
-        register(name, cal._calibration_ue_factory(cls), description=f"{name} of 1 - u against binary quality")
+        register(name, cal._calibration_ue_factory(cls), description=f"{name} of 1 - u against binary quality",
+                 orientation="monotone" if name == "adaptive_ece" else "reflect")
     for name, cls in (("brier", cal.BrierScore), ("nll", cal.NLL)):
-        register(name, cal._plain_ue_factory(cls), description=f"{name} of 1 - u against binary quality")
+        register(name, cal._plain_ue_factory(cls), description=f"{name} of 1 - u against binary quality",
+                 orientation="reflect")
 
 
 @hookimpl
