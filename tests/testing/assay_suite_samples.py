@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from assay_conformance_samples import FailureAuc, FirstTieWins
 
 from assay import DataFormat, hookimpl
 from assay.metrics import GlobalMetric
 from assay.uncertainty import Estimator
-
-from assay_conformance_samples import FailureAuc, FirstTieWins
 
 
 # --------------------------------------------------------------------------- estimators

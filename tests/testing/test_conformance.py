@@ -6,11 +6,10 @@ each broken one breaks exactly one promise, and the test names the check that mu
 
 from __future__ import annotations
 
-
+import assay_conformance_samples
 import numpy as np
 import pytest
 
-import assay_conformance_samples
 from assay.plugins import PluginSystem
 from assay.testing.conformance import CHECKS_BY_KIND, check_entry
 from assay.testing.metric_checks import bad_input_outcome
@@ -152,8 +151,9 @@ def test_ue_sample_has_ties_and_both_outcomes():
 
 
 def test_malformed_examples_fail_the_examples_check():
-    from assay import hookimpl
     from assay_metric_samples import SampleAccuracy
+
+    from assay import hookimpl
 
     class Plugin:
         @staticmethod

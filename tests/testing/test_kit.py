@@ -6,13 +6,13 @@ import sys
 import types
 
 import pytest
+from assay_kit_samples import FirstPrediction, ForgetfulMatch
+from assay_metric_samples import SampleAccuracy, SampleExactMatch, SampleF1
 
 import assay
 from assay import hookimpl
 from assay.errors import UnknownNameError
 from assay.testing import check_invariances, test_metric
-from assay_kit_samples import FirstPrediction, ForgetfulMatch
-from assay_metric_samples import SampleAccuracy, SampleExactMatch, SampleF1
 
 
 def test_passes_a_correct_metric_and_returns_results():

@@ -6,10 +6,10 @@ check that must fail. Expected relations are derived by hand in the comments.
 
 from __future__ import annotations
 
-import pytest
-
 import assay_conformance_samples
 import assay_suite_samples
+import pytest
+
 from assay import hookimpl
 from assay.plugins import PluginSystem
 from assay.testing.conformance import check_entry

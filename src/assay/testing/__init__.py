@@ -26,5 +26,11 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from assay.testing.kit import (INVARIANCES, check_evaluate_matches, check_invariance, check_invariances,
-                                   check_scores, test_metric)
+    from assay.testing.kit import (
+        INVARIANCES,
+        check_evaluate_matches,
+        check_invariance,
+        check_invariances,
+        check_scores,
+        test_metric,
+    )

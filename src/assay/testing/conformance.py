@@ -19,8 +19,9 @@ import contextlib
 import difflib
 import re
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata as importlib_metadata
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -29,9 +30,16 @@ from assay.plugins import KINDS, PluginInfo, PluginSystem, get_plugin_system
 from assay.plugins.registry import Entry
 from assay.render import Grid, render_grid
 from assay.testing.floor_checks import FLOOR_CHECKS, check_command, check_demo_section, check_generation_metric
-from assay.testing.kind_checks import (CHECKS, check_aggregation, check_data_format, check_executor,
-                                       check_model_backend, check_sentence_evaluator, check_statistics_user,
-                                       check_task)
+from assay.testing.kind_checks import (
+    CHECKS,
+    check_aggregation,
+    check_data_format,
+    check_executor,
+    check_model_backend,
+    check_sentence_evaluator,
+    check_statistics_user,
+    check_task,
+)
 from assay.testing.metric_checks import METRIC_CHECKS, UE_METRIC_CHECKS, check_metric, check_ue_metric
 from assay.testing.recorder import FAIL, PASS, SKIP, CheckResult, Recorder
 

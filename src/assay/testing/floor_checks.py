@@ -43,7 +43,8 @@ def check_generation_metric(entry: Entry, rec: Recorder) -> None:
 
     def is_metric(obj: Any) -> None:
         if not isinstance(obj, GenerationMetric):
-            raise AssertionError(f"the factory returned a {type(obj).__name__}, not an assay.uncertainty.GenerationMetric")
+            raise AssertionError(
+                f"the factory returned a {type(obj).__name__}, not an assay.uncertainty.GenerationMetric")
 
     metric = rec.instantiate(check=is_metric)
     if metric is NOT_RUN:

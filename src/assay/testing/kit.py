@@ -28,7 +28,8 @@ from __future__ import annotations
 import math
 import pickle
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -152,7 +153,7 @@ def _pickling(d: _Data) -> None:
     try:
         state = pickle.loads(pickle.dumps(m.state))
         resumed = pickle.loads(pickle.dumps(m))
-    except Exception as exc:  # noqa: BLE001 - report any pickling failure as a conformance failure
+    except Exception as exc:
         raise AssertionError(f"{name} cannot be pickled ({exc}); sharded evaluation "
                              "sends metrics to worker processes, so define the class at module top level") from exc
     if type(state) is not type(m.state) or state.n != m.state.n:
@@ -256,7 +257,8 @@ def test_metric(metric: Any, predictions: Any, references: Any, instance_targets
     check_scores(res.global_scores, global_target, atol=atol, what="global scores")
     if instance_targets is not None:
         if len(instance_targets) != len(predictions):
-            raise AssertionError(f"instance_targets has {len(instance_targets)} entries for {len(predictions)} instances")
+            raise AssertionError(
+                f"instance_targets has {len(instance_targets)} entries for {len(predictions)} instances")
         for i, target in enumerate(instance_targets):
             check_scores(res[i]["score"]["instance"], target, atol=atol, what=f"instance {i} scores")
     streamed = check_invariances(m, predictions, references, task_data, atol=atol)

@@ -37,10 +37,12 @@ a raw numpy or Python error, or a number without a warning, fails.
 
 from __future__ import annotations
 
+import functools
 import math
 import pickle
 import warnings
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -238,7 +240,7 @@ def _check_bad_inputs(example: Mapping[str, Any], metric: Metric) -> None:
     """Bad inputs through :func:`assay.evaluate`, as the reliability policy (docs/reliability.md) states it."""
     problems = []
     for label, p, r, td in _bad_inputs(example):
-        problem = bad_input_outcome(lambda: _evaluate_score(metric, p, r, td))
+        problem = bad_input_outcome(functools.partial(_evaluate_score, metric, p, r, td))
         if problem:
             problems.append(f"{label}: {problem}")
     empty_refs: list[Any] | None = [] if example.get("references") is not None else None

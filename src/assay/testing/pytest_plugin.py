@@ -26,7 +26,8 @@ This module is imported by pytest at start-up, so it imports nothing heavy.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import attrs
 

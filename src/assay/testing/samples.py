@@ -34,8 +34,8 @@ reason, and fails the common suite (:mod:`assay.testing.suite`).
 from __future__ import annotations
 
 import typing
-from collections.abc import Hashable
-from typing import Any, Mapping
+from collections.abc import Hashable, Mapping
+from typing import Any
 
 import numpy as np
 
