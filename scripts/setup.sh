@@ -94,8 +94,11 @@ fi
 
 # 2. The editable installs (step 5, without build isolation) and the tests' own `pip install`
 # of the plugin template build with this setuptools: 77 or newer reads `license = "SPDX"`.
+# pip 25 or newer: older resolvers (the 23.x a fresh venv ships) do not see that a plugin's
+# dependency on another plugin (assay-segmentation -> assay-uncertainty) is one of the
+# editable installs of the same command when those carry extras (`-e plugins/x[test]`).
 begin "pip, setuptools"
-pip_install "pip>=23.1" "setuptools>=77"
+pip_install "pip>=25.0" "setuptools>=77"
 finish "$("$VENV/bin/python" -c 'import importlib.metadata as m; print("pip", m.version("pip"), "+ setuptools", m.version("setuptools"))')"
 show_warnings
 
