@@ -1,8 +1,8 @@
 """The :class:`Metric` base: ``map`` per instance, ``reduce`` to named scores, streaming state.
 
 See :mod:`assay.metrics` for the guide to writing a metric. This module holds the
-base class, the streaming state (``update`` / ``compute`` / ``reset`` / ``merge``),
-the ``prediction_type`` check and the lazy ``requirements`` check.
+base class, the streaming state (``update`` / ``compute`` / ``compute_scores`` / ``reset`` /
+``merge``), the ``prediction_type`` check and the lazy ``requirements`` check.
 """
 
 from __future__ import annotations
@@ -415,9 +415,21 @@ class Metric:
         self.__dict__["_state"] = st
         return self
 
-    def compute(self) -> dict[str, Any]:
+    def compute(self) -> Any:
+        """The value of everything seen: the main score, a ``float`` (torchmetrics' rule).
+
+        ``m.update(...).compute()`` returns what torchmetrics and torch-uncertainty return
+        (``float(result)`` and ``print(result)`` work); the named scores are
+        :meth:`compute_scores`. A subclass whose main value is not one number documents
+        what it returns (the ensemble metrics with ``reduction="none"``: the per-example
+        array). No data gives NaN with a warning where the metric allows.
+        """
+        return self.compute_scores()["score"]
+
+    def compute_scores(self) -> dict[str, Any]:
         """Global scores of everything seen: the named scores (prefixed), ``score`` and
-        ``score_name``. No data gives NaN scores with a warning where the metric allows."""
+        ``score_name`` -- what :func:`assay.evaluate` reports as global scores. No data
+        gives NaN scores with a warning where the metric allows."""
         st = self.state
         if self.additive:
             totals = st.totals
