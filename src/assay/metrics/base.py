@@ -26,6 +26,7 @@ from assay.errors import EvaluationError, InvalidParameterError, MissingDependen
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import check_class_attributes
 from assay.metrics._params import check_str
+from assay.validation import as_array
 
 __all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
 
@@ -299,6 +300,10 @@ class Metric:
         if not getattr(self, "_requirements_ok", False):
             self.check_requirements()
             self._requirements_ok = True
+        # torch tensors, __array__ and DLPack objects -> numpy, once for every metric (never imports torch)
+        predictions = as_array(predictions, "predictions", owner=metric_name(self))
+        references = as_array(references, "references", owner=metric_name(self))
+        task_data = as_array(task_data, "task_data", owner=metric_name(self))
         n = len(predictions)
         if references is None and self.needs_references:
             raise InvalidParameterError(
