@@ -17,7 +17,7 @@ def test_binary_ece_mce_rmsce():
     p, y = [0.9, 0.8, 0.3], [1, 0, 0]
     assert ECE(n_bins=2).update(p, y).compute_scores()["ece"] == pytest.approx(2 / 3 * 0.35 + 1 / 3 * 0.3)
     assert MCE(n_bins=2).update(p, y).compute_scores()["mce"] == pytest.approx(0.35)
-    assert RMSCE(n_bins=2).update(p, y).compute_scores()["rmsce"] == pytest.approx(math.sqrt(2 / 3 * 0.35**2 + 1 / 3 * 0.09))
+    assert RMSCE(n_bins=2).update(p, y).compute() == pytest.approx(math.sqrt(2 / 3 * 0.35**2 + 1 / 3 * 0.09))
 
 
 def test_multiclass_top_label_ece_and_argmax_tie_to_first_class():
