@@ -269,13 +269,18 @@ def _from_dlpack(x: Any) -> np.ndarray:
         return np.from_dlpack(x)
 
 
+def _scalar_or_array(v: Any) -> Any:
+    return v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
+
+
 def as_array(x: Any, name: str = "x", *, owner: str | None = None) -> Any:
     """Return a foreign array as a numpy array; anything else unchanged.
 
     Foreign arrays are torch tensors (detached, moved to the host when on a GPU,
     ``bfloat16`` widened to ``float32``), objects with ``__array__`` (pandas, xarray,
     JAX on the CPU ...) and objects with only ``__dlpack__`` (asked for a host copy).
-    A list or tuple whose first element is a foreign array has every element converted.
+    A list or tuple whose first element is a foreign array has every element converted
+    (0-d elements to Python scalars, so a list of scalar tensors reads as a list of numbers).
     numpy arrays, lists of numbers or strings, and scalars are returned as they are.
     torch is never imported: a tensor exists only when its caller imported torch, so the
     test is ``isinstance(x, sys.modules["torch"].Tensor)`` when torch is in
@@ -292,7 +297,7 @@ def as_array(x: Any, name: str = "x", *, owner: str | None = None) -> Any:
     """
     if type(x) in (list, tuple):
         if x and _is_foreign(x[0]):
-            return type(x)(as_array(v, f"{name}[{i}]", owner=owner) for i, v in enumerate(x))
+            return type(x)(_scalar_or_array(as_array(v, f"{name}[{i}]", owner=owner)) for i, v in enumerate(x))
         return x
     if not _is_foreign(x):
         return x

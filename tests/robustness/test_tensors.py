@@ -68,7 +68,7 @@ def test_as_array_converts_foreign_arrays_and_leaves_the_rest():
     neg = torch.tensor([1.0, -2.0])._neg_view()  # a lazy negative view: numpy() alone refuses it
     assert as_array(neg).tolist() == [-1.0, 2.0]
     listed = as_array([torch.tensor(1.5, requires_grad=True), torch.tensor(2.5)])
-    assert [float(v) for v in listed] == [1.5, 2.5]
+    assert listed == [1.5, 2.5] and all(type(v) is float for v in listed)  # scalar tensors: numbers
     for plain in ([1, 2], ("a", "b"), "text", 3, None, {"k": 1}):
         assert as_array(plain) is plain
     a = np.arange(3)
@@ -82,6 +82,7 @@ def test_checks_take_tensors_and_name_the_position():
     with pytest.raises(InvalidParameterError, match=r"ece: `probs\[0, 1\]` is NaN"):
         check_probabilities(torch.tensor([[0.5, float("nan")]]), owner="ece")
     assert check_labels(torch.tensor([0, 2, 1]), integer=True, n_classes=3).tolist() == [0, 2, 1]
+    assert check_labels([torch.tensor(1), torch.tensor(0)]) == [1, 0]  # a list of scalar tensors
     with pytest.raises(InvalidParameterError, match=r"`labels\[1\]` is 3; expected a class index in \[0, 2\]"):
         check_labels(torch.tensor([0, 3]), integer=True, n_classes=3)
     assert check_same_length("ece", probs=DLPackOnly([1, 2]), labels=torch.tensor([0, 1])) == 2
