@@ -132,6 +132,7 @@ def test_ue_metric_call_and_evaluate_take_tensors_and_dlpack():
                          n_resamples=0)
     assert res.global_scores["mae"] == pytest.approx(1.0)
     assert assay.load_metric("mae").update(ArrayLike([0.0, 1.0]), ArrayLike([[1.0], [1.0]])).compute() == 0.5
+    assert assay.load_metric("mae").update(DLPackOnly([0.0, 3.0]), DLPackOnly([[1.0], [1.0]])).compute() == 1.5
 
 
 def test_numpy_inputs_never_import_torch():
