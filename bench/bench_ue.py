@@ -97,7 +97,7 @@ def bench_disagreement(rng, rep: int, torch) -> None:
     def dis(validate):
         d = Disagreement(validate_args=validate)
         d.update(probs)
-        return d.compute()["disagreement"]
+        return d.compute_scores()["disagreement"]
 
     timed("assay Disagreement (validate_args=False)", lambda: dis(False), 1.2)
     timed("assay Disagreement (validate_args=True, default)", lambda: dis(True))
@@ -174,7 +174,7 @@ def main() -> None:
     def ece(validate):
         e = ECE(n_bins=15, validate_args=validate)
         e.update(p, y)
-        return e.compute()["ece"]
+        return e.compute_scores()["ece"]
 
     timed("assay ECE (validate_args=False)", lambda: ece(False), 1.5)
     timed("assay ECE (validate_args=True, default)", lambda: ece(True))

@@ -89,7 +89,7 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
     >>> m = assay.load_metric("accuracy")  # doctest: +SKIP
     >>> for preds, refs in my_shard_of_the_data:  # doctest: +SKIP
     ...     m.update(preds, refs)
-    >>> assay.distributed.sync(m).compute()  # doctest: +SKIP
+    >>> assay.distributed.sync(m).compute_scores()  # doctest: +SKIP
     {'accuracy': ..., 'score': ..., 'score_name': 'accuracy'}
     """
     single = isinstance(metric, Metric)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
 from collections.abc import Collection, Hashable, Iterable, Sequence
 from typing import Any, Literal, overload
@@ -44,6 +45,7 @@ from assay.errors import InvalidParameterError, UndefinedMetricWarning
 __all__ = [
     "PROB_ATOL",
     "UndefinedMetricWarning",
+    "as_array",
     "check_array",
     "check_bool",
     "check_choice",
@@ -233,7 +235,95 @@ def check_seed(seed: Any, name: str = "seed", *, owner: str | None = None, allow
 #: numpy < 1.25 warns (instead of raising) on a ragged nested sequence
 _RaggedWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
 
+#: values that are never a foreign array (checked by type before any attribute lookup)
+_PLAIN_TYPES = (np.ndarray, list, tuple, str, bytes, dict, numbers.Number, np.generic, type(None))
+
+
+def _torch_tensor_type() -> Any:
+    """``torch.Tensor`` when torch is already imported, else None (never imports torch)."""
+    return getattr(sys.modules.get("torch"), "Tensor", None)
+
+
+def _is_foreign(x: Any) -> bool:
+    if isinstance(x, _PLAIN_TYPES):
+        return False
+    tensor = _torch_tensor_type()
+    return (tensor is not None and isinstance(x, tensor)) or hasattr(x, "__array__") or hasattr(x, "__dlpack__")
+
+
+def _torch_to_numpy(t: Any) -> np.ndarray:
+    """A host array of a torch tensor: detached, dense, moved to the CPU, with a numpy dtype."""
+    torch = sys.modules["torch"]
+    t = t.detach()
+    if t.layout != torch.strided:  # sparse
+        t = t.to_dense()
+    if t.dtype == torch.bfloat16:  # numpy has no bfloat16
+        t = t.float()
+    return t.numpy(force=True)  # a CUDA tensor is copied to the host; conjugate / negative bits resolved
+
+
+def _from_dlpack(x: Any) -> np.ndarray:
+    try:
+        return np.from_dlpack(x, device="cpu")  # asks the producer for a host copy if it lives on a device
+    except TypeError:  # a producer of the older protocol (no dl_device / copy keywords)
+        return np.from_dlpack(x)
+
+
+def _scalar_or_array(v: Any) -> Any:
+    return v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
+
+
+def as_array(x: Any, name: str = "x", *, owner: str | None = None) -> Any:
+    """Return a foreign array as a numpy array; anything else unchanged.
+
+    Foreign arrays are torch tensors (detached, moved to the host when on a GPU,
+    ``bfloat16`` widened to ``float32``), objects with ``__array__`` (pandas, xarray,
+    JAX on the CPU ...) and objects with only ``__dlpack__`` (asked for a host copy).
+    A list or tuple whose first element is a foreign array has every element converted
+    (0-d elements to Python scalars, so a list of scalar tensors reads as a list of numbers).
+    numpy arrays, lists of numbers or strings, and scalars are returned as they are.
+    torch is never imported: a tensor exists only when its caller imported torch, so the
+    test is ``isinstance(x, sys.modules["torch"].Tensor)`` when torch is in
+    ``sys.modules``. Every array check of this module and every metric's ``update`` (and
+    :func:`assay.evaluate`) go through here.
+
+    >>> as_array([1, 2]) == [1, 2]
+    True
+    >>> class Wrapped:
+    ...     def __array__(self, dtype=None, copy=None):
+    ...         return np.arange(3)
+    >>> as_array(Wrapped())
+    array([0, 1, 2])
+    """
+    if type(x) in (list, tuple):
+        if x and _is_foreign(x[0]):
+            return type(x)(_scalar_or_array(as_array(v, f"{name}[{i}]", owner=owner)) for i, v in enumerate(x))
+        return x
+    if not _is_foreign(x):
+        return x
+    tensor = _torch_tensor_type()
+    try:
+        if tensor is not None and isinstance(x, tensor):
+            return _torch_to_numpy(x)
+        if hasattr(x, "__array__"):
+            try:
+                return np.asarray(x)
+            except (TypeError, RuntimeError, ValueError):
+                if not hasattr(x, "__dlpack__"):  # a device array that refuses implicit conversion
+                    raise
+        return _from_dlpack(x)
+    except (TypeError, RuntimeError, ValueError, BufferError) as exc:
+        raise InvalidParameterError(
+            f"{_where(owner)}cannot read `{name}` ({type(x).__module__}.{type(x).__name__}) as a host array: "
+            f"{type(exc).__name__}: {exc}. Pass a numpy array, a list, a torch tensor, or an object with "
+            "__array__ or __dlpack__."
+        ) from exc
+
+
 def _as_array(x: Any, name: str, owner: str | None) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    x = as_array(x, name, owner=owner)
     if isinstance(x, np.ndarray):
         return x
     if x is None:
@@ -417,6 +507,7 @@ def check_same_length(owner: str | None = None, /, **arrays: Any) -> int:
     >>> check_same_length("ece", probs=[[1, 0], [0, 1]], labels=[0, 1])
     2
     """
+    arrays = {k: as_array(v, k, owner=owner) for k, v in arrays.items()}
     lengths = {k: (len(v) if not isinstance(v, np.ndarray) else (v.shape[0] if v.ndim else 1))
                for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:
@@ -448,6 +539,7 @@ def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None,
     ``int64`` array; ``n_classes`` then bounds them to ``[0, n_classes - 1]``. Otherwise
     returns ``labels`` unchanged. ``offset`` is added to the reported position.
     """
+    labels = as_array(labels, name, owner=owner)
     if isinstance(labels, np.ndarray) and labels.dtype.kind in "biuUS":
         bad_pos = None
     elif isinstance(labels, np.ndarray) and labels.dtype.kind in "fc":

@@ -129,3 +129,62 @@ def test_empty_pool_logs_nan(capsys):
         err = stderr_of(capsys, lambda: Pairs().sequentialEvaluate(DataPool([]), None))
     assert "Unlabelled accuracy: nan (0, 0)" in err
     assert "Unlabelled attachment accuracy: nan (0, 0)" in err
+
+
+# ------------------------------------------------------------------ the label follows the evaluator
+class ExactMatch(EvaluatorBase):
+    log_label = "Exact match"
+
+    def sentence_evaluator(self, sent, w_vector):
+        return sent
+
+
+class Attaching(EvaluatorBase):
+    log_label = "Head accuracy"
+    attachment_label = "Head attachment accuracy"
+
+    def sentence_evaluator(self, sent, w_vector):
+        return sent
+
+
+class CountsF1:
+    """A sentence evaluator object declaring its own label, given explicitly."""
+
+    log_label = "My F1"
+
+    def __call__(self, sent, w_vector):
+        return sent
+
+
+def labelled_messages(caplog, run):
+    caplog.set_level(logging.INFO, logger="EVALUATOR")
+    caplog.clear()
+    run()
+    return [r.getMessage() for r in caplog.records if r.name == "EVALUATOR"]
+
+
+def test_a_custom_evaluator_declares_its_label(caplog):
+    pool = DataPool([(1, 2), (2, 2)], num_shards=2)  # 3 / 4; the seed's second line: (3 + 2) / (4 + 2)
+    assert labelled_messages(caplog, lambda: ExactMatch().sequentialEvaluate(pool, None)) == [
+        "Exact match: 0.750000000000 (3, 4)"]
+    assert labelled_messages(caplog, lambda: Attaching().parallelEvaluate(pool, None, executor="threads")) == [
+        "Head accuracy: 0.750000000000 (3, 4)", "Head attachment accuracy: 0.833333333333 (5, 6)"]
+    # an explicit sentence evaluator's label wins over the evaluator's; a plain function falls back to it
+    assert labelled_messages(caplog, lambda: ExactMatch().sequentialEvaluate(pool, None, CountsF1())) == [
+        "My F1: 0.750000000000 (3, 4)"]
+    assert labelled_messages(caplog, lambda: ExactMatch().sequentialEvaluate(pool, None, lambda s, w: s)) == [
+        "Exact match: 0.750000000000 (3, 4)"]
+    # an evaluator that declares nothing keeps the seed's lines exactly
+    assert labelled_messages(caplog, lambda: Pairs().sequentialEvaluate(pool, None)) == [
+        "Unlabelled accuracy: 0.750000000000 (3, 4)", "Unlabelled attachment accuracy: 0.833333333333 (5, 6)"]
+
+
+def test_a_bad_label_names_the_attribute():
+    from assay.core.log import log_labels
+    from assay.errors import InvalidParameterError
+
+    class Bad:
+        log_label = 3
+
+    with pytest.raises(InvalidParameterError, match=r"'log_label' of Bad must be a non-empty str"):
+        log_labels(Bad())

@@ -228,3 +228,26 @@ def test_shard_over_an_unsliceable_sequence():
             return i * 10
 
     assert list(Shard(0, 1, 3, OnlyIndex()).items()) == [10, 20]
+
+
+# ------------------------------------------------------------------ a shard iterates over its items (SFU toolkit)
+def test_a_shard_iterates_over_its_items():
+    shards = DataPool(list("abcdefg"), num_shards=3).shards()  # by hand: 3, 2, 2 items
+    assert [list(s) for s in shards] == [["a", "b", "c"], ["d", "e"], ["f", "g"]]
+    assert [len(s) for s in shards] == [3, 2, 2]
+    seen = []
+    for sent in shards[1]:
+        seen.append(sent)
+    assert seen == ["d", "e"]
+    assert list(pickle.loads(pickle.dumps(shards[2]))) == ["f", "g"]  # as a worker receives it
+    assert list(DataPool([], num_shards=2).shards()[0]) == []
+
+
+def test_a_path_shard_iterates_over_its_files_items(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", [1, 2])
+    write_jsonl(tmp_path / "b.jsonl", [3])
+    write_jsonl(tmp_path / "c.jsonl", [4, 5, 6])
+    shards = DataPool.from_paths(str(tmp_path / "*.jsonl"), num_shards=2).shards()
+    assert [list(s) for s in shards] == [[1, 2, 3], [4, 5, 6]]  # whole files: a+b, c
+    assert [len(s) for s in shards] == [3, 3]
+    assert [x for x in pickle.loads(pickle.dumps(shards[1]))] == [4, 5, 6]

@@ -77,7 +77,7 @@ def one_process(name: str, *parts: tuple[list, list]) -> dict:
     m = load_metric(name)
     for predictions, references in parts:
         m.update(predictions, references)
-    return cases_mod.encode(m.compute())
+    return cases_mod.encode(m.compute_scores())
 
 
 def value(encoded: dict, key: str) -> float:

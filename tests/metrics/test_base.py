@@ -37,13 +37,13 @@ def test_divide_defines_zero_denominators():
 
 def test_additive_update_merge_compute():
     m = SampleAccuracy().update([1, 2, 3], [[1], [3], [3]])
-    assert m.compute() == {"accuracy": 2 / 3, "score": 2 / 3, "score_name": "accuracy"}
+    assert m.compute_scores() == {"accuracy": 2 / 3, "score": 2 / 3, "score_name": "accuracy"}
     other = SampleAccuracy().update([4, 5], [[4], [0]])
-    assert m.merge(other).compute()["accuracy"] == 3 / 5   # (2 + 1) / (3 + 2), by hand
+    assert m.merge(other).compute_scores()["accuracy"] == 3 / 5   # (2 + 1) / (3 + 2), by hand
     assert m.state.n == 5
     m.reset()
     with pytest.warns(UndefinedMetricWarning, match="no data"):
-        assert math.isnan(m.compute()["accuracy"])
+        assert math.isnan(m.compute_scores()["accuracy"])
 
 
 def test_merge_rejects_another_metric():
@@ -53,7 +53,7 @@ def test_merge_rejects_another_metric():
 
 def test_score_prefix_and_main_score():
     m = SampleF1(score_prefix="m_").update([1, 0, 1], [[1], [1], [1]])
-    out = m.compute()
+    out = m.compute_scores()
     # tp = 2, fp = 0, fn = 1: F1 = 4 / 5
     assert out["m_f1"] == pytest.approx(0.8) and out["score"] == pytest.approx(0.8)
     assert out["score_name"] == "m_f1" and "m_precision" in out and "f1" not in out
@@ -82,7 +82,7 @@ def test_length_mismatch_is_an_error():
 
 def test_instance_metric_mean_skips_nan():
     m = SampleExactMatch().update(["a", "bb", "c"], [["a"], ["b"], [""]])
-    out = m.compute()
+    out = m.compute_scores()
     assert out["em"] == pytest.approx(1 / 3)
     assert out["len_ratio"] == pytest.approx((1 + 2) / 2)  # the NaN instance is left out
     inter = m.map_all(["a", "bb", "c"], [["a"], ["b"], [""]])
@@ -91,22 +91,22 @@ def test_instance_metric_mean_skips_nan():
 
 
 def test_instance_metric_all_nan_is_nan():
-    out = SampleExactMatch().update(["a"], [[""]]).compute()
+    out = SampleExactMatch().update(["a"], [[""]]).compute_scores()
     assert math.isnan(out["len_ratio"]) and out["em"] == 0.0
 
 
 def test_bulk_and_global_metrics():
     preds, refs = [1.0, 2.5, 0.0, 4.0], [[1.0], [2.0], [3.0], [4.0]]
-    assert SampleAbsError().update(preds, refs).compute()["abs_error"] == pytest.approx(3.5 / 4)
+    assert SampleAbsError().update(preds, refs).compute_scores()["abs_error"] == pytest.approx(3.5 / 4)
     # |errors| = 0, 0.5, 3, 0 -> median 0.25
     g = SampleMedianAE().update(preds[:2], refs[:2]).merge(SampleMedianAE().update(preds[2:], refs[2:]))
-    assert g.compute()["median_ae"] == pytest.approx(0.25)
+    assert g.compute_scores()["median_ae"] == pytest.approx(0.25)
 
 
 def test_non_additive_array_intermediates():
     m = SampleAUC().update([0.9, 0.4], [[1], [1]]).update([0.4, 0.1], [[0], [0]])
     assert isinstance(m.state.intermediates(), np.ndarray)
-    assert m.compute()["auc"] == pytest.approx(3.5 / 4)
+    assert m.compute_scores()["auc"] == pytest.approx(3.5 / 4)
 
 
 def test_reduce_must_return_main_score():
@@ -114,7 +114,7 @@ def test_reduce_must_return_main_score():
         main_score = "acc"
 
     with pytest.raises(EvaluationError, match="main_score 'acc'"):
-        Wrong().update([1], [[1]]).compute()
+        Wrong().update([1], [[1]]).compute_scores()
 
 
 def test_vectorized_and_row_wise_reduce_agree():
@@ -127,18 +127,18 @@ def test_vectorized_and_row_wise_reduce_agree():
 
 def test_pipeline_preprocess_and_rename():
     p = MetricPipeline(SampleExactMatch(), preprocess=[lowercase], rename={"em": "em_lower"})
-    out = p.update(["A", "B"], [["a"], ["c"]]).compute()
+    out = p.update(["A", "B"], [["a"], ["c"]]).compute_scores()
     assert out["em_lower"] == 0.5 and out["score_name"] == "em_lower"
     assert p.ci_scores == ["em_lower", "len_ratio"]
     p2 = pickle.loads(pickle.dumps(p))
-    assert p2.compute()["em_lower"] == 0.5
+    assert p2.compute_scores()["em_lower"] == 0.5
     with pytest.raises(InvalidParameterError, match="must be a Metric"):
         MetricPipeline(object())
 
 
 def test_pipeline_checks_wrapped_prediction_type_after_preprocess():
     p = MetricPipeline(SampleF1(), preprocess=[lambda i: {**i, "prediction": int(i["prediction"])}])
-    assert p.update(["1", "0"], [[1], [1]]).compute()["f1"] == pytest.approx(2 / 3)
+    assert p.update(["1", "0"], [[1], [1]]).compute_scores()["f1"] == pytest.approx(2 / 3)
     with pytest.raises(InvalidParameterError, match="instance 0"):
         MetricPipeline(SampleF1()).update(["1"], [[1]])
 

@@ -69,7 +69,7 @@ def test_own_options_are_allowed_when_annotated_or_read():
         def compute_instance(self, prediction, references, task_data=None):
             return float(abs(prediction - references[0]) <= self.relative_tolerance * abs(references[0]))
 
-    assert Close().update([1.4, 2.0], [[1.0], [1.0]]).compute()["close"] == 0.5  # |0.4| <= 0.5, |1| > 0.5
+    assert Close().update([1.4, 2.0], [[1.0], [1.0]]).compute_scores()["close"] == 0.5  # |0.4| <= 0.5, |1| > 0.5
 
     # read by a method, not annotated (as assay_classic's _Correlation.method)
     class Thresholded(BulkInstanceMetric):
@@ -79,7 +79,7 @@ def test_own_options_are_allowed_when_annotated_or_read():
         def compute_bulk(self, predictions, references, task_data):
             return [float(p > self.threshold) for p in predictions]
 
-    assert Thresholded(score_prefix="").update([0.2, 0.9], [[0], [0]]).compute()["above"] == 0.5
+    assert Thresholded(score_prefix="").update([0.2, 0.9], [[0], [0]]).compute_scores()["above"] == 0.5
 
     # private helpers, constants and methods are the class's own business
     class Helpers(Metric):

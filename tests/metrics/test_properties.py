@@ -19,8 +19,8 @@ def test_integer_tallies_merge_exactly(pairs, cuts):
     refs = [[r] for _, r in pairs]
     bounds = sorted({0, len(pairs), *[min(c, len(pairs)) for c in cuts]})
     shards = [SampleF1().update(preds[a:b], refs[a:b]) for a, b in zip(bounds, bounds[1:])]
-    one = SampleF1().update(preds, refs).compute()
-    assert shards[0].clone().merge(*shards).compute() == one  # exactly, not approximately
+    one = SampleF1().update(preds, refs).compute_scores()
+    assert shards[0].clone().merge(*shards).compute_scores() == one  # exactly, not approximately
     tp = sum(p == 1 and r == 1 for p, r in pairs)
     fp = sum(p == 1 and r != 1 for p, r in pairs)
     fn = sum(p != 1 and r == 1 for p, r in pairs)
@@ -36,8 +36,8 @@ def test_gathered_intermediates_merge_exactly(rows, cut):
     refs = [[y] for _, y in rows]
     a = SampleAUC().update(preds[:cut], refs[:cut])
     b = SampleAUC().update(preds[cut:], refs[cut:])
-    one = SampleAUC().update(preds, refs).compute()
-    merged = a.merge(b).compute()
+    one = SampleAUC().update(preds, refs).compute_scores()
+    merged = a.merge(b).compute_scores()
     assert merged == one or (np.isnan(merged["auc"]) and np.isnan(one["auc"]))
 
 

@@ -41,12 +41,12 @@ def test_streaming_equals_one_call():
     m = load_ue_metric("roc_auc")
     for start in range(0, 40, 7):
         m.update(u[start:start + 7], q[start:start + 7])
-    out = m.compute()
+    out = m.compute_scores()
     assert out["roc_auc"] == pytest.approx(ref_auc(u, q))
     assert out["score"] == out["roc_auc"] and out["score_name"] == "roc_auc"
     m.reset()
     with pytest.warns(UndefinedMetricWarning):
-        assert math.isnan(m.compute()["roc_auc"])
+        assert math.isnan(m.compute_scores()["roc_auc"])
 
 
 def test_shards_merge_in_order_and_states_pickle():
@@ -54,7 +54,7 @@ def test_shards_merge_in_order_and_states_pickle():
     shards = [load_ue_metric("prr").update(u[a:b], q[a:b]) for a, b in ((0, 13), (13, 14), (14, 40))]
     merged = pickle.loads(pickle.dumps(shards[0])).merge(*[pickle.loads(pickle.dumps(s)) for s in shards[1:]])
     raw, normalized = ref_prr(u, q)
-    out = merged.compute()
+    out = merged.compute_scores()
     assert out["prr"] == pytest.approx(raw) and out["prr_normalized"] == pytest.approx(normalized)
 
 
@@ -89,7 +89,7 @@ def test_a_subclass_that_skips_our_init_still_has_a_score_prefix():
             return float(self.k)
 
     m = Bare()
-    assert m([0.1], [1]) == 1.0 and m.score_prefix == "" and m.update([0.2], [0]).compute()["bare"] == 1.0
+    assert m([0.1], [1]) == 1.0 and m.score_prefix == "" and m.update([0.2], [0]).compute_scores()["bare"] == 1.0
 
 
 # --------------------------------------------------------------------------- intervals and comparisons
@@ -164,7 +164,7 @@ def test_every_registered_metric_streams_and_merges_like_the_call(spec):
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             want = load_ue_metric(spec).all_scores(u_all, q_all)
             parts = [load_ue_metric(spec).update(u_all[a:b], q_all[a:b]) for a, b in zip(bounds, bounds[1:])]
-            got = pickle.loads(pickle.dumps(parts[0])).merge(*parts[1:]).compute()
+            got = pickle.loads(pickle.dumps(parts[0])).merge(*parts[1:]).compute_scores()
         for name, value in want.items():
             assert got[name] == pytest.approx(value, nan_ok=True)
         assert got["score"] == pytest.approx(load_ue_metric(spec)(u_all, q_all), nan_ok=True)
@@ -181,7 +181,7 @@ def test_a_legacy_subclass_that_overrides_the_call_is_still_a_metric():
 
     u, q = data()
     m = Legacy()
-    assert m.update(u[:10], q[:10]).update(u[10:], q[10:]).compute()["legacy_mean_u"] == pytest.approx(u.mean())
+    assert m.update(u[:10], q[:10]).update(u[10:], q[10:]).compute_scores()["legacy_mean_u"] == pytest.approx(u.mean())
     res = assay.evaluate(u, q, metrics=[Legacy()], n_resamples=50, seed=2)
     want = percentile([u[i].mean() for i in ref_indices(len(u), 50, 2)])
     g = res[0]["score"]["global"]

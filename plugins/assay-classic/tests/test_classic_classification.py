@@ -19,7 +19,7 @@ ATOL = 1e-9
 
 
 def score(metric, predictions, references):
-    return metric.update(predictions, references).compute()[metric.main_score]
+    return metric.update(predictions, references).compute_scores()[metric.main_score]
 
 
 # ----------------------------------------------------------------------------- hand-derived cases
@@ -198,7 +198,7 @@ def test_streaming_merge_and_pickle_keep_values():
     for labels in (None, [0, 1, 2]):
         shards = [F1(average="macro", labels=labels).update(preds[i:i + 30], refs[i:i + 30]) for i in (0, 30, 60)]
         merged = pickle.loads(pickle.dumps(shards[0])).merge(*shards[1:])
-        assert merged.compute()["f1"] == pytest.approx(want, abs=ATOL)
+        assert merged.compute_scores()["f1"] == pytest.approx(want, abs=ATOL)
 
 
 def test_label_sets_without_multi_label_is_a_clear_error():
@@ -248,7 +248,7 @@ def test_mixed_label_kinds_are_an_error_and_keep_the_state():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = sklearn_metrics.f1_score([1, 1], [1, 2], average="macro")
-    assert m.compute()["f1"] == pytest.approx(want, abs=ATOL)
+    assert m.compute_scores()["f1"] == pytest.approx(want, abs=ATOL)
 
 
 def test_matthews_corrcoef_without_data_is_nan_with_a_warning():
@@ -258,5 +258,5 @@ def test_matthews_corrcoef_without_data_is_nan_with_a_warning():
     from assay import UndefinedMetricWarning, load_metric
 
     with pytest.warns(UndefinedMetricWarning, match="matthews_corrcoef is undefined without data"):
-        score = load_metric("matthews_corrcoef").compute()["matthews_corrcoef"]
+        score = load_metric("matthews_corrcoef").compute_scores()["matthews_corrcoef"]
     assert math.isnan(score)

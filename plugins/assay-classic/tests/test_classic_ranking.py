@@ -39,7 +39,7 @@ def test_hand_cases():
 
 def test_metric_and_references_layout():
     m = RocAuc().update([0.1, 0.4], [[0], [0]]).update([0.35, 0.8], [1, [1]])
-    assert m.compute()["roc_auc"] == 0.75
+    assert m.compute_scores()["roc_auc"] == 0.75
     assert RocAuc().per_instance is False and RocAuc().additive is False
 
 
@@ -48,7 +48,7 @@ def test_labels_greater_is_positive_and_pos_label():
     labels, scores = [2, 2, 5, 5], [0.1, 0.4, 0.35, 0.8]
     assert roc_auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores))
     m = RocAuc(pos_label="yes").update([0.1, 0.4, 0.35, 0.8], ["no", "no", "yes", "yes"])
-    assert m.compute()["roc_auc"] == 0.75
+    assert m.compute_scores()["roc_auc"] == 0.75
     with pytest.raises(InvalidParameterError, match="pos_label"):
         RocAuc().update([0.1, 0.2], ["no", "yes"])
     with pytest.raises(InvalidParameterError, match="two distinct labels"):

@@ -24,7 +24,7 @@ ATOL = 1e-9
 
 
 def compute(metric, predictions, references):
-    return metric.update(predictions, references).compute()
+    return metric.update(predictions, references).compute_scores()
 
 
 def test_errors_hand():
@@ -52,7 +52,7 @@ def test_errors_reject_nan_and_empty_is_nan():
     with pytest.raises(InvalidParameterError, match="NaN at instance 1"):
         MeanAbsoluteError().update([1.0, math.nan], [1.0, 2.0])
     with pytest.warns(UndefinedMetricWarning, match="no data"):
-        assert math.isnan(MeanSquaredError().compute()["mse"])
+        assert math.isnan(MeanSquaredError().compute_scores()["mse"])
 
 
 def test_correlations_hand():
@@ -95,5 +95,5 @@ def test_sharded_correlation_equals_one_pass():
     rng = np.random.default_rng(4)
     x, y = rng.normal(size=60), rng.normal(size=60)
     parts = [Spearman().update(x[i:i + 20].tolist(), y[i:i + 20].tolist()) for i in (0, 20, 40)]
-    merged = parts[0].merge(*parts[1:]).compute()["spearman"]
+    merged = parts[0].merge(*parts[1:]).compute_scores()["spearman"]
     assert merged == pytest.approx(scipy_stats.spearmanr(x, y).statistic, abs=ATOL)

@@ -17,7 +17,7 @@ ATOL = 1e-9
 
 
 def compute(metric, predictions, references):
-    return metric.update(predictions, references).compute()
+    return metric.update(predictions, references).compute_scores()
 
 
 def test_exact_match_options():
@@ -110,12 +110,12 @@ def test_bleu_statistics_are_additive_and_merge():
     assert stats[:, 6:].sum(0).tolist() == list(whole.totals)
     a = Bleu().update(HYPS[:2], REFS[:2])
     b = pickle.loads(pickle.dumps(Bleu().update(HYPS[2:], REFS[2:])))
-    assert a.merge(b).compute()["bleu"] == pytest.approx(whole.score, abs=ATOL)
+    assert a.merge(b).compute_scores()["bleu"] == pytest.approx(whole.score, abs=ATOL)
 
 
 def test_bleu_degenerate_and_errors():
     with pytest.warns(UndefinedMetricWarning, match="no data"):
-        assert math.isnan(Bleu().compute()["bleu"])
+        assert math.isnan(Bleu().compute_scores()["bleu"])
     with pytest.raises(InvalidParameterError, match="smooth_method"):
         Bleu(smooth_method="plus-one")
     with pytest.raises(InvalidParameterError, match="non-empty list of strings"):

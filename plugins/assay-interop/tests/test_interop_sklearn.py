@@ -31,7 +31,7 @@ def test_values_equal_sklearn(system, spec, function, options):
     y, a, _ = _data()
     expected = function(y, a, **options)
     m = assay.load_metric(spec)
-    assert m.update(a, [[v] for v in y]).compute()["score"] == expected
+    assert m.update(a, [[v] for v in y]).compute_scores()["score"] == expected
     res = assay.evaluate(a, [[v] for v in y], metrics=[spec], n_resamples=200, seed=3)
     g = res.global_scores
     assert g["score"] == expected
@@ -45,7 +45,7 @@ def test_probabilities_and_lower_is_better(system):
     y = rng.integers(0, 4, 80)
     m = assay.load_metric("sklearn:log_loss[labels=[0, 1, 2, 3]]")
     assert m.higher_is_better is False
-    assert m.update(list(probs), [[v] for v in y]).compute()["log_loss"] == pytest.approx(
+    assert m.update(list(probs), [[v] for v in y]).compute_scores()["log_loss"] == pytest.approx(
         skm.log_loss(y, probs, labels=[0, 1, 2, 3]), rel=1e-12)
     assert assay.load_metric("sklearn:roc_auc_score").higher_is_better is True
 
@@ -53,10 +53,10 @@ def test_probabilities_and_lower_is_better(system):
 def test_shards_merge_to_one_pass(system):
     y, a, _ = _data(90)
     refs = [[v] for v in y]
-    whole = assay.load_metric("sklearn:f1_score[average=weighted]").update(a, refs).compute()
+    whole = assay.load_metric("sklearn:f1_score[average=weighted]").update(a, refs).compute_scores()
     parts = [assay.load_metric("sklearn:f1_score[average=weighted]").update(a[s:s + 30], refs[s:s + 30])
              for s in (0, 30, 60)]
-    assert parts[0].merge(*parts[1:]).compute() == whole
+    assert parts[0].merge(*parts[1:]).compute_scores() == whole
     assert whole["score"] == skm.f1_score(y, a, average="weighted")
 
 
@@ -85,7 +85,7 @@ def test_unknown_names_and_options(system):
         assay.load_metric("sklearn:f1_score[averag=macro]")
     m = assay.load_metric("sklearn:f1_score[average=mean]")
     with pytest.raises(InvalidParameterError, match=r"sklearn:f1_score\[average=mean\].*'average' parameter"):
-        m.update([0, 1], [[0], [1]]).compute()
+        m.update([0, 1], [[0], [1]]).compute_scores()
 
 
 def test_missing_library_hint(system, monkeypatch):

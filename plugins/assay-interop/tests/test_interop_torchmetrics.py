@@ -38,7 +38,7 @@ def test_average_precision_equals_torchmetrics(system):
     expected = FC.multiclass_average_precision(torch.from_numpy(probs), torch.from_numpy(y), num_classes=5).item()
     m = assay.load_metric(AP)
     assert m.main_score == "multiclass_average_precision" and m.higher_is_better is True
-    assert m.update(list(probs), [[v] for v in y]).compute()["score"] == expected
+    assert m.update(list(probs), [[v] for v in y]).compute_scores()["score"] == expected
     res = assay.evaluate(list(probs), [[v] for v in y], metrics=[AP], n_resamples=100, seed=0)
     g = res.global_scores
     assert g["multiclass_average_precision"] == expected
@@ -65,18 +65,18 @@ def test_sharded_merge_equals_one_pass(system, spec, exact):
     probs, y = _probs(90)
     preds = list(probs) if "Multiclass" in spec else probs[:, 0].tolist()
     refs = [[v] for v in y] if "Multiclass" in spec else probs[:, 1].tolist()
-    whole = assay.load_metric(spec).update(preds, refs).compute()
+    whole = assay.load_metric(spec).update(preds, refs).compute_scores()
     template = assay.load_metric(spec)
     shards = [template.clone().update(preds[s:s + 30], refs[s:s + 30]) for s in (0, 30, 60)]
     shards = [pickle.loads(pickle.dumps(s)) for s in shards]  # as a process executor returns them
-    merged = template.clone().merge(*shards).compute()
+    merged = template.clone().merge(*shards).compute_scores()
     if exact:
         assert merged == whole
     else:
         assert merged["score"] == pytest.approx(whole["score"], rel=1e-12)
     assert template.state.n == 0 and template.clone().state.n == 0  # clones start empty
     with pytest.warns(UndefinedMetricWarning, match="no data"):
-        assert math.isnan(template.compute()["score"])
+        assert math.isnan(template.compute_scores()["score"])
 
 
 def test_merge_keeps_shard_order(system):
@@ -92,7 +92,7 @@ def test_text_metric_keeps_references(system):
     expected = char_error_rate(preds, ["the cat sat down", "a dog barked"]).item()
     m = assay.load_metric("torchmetrics:CharErrorRate")
     assert m.higher_is_better is False
-    assert m.update(preds, refs).compute()["char_error_rate"] == pytest.approx(expected, rel=1e-12)
+    assert m.update(preds, refs).compute_scores()["char_error_rate"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_package_qualified_and_dict_outputs(system):
@@ -100,7 +100,7 @@ def test_package_qualified_and_dict_outputs(system):
     probs, y = _probs(30, k=3)
     per_class = assay.load_metric("torchmetrics:MulticlassAccuracy[num_classes=3, average=none]")
     with pytest.raises(EvaluationError, match=r"shape \(3,\).*average"):
-        per_class.update(list(probs), [[v] for v in y]).compute()
+        per_class.update(list(probs), [[v] for v in y]).compute_scores()
 
 
 def test_unknown_names_bad_options_and_inputs(system):

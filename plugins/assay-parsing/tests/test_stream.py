@@ -368,3 +368,20 @@ def test_sentence_pool_equals_from_file_and_evaluates_the_same(tmp_path, make_tr
         for pool in (whole, lazy):
             r = run(pool)
             assert (r.correct_num, r.gold_set_size, r.sentence_num) == (*expected, 120)
+
+
+def test_range_shards_iterate_over_their_items(tmp_path, make_treebank):
+    from assay_parsing import open_sentences
+
+    gold_text, system_text = make_treebank(4, 7)
+    gold, system = tmp_path / "g.conllu", tmp_path / "s.conllu"
+    gold.write_text(gold_text, encoding="utf-8")
+    system.write_text(system_text, encoding="utf-8")
+    whole = ConlluFormat().parse(gold_text, source=str(gold))  # the reference: the whole file parsed at once
+    sentence_shards = open_sentences(gold).shards(3)
+    assert [len(s) for s in sentence_shards] == [3, 2, 2]
+    assert [list(s) for s in sentence_shards] == [whole[0:3], whole[3:5], whole[5:7]]
+    pair_shards = open_pairs(gold, system).shards(2)
+    pairs = [pair for shard in pair_shards for pair in shard]  # for sent in shard
+    assert [p.gold for p in pairs] == whole and len(pair_shards[0]) == 4
+    assert all(isinstance(p, SentencePair) for p in list(pair_shards[1]))

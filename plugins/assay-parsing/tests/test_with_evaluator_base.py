@@ -66,3 +66,35 @@ def test_gold_pool_from_file_with_a_model(files):
     assert (r.correct_num, r.gold_set_size, r.feature_count) == (*expected["las"], 120)
     r = ev.sequentialEvaluate(pool, model, sentence_evaluator="clas")
     assert (r.correct_num, r.gold_set_size) == expected["clas"]
+
+
+def test_log_label_follows_the_registered_evaluator(caplog):
+    import logging
+
+    from assay import DataPool, EvaluatorBase
+    from assay_parsing import ConlluFormat, Sentence, SentencePair
+
+    def word(i, head, deprel, upos="NOUN"):
+        return f"{i}\tw{i}\tw\t{upos}\t_\t_\t{head}\t{deprel}\t_\t_"
+
+    gold = ConlluFormat().parse("\n".join([word(1, 2, "nsubj"), word(2, 0, "root", "VERB"), word(3, 2, "obj"), ""])
+                                + "\n")[0]
+    system = ConlluFormat().parse("\n".join([word(1, 2, "obj"), word(2, 0, "root", "VERB"), word(3, 1, "obj"), ""])
+                                  + "\n")[0]
+    assert isinstance(gold, Sentence)
+    pool = DataPool([SentencePair(gold, system)])
+    # by hand: heads right for words 1, 2 (UAS 2/3); with labels only word 2 (LAS 1/3);
+    # CLAS (root is a content relation in CoNLL 2018): gold {1 nsubj, 2 root, 3 obj}, system {1 obj, 2 root,
+    # 3 obj}; only word 2 has head and relation right -> (2 x 1, 3 + 3); UPOS 3/3
+    caplog.set_level(logging.INFO, logger="EVALUATOR")
+    lines = {}
+    for name in ("uas", "las", "clas", "tagging_accuracy"):
+        caplog.clear()
+        EvaluatorBase().sequentialEvaluate(pool, None, name)
+        lines[name] = [r.getMessage() for r in caplog.records if r.name == "EVALUATOR"]
+    assert lines == {
+        "uas": ["Unlabelled accuracy: 0.666666666667 (2, 3)", "Unlabelled attachment accuracy: 0.750000000000 (3, 4)"],
+        "las": ["Labelled accuracy: 0.333333333333 (1, 3)", "Labelled attachment accuracy: 0.500000000000 (2, 4)"],
+        "clas": ["CLAS F1: 0.333333333333 (2, 6)"],
+        "tagging_accuracy": ["Tagging accuracy: 1.000000000000 (3, 3)"],
+    }

@@ -282,7 +282,7 @@ def test_sentence_bert_pickles_without_the_model(shared):
     blob = pickle.dumps(m)
     assert len(blob) < 5000  # the path travels, not 90 MB of weights
     clone = pickle.loads(blob)
-    assert clone.update(["a cat"], [["a cat"]]).compute()["sbert_score"] == pytest.approx(1.0, abs=1e-5)
+    assert clone.update(["a cat"], [["a cat"]]).compute_scores()["sbert_score"] == pytest.approx(1.0, abs=1e-5)
     assert pickle.loads(pickle.dumps(shared)).key == shared.key
 
 
@@ -380,4 +380,4 @@ def test_copies_of_a_metric_share_a_loaded_model_and_its_cache():
     assert fake.encoded == ["a", "b"]
     # CountingModel embeds "a" as (1, 2, 0.5) and "b" as (1, 1, 0.5)
     want = (1 + 2 + 0.25) / (math.sqrt(1 + 4 + 0.25) * math.sqrt(1 + 1 + 0.25))
-    assert c.compute()["sbert_score"] == pytest.approx(want, abs=1e-6)
+    assert c.compute_scores()["sbert_score"] == pytest.approx(want, abs=1e-6)

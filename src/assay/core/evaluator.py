@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from assay.core.log import log_result
+from assay.core.log import log_labels, log_result
 from assay.core.pool import DataPool
 from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
@@ -247,7 +247,9 @@ class EvaluatorBase:
     After a successful run ``correct_num`` and ``gold_set_size`` hold the totals; a run
     that fails leaves them as they were. Each run also returns an immutable
     :class:`~assay.EvaluationResult` and logs the seed toolkit's lines on the
-    ``EVALUATOR`` logger.
+    ``EVALUATOR`` logger, labelled as the evaluator declares (class attributes
+    ``log_label`` and ``attachment_label``; by default the seed's "Unlabelled accuracy" /
+    "Unlabelled attachment accuracy"; see :mod:`assay.core.log`).
 
     Examples
     --------
@@ -470,7 +472,8 @@ class EvaluatorBase:
             what = "the data pool is empty" if result.sentence_num == 0 else "no item has a gold count"
             warnings.warn(f"{type(self).__name__}: {what}, so accuracy is undefined (NaN).",
                           UndefinedMetricWarning, stacklevel=3)
-        log_result(result)
+        label, attachment_label = log_labels(sentence_evaluator, self)  # the explicit sentence evaluator first
+        log_result(result, label=label, attachment_label=attachment_label)
         return result
 
 

@@ -8,6 +8,21 @@ After every evaluation assay logs, at INFO on the logger named ``EVALUATOR``::
 
 (``Feature count`` only when the model has a length.)
 
+The label follows the evaluator
+-------------------------------
+The two result lines are the seed's for any evaluator that declares nothing. An
+evaluator (the :class:`~assay.EvaluatorBase` subclass, or the sentence evaluator given
+to ``...Evaluate``: a callable object, a function, a registered name) declares its own
+with the attributes ``log_label`` (the first line's label) and ``attachment_label`` (the
+second line's, the seed's ``(correct + sentences) / (gold + sentences)``; absent or
+``None``: no second line). A sentence evaluator given explicitly wins over the
+``EvaluatorBase`` subclass's declaration. The parsing plugin's ``uas`` keeps the seed's
+lines exactly; ``las`` prints ``Labelled accuracy`` / ``Labelled attachment accuracy``,
+``clas`` ``CLAS F1`` and ``tagging_accuracy`` ``Tagging accuracy`` (one line each)::
+
+    class ExactMatch(EvaluatorBase):
+        log_label = "Exact match"        # one line: "Exact match: 0.75 (3, 4)"
+
 How the lines reach the console
 -------------------------------
 Importing this module attaches one :class:`DefaultHandler` to ``EVALUATOR`` (never a
@@ -33,11 +48,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from assay.core.result import EvaluationResult
 
-__all__ = ["LOG_FORMAT", "LOGGER_NAME", "DefaultHandler", "default_handler", "log_result", "logger"]
+__all__ = ["ATTACHMENT_LABEL", "LOG_FORMAT", "LOGGER_NAME", "LOG_LABEL", "DefaultHandler", "default_handler",
+           "log_labels", "log_result", "logger"]
 
 LOGGER_NAME = "EVALUATOR"
 #: The seed toolkit's line format (``logging``'s default asctime: ``2026-11-21 10:00:00,000``).
 LOG_FORMAT = "%(asctime)s %(name)s [%(levelname)s]: %(message)s"
+
+#: The seed toolkit's labels of the result lines (evaluators that declare no ``log_label``).
+LOG_LABEL = "Unlabelled accuracy"
+ATTACHMENT_LABEL = "Unlabelled attachment accuracy"
 
 logger = logging.getLogger(LOGGER_NAME)
 
@@ -88,8 +108,44 @@ def _install() -> DefaultHandler:
 default_handler = _install()
 
 
-def log_result(result: EvaluationResult, *, log: logging.Logger | None = None) -> None:
+def log_labels(*evaluators: Any) -> tuple[str, str | None]:
+    """The labels ``(log_label, attachment_label)`` of the first of ``evaluators`` that declares ``log_label``.
+
+    Each may be an object, a function or a bound method (then its object is asked too).
+    ``attachment_label`` is ``None`` (no second line) unless that same object declares it.
+    None declares a label: the seed's ``("Unlabelled accuracy", "Unlabelled attachment
+    accuracy")``.
+
+    >>> class Exact:
+    ...     log_label = "Exact match"
+    >>> log_labels(print, Exact())
+    ('Exact match', None)
+    >>> log_labels(print)
+    ('Unlabelled accuracy', 'Unlabelled attachment accuracy')
+    """
+    from assay.errors import InvalidParameterError
+
+    for ev in evaluators:
+        for owner in (ev, getattr(ev, "__self__", None)):
+            label = getattr(owner, "log_label", None) if owner is not None else None
+            if label is None:
+                continue
+            attachment = getattr(owner, "attachment_label", None)
+            for what, value in (("log_label", label), ("attachment_label", attachment)):
+                if value is not None and (not isinstance(value, str) or not value):
+                    raise InvalidParameterError(
+                        f"The {what!r} of {type(owner).__name__} must be a non-empty str (or None); "
+                        f"got {value!r:.60} ({type(value).__name__}).")
+            return label, attachment
+    return LOG_LABEL, ATTACHMENT_LABEL
+
+
+def log_result(result: EvaluationResult, *, log: logging.Logger | None = None, label: str = LOG_LABEL,
+               attachment_label: str | None = ATTACHMENT_LABEL) -> None:
     """Log ``result`` as the seed toolkit did (12 decimals; NaN printed as ``nan``).
+
+    ``label`` names the first line and ``attachment_label`` the second (``None``: no
+    second line); both default to the seed's (see :func:`log_labels`).
 
     >>> from assay import EvaluationResult
     >>> import logging, sys
@@ -100,6 +156,8 @@ def log_result(result: EvaluationResult, *, log: logging.Logger | None = None) -
     Feature count: 668751
     Unlabelled accuracy: 0.811463184488 (26659, 32853)
     Unlabelled attachment accuracy: 0.818883593088 (28005, 34199)
+    >>> log_result(EvaluationResult(6, 9, 1), log=demo, label="CLAS F1", attachment_label=None)
+    CLAS F1: 0.666666666667 (6, 9)
     """
     from assay.core.result import ratio
 
@@ -107,6 +165,7 @@ def log_result(result: EvaluationResult, *, log: logging.Logger | None = None) -
     correct, gold, sentences = result.correct_num, result.gold_set_size, result.sentence_num
     if result.feature_count is not None:
         log.info("Feature count: %d", result.feature_count)
-    log.info("Unlabelled accuracy: %.12f (%d, %d)", ratio(correct, gold), correct, gold)
-    log.info("Unlabelled attachment accuracy: %.12f (%d, %d)",
-             ratio(correct + sentences, gold + sentences), correct + sentences, gold + sentences)
+    log.info("%s: %.12f (%d, %d)", label, ratio(correct, gold), correct, gold)
+    if attachment_label is not None:
+        log.info("%s: %.12f (%d, %d)", attachment_label,
+                 ratio(correct + sentences, gold + sentences), correct + sentences, gold + sentences)

@@ -70,7 +70,9 @@ def split_evenly(n: int, parts: int) -> list[tuple[int, int]]:
 class Shard:
     """A contiguous slice ``[start, stop)`` of an in-memory pool.
 
-    ``items()`` returns the shard's items; ``pool_index(offset)`` maps a position inside
+    A shard iterates over its items in pool order (``for sent in shard``, ``list(shard)``,
+    ``len(shard)``, as the SFU toolkit's shards do); ``items()`` returns them as a
+    sequence; ``pool_index(offset)`` maps a position inside
     the shard to the index in the pool. Pickling a shard pickles only its own items,
     never the whole pool (a ``processes`` worker started by ``fork`` does not pickle it
     at all: it inherits the pool).
@@ -87,6 +89,10 @@ class Shard:
 
     def __len__(self) -> int:
         return self.stop - self.start
+
+    def __iter__(self) -> Iterator[Any]:
+        """The shard's items, in pool order (``for sent in shard``, ``list(shard)``)."""
+        return iter(self.items())
 
     def items(self) -> Sequence[Any]:
         """The shard's items, in pool order."""
@@ -153,6 +159,10 @@ class PathShard:
 
     def __len__(self) -> int:
         return len(self.items())
+
+    def __iter__(self) -> Iterator[Any]:
+        """The items of the shard's files, in order (the files are read once per iteration)."""
+        return iter(self.items())
 
     def parse(self, text: str, *, source: str) -> list[Any]:
         """Items of one file's ``text`` (``source`` names the file in error messages)."""

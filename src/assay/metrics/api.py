@@ -30,6 +30,7 @@ from assay.metrics.ci import CI_METHODS, intervals
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable
 from assay.metrics.significance import Comparison, compare
 from assay.provenance import evaluation_signature
+from assay.validation import as_array
 
 __all__ = ["Comparison", "EvaluationResults", "compare", "evaluate", "load_results", "new_seed"]
 
@@ -79,6 +80,8 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     seed = check_seed(seed, owner="assay.evaluate")
     if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
         raise InvalidParameterError(f"'ci_method' must be one of {', '.join(CI_METHODS)}; got {ci_method!r}.")
+    predictions = as_array(predictions, "predictions", owner="assay.evaluate")  # tensors, DLPack -> numpy
+    references = as_array(references, "references", owner="assay.evaluate")
     if isinstance(predictions, (str, bytes)) or not hasattr(predictions, "__len__"):
         raise InvalidParameterError(f"'predictions' must be a sequence; got {type(predictions).__name__}.")
     n = len(predictions)

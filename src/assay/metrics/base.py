@@ -1,8 +1,8 @@
 """The :class:`Metric` base: ``map`` per instance, ``reduce`` to named scores, streaming state.
 
 See :mod:`assay.metrics` for the guide to writing a metric. This module holds the
-base class, the streaming state (``update`` / ``compute`` / ``reset`` / ``merge``),
-the ``prediction_type`` check and the lazy ``requirements`` check.
+base class, the streaming state (``update`` / ``compute`` / ``compute_scores`` / ``reset`` /
+``merge``), the ``prediction_type`` check and the lazy ``requirements`` check.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from assay.errors import EvaluationError, InvalidParameterError, MissingDependen
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import _resolve_type, check_class_attributes
 from assay.metrics._params import check_str
+from assay.validation import as_array
 
 __all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
 
@@ -284,6 +285,10 @@ class Metric:
         if not getattr(self, "_requirements_ok", False):
             self.check_requirements()
             self._requirements_ok = True
+        # torch tensors, __array__ and DLPack objects -> numpy, once for every metric (never imports torch)
+        predictions = as_array(predictions, "predictions", owner=metric_name(self))
+        references = as_array(references, "references", owner=metric_name(self))
+        task_data = as_array(task_data, "task_data", owner=metric_name(self))
         n = len(predictions)
         if references is None and self.needs_references:
             raise InvalidParameterError(
@@ -400,9 +405,21 @@ class Metric:
         self.__dict__["_state"] = st
         return self
 
-    def compute(self) -> dict[str, Any]:
+    def compute(self) -> Any:
+        """The value of everything seen: the main score, a ``float`` (torchmetrics' rule).
+
+        ``m.update(...).compute()`` returns what torchmetrics and torch-uncertainty return
+        (``float(result)`` and ``print(result)`` work); the named scores are
+        :meth:`compute_scores`. A subclass whose main value is not one number documents
+        what it returns (the ensemble metrics with ``reduction="none"``: the per-example
+        array). No data gives NaN with a warning where the metric allows.
+        """
+        return self.compute_scores()["score"]
+
+    def compute_scores(self) -> dict[str, Any]:
         """Global scores of everything seen: the named scores (prefixed), ``score`` and
-        ``score_name``. No data gives NaN scores with a warning where the metric allows."""
+        ``score_name`` -- what :func:`assay.evaluate` reports as global scores. No data
+        gives NaN scores with a warning where the metric allows."""
         st = self.state
         if self.additive:
             totals = st.totals

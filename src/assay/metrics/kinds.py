@@ -115,7 +115,7 @@ class InstanceMetric(_MeanOfInstances):
     ...     main_score = "exact_match"
     ...     def compute_instance(self, prediction, references, task_data=None):
     ...         return float(prediction in references)
-    >>> ExactMatch().update(["a", "b"], [["a"], ["c"]]).compute()["exact_match"]
+    >>> ExactMatch().update(["a", "b"], [["a"], ["c"]]).compute_scores()["exact_match"]
     0.5
     """
 
@@ -219,7 +219,7 @@ class MetricPipeline(Metric):
     ...         return float(prediction in references)
     >>> lower = lambda inst: {**inst, "prediction": inst["prediction"].lower()}
     >>> p = MetricPipeline(Match(), preprocess=[lower], rename={"match": "match_lower"})
-    >>> p.update(["A", "b"], [["a"], ["c"]]).compute()["match_lower"]
+    >>> p.update(["A", "b"], [["a"], ["c"]]).compute_scores()["match_lower"]
     0.5
     """
 

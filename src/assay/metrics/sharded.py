@@ -106,7 +106,7 @@ class MetricsTally(Tally):
             if own and not m.state.n:
                 computed.append(None)
                 continue
-            sc = m.compute()
+            sc = m.compute_scores()
             computed.append(sc)
             if i == 0 and not own:
                 out["score"], out["score_name"] = sc["score"], sc["score_name"]

@@ -95,7 +95,7 @@ class _Data:
         self.metric, self.predictions, self.references, self.task_data = metric, predictions, references, task_data
         self.n = len(predictions)
         self.atol, self.rtol, self.seed = atol, 1e-9, seed
-        self.base = metric.clone().update(predictions, references, task_data).compute()
+        self.base = metric.clone().update(predictions, references, task_data).compute_scores()
 
     def at(self, idx: Sequence[int]) -> tuple[Any, Any, Any]:
         return _sub(self.predictions, idx), _sub(self.references, idx), _sub(self.task_data, idx)
@@ -108,7 +108,7 @@ class _Data:
 
 def _order(d: _Data) -> None:
     perm = np.random.default_rng(d.seed).permutation(d.n).tolist()
-    d.same(d.metric.clone().update(*d.at(perm)).compute(), "shuffling the instances")
+    d.same(d.metric.clone().update(*d.at(perm)).compute_scores(), "shuffling the instances")
     if d.metric.per_instance and d.n:
         inst = d.metric.instance_scores(d.metric.map_all(d.predictions, d.references, d.task_data))
         inst_p = d.metric.instance_scores(d.metric.map_all(*d.at(perm)))
@@ -123,20 +123,20 @@ def _chunking(d: _Data) -> None:
         m.update(*d.at(range(start, min(d.n, start + size))))
         start += size
         size += 1
-    d.same(m.compute(), "updating in chunks of 1, 2, 3, ...")
+    d.same(m.compute_scores(), "updating in chunks of 1, 2, 3, ...")
 
 
 def _shard_merge(d: _Data) -> None:
     bounds = [0, d.n // 3, (2 * d.n) // 3, d.n]
     shards = [d.metric.clone().update(*d.at(range(bounds[s], bounds[s + 1]))) for s in range(3)]
-    d.same(shards[0].merge(*shards[1:]).compute(), "sharding into 3 and merging")
+    d.same(shards[0].merge(*shards[1:]).compute_scores(), "sharding into 3 and merging")
 
 
 def _one_at_a_time(d: _Data) -> None:
     m = d.metric.clone()
     for i in range(d.n):
         m.update(*d.at([i]))
-    d.same(m.compute(), "updating one instance at a time")
+    d.same(m.compute_scores(), "updating one instance at a time")
 
 
 def _reduce_state(metric: Metric, state: Any) -> dict[str, Any]:
@@ -163,7 +163,7 @@ def _pickling(d: _Data) -> None:
         check_scores(_reduce_state(m, state), _reduce_state(m, m.state), atol=d.atol, rtol=d.rtol,
                      what=f"{name}: the state pickled half-way changed the scores")
     resumed.update(*d.at(range(half, d.n)))
-    d.same(resumed.compute(), "pickling half-way")
+    d.same(resumed.compute_scores(), "pickling half-way")
 
 
 #: The invariances of a metric, by the name ``assay check-plugin`` reports them under, in the
@@ -209,7 +209,7 @@ def check_evaluate_matches(metric: Any, predictions: Any, references: Any = None
 
     m = _metric(metric)
     res = evaluate(predictions, references, [m.clone()], task_data, n_resamples=0)
-    streamed = m.clone().update(predictions, references, task_data).compute()
+    streamed = m.clone().update(predictions, references, task_data).compute_scores()
     check_scores(streamed, _numeric(res.global_scores) | {"score_name": res.global_scores["score_name"]},
                  atol=atol, rtol=1e-9, what="update/compute versus evaluate")
     return dict(res.global_scores)

@@ -152,7 +152,7 @@ def _generated(metric: Metric) -> tuple[dict[str, Any] | None, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            metric.clone().update(sample["predictions"], sample["references"]).compute()
+            metric.clone().update(sample["predictions"], sample["references"]).compute_scores()
     except Exception as exc:  # noqa: BLE001 - generated inputs the metric does not take: say so
         return None, (f"no examples declared, and the metric rejected the generated sample of prediction_type "
                       f"{_type_name(metric)} ({type(exc).__name__}: {' '.join(str(exc).split())[:120]}); "
@@ -225,7 +225,7 @@ def _expected_scores(examples: list[Mapping[str, Any]], metrics: list[Metric]) -
         raise NotApplicable("the declared examples give no global_target to compare with (the invariances ran)")
     for i in targets:
         ex = examples[i]
-        got = metrics[i].clone().update(*_data(ex)).compute()
+        got = metrics[i].clone().update(*_data(ex)).compute_scores()
         check_scores(got, ex["global_target"], atol=ex.get("atol", 1e-9), what=f"example {i}: global scores")
 
 

@@ -185,8 +185,8 @@ class UEMetric(Metric):
     the rows at the resampled indices. So everything a metric has, a UE metric has:
 
     - the call: ``prr(u, q)``;
-    - streaming: ``m.update(u_batch, q_batch)`` ... ``m.compute()`` (named scores, ``score``,
-      ``score_name``); ``m.reset()``;
+    - streaming: ``m.update(u_batch, q_batch)`` ... ``m.compute()`` (the main score, a float)
+      or ``m.compute_scores()`` (named scores, ``score``, ``score_name``); ``m.reset()``;
     - sharding: ``m_1.merge(m_2, ...)`` equals one pass over the concatenated batches;
     - intervals and paired comparison: ``assay.evaluate(u, q, metrics=[m], n_resamples=...)``
       and ``assay.compare(results_a, results_b, metric=m.name)``, on shared resample indices
@@ -233,7 +233,7 @@ class UEMetric(Metric):
     >>> m = FailureAt()
     >>> m([0.1, 0.9], [1, 0])
     0.0
-    >>> m.update([0.1], [1]).update([0.9], [0]).compute()["failure_at_top"]
+    >>> m.update([0.1], [1]).update([0.9], [0]).compute_scores()["failure_at_top"]
     0.0
     """
 

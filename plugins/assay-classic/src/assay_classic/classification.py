@@ -54,7 +54,7 @@ class Accuracy(InstanceMetric):
 
     Examples
     --------
-    >>> Accuracy().update([3, 799, 50], [[5], [800], [50]]).compute()["accuracy"]
+    >>> Accuracy().update([3, 799, 50], [[5], [800], [50]]).compute_scores()["accuracy"]
     0.3333333333333333
     """
 
@@ -355,7 +355,7 @@ class F1(_LabelCountMetric):
 
     Examples
     --------
-    >>> F1(average="macro").update([0, 1, 1], [0, 1, 0]).compute()["f1"]
+    >>> F1(average="macro").update([0, 1, 1], [0, 1, 0]).compute_scores()["f1"]
     0.6666666666666666
     """
 

@@ -71,7 +71,7 @@ class MeanAbsoluteError(_ErrorMetric):
 
     Examples
     --------
-    >>> MeanAbsoluteError().update([2.5, 0.0, 2, 8], [3, -0.5, 2, 7]).compute()["mae"]
+    >>> MeanAbsoluteError().update([2.5, 0.0, 2, 8], [3, -0.5, 2, 7]).compute_scores()["mae"]
     0.5
 
     References: scikit-learn ``mean_absolute_error``; Willmott & Matsuura (2005).

@@ -39,7 +39,7 @@ class ExactMatch(InstanceMetric):
 
     Examples
     --------
-    >>> ExactMatch().update(["a", "b"], [["a"], ["B"]]).compute()["exact_match"]
+    >>> ExactMatch().update(["a", "b"], [["a"], ["B"]]).compute_scores()["exact_match"]
     0.5
     """
 

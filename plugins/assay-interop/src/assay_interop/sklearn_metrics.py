@@ -6,7 +6,7 @@ to the function as keywords::
 
     >>> import assay
     >>> m = assay.load_metric("sklearn:f1_score[average=macro]")      # doctest: +SKIP
-    >>> m.update([0, 1, 2, 2], [[0], [1], [1], [2]]).compute()["f1_score"]  # doctest: +SKIP
+    >>> m.update([0, 1, 2, 2], [[0], [1], [1], [2]]).compute_scores()["f1_score"]  # doctest: +SKIP
     0.777...
 
 The metric is a :class:`~assay.metrics.GlobalMetric`: the function runs on the gathered
@@ -111,7 +111,7 @@ class SklearnMetric(GlobalMetric):
     Examples
     --------
     >>> m = SklearnMetric("balanced_accuracy_score")                  # doctest: +SKIP
-    >>> m.update([0, 1, 1, 1], [[0], [1], [0], [1]]).compute()["score"]  # doctest: +SKIP
+    >>> m.update([0, 1, 1, 1], [[0], [1], [0], [1]]).compute_scores()["score"]  # doctest: +SKIP
     0.75
     """
 

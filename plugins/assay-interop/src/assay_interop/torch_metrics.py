@@ -171,7 +171,7 @@ class TorchMetric(Metric):
     --------
     >>> from torchmetrics.classification import MulticlassAccuracy      # doctest: +SKIP
     >>> m = TorchMetric(MulticlassAccuracy(num_classes=3, average="micro"))  # doctest: +SKIP
-    >>> m.update([0, 1, 2, 2], [[0], [1], [1], [2]]).compute()["score"]  # doctest: +SKIP
+    >>> m.update([0, 1, 2, 2], [[0], [1], [1], [2]]).compute_scores()["score"]  # doctest: +SKIP
     0.75
     """
 
@@ -305,8 +305,9 @@ class TorchMetric(Metric):
             st.n += other.state.n
         return self
 
-    def compute(self) -> dict[str, Any]:
-        """The torchmetrics ``compute`` of everything seen, as assay scores (``score``, ``score_name`` ...)."""
+    def compute_scores(self) -> dict[str, Any]:
+        """The torchmetrics ``compute`` of everything seen, as assay scores (``score``, ``score_name`` ...);
+        :meth:`compute` returns the main one as a float."""
         if not self.state.n:
             warnings.warn(f"Metric {self._where()!r} has seen no data; its score is NaN.", UndefinedMetricWarning,
                           stacklevel=2)

@@ -154,6 +154,9 @@ class UAS:
     """
 
     name = "uas"
+    #: the ``EVALUATOR`` log lines' labels (assay.core.log.log_labels)
+    log_label = "Unlabelled accuracy"
+    attachment_label: str | None = "Unlabelled attachment accuracy"
 
     def __call__(self, sent: Any, w_vector: Any = None) -> tuple[int, int]:
         gold, predicted = _analysis(sent, w_vector, self.name)
@@ -176,6 +179,9 @@ class LAS:
     """
 
     name = "las"
+    #: the ``EVALUATOR`` log lines' labels (assay.core.log.log_labels)
+    log_label = "Labelled accuracy"
+    attachment_label: str | None = "Labelled attachment accuracy"
 
     def __init__(self, *, subtypes: bool = False) -> None:
         self.subtypes = bool(subtypes)
@@ -212,6 +218,9 @@ class CLAS(LAS):
     """
 
     name = "clas"
+    #: the ``EVALUATOR`` log lines' labels (assay.core.log.log_labels)
+    log_label = "CLAS F1"
+    attachment_label: str | None = None
 
     def __call__(self, sent: Any, w_vector: Any = None) -> tuple[int, int]:
         gold, predicted = _analysis(sent, w_vector, self.name)
@@ -238,6 +247,9 @@ class TaggingAccuracy:
     """
 
     name = "tagging_accuracy"
+    #: the ``EVALUATOR`` log lines' labels (assay.core.log.log_labels)
+    log_label = "Tagging accuracy"
+    attachment_label: str | None = None
     TAGS = ("upos", "xpos")
 
     def __init__(self, *, tag: str = "upos") -> None:

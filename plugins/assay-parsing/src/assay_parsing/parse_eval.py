@@ -200,7 +200,7 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
 
     from assay import DataPool
     from assay.core.evaluator import SHARDS_PER_WORKER
-    from assay.core.log import log_result
+    from assay.core.log import log_labels, log_result
     from assay.core.result import EvaluationResult, UndefinedMetricWarning
     from assay.executors.builtin import SerialExecutor
     from assay.plugins import load_sentence_evaluator
@@ -226,7 +226,8 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
         if result.gold_set_size == 0:
             what = "the data pool is empty" if result.sentence_num == 0 else "no item has a gold count"
             warnings.warn(f"{name}: {what}, so accuracy is undefined (NaN).", UndefinedMetricWarning, stacklevel=2)
-        log_result(result)
+        line, attachment = log_labels(evaluators[k][1])  # uas: the seed's lines; las, clas, tagging: their own
+        log_result(result, label=line, attachment_label=attachment)
         results[label] = result
         sys.stderr.flush()
     return results

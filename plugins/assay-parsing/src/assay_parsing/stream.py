@@ -118,6 +118,13 @@ class _RangeShard:
     def __len__(self) -> int:
         return self.stop - self.start
 
+    def __iter__(self) -> Iterator[Any]:
+        """The shard's items, in order, parsed lazily (``for pair in shard``, ``list(shard)``)."""
+        return iter(self.items())
+
+    def items(self) -> Iterator[Any]:  # pragma: no cover - both shard types define it
+        raise NotImplementedError
+
     def pool_index(self, offset: int) -> int:
         return self.start + offset
 

@@ -121,7 +121,7 @@ class SentenceBert(BulkInstanceMetric):
     Examples
     --------
     >>> m = SentenceBert(batch_size=16)                                     # doctest: +SKIP
-    >>> m.update(["a cat sat"], [["a cat was sitting", "dogs"]]).compute()["sbert_score"]  # doctest: +SKIP
+    >>> m.update(["a cat sat"], [["a cat was sitting", "dogs"]]).compute_scores()["sbert_score"]  # doctest: +SKIP
     0.8...
     """
 

@@ -278,7 +278,7 @@ class ECE(_Binned):
     Reference: Guo et al., "On Calibration of Modern Neural Networks", 2017.
 
     >>> m = ECE(n_bins=2)
-    >>> m.update([0.9, 0.8, 0.3], [1, 0, 0]).compute()["ece"]  # doctest: +ELLIPSIS
+    >>> m.update([0.9, 0.8, 0.3], [1, 0, 0]).compute_scores()["ece"]  # doctest: +ELLIPSIS
     0.33333...
     """
 
@@ -455,7 +455,7 @@ class CalibrationUEMetric(UEMetric):
         if isinstance(m, AdaptiveECE) and u.size < m.n_bins:
             return undefined_metric(f"{self.name}: fewer examples ({u.size}) than bins ({m.n_bins}); NaN.")
         m.update(1.0 - u, q.astype(np.int64))
-        return float(m.compute()["score"])
+        return float(m.compute())
 
 
 def _calibration_ue_factory(cls):

@@ -97,9 +97,9 @@ def run(out_dir: Path) -> None:
 
     probs = np.array([r["ensemble_probs"] for r in records])  # (B, N members, C)
     labels = np.array([r["label"] for r in records])
-    ece = load_metric("ece[n_bins=10]").update(probs.mean(axis=1), labels).compute()["ece"]
-    dis = load_metric("disagreement").update(probs).compute()["disagreement"]
-    mi = load_metric("mutual_information").update(probs).compute()["mutual_information"]
+    ece = load_metric("ece[n_bins=10]").update(probs.mean(axis=1), labels).compute_scores()["ece"]
+    dis = load_metric("disagreement").update(probs).compute_scores()["disagreement"]
+    mi = load_metric("mutual_information").update(probs).compute_scores()["mutual_information"]
     print(f"\nEnsemble of {probs.shape[1]}: ECE of the mean prediction {ece:.4f} (10 bins), "
           f"mean disagreement {dis:.4f}, mean mutual information {mi:.4f}")
     saved = man.save(out_dir / "run")

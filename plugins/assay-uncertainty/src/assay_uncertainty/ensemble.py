@@ -10,12 +10,19 @@ to the first class.
 ``reduction="mean"`` (default) averages over the batch, ``"sum"`` sums, ``"none"``
 returns the per-example values (shape ``(B,)``, concatenated over updates). A bad
 reduction raises ``ValueError``. They are :class:`assay.metrics.Metric` subclasses:
-``compute()`` returns the scores dict (``{"disagreement": ..., "score": ...}``), except
-with ``reduction="none"``, where it returns the per-example array.
+``compute()`` returns the value (a ``float``; with ``reduction="none"`` the per-example
+array), as torch-uncertainty does; ``compute_scores()`` returns the scores dict
+(``{"disagreement": ..., "score": ..., "score_name": ...}``). ``probs`` may be a numpy
+array, a nested list, a torch tensor (CPU or CUDA, ``requires_grad`` or not) or any
+object with ``__array__`` / ``__dlpack__`` (:func:`assay.validation.as_array`).
+
+torch-uncertainty's documented example, with only the import changed:
 
 >>> m = Disagreement(reduction="mean")
 >>> m = m.update([[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]]])
->>> round(m.compute()["disagreement"], 4)
+>>> print(round(m.compute(), 4))
+0.3333
+>>> round(m.compute_scores()["disagreement"], 4)
 0.3333
 """
 
@@ -198,8 +205,10 @@ class _EnsembleMetric(Metric):
         return {self.name: divide(t[..., 0], t[..., 1])}
 
     def compute(self) -> Any:
-        """Scores of everything seen (``{"<name>": value, "score": value, ...}``); ``reduction="none"``:
-        the per-example values as an array, in update order."""
+        """The value of everything seen, as torch-uncertainty's ``compute``: a ``float`` for
+        ``reduction="mean"`` / ``"sum"``; for ``reduction="none"`` the per-example values, a
+        float64 array of shape ``(B,)`` in update order. The named scores are
+        :meth:`compute_scores` (with ``reduction="none"``: the mean)."""
         if self.reduction == "none":
             inter = self.state.intermediates()
             return np.asarray(inter, dtype=np.float64) if len(inter) else np.zeros(0)
