@@ -144,6 +144,12 @@ def _installed_version(dist: str) -> str | None:
         return None
 
 
+def _reworded(err: MissingDependencyError, message: str) -> MissingDependencyError:
+    err.args = (message,)
+    err.msg = message  # ImportError's str() reads msg
+    return err
+
+
 def check_requirements_list(metric: Any, owner: str) -> None:
     """unitxt's ``_requirements_list``: raise :class:`MissingDependencyError` with the install hint.
 
@@ -158,8 +164,7 @@ def check_requirements_list(metric: Any, owner: str) -> None:
         for module, instructions in reqs.items():
             if importlib.util.find_spec(module) is None:
                 err = MissingDependencyError(module, purpose=owner)
-                err.args = (f"{err.args[0]}. {instructions}",)
-                raise err
+                raise _reworded(err, f"{module} is required for {owner} but is not installed. {instructions}")
         return
     from packaging.requirements import Requirement
 
@@ -170,9 +175,8 @@ def check_requirements_list(metric: Any, owner: str) -> None:
             raise MissingDependencyError(str(spec), purpose=owner)
         if req.specifier and not req.specifier.contains(version, prereleases=True):
             err = MissingDependencyError(f"'{spec}'", purpose=owner)
-            err.args = (f"{req.name} {version} is installed but {owner} requires {spec}; install it with: "
-                        f"pip install '{spec}'",)
-            raise err
+            raise _reworded(err, f"{req.name} {version} is installed but {owner} requires {spec}; install it "
+                                 f"with: pip install '{spec}'")
 
 
 # --------------------------------------------------------------------------- reductions
