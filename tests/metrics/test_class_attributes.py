@@ -28,7 +28,7 @@ def _make(base, body: dict, name="SumAccuracy"):
     # unitxt options assay honours are type-checked
     ("single_reference_per_prediction", "yes", r"it must be a bool"),
     ("_requirements_list", "sacrebleu", r"it must be a list of pip requirements"),
-    ("process_single_instances", 0, r"it must be a bool"),
+    ("process_single_instances", False, r"only a GlobalMetric honours it"),
     ("n_resamples", -1, r"it must be None or an int >= 0"),
     ("implemented_reductions", ["mean", "max"], r"not supported by assay.*'weighted_win_rate'"),
     ("score_prefix", "m_", r"not supported by assay.*constructor"),
@@ -57,6 +57,11 @@ def test_reduction_map_mean_is_honoured():
     res = assay.evaluate([[1, 2], [2, 2], [0, 0]], [[3], [3], [0]], metrics=[cls()], n_resamples=0)
     g = res[0]["score"]["global"]
     assert g["sum_accuracy"] == pytest.approx(2 / 3) and g["extra"] == 1.0  # hits: 3, 4 != 3, 0
+
+
+def test_process_single_instances_on_a_global_metric_is_type_checked():
+    with pytest.raises(InvalidParameterError, match=r"'process_single_instances': it must be a bool"):
+        type("G", (GlobalMetric,), {"main_score": "s", "process_single_instances": 0})
 
 
 def test_reduction_map_on_a_global_metric_is_rejected():

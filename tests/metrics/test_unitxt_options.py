@@ -7,7 +7,7 @@ Expected values are derived by hand in each test.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +24,7 @@ class Echo(InstanceMetric):
     main_score = "best"
     reduction_map = {"max": ["best"], "median": ["middle"], "mean": ["avg"]}
 
-    def compute(self, references: List[Any], prediction: Dict, task_data: Dict) -> dict:
+    def compute(self, references: list[Any], prediction: dict, task_data: dict) -> dict:
         return {"best": prediction["v"], "middle": prediction["v"], "avg": prediction["v"]}
 
 
@@ -32,7 +32,7 @@ class WinRate(BulkInstanceMetric):
     main_score = "win"
     reduction_map = {"weighted_win_rate": ["win"]}
 
-    def compute(self, references: List[List[Any]], predictions: List[float], task_data: List[Dict]) -> List[dict]:
+    def compute(self, references: list[list[Any]], predictions: list[float], task_data: list[dict]) -> list[dict]:
         return [{"win": p} for p in predictions]
 
 
@@ -79,7 +79,7 @@ class Corpus(GlobalMetric):
     n_resamples = 0
     process_single_instances = False
 
-    def compute(self, references: List[List[int]], predictions: List[int], task_data: List[Dict]) -> dict:
+    def compute(self, references: list[list[int]], predictions: list[int], task_data: list[dict]) -> dict:
         return {"hits": float(sum(r[0] == p for r, p in zip(references, predictions)))}
 
 

@@ -4,7 +4,9 @@ The two classes and the ``test_metric`` call below are the tutorial's code; the 
 lines are the only change (``unitxt.metrics`` -> ``assay.metrics``,
 ``unitxt.test_utils.metrics`` -> ``assay.testing``). Expected values are the tutorial's
 own (0.33 for 1/3, the interval [0.0, 1.0]) or derived by hand in each test.
+The tutorial's code keeps its typing.List / Dict spelling and long comments, as written.
 """
+# ruff: noqa: UP006, UP035, E501
 
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ class SensitivityToNumericMagnitude(GlobalMetric):
     def compute(
         self, references: List[List[int]], predictions: List[int], task_data: List[Dict]
     ) -> dict:
-        import scipy.stats as stats # Note the local import to ensure import is required only if metric is actually used
+        import scipy.stats as stats  # Note the local import to ensure import is required only if metric is actually used
         magnitude = [ len(str(abs(reference[0]))) for reference in references ]
         accuracy = [ reference[0] == prediction  for (reference, prediction) in zip(references, predictions) ]
         spearman_coeff, p_value =  stats.spearmanr(magnitude, accuracy)

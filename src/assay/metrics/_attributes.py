@@ -220,13 +220,13 @@ def check_class_attributes(cls: type, root: type) -> None:
             continue
         value = body.get(attr)
         if attr in UNITXT_OPTIONS:
-            check = UNITXT_OPTIONS[attr]
+            option = UNITXT_OPTIONS[attr]
             if attr == "process_single_instances" and attr not in known and not cls.__module__.startswith("assay."):
                 raise _fail(cls, attr, "only a GlobalMetric honours it (an InstanceMetric or BulkInstanceMetric "
                                        "always has instance scores); set per_instance = False to skip instance "
                                        "scores of a Metric.")
-            if attr in body and not check[0](value):
-                raise _fail(cls, attr, f"it must be {check[1]}; got {type(value).__name__} {value!r:.80}.")
+            if attr in body and not option[0](value):
+                raise _fail(cls, attr, f"it must be {option[1]}; got {type(value).__name__} {value!r:.80}.")
             continue
         if attr in UNSUPPORTED:
             raise _fail(cls, attr, f"this attribute is not supported by assay (it would be ignored); "

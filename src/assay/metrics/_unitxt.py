@@ -21,6 +21,7 @@ import importlib.metadata
 import importlib.util
 import inspect
 import math
+import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -144,6 +145,14 @@ def _installed_version(dist: str) -> str | None:
         return None
 
 
+def _parse_requirement(spec: str) -> Any:
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:
+        return None
+    return Requirement(spec)
+
+
 def _reworded(err: MissingDependencyError, message: str) -> MissingDependencyError:
     err.args = (message,)
     err.msg = message  # ImportError's str() reads msg
@@ -166,10 +175,13 @@ def check_requirements_list(metric: Any, owner: str) -> None:
                 err = MissingDependencyError(module, purpose=owner)
                 raise _reworded(err, f"{module} is required for {owner} but is not installed. {instructions}")
         return
-    from packaging.requirements import Requirement
-
     for spec in reqs:
-        req = Requirement(spec)
+        req = _parse_requirement(spec)
+        if req is None:  # packaging is not a dependency of assay: without it, check presence only
+            name = re.split(r"[\s\[<>=!~;]", spec.strip(), maxsplit=1)[0]
+            if _installed_version(name) is None:
+                raise MissingDependencyError(str(spec), purpose=owner)
+            continue
         version = _installed_version(req.name)
         if version is None:
             raise MissingDependencyError(str(spec), purpose=owner)

@@ -184,7 +184,8 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     info = {
         "metrics": [m.name or type(m).__name__ for m in ms],
         "higher_is_better": {(m.score_prefix or "") + m.main_score: bool(m.higher_is_better) for m in ms},
-        "n_resamples": n_resamples, "score_collisions": score_collisions, "confidence_level": confidence_level, "ci_method": ci_method, "seed": seed,
+        "n_resamples": n_resamples, "score_collisions": score_collisions, "confidence_level": confidence_level,
+        "ci_method": ci_method, "seed": seed,
         "groups": to_jsonable(list(groups)) if groups is not None else None,
         "strata": to_jsonable(list(strata)) if strata is not None else None,
         "ci_notes": notes,
