@@ -18,15 +18,19 @@ def _make(base, body: dict, name="SumAccuracy"):
 
 
 @pytest.mark.parametrize("attr,value,expect", [
-    ("reduction_map", {"max": ["sum_accuracy"]}, r"'max' are not supported"),
-    ("reduction_map", {"mean": ["sum_accuracy"], "median": ["sum_accuracy"]}, r"'median' are not supported"),
+    # unitxt's group_mean is not implemented: the error names what is honoured
+    ("reduction_map", {"group_mean": {"agg_func": ["var", len, True]}},
+     r"'group_mean' are not supported.*'mean', 'max', 'median', 'weighted_win_rate'"),
+    ("reduction_map", {"mean": ["sum_accuracy"], "median": ["sum_accuracy"]}, r"listed under both 'mean' and 'median'"),
     ("reduction_map", ["mean"], r"must be a dict"),
     ("reduction_map", {"mean": ["other"]}, r"main_score 'sum_accuracy' is not among"),
-    ("single_reference_per_prediction", True, r"not supported by assay"),
-    ("_requirements_list", ["sacrebleu"], r"not supported by assay.*requirements = "),
-    ("process_single_instances", False, r"not supported by assay.*per_instance"),
-    ("implemented_reductions", ["mean", "max"], r"not supported by assay"),
-    ("n_resamples", 0, r"not supported by assay.*assay.evaluate"),
+    ("reduction_map", {"max": ["other"]}, r"main_score 'sum_accuracy' is not among"),
+    # unitxt options assay honours are type-checked
+    ("single_reference_per_prediction", "yes", r"it must be a bool"),
+    ("_requirements_list", "sacrebleu", r"it must be a list of pip requirements"),
+    ("process_single_instances", False, r"only a GlobalMetric honours it"),
+    ("n_resamples", -1, r"it must be None or an int >= 0"),
+    ("implemented_reductions", ["mean", "max"], r"not supported by assay.*'weighted_win_rate'"),
     ("score_prefix", "m_", r"not supported by assay.*constructor"),
     ("main_scroe", "x", r"did you mean 'main_score'"),
     ("higher_is_beter", False, r"did you mean 'higher_is_better'"),
@@ -53,6 +57,11 @@ def test_reduction_map_mean_is_honoured():
     res = assay.evaluate([[1, 2], [2, 2], [0, 0]], [[3], [3], [0]], metrics=[cls()], n_resamples=0)
     g = res[0]["score"]["global"]
     assert g["sum_accuracy"] == pytest.approx(2 / 3) and g["extra"] == 1.0  # hits: 3, 4 != 3, 0
+
+
+def test_process_single_instances_on_a_global_metric_is_type_checked():
+    with pytest.raises(InvalidParameterError, match=r"'process_single_instances': it must be a bool"):
+        type("G", (GlobalMetric,), {"main_score": "s", "process_single_instances": 0})
 
 
 def test_reduction_map_on_a_global_metric_is_rejected():

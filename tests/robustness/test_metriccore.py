@@ -149,9 +149,10 @@ def test_evaluator_bad_tallies(value, method):
 
 # ------------------------------------------------------------------ Metric class creation
 BAD_CLASS_BODIES = [
-    {"reduction_map": {"max": ["s"]}}, {"reduction_map": {"mean": ["s"], "weighted_win_rate": ["s"]}},
-    {"reduction_map": "mean"}, {"single_reference_per_prediction": True}, {"_requirements_list": ["x"]},
-    {"process_single_instances": False}, {"implemented_reductions": ["mean"]}, {"n_resamples": 0},
+    {"reduction_map": {"group_mean": {"agg_func": ["v", len, True]}}},
+    {"reduction_map": {"mean": ["s"], "weighted_win_rate": ["s"]}},
+    {"reduction_map": "mean"}, {"single_reference_per_prediction": 1}, {"_requirements_list": [3]},
+    {"process_single_instances": "no"}, {"implemented_reductions": ["mean"]}, {"n_resamples": 1.5},
     {"confidence_level": 0.9}, {"reference_field": "refs"}, {"score_prefix": "p_"}, {"main_scroe": "s"},
     {"prediciton_type": int}, {"ci_score": ["s"]}, {"my_option": 3}, {"main_score": 1}, {"higher_is_better": 1},
     {"ci_scores": "s"}, {"prediction_type": "number"},

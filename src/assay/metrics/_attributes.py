@@ -5,11 +5,14 @@ ignored and the metric would compute something other than what its author wrote 
 unitxt ``reduction_map = {"max": ...}``, a misspelt ``main_scroe``). At class creation
 (``Metric.__init_subclass__``) every attribute the class body defines is checked:
 
-1. A name assay knows to be unsupported (:data:`UNSUPPORTED`: unitxt options assay does
+1. unitxt options assay honours (:data:`UNITXT_OPTIONS`: ``single_reference_per_prediction``,
+   ``_requirements_list``, ``process_single_instances``, ``n_resamples``) are type-checked.
+   A name assay knows to be unsupported (:data:`UNSUPPORTED`: unitxt options assay does
    not implement) is an error that says what to do instead.
 2. ``reduction_map`` is honoured only with the reductions the class lists in
-   ``_supported_reductions`` (``InstanceMetric`` / ``BulkInstanceMetric``: ``"mean"``)
-   and a list of score names; anything else is an error.
+   ``_supported_reductions`` (``InstanceMetric`` / ``BulkInstanceMetric``: ``"mean"``,
+   ``"max"``, ``"median"``, ``"weighted_win_rate"``) and a list of score names; anything
+   else (unitxt's ``group_mean``) is an error naming the supported ones.
 3. A name a base class defines (``main_score``, ``prediction_type`` ...) is an override;
    its value is type-checked (:data:`OPTION_CHECKS`).
 4. Methods, properties, nested classes, private names (``_x``), dunders and constants
@@ -34,16 +37,14 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 
-__all__ = ["OPTION_CHECKS", "UNSUPPORTED", "check_class_attributes"]
+__all__ = ["OPTION_CHECKS", "UNITXT_OPTIONS", "UNSUPPORTED", "check_class_attributes"]
 
 #: unitxt (and other) metric attributes assay does not implement -> what to do instead
 UNSUPPORTED: dict[str, str] = {
-    "single_reference_per_prediction": "check len(references) == 1 in map() / compute_instance() yourself",
-    "_requirements_list": "declare requirements = {'module': 'pip-distribution'} (checked with an install hint)",
-    "requirements_list": "declare requirements = {'module': 'pip-distribution'} (checked with an install hint)",
-    "process_single_instances": "set per_instance = False to skip instance scores",
-    "implemented_reductions": "assay's InstanceMetric reduces by the mean (reduction_map = {'mean': [...]})",
-    "n_resamples": "pass n_resamples= to assay.evaluate() (0 disables the intervals)",
+    "requirements_list": "declare _requirements_list = ['pip-requirement'] (unitxt's spelling) or requirements = "
+                         "{'module': 'pip-distribution'} (checked with an install hint)",
+    "implemented_reductions": "assay's InstanceMetric and BulkInstanceMetric honour the reductions "
+                              "'mean', 'max', 'median' and 'weighted_win_rate' in reduction_map",
     "confidence_level": "pass confidence_level= to assay.evaluate()",
     "reference_field": "map the field in a MetricPipeline preprocess step",
     "prediction_field": "map the field in a MetricPipeline preprocess step",
@@ -110,6 +111,23 @@ OPTION_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+def _is_requirements_list(v: Any) -> bool:
+    if isinstance(v, Mapping):
+        return all(isinstance(k, str) and isinstance(d, str) for k, d in v.items())
+    return isinstance(v, (list, tuple)) and all(isinstance(x, str) and x.strip() for x in v)
+
+
+#: unitxt options assay honours on every metric class (see docs/unitxt.md)
+UNITXT_OPTIONS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "single_reference_per_prediction": (_is_bool, "a bool"),
+    "process_single_instances": (_is_bool, "a bool"),
+    "_requirements_list": (_is_requirements_list, "a list of pip requirements (['nltk>=3.6.6']) or a dict of "
+                                                  "module name to install instructions"),
+    "n_resamples": (lambda v: v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                                            and int(v) >= 0), "None or an int >= 0"),
+}
+
+
 def _is_behaviour(value: Any, cls: type) -> bool:
     """Methods, properties, descriptors and classes nested in the body: not options.
 
@@ -165,18 +183,26 @@ def _check_reduction_map(cls: type, value: Any) -> None:
                                           f"{type(value).__name__} {value!r:.80}.")
     bad = [k for k in value if k not in supported]
     if bad:
-        honoured = (f"only {', '.join(repr(r) for r in supported)} is honoured here" if supported
+        honoured = (f"assay honours {', '.join(repr(r) for r in supported)}" if supported
                     else f"{cls.__qualname__} is not an InstanceMetric or BulkInstanceMetric, so no reduction_map "
                          "is honoured (write the global score in reduce())")
+        extra = (" (for unitxt's 'group_mean', group the instances yourself and evaluate each group, or pass "
+                 "groups= to assay.evaluate for a cluster bootstrap)" if "group_mean" in bad else "")
         raise _fail(cls, "reduction_map", f"the reduction(s) {', '.join(repr(k) for k in bad)} are not supported by "
-                                          f"assay; {honoured}.")
+                                          f"assay; {honoured}{extra}.")
+    seen: dict[str, str] = {}
     for k, names in value.items():
         if not _is_str_seq(names) or not names:
             raise _fail(cls, "reduction_map", f"reduction {k!r} must list score names (e.g. ['accuracy']); got "
                                               f"{names!r:.80}.")
+        for name in names:
+            if name in seen and seen[name] != k:
+                raise _fail(cls, "reduction_map", f"score {name!r} is listed under both {seen[name]!r} and {k!r}; "
+                                                  "one global score cannot have two reductions.")
+            seen[name] = k
     main = vars(cls).get("main_score", getattr(cls, "main_score", None))
-    if isinstance(main, str) and "mean" in value and main not in value["mean"]:
-        raise _fail(cls, "reduction_map", f"main_score {main!r} is not among the reduced scores {list(value['mean'])}.")
+    if isinstance(main, str) and main not in seen:
+        raise _fail(cls, "reduction_map", f"main_score {main!r} is not among the reduced scores {list(seen)}.")
 
 
 def check_class_attributes(cls: type, root: type) -> None:
@@ -193,6 +219,15 @@ def check_class_attributes(cls: type, root: type) -> None:
         if attr.startswith("__") and attr.endswith("__"):
             continue
         value = body.get(attr)
+        if attr in UNITXT_OPTIONS:
+            option = UNITXT_OPTIONS[attr]
+            if attr == "process_single_instances" and attr not in known and not cls.__module__.startswith("assay."):
+                raise _fail(cls, attr, "only a GlobalMetric honours it (an InstanceMetric or BulkInstanceMetric "
+                                       "always has instance scores); set per_instance = False to skip instance "
+                                       "scores of a Metric.")
+            if attr in body and not option[0](value):
+                raise _fail(cls, attr, f"it must be {option[1]}; got {type(value).__name__} {value!r:.80}.")
+            continue
         if attr in UNSUPPORTED:
             raise _fail(cls, attr, f"this attribute is not supported by assay (it would be ignored); "
                                    f"{UNSUPPORTED[attr]}.")

@@ -25,7 +25,7 @@ import numpy as np
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
 from assay.metrics._params import check_resampling, check_seed, new_seed
-from assay.metrics.catalog import check_collisions, resolve_metrics
+from assay.metrics.catalog import COLLISION_RULES, check_collisions, resolve_metrics
 from assay.metrics.ci import CI_METHODS, intervals
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable
 from assay.metrics.significance import Comparison, compare
@@ -39,7 +39,7 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
              metrics: Any = (), task_data: Sequence[Any] | None = None, *,
              n_resamples: int = 1000, confidence_level: float = 0.95, ci_method: str = "percentile",
              seed: int | None = 0, groups: Sequence[Any] | None = None,
-             strata: Sequence[Any] | None = None) -> EvaluationResults:
+             strata: Sequence[Any] | None = None, score_collisions: str = "error") -> EvaluationResults:
     """Score predictions with metrics, per instance and globally, with confidence intervals.
 
     Parameters
@@ -54,7 +54,10 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     task_data : sequence of dict, optional
         Extra per-instance data passed to the metrics.
     n_resamples : int
-        Bootstrap resamples for the intervals (0: no intervals).
+        Bootstrap resamples for the intervals (0: no intervals). A metric that declares
+        its own ``n_resamples`` (unitxt's class attribute) keeps it: ``0`` gives that
+        metric no intervals, ``k >= 2`` gives it ``k`` resamples; ``n_resamples=0`` here
+        turns off every interval.
     confidence_level : float
         Coverage of the intervals.
     ci_method : {"percentile", "bca", "wilson"}
@@ -65,6 +68,11 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         ``results.info``); a float or a negative int is an error.
     groups, strata : sequence, optional
         Cluster and stratum label per instance (cluster / stratified bootstrap).
+    score_collisions : {"error", "first"}
+        Two metrics that report the same score name: ``"error"`` (default) raises and
+        asks for a ``score_prefix``; ``"first"`` is unitxt's precedence for ported code:
+        the metric listed first keeps the name (global and instance scores, intervals
+        included) and the later metric's score of that name is dropped.
 
     Returns
     -------
@@ -94,19 +102,34 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
                 f"The {what!r} parameter of assay.evaluate must be a sequence with one label per prediction ({n}); "
                 f"got {got}."
             )
-    ms = resolve_metrics(metrics)
+    if score_collisions not in COLLISION_RULES:
+        raise InvalidParameterError(f"The 'score_collisions' parameter of assay.evaluate must be one of "
+                                    f"{', '.join(map(repr, COLLISION_RULES))}; got {score_collisions!r}.")
+    ms = resolve_metrics(metrics, collisions=score_collisions)
     seed = new_seed() if seed is None else seed
     inters = [m.map_all(predictions, references, task_data) for m in ms]
     raw = [m.scores_of(inter) for m, inter in zip(ms, inters)]
-    check_collisions(ms, {i: list(r) for i, r in enumerate(raw)})
+    check_collisions(ms, {i: list(r) for i, r in enumerate(raw)}, collisions=score_collisions)
     if n == 0:
         warnings.warn("assay.evaluate got no instances: the scores are undefined (NaN where the metric has no "
                       "convention for empty data).", UndefinedMetricWarning, stacklevel=2)
     notes: dict[str, str] = {}
     cis: list[dict[str, tuple[float, float]]] = [{} for _ in ms]
     if n_resamples:
-        cis, notes = intervals(ms, inters, raw, n=n, n_resamples=n_resamples, confidence_level=confidence_level,
-                               method=ci_method, seed=seed, groups=groups, strata=strata)
+        # metrics that declare their own n_resamples (unitxt) get theirs; 0 or 1: no intervals
+        by_count: dict[int, list[int]] = {}
+        for i, m in enumerate(ms):
+            own = m.n_resamples
+            count = n_resamples if own is None else (int(own) if int(own) >= 2 else 0)
+            if count:
+                by_count.setdefault(count, []).append(i)
+        for count, idx in by_count.items():
+            part, part_notes = intervals([ms[i] for i in idx], [inters[i] for i in idx], [raw[i] for i in idx],
+                                         n=n, n_resamples=count, confidence_level=confidence_level,
+                                         method=ci_method, seed=seed, groups=groups, strata=strata)
+            for i, ci in zip(idx, part):
+                cis[i] = ci
+            notes.update(part_notes)
         undefined = [f"{name} ({why})" for i, m in enumerate(ms) for s, (lo, _) in cis[i].items()
                      if math.isnan(lo) and (why := notes.get((m.score_prefix or "") + s))
                      for name in [(m.score_prefix or "") + s]]
@@ -114,6 +137,7 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
             warnings.warn("Confidence intervals are undefined (NaN) for: " + "; ".join(undefined)
                           + ". See results.info['ci_notes'].", UndefinedMetricWarning, stacklevel=2)
     g: dict[str, Any] = {}
+    first = score_collisions == "first"
     for i, m in enumerate(ms):
         formatted = m.format_scores(raw[i])
         if i == 0:
@@ -121,6 +145,8 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
             if m.main_score in cis[0]:
                 g["score_ci_low"], g["score_ci_high"] = cis[0][m.main_score]
         for k, v in raw[i].items():
+            if first and (m.score_prefix or "") + k in g:
+                continue  # unitxt's precedence: an earlier metric holds the name (and its interval)
             g[(m.score_prefix or "") + k] = v
             if k in cis[i]:
                 g[f"{m.score_prefix or ''}{k}_ci_low"], g[f"{m.score_prefix or ''}{k}_ci_high"] = cis[i][k]
@@ -143,7 +169,11 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         else:
             sc = {}
             for rows in per_inst:
-                sc.update(rows[j])
+                if first:
+                    for key, value in rows[j].items():
+                        sc.setdefault(key, value)
+                else:
+                    sc.update(rows[j])
         if main_key is not None and main_key in sc:
             sc["score"] = sc[main_key]
             sc["score_name"] = main_key
@@ -157,7 +187,8 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     info = {
         "metrics": [m.name or type(m).__name__ for m in ms],
         "higher_is_better": {(m.score_prefix or "") + m.main_score: bool(m.higher_is_better) for m in ms},
-        "n_resamples": n_resamples, "confidence_level": confidence_level, "ci_method": ci_method, "seed": seed,
+        "n_resamples": n_resamples, "score_collisions": score_collisions, "confidence_level": confidence_level,
+        "ci_method": ci_method, "seed": seed,
         "groups": to_jsonable(list(groups)) if groups is not None else None,
         "strata": to_jsonable(list(strata)) if strata is not None else None,
         "ci_notes": notes,

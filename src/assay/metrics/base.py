@@ -26,6 +26,7 @@ from assay.errors import EvaluationError, InvalidParameterError, MissingDependen
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import _resolve_type, check_class_attributes
 from assay.metrics._params import check_str
+from assay.metrics._unitxt import check_requirements_list, field_signature, set_fields
 from assay.validation import as_array
 
 __all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
@@ -211,14 +212,28 @@ class Metric:
         :class:`~assay.errors.InvalidParameterError` instead of scoring against nothing.
         Set ``False`` for metrics of the predictions alone (ensemble disagreement).
 
+    single_reference_per_prediction : bool
+        unitxt's check: every instance must have exactly one reference (an error names
+        the first instance that has another number).
+    n_resamples : int or None
+        ``None`` (default): the intervals use ``assay.evaluate``'s ``n_resamples``. ``0``
+        (or unitxt's ``None`` written in a class body, or ``1``): no intervals for this
+        metric. An int ``>= 2``: this metric's intervals use that many resamples.
+    _requirements_list : list of str or dict
+        unitxt's spelling of ``requirements``: pip requirements (``["nltk>=3.6.6"]``,
+        version checked) or ``{"module": "install instructions"}``; checked on first use.
+
     Notes
     -----
     A subclass may declare only the class attributes above, attributes its own methods
     read, and options it declares with an annotation (``relative_tolerance: float =
-    0``); anything else (a typo such as ``main_scroe``, or a unitxt attribute assay does
-    not implement such as ``single_reference_per_prediction``) is an
+    0``): annotated options are keywords of the constructor
+    (``SumAccuracy(relative_tolerance=0.1)``) and of catalog names
+    (``sum_accuracy[relative_tolerance=0.1]``) when the class keeps the base
+    ``__init__``. Anything else (a typo such as ``main_scroe``, or a unitxt attribute
+    assay does not implement such as ``reduction_map = {"group_mean": ...}``) is an
     :class:`~assay.errors.InvalidParameterError` when the class is created. See
-    ``docs/metrics.md`` ("Class attributes") for the rule.
+    ``docs/metrics.md`` ("Class attributes") and ``docs/unitxt.md`` for the rule.
     """
 
     name: str | None = None
@@ -233,19 +248,29 @@ class Metric:
     per_instance: bool = True
     examples: list[dict[str, Any]] | None = None
     needs_references: bool = True
+    single_reference_per_prediction: bool = False
+    n_resamples: int | None = None
+    #: unitxt's requirements: pip requirements or ``{module: install instructions}``
+    _requirements_list: Sequence[str] | Mapping[str, str] = ()
     #: reductions of ``reduction_map`` (unitxt's spelling) the class honours; none here
     _supported_reductions: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         check_class_attributes(cls, Metric)
+        if "n_resamples" in vars(cls) and vars(cls)["n_resamples"] is None:
+            cls.n_resamples = 0  # unitxt: n_resamples = None written in a class disables the intervals
+        # dataclass-like fields are keywords of the base constructor (and of catalog names)
+        cls.__signature__ = field_signature(cls) if cls.__init__ is Metric.__init__ else None  # type: ignore[attr-defined]
 
-    def __init__(self, *, score_prefix: str = "") -> None:
+    def __init__(self, *, score_prefix: str = "", **fields: Any) -> None:
         self.score_prefix = check_str(
             score_prefix, name="score_prefix", owner=f"metric {metric_name(self)!r}",
             hint=" In a catalog name, quote a prefix that looks like a number: name[score_prefix='123']."
             if isinstance(score_prefix, (int, float)) else "",
         )
+        if fields:
+            set_fields(self, fields, _matches)
 
     # ---------------------------------------------------------------- to implement
     def map(self, prediction: Any, references: Any, task_data: Any = None) -> Any:
@@ -278,6 +303,7 @@ class Metric:
         for module, dist in dict(self.requirements).items():
             if importlib.util.find_spec(module) is None:
                 raise MissingDependencyError(dist or module, purpose=f"metric {metric_name(self)!r}")
+        check_requirements_list(self, f"metric {metric_name(self)!r}")
 
     def map_all(self, predictions: Any, references: Any = None, task_data: Any = None, *,
                 offset: int = 0) -> Any:
@@ -303,6 +329,8 @@ class Metric:
                 raise InvalidParameterError(
                     f"Metric {metric_name(self)!r} needs references; instance {offset + missing} has references None."
                 )
+        if references is not None and self.single_reference_per_prediction:
+            _check_single_reference(self, references, offset)
         task_data = _as_list(task_data, n, "task_data", self) if task_data is not None else None
         check_prediction_type(self, predictions, offset=offset)
         out = self.map_batch(predictions, references, task_data)
@@ -459,6 +487,19 @@ class Metric:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {metric_name(self)!r}>"
+
+
+def _check_single_reference(metric: Metric, references: Any, offset: int) -> None:
+    for i, refs in enumerate(references):
+        count = len(refs) if hasattr(refs, "__len__") and not isinstance(refs, (str, bytes)) else None
+        if count != 1:
+            got = f"{count} references" if count is not None else f"a {type(refs).__name__}, not a list"
+            err = InvalidParameterError(
+                f"Metric {metric_name(metric)!r} takes exactly one reference per prediction "
+                f"(single_reference_per_prediction = True); instance {offset + i} has {got}: {refs!r:.80}."
+            )
+            err.item = offset + i
+            raise err
 
 
 def _floats(scores: Mapping[str, Any]) -> dict[str, float]:

@@ -5,7 +5,10 @@ it. When one registered metric is used in several configurations in one evaluati
 (``["f1[average=macro]", "f1[average=micro]"]``) and a configuration gives no
 ``score_prefix``, its scores are prefixed with its catalog name and a slash
 (``f1[average=macro]/f1``), so the override is visible in every score name. Any other
-clash of score names between metrics is an error that asks for ``score_prefix``.
+clash of score names between metrics is an error that asks for ``score_prefix``,
+unless the caller chooses unitxt's precedence (``collisions="first"``, from
+``assay.evaluate(..., score_collisions="first")``): then the metric listed first keeps
+the name.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from assay.metrics._params import check_str
 from assay.metrics.base import Metric
 from assay.plugins import format_name, get_registry, parse_name
 
-__all__ = ["check_collisions", "resolve_metric", "resolve_metrics"]
+__all__ = ["COLLISION_RULES", "check_collisions", "resolve_metric", "resolve_metrics"]
+
+#: what a clash of score names between metrics does: an error (assay) or the first metric wins (unitxt)
+COLLISION_RULES = ("error", "first")
 
 
 def resolve_metric(spec: Any) -> tuple[Metric, str, bool]:
@@ -54,7 +60,7 @@ def resolve_metric(spec: Any) -> tuple[Metric, str, bool]:
     return metric, name, prefix is not None
 
 
-def resolve_metrics(metrics: Any) -> list[Metric]:
+def resolve_metrics(metrics: Any, *, collisions: str = "error") -> list[Metric]:
     """Resolve every entry, giving same-named configurations distinct score prefixes."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
@@ -67,12 +73,19 @@ def resolve_metrics(metrics: Any) -> list[Metric]:
         # only catalog specs with overrides get the automatic prefix; Metric objects are never altered
         if isinstance(spec, str) and count[base] > 1 and not explicit and metric.name != base:
             metric.score_prefix = f"{metric.name}/"
-    check_collisions(resolved_metric for resolved_metric, _, _ in resolved)
+    check_collisions((resolved_metric for resolved_metric, _, _ in resolved), collisions=collisions)
     return [m for m, _, _ in resolved]
 
 
-def check_collisions(metrics: Iterable[Metric], score_names: dict[int, Iterable[str]] | None = None) -> None:
-    """Raise if two metrics would report the same (prefixed) main score name."""
+def check_collisions(metrics: Iterable[Metric], score_names: dict[int, Iterable[str]] | None = None, *,
+                     collisions: str = "error") -> None:
+    """Raise if two metrics would report the same (prefixed) main score name.
+
+    With ``collisions="first"`` (unitxt's precedence) a clash is allowed: the caller
+    keeps the first metric's score.
+    """
+    if collisions == "first":
+        return
     seen: dict[str, str] = {}
     for i, m in enumerate(metrics):
         label = m.name or type(m).__name__

@@ -21,6 +21,7 @@ import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError
 from assay.metrics._params import check_str
+from assay.metrics._unitxt import REDUCTIONS, adapt_compute, reduce_rows
 from assay.metrics.base import Metric, divide, metric_name
 
 __all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "MetricPipeline"]
@@ -38,27 +39,47 @@ def _as_score_dict(value: Any, names: Sequence[str], metric: Metric) -> dict[str
 
 
 class _MeanOfInstances(Metric):
-    """Shared machinery of instance and bulk metrics: mean of per-instance scores."""
+    """Shared machinery of instance and bulk metrics: a reduction of per-instance scores.
+
+    The intermediate of an instance is its row of scores followed by "is defined"
+    flags. With the mean only (the default) the rows are additive statistics; with
+    another reduction of ``reduction_map`` (``max``, ``median``, ``weighted_win_rate``)
+    the rows are gathered and reduced as a collection.
+    """
 
     additive = True
     vectorized = True
     #: names of the per-instance scores (default: ``[main_score]``)
     score_names: Sequence[str] | None = None
-    #: unitxt's spelling: ``{"mean": [score names]}`` (only the mean is honoured; see docs/metrics.md)
+    #: unitxt's spelling: ``{"mean": [score names], "max": [...], ...}`` (see docs/unitxt.md)
     reduction_map: Mapping[str, Sequence[str]] | None = None
-    _supported_reductions = ("mean",)
+    _supported_reductions = tuple(REDUCTIONS)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        rmap = vars(cls).get("reduction_map")
+        if rmap:
+            additive = all(REDUCTIONS[how] for how in rmap)
+            cls.additive = additive
+            cls.vectorized = additive
 
     @property
     def names(self) -> tuple[str, ...]:
         if self.score_names:
             return tuple(self.score_names)
-        if self.reduction_map and self.reduction_map.get("mean"):
-            return tuple(self.reduction_map["mean"])
+        if self.reduction_map:
+            return tuple(dict.fromkeys(name for names in self.reduction_map.values() for name in names))
         return (self.main_score,)
 
     @property
     def n_stats(self) -> int:  # type: ignore[override]
         return 2 * len(self.names)
+
+    def _reduction_of(self) -> dict[str, str]:
+        out = dict.fromkeys(self.names, "mean")
+        for how, names in (self.reduction_map or {}).items():
+            out.update(dict.fromkeys(names, how))
+        return out
 
     def _rows(self, scores: Sequence[Any]) -> np.ndarray:
         names = self.names
@@ -75,6 +96,8 @@ class _MeanOfInstances(Metric):
         return np.concatenate([np.where(ok, vals, 0.0), ok.astype(float)], axis=1)
 
     def reduce(self, totals: np.ndarray) -> dict[str, Any]:
+        if not self.additive:  # gathered rows: reduce the collection (max, median, win rate)
+            return reduce_rows(np.asarray(totals, dtype=float), self.names, self._reduction_of())
         totals = np.asarray(totals, dtype=float)
         k = len(self.names)
         sums, counts = totals[..., :k], totals[..., k:]
@@ -82,17 +105,20 @@ class _MeanOfInstances(Metric):
         return {name: means[..., j] for j, name in enumerate(self.names)}
 
     def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
-        arr = np.asarray(intermediates, dtype=float)
         k = len(self.names)
+        arr = np.asarray(intermediates, dtype=float).reshape(-1, 2 * k)
         vals = np.where(arr[:, k:] > 0, arr[:, :k], np.nan)
         return [dict(zip(self.names, row)) for row in vals.tolist()]
 
     def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
-        """A score whose instance values are all 0 or 1 is a proportion (Wilson applies)."""
-        arr = np.asarray(intermediates, dtype=float)
+        """A mean score whose instance values are all 0 or 1 is a proportion (Wilson applies)."""
         k = len(self.names)
+        arr = np.asarray(intermediates, dtype=float).reshape(-1, 2 * k)
         out: dict[str, tuple[float, float]] = {}
+        reduction_of = self._reduction_of()
         for j, name in enumerate(self.names):
+            if reduction_of[name] != "mean":
+                continue
             ok = arr[:, k + j] > 0
             v = arr[ok, j]
             if np.all((v == 0) | (v == 1)):
@@ -117,7 +143,16 @@ class InstanceMetric(_MeanOfInstances):
     ...         return float(prediction in references)
     >>> ExactMatch().update(["a", "b"], [["a"], ["c"]]).compute_scores()["exact_match"]
     0.5
+
+    unitxt's spelling runs as written: ``compute(self, references, prediction,
+    task_data)`` (moved to ``compute_instance`` when the class is created; ``task_data``
+    is ``{}`` when none is given), ``reduction_map = {"mean": [...]}`` (also ``"max"``,
+    ``"median"``, ``"weighted_win_rate"``), annotated options as constructor keywords.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        adapt_compute(cls, "instance")
+        super().__init_subclass__(**kwargs)
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float | Mapping[str, float]:
         raise NotImplementedError(f"{type(self).__name__} must implement compute_instance()")
@@ -137,8 +172,13 @@ class BulkInstanceMetric(_MeanOfInstances):
     """Instance scores computed for a batch at once; the global score is their mean.
 
     Implement :meth:`compute_bulk`, returning one float or dict per instance (as
-    :meth:`InstanceMetric.compute_instance` does for one).
+    :meth:`InstanceMetric.compute_instance` does for one). unitxt's
+    ``compute(self, references, predictions, task_data)`` returning a list runs as written.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        adapt_compute(cls, "bulk")
+        super().__init_subclass__(**kwargs)
 
     def compute_bulk(self, predictions: Sequence[Any], references: Sequence[Any] | None,
                      task_data: Sequence[Any] | None) -> Sequence[float | Mapping[str, float]]:
@@ -168,7 +208,22 @@ class GlobalMetric(Metric):
     ``(prediction, references, task_data)``; confidence intervals re-run
     ``compute_global`` on every resample, so prefer an additive :class:`Metric` when the
     score is a function of summed statistics.
+
+    unitxt's spelling runs as written: ``compute(self, references, predictions,
+    task_data)`` (note the order; moved to ``compute_global`` when the class is created),
+    ``process_single_instances = False`` (no instance scores; ``per_instance`` follows
+    it), ``single_reference_per_prediction``, ``n_resamples = 0`` and
+    ``_requirements_list``.
     """
+
+    #: unitxt: score each instance alone too (instance scores); ``per_instance`` follows it
+    process_single_instances: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        adapt_compute(cls, "global")
+        super().__init_subclass__(**kwargs)
+        if "process_single_instances" in vars(cls) and "per_instance" not in vars(cls):
+            cls.per_instance = bool(vars(cls)["process_single_instances"])
 
     def compute_global(self, predictions: list[Any], references: list[Any],
                        task_data: list[Any]) -> float | Mapping[str, float]:

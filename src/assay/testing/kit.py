@@ -20,7 +20,11 @@ pickling
 
 Scores compare with ``numpy.isclose(rtol=1e-9, atol=atol)`` in the invariance checks
 (floating-point sums in another order may differ in the last bits) and with
-``atol`` only against expected values; NaN equals NaN.
+``atol`` only against expected values; NaN equals NaN. :func:`test_metric` also takes
+unitxt's targets as unitxt writes them: an expected value written with at most
+``decimals`` (2) decimals, such as ``0.33`` for 1/3, matches a score that rounds to it,
+as unitxt's ``test_metric`` compares rounded scores; and expected ``*_ci_low`` /
+``*_ci_high`` values make it compute the intervals.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def _metric(metric: Any) -> Metric:
     return metric
 
 
-def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
+def _close(a: Any, b: Any, atol: float, rtol: float, decimals: int | None = None) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return a == b
     try:
@@ -59,17 +63,24 @@ def _close(a: Any, b: Any, atol: float, rtol: float) -> bool:
         return a == b
     if math.isnan(fa) or math.isnan(fb):
         return math.isnan(fa) and math.isnan(fb)
-    return bool(np.isclose(fa, fb, rtol=rtol, atol=atol))
+    if bool(np.isclose(fa, fb, rtol=rtol, atol=atol)):
+        return True
+    # unitxt's rule: a target written to ``decimals`` places is compared with the rounded score
+    return decimals is not None and round(fb, decimals) == fb and round(fa, decimals) == fb
 
 
 def check_scores(got: Mapping[str, Any], expected: Mapping[str, Any], *, atol: float = 1e-9,
-                 rtol: float = 0.0, what: str = "scores") -> None:
-    """Assert that every key of ``expected`` is in ``got`` with a close value."""
+                 rtol: float = 0.0, what: str = "scores", decimals: int | None = None) -> None:
+    """Assert that every key of ``expected`` is in ``got`` with a close value.
+
+    With ``decimals``, an expected value written with at most that many decimals also
+    matches a score that rounds to it (unitxt's ``round_floats`` comparison).
+    """
     problems = []
     for k, v in expected.items():
         if k not in got:
             problems.append(f"{k!r} missing (have {sorted(got)})")
-        elif not _close(got[k], v, atol, rtol):
+        elif not _close(got[k], v, atol, rtol, decimals):
             problems.append(f"{k!r}: got {got[k]!r}, expected {v!r}")
     if problems:
         raise AssertionError(f"{what} differ: " + "; ".join(problems))
@@ -215,9 +226,19 @@ def check_evaluate_matches(metric: Any, predictions: Any, references: Any = None
     return dict(res.global_scores)
 
 
+def _wants_intervals(target: Mapping[str, Any]) -> bool:
+    return any(k.endswith(("_ci_low", "_ci_high")) for k in target)
+
+
 def test_metric(metric: Any, predictions: Any, references: Any, instance_targets: Sequence[Mapping[str, Any]] | None,
-                global_target: Mapping[str, Any], task_data: Any = None, atol: float = 1e-9) -> Any:
+                global_target: Mapping[str, Any], task_data: Any = None, atol: float = 1e-9, *,
+                decimals: int | None = 2, n_resamples: int = 1000, seed: int = 0) -> Any:
     """Check a metric against expected scores, and the invariances of :mod:`assay.testing`.
+
+    Called as unitxt's ``test_metric(metric=..., predictions=..., references=...,
+    instance_targets=..., global_target=..., task_data=...)``, it passes where unitxt's
+    passes (scores compared to two decimals, intervals computed), and then checks
+    assay's invariances on top.
 
     Parameters
     ----------
@@ -229,14 +250,22 @@ def test_metric(metric: Any, predictions: Any, references: Any, instance_targets
         Expected instance scores (only the keys given are compared; ``None`` skips).
     global_target : dict
         Expected global scores (only the keys given are compared, e.g. ``{"f1": 0.5}``
-        or ``{"score": 0.5, "score_name": "f1"}``).
+        or ``{"score": 0.5, "score_name": "f1"}``). Keys ending in ``_ci_low`` /
+        ``_ci_high`` make the check compute the intervals (percentile bootstrap,
+        ``n_resamples`` resamples, ``seed``; a metric's own ``n_resamples`` wins, as in
+        :func:`assay.evaluate`).
     atol : float
         Absolute tolerance.
+    decimals : int or None
+        unitxt's precision: an expected value written with at most ``decimals`` decimals
+        (``0.33``) also matches a score that rounds to it (``1/3``). ``None``: ``atol`` only.
+    n_resamples, seed : int
+        The resampling of the intervals, when ``global_target`` asks for them.
 
     Returns
     -------
     EvaluationResults
-        The results of ``assay.evaluate`` (no intervals), for further checks.
+        The results of ``assay.evaluate`` (with intervals when asked for), for further checks.
 
     Examples
     --------
@@ -253,16 +282,20 @@ def test_metric(metric: Any, predictions: Any, references: Any, instance_targets
     from assay.metrics.api import evaluate
 
     m = _metric(metric)
-    res = evaluate(predictions, references, [m.clone()], task_data, n_resamples=0)
-    check_scores(res.global_scores, global_target, atol=atol, what="global scores")
+    plain = evaluate(predictions, references, [m.clone()], task_data, n_resamples=0)
+    res = plain
+    if _wants_intervals(global_target):
+        res = evaluate(predictions, references, [m.clone()], task_data, n_resamples=n_resamples, seed=seed)
+    check_scores(res.global_scores, global_target, atol=atol, what="global scores", decimals=decimals)
     if instance_targets is not None:
         if len(instance_targets) != len(predictions):
             raise AssertionError(
                 f"instance_targets has {len(instance_targets)} entries for {len(predictions)} instances")
         for i, target in enumerate(instance_targets):
-            check_scores(res[i]["score"]["instance"], target, atol=atol, what=f"instance {i} scores")
+            check_scores(res[i]["score"]["instance"], target, atol=atol, what=f"instance {i} scores",
+                         decimals=decimals)
     streamed = check_invariances(m, predictions, references, task_data, atol=atol)
-    check_scores(streamed, _numeric(res.global_scores) | {"score_name": res.global_scores["score_name"]},
+    check_scores(streamed, _numeric(plain.global_scores) | {"score_name": plain.global_scores["score_name"]},
                  atol=atol, rtol=1e-9, what="update/compute versus evaluate")
     return res
 
