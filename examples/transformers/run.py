@@ -47,7 +47,8 @@ def main(out: Path = HERE / "run-output", model_dir: Path = HERE / "tiny-model")
     for question, answer in list(zip(man.stats["input_texts"], man.stats["answer"]))[:4]:
         print(f"{question!r} -> {answer!r}")
     print(man.table(gen_metric="accuracy"))  # PRR [95% interval]
-    c = man.compare(("sequence", "msp", "accuracy", "prr"), ("sequence", "semantic_eigval_laplacian", "accuracy", "prr"))
+    c = man.compare(("sequence", "msp", "accuracy", "prr"),
+                    ("sequence", "semantic_eigval_laplacian", "accuracy", "prr"))
     print(f"PRR, semantic_eigval_laplacian - msp: {c.difference:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}], "
           f"p = {c.p_value:.3f}")
     man.save(out)

@@ -43,6 +43,18 @@ def test_the_packaged_qa_file_is_the_examples_copy():
     assert len(rows) == 16 and all(set(r) == {"question", "answer"} for r in rows)
 
 
+def test_make_tiny_model_checks_its_options(tmp_path):
+    from assay.errors import InvalidParameterError
+    from assay_transformers.demo import make_tiny_model
+
+    for option in ({"steps": -1}, {"train_rows": 0}, {"seed": 1.5}):
+        with pytest.raises(InvalidParameterError, match=next(iter(option))):
+            make_tiny_model(tmp_path / "m", **option)
+    with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
+        make_tiny_model(tmp_path / "m", qa=tmp_path / "nowhere.jsonl")
+    assert not (tmp_path / "m").exists()
+
+
 def test_assay_list_shows_the_section(capsys):
     assert main(["list", "demo_section"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("transformers "))
@@ -55,7 +67,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     section = tmp_path / "transformers"
     assert sorted(p.name for p in (section / "run").iterdir()) == ["arrays.npz", "manager.json"]
-    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in (section / "tiny-model").iterdir()}
+    model_files = {p.name for p in (section / "tiny-model").iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= model_files
     assert sorted(p.name for p in section.iterdir()) == ["run", "tiny-model"]
 
     shutil.rmtree(section / "tiny-model")  # loading and rescoring need no model
