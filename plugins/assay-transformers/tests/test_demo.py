@@ -1,0 +1,116 @@
+"""The ``transformers`` demo section, end to end: what it prints and writes, against values recomputed here.
+
+PRR is recomputed from the saved estimations and qualities by a hand implementation (the
+expected kept quality at each rejection level, ties broken at random in expectation) and
+by assay_uncertainty's ``prr_scores``; the accuracy from the saved answers and the QA file;
+MSP, perplexity and mean token entropy from the saved token statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assay.cli import main
+from assay.uncertainty import UEManager
+from assay_transformers.demo import qa_path
+from assay_uncertainty.rejection import prr_scores
+
+EXAMPLE_QA = Path(__file__).resolve().parents[3] / "examples" / "transformers" / "qa.jsonl"
+
+
+def hand_prr(u: np.ndarray, q: np.ndarray) -> float:
+    """Mean over k = 1..n of the mean quality of the k least uncertain examples (q in {0, 1});
+    a tie group at the cut contributes its mean quality per kept example."""
+    n = len(u)
+    total = 0.0
+    for k in range(1, n + 1):
+        cut = np.sort(u)[k - 1]
+        below, tied = u < cut, u == cut
+        kept = q[below].sum() + (k - below.sum()) * q[tied].mean()
+        total += kept / k
+    return total / n
+
+
+def test_the_packaged_qa_file_is_the_examples_copy():
+    assert qa_path().read_bytes() == EXAMPLE_QA.read_bytes()
+    rows = [json.loads(line) for line in qa_path().read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 16 and all(set(r) == {"question", "answer"} for r in rows)
+
+
+def test_make_tiny_model_checks_its_options(tmp_path):
+    from assay.errors import InvalidParameterError
+    from assay_transformers.demo import make_tiny_model
+
+    for option in ({"steps": -1}, {"train_rows": 0}, {"seed": 1.5}):
+        with pytest.raises(InvalidParameterError, match=next(iter(option))):
+            make_tiny_model(tmp_path / "m", **option)
+    with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
+        make_tiny_model(tmp_path / "m", qa=tmp_path / "nowhere.jsonl")
+    assert not (tmp_path / "m").exists()
+
+
+def test_assay_list_shows_the_section(capsys):
+    assert main(["list", "demo_section"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("transformers "))
+    assert "PRR with intervals" in line and "[transformers]" in line
+
+
+@pytest.mark.slow
+def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
+    assert main(["demo", "--section", "transformers", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    section = tmp_path / "transformers"
+    assert sorted(p.name for p in (section / "run").iterdir()) == ["arrays.npz", "manager.json"]
+    model_files = {p.name for p in (section / "tiny-model").iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= model_files
+    assert sorted(p.name for p in section.iterdir()) == ["run", "tiny-model"]
+
+    shutil.rmtree(section / "tiny-model")  # loading and rescoring need no model
+    man = UEManager.load(section / "run")
+    names = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets", "semantic_eigval_laplacian"]
+    assert man.estimator_names == names and man.n_examples == 16 and man.n_resamples == 200
+
+    # accuracy: exact match of the greedy answer with the QA file's answer
+    rows = [json.loads(line) for line in qa_path().read_text(encoding="utf-8").splitlines()]
+    q = np.array([float(a == r["answer"]) for a, r in zip(man.stats["answer"], rows)])
+    np.testing.assert_array_equal(man.gen_metrics[("sequence", "accuracy")], q)
+    assert f"({int(q.sum())} of 16 right)" in out and 0 < q.sum() < 16
+
+    # the whitebox estimators from the saved token statistics
+    lp = [np.asarray(x, dtype=float) for x in man.stats["log_probs"]]
+    ent = [np.asarray(x, dtype=float) for x in man.stats["token_entropies"]]
+    np.testing.assert_allclose(man.estimations[("sequence", "msp")], [-x.sum() for x in lp], rtol=1e-9)
+    np.testing.assert_allclose(man.estimations[("sequence", "perplexity")], [-x.mean() for x in lp], rtol=1e-9)
+    np.testing.assert_allclose(man.estimations[("sequence", "mean_token_entropy")], [x.mean() for x in ent], rtol=1e-9)
+    # equal sampled texts have cosine 1, so they are always in one semantic set
+    sets = man.estimations[("sequence", "num_sem_sets")]
+    distinct = [len(set(s)) for s in man.stats["sample_texts"]]
+    assert all(len(s) == 5 for s in man.stats["sample_texts"])
+    assert all(1 <= v <= d for v, d in zip(sets, distinct))
+
+    # PRR: the saved score equals two recomputations; intervals are finite, bracket it, and are printed
+    for name in names:
+        u = man.estimations[("sequence", name)]
+        key = ("sequence", name, "accuracy", "prr")
+        assert man.metrics[key] == pytest.approx(hand_prr(u, q), abs=1e-12)
+        assert man.metrics[key] == pytest.approx(prr_scores(u, q).raw, abs=1e-12)
+        low, high = man.intervals[key]
+        assert np.isfinite([low, high]).all() and low <= man.metrics[key] <= high
+        assert f"| {name} | {man.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
+
+    # the paired comparison: score_b - score_a of the stored scores
+    diff = (man.metrics[("sequence", "semantic_eigval_laplacian", "accuracy", "prr")]
+            - man.metrics[("sequence", "msp", "accuracy", "prr")])
+    assert re.search(rf"semantic_eigval_laplacian - msp: {diff:+.4f} \[", out)
+
+    # the rescored UE metrics are in the printed second table; rescoring again here gives the same
+    assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out
+    again = man.rescore(["roc_auc"])
+    roc = again[("sequence", "msp", "accuracy", "roc_auc")]
+    assert f"{roc:.4f}" in out.split("rescored without the model")[1]
