@@ -101,7 +101,7 @@ def _constructor_args(obj: Any, where: str) -> dict[str, Any]:
 def _same(a: Any, b: Any) -> bool:
     try:
         return bool(type(a) is type(b) and a == b)
-    except Exception:
+    except (TypeError, ValueError):  # an ambiguous comparison (arrays): store the value
         return False
 
 
@@ -141,8 +141,8 @@ def catalog_entry(obj: Any, *, registry: Any = None, where: str = "the object", 
     return spec
 
 
-def add_to_catalog(artifact: Any, name: str, overwrite: bool = False, catalog_path: str | os.PathLike[str] | None = None,
-                   verbose: bool = False) -> Path:
+def add_to_catalog(artifact: Any, name: str, overwrite: bool = False,
+                   catalog_path: str | os.PathLike[str] | None = None, verbose: bool = False) -> Path:
     """Store ``artifact`` (a metric) as the catalog entry ``name``, for ``load_metric(name)``.
 
     Parameters

@@ -21,6 +21,8 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "f1": ("classification", "F1", "F-beta (F1) score, binary / micro / macro / weighted, multi-label"),
     "matthews_corrcoef": ("classification", "MatthewsCorrcoef", "Matthews correlation coefficient (multiclass)"),
     "token_overlap": ("text", "TokenOverlap", "Token precision / recall / F1 against the best reference"),
+    "metrics.token_overlap": ("text", "UnitxtTokenOverlap",
+                              "unitxt's TokenOverlap: f1 / precision / recall, each the best over the references"),
     "char_edit_distance": ("text", "CharEditDistance", "Normalized character Levenshtein distance (rapidfuzz)"),
     "bleu": ("text", "Bleu", "Corpus BLEU with sacreBLEU's tokenizer, from additive segment statistics"),
     "spearman": ("regression", "Spearman", "Spearman's rank correlation (scipy.stats)"),
