@@ -76,7 +76,7 @@ def load_evaluate_module(name: str, *, experiment_id: str | None = None) -> Any:
     """
     if not isinstance(name, str) or not name:
         raise InvalidParameterError(f"HuggingfaceMetric's 'hf_metric_name' must be a non-empty string; got {name!r}.")
-    evaluate = require("evaluate", purpose="HuggingfaceMetric")
+    evaluate = require("evaluate", extra="huggingface", purpose="HuggingfaceMetric")
     loading = importlib.import_module("evaluate.loading")
     local = _local_script(name)
     with _offline(evaluate):

@@ -79,8 +79,6 @@ def _constructor_args(obj: Any, where: str) -> dict[str, Any]:
             value = vars(obj)[p.name]
         elif hasattr(type(obj), p.name) and not callable(getattr(type(obj), p.name)):
             value = getattr(obj, p.name)
-        elif p.default is not p.empty:
-            continue
         else:
             raise InvalidParameterError(
                 f"Cannot store {where} ({type(obj).__name__}) in the catalog: its constructor parameter "
