@@ -24,13 +24,14 @@ from assay.errors import EvaluationError, InvalidParameterError
 __all__ = ["Copy", "CopyFields", "FieldOperator", "ListFieldValues", "Rename", "RenameFields", "dict_get", "dict_set"]
 
 _MISSING = object()
+_RAISE = object()
 
 
 def _parts(path: str) -> list[str]:
     return [p for p in path.split("/") if p != ""]
 
 
-def dict_get(doc: Any, path: str, default: Any = _MISSING) -> Any:
+def dict_get(doc: Any, path: str, default: Any = _RAISE) -> Any:
     """The value at ``path`` (``"task_data/context"``; integer parts index lists)."""
     cur = doc
     for part in _parts(path):
@@ -39,7 +40,7 @@ def dict_get(doc: Any, path: str, default: Any = _MISSING) -> Any:
         elif isinstance(cur, (list, tuple)) and part.lstrip("-").isdigit() and -len(cur) <= int(part) < len(cur):
             cur = cur[int(part)]
         else:
-            if default is not _MISSING:
+            if default is not _RAISE:
                 return default
             raise KeyError(path)
     return cur
