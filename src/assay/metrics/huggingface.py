@@ -158,7 +158,8 @@ class HuggingfaceMetric(Metric):
             raise InvalidParameterError(
                 f"HuggingfaceMetric's 'hf_metric_name' must be a non-empty string; got {hf_metric_name!r}.")
         if not isinstance(main_score, str) or not main_score:
-            raise InvalidParameterError(f"HuggingfaceMetric's 'main_score' must be a non-empty string; got {main_score!r}.")
+            raise InvalidParameterError(
+                f"HuggingfaceMetric's 'main_score' must be a non-empty string; got {main_score!r}.")
         if not _number(scale) or not scale or not math.isfinite(scale):
             raise InvalidParameterError(f"HuggingfaceMetric's 'scale' must be a non-zero finite number; got {scale!r}.")
         for key, fields in (("hf_additional_input_fields_pass", hf_additional_input_fields_pass),
@@ -166,7 +167,8 @@ class HuggingfaceMetric(Metric):
                             ("hf_additional_input_fields_pass_one_value", hf_additional_input_fields_pass_one_value),
                             ("scaled_fields", scaled_fields or [])):
             if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
-                raise InvalidParameterError(f"HuggingfaceMetric's {key!r} must be a list of field names; got {fields!r}.")
+                raise InvalidParameterError(
+                    f"HuggingfaceMetric's {key!r} must be a list of field names; got {fields!r}.")
         if hf_compute_args is not None and not isinstance(hf_compute_args, Mapping):
             raise InvalidParameterError(
                 f"HuggingfaceMetric's 'hf_compute_args' must be a dict; got {type(hf_compute_args).__name__}.")

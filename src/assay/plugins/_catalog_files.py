@@ -204,6 +204,7 @@ def build_entry(path: Path, kind: str, registry: Any, **overrides: Any) -> Any:
 
 def builtin_type_name(value: Any) -> str | None:
     """The name of a builtin type an entry can store, or None."""
-    if isinstance(value, type) and getattr(builtins, value.__name__, None) is value and value.__name__ in TYPES:
-        return value.__name__
-    return None
+    if not isinstance(value, type):
+        return None
+    name = value.__name__
+    return name if name in TYPES and getattr(builtins, name, None) is value else None

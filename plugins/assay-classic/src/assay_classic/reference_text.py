@@ -103,7 +103,10 @@ class _SacreStats(Metric):
 class Chrf(_SacreStats):
     r"""chrF / chrF++ with sacreBLEU's definition and defaults (0-100 scale).
 
-    .. math:: \mathrm{chrF}_\beta = (1 + \beta^2) \frac{\mathrm{chrP} \cdot \mathrm{chrR}}{\beta^2 \mathrm{chrP} + \mathrm{chrR}}
+    .. math::
+
+        \mathrm{chrF}_\beta = (1 + \beta^2)
+        \frac{\mathrm{chrP} \cdot \mathrm{chrR}}{\beta^2 \mathrm{chrP} + \mathrm{chrR}}
 
     with character n-gram precision and recall averaged over n = 1..``char_order`` (and
     word n-grams up to ``word_order``: ``word_order=2`` is chrF++), from the statistics

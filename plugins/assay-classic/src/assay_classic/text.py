@@ -99,7 +99,7 @@ class TokenOverlap(InstanceMetric):
 
 
 class UnitxtTokenOverlap(InstanceMetric):
-    r"""unitxt's ``TokenOverlap`` (``metrics.token_overlap``): token precision, recall and F1, each the best over the references.
+    r"""unitxt's ``TokenOverlap`` (``metrics.token_overlap``): token P / R / F1, each the best over the references.
 
     Tokens are the white-space words of SQuAD's normalized text. With :math:`c` the size of
     the multiset intersection of prediction tokens :math:`p` and reference tokens :math:`r`:
