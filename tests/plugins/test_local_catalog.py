@@ -201,3 +201,15 @@ def test_written_atomically_through_jsonio(tmp_path, monkeypatch):
     p = assay.add_to_catalog(SumAccuracy(relative_tolerance=0.2), "metrics.sum_accuracy", overwrite=True)
     assert calls == [p]
     assert not [n for n in os.listdir(p.parent) if n != "sum_accuracy.json"]  # no temporary file left
+
+
+def test_an_entry_that_refers_to_itself_is_an_error_not_a_recursion(tmp_path):
+    root = tmp_path / "cat"
+    f = root / "metrics" / "loop.json"
+    f.parent.mkdir(parents=True)
+    f.write_text(json.dumps({"assay_catalog_entry": 1, "kind": "metric",
+                             "__class__": "assay.metrics.pipeline.MetricPipeline",
+                             "args": {"metric": "metrics.loop"}}))
+    assay.register_local_catalog(root)
+    with pytest.raises(SaveFormatError, match="refers to itself"):
+        assay.load_metric("metrics.loop")

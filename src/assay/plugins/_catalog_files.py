@@ -56,6 +56,7 @@ _ENTRY_NAME = re.compile(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*\Z")
 TYPES: dict[str, type] = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, bytes, object)}
 
 _registered: list[Path] = []
+_building: set[str] = set()  # entry files being built (a nested name that leads back is an error)
 
 
 def default_catalog_path() -> Path:
@@ -199,7 +200,14 @@ def read_entry(path: Path, kind: str) -> dict[str, Any]:
 
 def build_entry(path: Path, kind: str, registry: Any, **overrides: Any) -> Any:
     """Build the object of the entry file ``path``; ``overrides`` replace stored arguments."""
-    return build_object(read_entry(path, kind), path, registry, "entry", overrides)
+    key = str(Path(path).resolve())
+    if key in _building:
+        raise _bad(path, "refers to itself (through a nested catalog name).")
+    _building.add(key)
+    try:
+        return build_object(read_entry(path, kind), path, registry, "entry", overrides)
+    finally:
+        _building.discard(key)
 
 
 def builtin_type_name(value: Any) -> str | None:
