@@ -123,11 +123,12 @@ class UnitxtTokenOverlap(InstanceMetric):
     def compute_instance(self, prediction: str, references: Any, task_data: Any = None) -> dict[str, float]:
         best = {"precision": 0.0, "recall": 0.0, "f1": 0.0}
         refs = reference_list(references)
-        if not refs:
-            raise InvalidParameterError("metrics.token_overlap needs at least one reference per instance.")
-        pred = normalize_answer(str(prediction)).split()
+        if not refs or not all(isinstance(r, str) for r in refs):
+            raise InvalidParameterError(
+                f"metrics.token_overlap needs one or more reference strings per instance; got {references!r:.80}.")
+        pred = normalize_answer(prediction).split()
         for ref in refs:
-            tokens = normalize_answer(str(ref)).split()
+            tokens = normalize_answer(ref).split()
             same = sum((Counter(pred) & Counter(tokens)).values())
             if same:
                 p, r = same / len(pred), same / len(tokens)
