@@ -37,7 +37,7 @@ def test_every_registered_name_has_a_section(gen, pages):
         page = pages[f"reference/names/{kind}.md"]
         names = [e.name for e in assay.get_registry(kind)]
         for name in names:
-            assert f"## `{name}` {{ #{kind}-{name} }}" in page, f"{kind} {name!r} has no section"
+            assert f"## `{name}` {{ #{gen._slug(kind + '-' + name)} }}" in page, f"{kind} {name!r} has no section"
             if kind in gen._RUN_WITH:  # commands and demo sections are run, not loaded
                 assert f"`{gen._RUN_WITH[kind].format(name=name)}`" in page
             else:

@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "get_plugin_system": "assay.plugins",
     "get_registry": "assay.plugins",
     "load_metric": "assay.plugins",
+    "add_to_catalog": "assay.plugins",
+    "register_local_catalog": "assay.plugins",
     "load_estimator": "assay.plugins",
     "load_stat_calculator": "assay.plugins",
     "load_ue_metric": "assay.plugins",

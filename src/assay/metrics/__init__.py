@@ -86,15 +86,22 @@ then ``assay.evaluate(predictions, references, metrics=["exact_match"])`` and te
 from __future__ import annotations
 
 from assay.metrics.base import Metric, MetricState, check_prediction_type, divide
-from assay.metrics.kinds import BulkInstanceMetric, GlobalMetric, InstanceMetric, MetricPipeline
+from assay.metrics.huggingface import HuggingfaceMetric
+from assay.metrics.kinds import BulkInstanceMetric, GlobalMetric, InstanceMetric
+from assay.metrics.operators import Copy, ListFieldValues, Rename
+from assay.metrics.pipeline import MetricPipeline
 
 __all__ = [
     "BulkInstanceMetric",
+    "Copy",
     "GlobalMetric",
+    "HuggingfaceMetric",
     "InstanceMetric",
+    "ListFieldValues",
     "Metric",
     "MetricPipeline",
     "MetricState",
+    "Rename",
     "check_prediction_type",
     "compare",
     "divide",

@@ -8,21 +8,21 @@
 - :class:`GlobalMetric`: the score is a function of the whole collection (corpus
   BLEU, ROC AUC); ``reduce`` re-runs it on any subset, instance scores run it on one
   instance.
-- :class:`MetricPipeline`: pre-processing steps, a wrapped metric, score renames.
+- :class:`MetricPipeline` (in :mod:`assay.metrics.pipeline`): pre-processing steps, a wrapped metric, score renames.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from assay.errors import EvaluationError, InvalidParameterError
-from assay.metrics._params import check_str
+from assay.errors import EvaluationError
 from assay.metrics._unitxt import REDUCTIONS, adapt_compute, reduce_rows
 from assay.metrics.base import Metric, divide, metric_name
+from assay.metrics.pipeline import MetricPipeline  # re-exported: it moved to assay.metrics.pipeline
 
 __all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "MetricPipeline"]
 
@@ -245,98 +245,3 @@ class GlobalMetric(Metric):
         tds = [t[2] for t in intermediates]
         value = self.compute_global(preds, refs, tds)
         return _as_score_dict(value, (self.main_score,), self)
-
-
-class MetricPipeline(Metric):
-    """Pre-processing steps, a wrapped metric, and score renames.
-
-    Parameters
-    ----------
-    metric : Metric
-        The wrapped metric.
-    preprocess : sequence of callables
-        Each step takes and returns an instance dict with keys ``prediction``,
-        ``references`` and ``task_data`` (applied in order, before the wrapped metric's
-        ``prediction_type`` check).
-    rename : mapping of str to str, optional
-        Score renames applied to everything the wrapped metric reports.
-    main_score : str, optional
-        The pipeline's main score (default: the wrapped main score, after ``rename``).
-    score_prefix : str
-        As for every metric.
-
-    Examples
-    --------
-    >>> from assay.metrics import InstanceMetric
-    >>> class Match(InstanceMetric):
-    ...     main_score = "match"
-    ...     def compute_instance(self, prediction, references, task_data=None):
-    ...         return float(prediction in references)
-    >>> lower = lambda inst: {**inst, "prediction": inst["prediction"].lower()}
-    >>> p = MetricPipeline(Match(), preprocess=[lower], rename={"match": "match_lower"})
-    >>> p.update(["A", "b"], [["a"], ["c"]]).compute_scores()["match_lower"]
-    0.5
-    """
-
-    def __init__(self, metric: Metric, *, preprocess: Sequence[Callable[[dict], dict]] = (),
-                 rename: Mapping[str, str] | None = None, main_score: str | None = None,
-                 score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        if not isinstance(metric, Metric):
-            raise InvalidParameterError(f"MetricPipeline's 'metric' must be a Metric; got {type(metric).__name__}.")
-        if main_score is not None:
-            check_str(main_score, name="main_score", owner="MetricPipeline", allow_empty=False)
-        if rename is not None and (not isinstance(rename, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in rename.items())):
-            raise InvalidParameterError(
-                "The 'rename' parameter of MetricPipeline must be a dict of score name to score name; "
-                f"got {rename!r:.80}."
-            )
-        for step in preprocess:
-            if not callable(step):
-                raise InvalidParameterError(f"MetricPipeline's 'preprocess' steps must be callable; got {step!r}.")
-        self.metric = metric
-        self.preprocess = list(preprocess)
-        self.rename = dict(rename or {})
-        self.main_score = main_score or self.rename.get(metric.main_score, metric.main_score)
-        self.higher_is_better = metric.higher_is_better
-        self.additive = metric.additive
-        self.vectorized = metric.vectorized
-        self.per_instance = metric.per_instance
-        self.n_stats = metric.n_stats
-        self.requirements = metric.requirements
-        self.ci_scores = [self.rename.get(s, s) for s in metric.score_names_for_ci]
-        # with preprocess steps the references may come from task_data: the wrapped metric checks them
-        self.needs_references = metric.needs_references and not self.preprocess
-
-    def _renamed(self, scores: Mapping[str, Any]) -> dict[str, Any]:
-        return {self.rename.get(k, k): v for k, v in scores.items()}
-
-    def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
-                  task_data: Sequence[Any] | None) -> Any:
-        if self.preprocess:
-            n = len(predictions)
-            refs = references if references is not None else [None] * n
-            tds = task_data if task_data is not None else [None] * n
-            insts = [{"prediction": p, "references": r, "task_data": t} for p, r, t in zip(predictions, refs, tds)]
-            for step in self.preprocess:
-                insts = [step(inst) for inst in insts]
-            predictions = [i["prediction"] for i in insts]
-            references = [i["references"] for i in insts] if references is not None else None
-            task_data = [i["task_data"] for i in insts] if task_data is not None else None
-        return self.metric.map_all(predictions, references, task_data)
-
-    def map(self, prediction: Any, references: Any, task_data: Any = None) -> Any:
-        return self.map_batch([prediction], [references], [task_data])[0]
-
-    def reduce(self, intermediates: Any) -> dict[str, Any]:
-        return self._renamed(self.metric.reduce(intermediates))
-
-    def reduce_totals_many(self, totals: np.ndarray) -> dict[str, np.ndarray]:
-        return self._renamed(self.metric.reduce_totals_many(totals))
-
-    def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
-        return [self._renamed(d) for d in self.metric.instance_scores(intermediates)]
-
-    def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
-        return self._renamed(self.metric.proportions(intermediates))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.plugins.catalog import add_to_catalog, register_local_catalog
 from assay.plugins.hookspecs import hookimpl, hookspec
 from assay.plugins.manager import (
     BUILTIN_PLUGINS,
@@ -25,6 +26,8 @@ from assay.plugins.names import format_name, parse_name
 from assay.plugins.registry import KINDS, Entry, Registry
 
 __all__ = [
+    "add_to_catalog",
+    "register_local_catalog",
     "BUILTIN_PLUGINS",
     "ENTRY_POINT_GROUP",
     "KINDS",

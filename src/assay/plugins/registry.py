@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from assay.errors import AmbiguousNameError, InvalidParameterError, UnknownNameError
+from assay.plugins import _catalog_files
 from assay.plugins.names import format_name, parse_name, split_qualifier
 
 __all__ = ["KINDS", "NAMESPACE_HOOKS", "Entry", "Registry"]
@@ -213,6 +214,10 @@ class Registry:
         if qualifier is not None and qualifier in self._namespaces:
             return self._in_namespace(qualifier, base)
         found = self._entries.get(base, ())
+        if not found and qualifier is None:
+            local = self._from_local_catalog(base)
+            if local is not None:
+                return local
         if not found:
             known = self.names()
             hint = _close(base, known)
@@ -231,6 +236,14 @@ class Registry:
                 f"{_either([repr(self.qualified_name(e)) for e in found])}.{self._namespace_hint(qualifier)}"
             )
         raise AmbiguousNameError(self._ambiguity(name, chosen))
+
+    def _from_local_catalog(self, name: str) -> Entry | None:
+        """An entry for a name no plugin registered, from a local catalog folder (``assay.add_to_catalog``)."""
+        path = _catalog_files.find_entry(name)
+        if path is None:
+            return None
+        return Entry(self.kind, name, functools.partial(_catalog_files.build_entry, path, self.kind, self),
+                     plugin="local catalog", metadata={"path": str(path), "description": f"catalog entry {path}"})
 
     def _namespace_hint(self, qualifier: str | None) -> str:
         if qualifier is None or not self._namespaces:

@@ -1,6 +1,6 @@
 """Lazy imports of the heavy libraries this plugin builds on, with install hints.
 
-scipy, rapidfuzz and sacrebleu are imported inside the metrics that need them, never at
+scipy, rapidfuzz, sacrebleu and rouge-score are imported inside the metrics that need them, never at
 module top level, so ``import assay`` and plugin discovery stay cheap. A missing library is
 a :class:`assay.errors.MissingDependencyError` that carries the ``pip install`` command.
 """
@@ -17,7 +17,8 @@ __all__ = ["REQUIREMENTS", "require"]
 REQUIREMENTS: dict[str, tuple[str, str]] = {
     "scipy.stats": ("scipy", "the correlation metrics (spearman, kendall_tau, pearson)"),
     "rapidfuzz.distance": ("rapidfuzz", "the char_edit_distance metric"),
-    "sacrebleu.metrics": ("sacrebleu", "the bleu metric"),
+    "sacrebleu.metrics": ("sacrebleu", "the bleu, chrf and ter metrics"),
+    "rouge_score.rouge_scorer": ("rouge-score", "the rouge metric"),
 }
 
 

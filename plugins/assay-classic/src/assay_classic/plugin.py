@@ -1,8 +1,8 @@
 """The assay-classic plugin: registers the classic metrics by name.
 
 Loaded through the entry point ``classic = "assay_classic.plugin"`` (group ``assay``).
-Importing this module imports no heavy library: scipy, rapidfuzz and sacrebleu are
-imported inside the metrics that use them.
+Importing this module imports no heavy library: scipy, rapidfuzz, sacrebleu and
+rouge-score are imported inside the metrics that use them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,13 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "f1": ("classification", "F1", "F-beta (F1) score, binary / micro / macro / weighted, multi-label"),
     "matthews_corrcoef": ("classification", "MatthewsCorrcoef", "Matthews correlation coefficient (multiclass)"),
     "token_overlap": ("text", "TokenOverlap", "Token precision / recall / F1 against the best reference"),
+    "metrics.token_overlap": ("text", "UnitxtTokenOverlap",
+                              "unitxt's TokenOverlap: f1 / precision / recall, each the best over the references"),
     "char_edit_distance": ("text", "CharEditDistance", "Normalized character Levenshtein distance (rapidfuzz)"),
     "bleu": ("text", "Bleu", "Corpus BLEU with sacreBLEU's tokenizer, from additive segment statistics"),
+    "chrf": ("reference_text", "Chrf", "chrF / chrF++ (sacreBLEU), from additive segment statistics"),
+    "ter": ("reference_text", "Ter", "Translation Edit Rate (sacreBLEU), from additive segment statistics"),
+    "rouge": ("reference_text", "Rouge", "ROUGE-1/2/L/Lsum F-measures (rouge-score), mean over instances"),
     "spearman": ("regression", "Spearman", "Spearman's rank correlation (scipy.stats)"),
     "kendall_tau": ("regression", "KendallTau", "Kendall's tau-b (scipy.stats)"),
     "pearson": ("regression", "Pearson", "Pearson's correlation (scipy.stats)"),

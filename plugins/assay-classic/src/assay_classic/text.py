@@ -9,6 +9,7 @@ then ``BLEU.compute_bleu`` on each summed row.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,9 +21,9 @@ from assay.validation import check_choice, check_int
 from assay_classic._inputs import reference_list
 from assay_classic.functional._common import ZeroDivision, check_zero_division
 from assay_classic.functional.bleu import SMOOTH_METHODS, bleu_from_stats, bleu_scorer, bleu_segment_stats
-from assay_classic.functional.text import char_edit_distance, exact_match, token_overlap
+from assay_classic.functional.text import char_edit_distance, exact_match, normalize_answer, token_overlap
 
-__all__ = ["Bleu", "CharEditDistance", "ExactMatch", "TokenOverlap"]
+__all__ = ["Bleu", "CharEditDistance", "ExactMatch", "TokenOverlap", "UnitxtTokenOverlap"]
 
 
 class ExactMatch(InstanceMetric):
@@ -95,6 +96,45 @@ class TokenOverlap(InstanceMetric):
         s = token_overlap(prediction, reference_list(references), normalize=self.normalize,
                           zero_division=self.zero_division)
         return {"token_f1": s["f1"], "token_precision": s["precision"], "token_recall": s["recall"]}
+
+
+class UnitxtTokenOverlap(InstanceMetric):
+    r"""unitxt's ``TokenOverlap`` (``metrics.token_overlap``): token P / R / F1, each the best over the references.
+
+    Tokens are the white-space words of SQuAD's normalized text. With :math:`c` the size of
+    the multiset intersection of prediction tokens :math:`p` and reference tokens :math:`r`:
+    :math:`P = c/|p|`, :math:`R = c/|r|`, :math:`F_1 = 2PR/(P+R)`, and all three are 0
+    when :math:`c = 0`. Unlike :class:`TokenOverlap`, each of ``precision``, ``recall`` and
+    ``f1`` is maximised over the references on its own (unitxt's rule), and the names are
+    unitxt's (``f1`` main). Global: the mean over instances.
+
+    References
+    ----------
+    unitxt ``metrics.TokenOverlap``; Rajpurkar et al. (2016), SQuAD.
+    """
+
+    main_score = "f1"
+    score_names = ["f1", "precision", "recall"]
+    ci_scores = ["f1", "precision", "recall"]
+    prediction_type = str
+    examples = [{"predictions": ["apple", "boy", "cat"], "references": [["apple 2e"], ["boy"], ["dog"]],
+                 "global_target": {"f1": (2 / 3 + 1 + 0) / 3, "precision": 2 / 3, "recall": 0.5}}]
+
+    def compute_instance(self, prediction: str, references: Any, task_data: Any = None) -> dict[str, float]:
+        best = {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+        refs = reference_list(references)
+        if not refs or not all(isinstance(r, str) for r in refs):
+            raise InvalidParameterError(
+                f"metrics.token_overlap needs one or more reference strings per instance; got {references!r:.80}.")
+        pred = normalize_answer(prediction).split()
+        for ref in refs:
+            tokens = normalize_answer(ref).split()
+            same = sum((Counter(pred) & Counter(tokens)).values())
+            if same:
+                p, r = same / len(pred), same / len(tokens)
+                for key, value in (("precision", p), ("recall", r), ("f1", 2 * p * r / (p + r))):
+                    best[key] = max(best[key], value)
+        return best
 
 
 class CharEditDistance(InstanceMetric):
