@@ -70,7 +70,7 @@ def test_a_local_module_with_per_instance_and_one_value_fields():
 def test_the_script_file_path_hf_main_score_and_scale():
     m = HuggingfaceMetric(hf_metric_name=str(SCRIPT_DIR / "sum_match.py"), main_score="acc", hf_main_score="match",
                           scale=2.0)
-    out = m.update(["a", "b"], [["a"], ["c"]]).compute()
+    out = m.update(["a", "b"], [["a"], ["c"]]).compute_scores()
     assert out["acc"] == pytest.approx(0.25) and "match" not in out  # (1 / 2) / 2
 
 
@@ -82,12 +82,12 @@ def test_a_hub_name_loads_from_the_local_cache_only(modules_cache):
     for folder in (target, target.parent, target.parent.parent, target.parents[2]):
         (folder / "__init__.py").touch()
     m = HuggingfaceMetric(hf_metric_name="sum_match", main_score="match")
-    assert m.update(["a", "b"], [["a"], ["c"]]).compute()["match"] == pytest.approx(0.5)
+    assert m.update(["a", "b"], [["a"], ["c"]]).compute_scores()["match"] == pytest.approx(0.5)
 
 
 def test_a_module_not_available_offline_says_so_and_what_to_do():
     with pytest.raises(UnknownNameError) as err:
-        HuggingfaceMetric(hf_metric_name="not_cached_xyz", main_score="x").update(["a"], [["a"]]).compute()
+        HuggingfaceMetric(hf_metric_name="not_cached_xyz", main_score="x").update(["a"], [["a"]]).compute_scores()
     msg = str(err.value)
     assert "'not_cached_xyz' is not available offline" in msg and "never downloads" in msg
     assert "evaluate.load('not_cached_xyz')" in msg and "local path" in msg
@@ -98,9 +98,9 @@ def test_a_module_not_available_offline_says_so_and_what_to_do():
 def test_task_data_fields_are_checked():
     m = unitxt_style()
     with pytest.raises(InvalidParameterError, match="'bonus'.*same.*0.5, 1.0"):
-        m.update(PREDS, REFS, [*TASK_DATA[:2], {"weights": 1.0, "bonus": 1.0}]).compute()
+        m.update(PREDS, REFS, [*TASK_DATA[:2], {"weights": 1.0, "bonus": 1.0}]).compute_scores()
     with pytest.raises(InvalidParameterError, match="'weights', which instance 1 lacks"):
-        unitxt_style().update(PREDS, REFS, [TASK_DATA[0], {"bonus": 0.5}, TASK_DATA[2]]).compute()
+        unitxt_style().update(PREDS, REFS, [TASK_DATA[0], {"bonus": 0.5}, TASK_DATA[2]]).compute_scores()
     with pytest.raises(InvalidParameterError, match="type str; instance 0"):
         unitxt_style().update([1], [["a"]], [TASK_DATA[0]])
     for kwargs, match in (({"hf_metric_name": ""}, "hf_metric_name"), ({"main_score": 3}, "main_score"),
@@ -117,7 +117,7 @@ def test_stored_in_the_catalog_as_data(tmp_path):
     assert data["__class__"] == "assay.metrics.huggingface.HuggingfaceMetric"
     assert data["args"]["prediction_type"] == {"__type__": "str"}
     m = assay.load_metric("metrics.sum_match")
-    assert m.update(PREDS, REFS, TASK_DATA).compute()["match"] == pytest.approx(1.0)
+    assert m.update(PREDS, REFS, TASK_DATA).compute_scores()["match"] == pytest.approx(1.0)
 
 
 def test_missing_evaluate_names_the_install_command(monkeypatch):

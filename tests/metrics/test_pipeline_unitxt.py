@@ -99,10 +99,10 @@ def test_a_rename_whose_source_does_not_exist_is_an_error_naming_the_path():
     p = MetricPipeline(metric="metrics.token_overlap",
                        postprocess_steps=[Rename(field_to_field=[("score/global/f2", "score/global/x")])])
     with pytest.raises(EvaluationError, match="'score/global/f2' does not exist.*Present: \\['f1', 'precision'"):
-        p.update(["cat dog"], [["cat"]]).compute()
+        p.update(["cat dog"], [["cat"]]).compute_scores()
     skip = MetricPipeline(metric="metrics.token_overlap", postprocess_steps=[
         Rename(field_to_field=[("score/global/f2", "score/global/x")], not_exist_ok=True)])
-    assert skip.update(["cat dog"], [["cat"]]).compute()["f1"] == pytest.approx(2 / 3)  # P = 1/2, R = 1
+    assert skip.update(["cat dog"], [["cat"]]).compute_scores()["f1"] == pytest.approx(2 / 3)  # P = 1/2, R = 1
 
 
 def test_instance_paths_rename_instance_scores_only():
@@ -161,18 +161,18 @@ def test_a_metric_by_local_catalog_name_and_the_pipeline_itself_stored_in_the_ca
     assay.add_to_catalog(p, "metrics.token_overlap_with_context", overwrite=True)
     loaded = assay.load_metric("metrics.token_overlap_with_context")
     assert isinstance(loaded, MetricPipeline) and isinstance(loaded.preprocess_steps[0], Copy)
-    out = loaded.update(PREDICTIONS, REFERENCES, TASK_DATA).compute()
+    out = loaded.update(PREDICTIONS, REFERENCES, TASK_DATA).compute_scores()
     assert out["f1_overlap_with_context"] == pytest.approx(F1)
     assert out["recall_overlap_with_context"] == pytest.approx(RECALL)
 
 
 def test_streaming_shards_and_pickling_match_one_pass():
-    whole = docs_pipeline().update(PREDICTIONS, REFERENCES, TASK_DATA).compute()
+    whole = docs_pipeline().update(PREDICTIONS, REFERENCES, TASK_DATA).compute_scores()
     a = docs_pipeline().update(PREDICTIONS[:1], REFERENCES[:1], TASK_DATA[:1])
     b = docs_pipeline().update(PREDICTIONS[1:], REFERENCES[1:], TASK_DATA[1:])
-    first = pickle.loads(pickle.dumps(a)).compute()
+    first = pickle.loads(pickle.dumps(a)).compute_scores()
     assert first["f1_overlap_with_context"] == pytest.approx(2 / 3)  # the first instance alone
-    merged = a.merge(b).compute()
+    merged = a.merge(b).compute_scores()
     for key in ("f1_overlap_with_context", "precision_overlap_with_context", "recall_overlap_with_context"):
         assert merged[key] == pytest.approx(whole[key])
     assert whole["f1_overlap_with_context"] == pytest.approx(F1)

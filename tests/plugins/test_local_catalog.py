@@ -60,7 +60,7 @@ def test_add_to_catalog_writes_a_declarative_entry_in_the_default_folder(tmp_pat
     m = assay.load_metric("metrics.sum_accuracy")
     assert isinstance(m, SumAccuracy) and m.relative_tolerance == 0.1
     # 1 + 2 = 3 within 10 %: 3.2 matches (|0.2| <= 0.3), 3.5 does not
-    assert m.update([3.2, 3.5], [[1, 2], [1, 2]]).compute()["sum_accuracy"] == 0.5
+    assert m.update([3.2, 3.5], [[1, 2], [1, 2]]).compute_scores()["sum_accuracy"] == 0.5
 
 
 def test_overrides_replace_stored_arguments_and_unknown_keys_are_named():
@@ -99,7 +99,7 @@ def test_a_registered_class_is_stored_by_its_qualified_registered_name(tmp_path)
     data = json.loads(path.read_text())
     assert data["__class__"] == "assay-classic:exact_match" and data["args"] == {"ignore_case": True}
     m = assay.load_metric("metrics.em_nocase")
-    assert m.ignore_case is True and m.update(["A", "b"], [["a"], ["c"]]).compute()["exact_match"] == 0.5
+    assert m.ignore_case is True and m.update(["A", "b"], [["a"], ["c"]]).compute_scores()["exact_match"] == 0.5
 
 
 def test_evaluate_resolves_catalog_names():

@@ -25,24 +25,24 @@ TWO_REFS = [[a, b] for a, b in zip(REFS1, REFS2)]
 
 @pytest.mark.parametrize("kwargs", [{}, {"word_order": 2}, {"lowercase": True, "beta": 1}])
 def test_chrf_equals_sacrebleus_corpus_score(kwargs):
-    ours = Chrf(**kwargs).update(HYPS, TWO_REFS).compute()["chrf"]
+    ours = Chrf(**kwargs).update(HYPS, TWO_REFS).compute_scores()["chrf"]
     theirs = CHRF(**kwargs).corpus_score(HYPS, [REFS1, REFS2]).score
     assert ours == pytest.approx(theirs, abs=1e-9)
-    single = Chrf(**kwargs).update(HYPS, [[r] for r in REFS1]).compute()["chrf"]
+    single = Chrf(**kwargs).update(HYPS, [[r] for r in REFS1]).compute_scores()["chrf"]
     assert single == pytest.approx(CHRF(**kwargs).corpus_score(HYPS, [REFS1]).score, abs=1e-9)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"case_sensitive": True}, {"normalized": True, "no_punct": True}])
 def test_ter_equals_sacrebleus_corpus_score(kwargs):
-    ours = Ter(**kwargs).update(HYPS, TWO_REFS).compute()["ter"]
+    ours = Ter(**kwargs).update(HYPS, TWO_REFS).compute_scores()["ter"]
     assert ours == pytest.approx(TER(**kwargs).corpus_score(HYPS, [REFS1, REFS2]).score, abs=1e-9)
-    single = Ter(**kwargs).update(HYPS, REFS1).compute()["ter"]  # a bare string is one reference
+    single = Ter(**kwargs).update(HYPS, REFS1).compute_scores()["ter"]  # a bare string is one reference
     assert single == pytest.approx(TER(**kwargs).corpus_score(HYPS, [REFS1]).score, abs=1e-9)
 
 
 def test_ter_hand_value():
     # "the cat sat" vs "the cat sat on": 1 insertion over 4 words; "hello" vs "hello there": 1 over 2
-    assert Ter().update(["the cat sat", "hello"], ["the cat sat on", "hello there"]).compute()["ter"] == \
+    assert Ter().update(["the cat sat", "hello"], ["the cat sat on", "hello there"]).compute_scores()["ter"] == \
         pytest.approx(100 * 2 / 6)
 
 
@@ -52,29 +52,29 @@ def test_a_varying_number_of_references_sums_each_segments_own_statistics():
         # second computation: sacreBLEU's statistics of each segment alone, summed, then sacreBLEU's formula
         stats = [theirs._extract_corpus_statistics([h], [[r] for r in rs])[0] for h, rs in zip(HYPS, refs)]
         expected = theirs._compute_score_from_stats([sum(col) for col in zip(*stats)]).score
-        assert ours_cls().update(HYPS, refs).compute()[ours_cls.main_score] == pytest.approx(expected, abs=1e-9)
+        assert ours_cls().update(HYPS, refs).compute_scores()[ours_cls.main_score] == pytest.approx(expected, abs=1e-9)
 
 
 def test_rouge_equals_the_mean_of_rouge_scores_best_reference_fmeasures():
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"])
     per = [scorer.score_multi(refs, h) for h, refs in zip(HYPS, TWO_REFS)]
-    out = Rouge().update(HYPS, TWO_REFS).compute()
+    out = Rouge().update(HYPS, TWO_REFS).compute_scores()
     for t in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
         assert out[t] == pytest.approx(np.mean([p[t].fmeasure for p in per]), abs=1e-12)
     assert out["score_name"] == "rougeL"
-    stem = Rouge(rouge_types=["rouge1"], use_stemmer=True).update(["cats running"], [["cat runs"]]).compute()
+    stem = Rouge(rouge_types=["rouge1"], use_stemmer=True).update(["cats running"], [["cat runs"]]).compute_scores()
     assert stem["rouge1"] == pytest.approx(1.0)  # Porter stems: cat / run on both sides
-    assert Rouge(rouge_types=["rouge1"]).update(["cats running"], [["cat runs"]]).compute()["rouge1"] == 0.0
+    assert Rouge(rouge_types=["rouge1"]).update(["cats running"], [["cat runs"]]).compute_scores()["rouge1"] == 0.0
 
 
 def test_intervals_come_from_additive_statistics_and_shards_merge():
     for name in ("chrf", "ter", "rouge"):
         m = assay.load_metric(name)
         assert m.additive
-        whole = assay.load_metric(name).update(HYPS, TWO_REFS).compute()
+        whole = assay.load_metric(name).update(HYPS, TWO_REFS).compute_scores()
         a = assay.load_metric(name).update(HYPS[:2], TWO_REFS[:2])
         b = pickle.loads(pickle.dumps(assay.load_metric(name).update(HYPS[2:], TWO_REFS[2:])))
-        assert a.merge(b).compute()["score"] == pytest.approx(whole["score"], abs=1e-9)
+        assert a.merge(b).compute_scores()["score"] == pytest.approx(whole["score"], abs=1e-9)
     res = assay.evaluate(HYPS, TWO_REFS, metrics=["chrf", "ter", "rouge"], n_resamples=300, seed=3)
     g = res[0]["score"]["global"]
     for key in ("chrf", "ter", "rougeL"):
@@ -106,7 +106,7 @@ def test_bad_inputs_and_options_are_named():
 
 def test_no_data_gives_nan_with_a_warning():
     with pytest.warns(assay.UndefinedMetricWarning):
-        assert np.isnan(Ter().compute()["ter"])
+        assert np.isnan(Ter().compute_scores()["ter"])
 
 
 def test_missing_rouge_score_names_the_install_command(monkeypatch):

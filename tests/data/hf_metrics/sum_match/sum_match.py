@@ -7,7 +7,6 @@ value for the whole call, passed with ``hf_additional_input_fields_pass_one_valu
 """
 
 import datasets
-
 import evaluate
 
 
