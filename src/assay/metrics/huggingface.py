@@ -201,25 +201,21 @@ class HuggingfaceMetric(Metric):
     def map(self, prediction: Any, references: Any, task_data: Any = None) -> tuple[Any, Any, Any]:
         return (prediction, references, task_data)
 
+    def _field_values(self, field: str, task_data: list[Any]) -> list[Any]:
+        """The values of the task_data ``field`` of every instance (an error naming the first that lacks it)."""
+        for i, td in enumerate(task_data):
+            if not isinstance(td, Mapping) or field not in td:
+                raise InvalidParameterError(
+                    f"HuggingfaceMetric {self.hf_metric_name!r} passes the task_data field {field!r}, which "
+                    f"instance {i} lacks (task_data: {td!r:.80}).")
+        return [td[field] for td in task_data]
+
     def _compute_args(self, task_data: list[Any]) -> dict[str, Any]:
         args: dict[str, Any] = {}
         for field in self.hf_additional_input_fields_pass + self.hf_additional_input_fields:
-            values = []
-            for i, td in enumerate(task_data):
-                if not isinstance(td, Mapping) or field not in td:
-                    raise InvalidParameterError(
-                        f"HuggingfaceMetric {self.hf_metric_name!r} passes the task_data field {field!r}, which "
-                        f"instance {i} lacks (task_data: {td!r:.80}).")
-                values.append(td[field])
-            args[field] = values
+            args[field] = self._field_values(field, task_data)
         for field in self.hf_additional_input_fields_pass_one_value:
-            values = []
-            for i, td in enumerate(task_data):
-                if not isinstance(td, Mapping) or field not in td:
-                    raise InvalidParameterError(
-                        f"HuggingfaceMetric {self.hf_metric_name!r} passes the task_data field {field!r}, which "
-                        f"instance {i} lacks (task_data: {td!r:.80}).")
-                values.append(td[field])
+            values = self._field_values(field, task_data)
             distinct = [v for j, v in enumerate(values) if v not in values[:j]]
             if len(distinct) != 1:
                 raise InvalidParameterError(
