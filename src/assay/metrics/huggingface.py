@@ -88,10 +88,12 @@ def load_evaluate_module(name: str, *, experiment_id: str | None = None) -> Any:
                 "folder 'NAME' holding 'NAME.py').")
         cached = ([f"evaluate-{t}--{name}" for t in ("metric", "comparison", "measurement")]
                   if "/" not in name else [name.replace("/", "--")])
+        tried: list[str] = []  # why each cache entry could not be used, for the error below
         for candidate in cached:
             try:
                 module = loading.CachedEvaluationModuleFactory(candidate).get_module()
-            except (FileNotFoundError, OSError, AssertionError):
+            except (FileNotFoundError, OSError, AssertionError) as exc:
+                tried.append(f"{candidate}: {type(exc).__name__}: {exc}".rstrip(": "))
                 continue
             cls = loading.import_main_class(module.module_path)
             return cls(experiment_id=experiment_id, hash=module.hash)
@@ -101,7 +103,8 @@ def load_evaluate_module(name: str, *, experiment_id: str | None = None) -> Any:
         f"not in the local evaluate cache ({modules}). assay never downloads at run time. Either run "
         f"`python -c \"import evaluate; evaluate.load({name!r})\"` once on a machine with network access (it is "
         f"then cached; copy the cache folder along, or set HF_MODULES_CACHE to it), or pass the local path of the "
-        f"metric script as hf_metric_name (a file '{name.split('/')[-1]}.py' or the folder holding it)."
+        f"metric script as hf_metric_name (a file '{name.split('/')[-1]}.py' or the folder holding it). "
+        f"Cache entries tried: {'; '.join(tried)}."
     )
 
 
