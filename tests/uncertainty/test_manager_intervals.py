@@ -159,6 +159,64 @@ def test_compare_is_a_paired_bootstrap_on_shared_indices():
     assert back.difference == pytest.approx(-delta) and back.p_value_bootstrap == pytest.approx(c.p_value_bootstrap)
 
 
+class BigPerplexity(Estimator):
+    """The perplexity estimator on another scale: 1000 x perplexity + 7 (the same order)."""
+
+    name, level, dependencies = "big_perplexity", "sequence", ("log_probs",)
+
+    def __call__(self, stats):
+        return 1000.0 * np.array([-np.mean(lp) for lp in stats["log_probs"]]) + 7.0
+
+
+def test_the_randomization_test_swaps_ranks_so_the_scale_of_an_estimator_does_not_matter():
+    from scipy.stats import rankdata
+
+    import assay
+    from assay.plugins import load_ue_metric
+
+    recs = records(n=60, seed=5)
+    man = UEManager(recs, estimators=["msp", "perplexity", BigPerplexity()], gen_metrics=["accuracy"],
+                    ue_metrics=["prr"], n_resamples=300, seed=4)
+    man()
+    key = ("sequence", "msp", "accuracy", "prr")
+    small = man.compare(key, ("sequence", "perplexity", "accuracy", "prr"))
+    big = man.compare(key, ("sequence", "big_perplexity", "accuracy", "prr"))
+    # PRR depends only on the order of the uncertainties: a monotone rescaling changes no verdict
+    assert big.difference == pytest.approx(small.difference, abs=1e-12)
+    assert big.p_value_randomization == small.p_value_randomization
+    assert big.p_value_bootstrap == small.p_value_bootstrap
+    assert any("normalized ranks" in note for note in big.notes)
+    # and the test is assay.compare on the ranks computed here by scipy
+    ua, q = msp_and_quality(recs)
+    ub = ppl(recs)
+    res = [assay.evaluate(rankdata(u) / len(u), q, metrics=[load_ue_metric("prr")], n_resamples=0) for u in (ua, ub)]
+    ref = assay.compare(res[0], res[1], metric="prr", n_resamples=300, seed=4)
+    assert small.p_value_randomization == ref.p_value_randomization
+    assert (small.ci_low, small.ci_high) == pytest.approx((ref.ci_low, ref.ci_high), abs=1e-12)
+
+
+def test_a_metric_that_reads_the_values_keeps_the_raw_uncertainties():
+    recs = records(n=40, seed=6)
+    man = UEManager(recs, estimators=["msp", MeanUncertaintyEstimator()], gen_metrics=["accuracy"],
+                    ue_metrics=[MeanUncertainty()], n_resamples=100, seed=1)
+    man()
+    c = man.compare(("sequence", "msp", "accuracy", "mean_u_fail"),
+                    ("sequence", "msp_half", "accuracy", "mean_u_fail"))
+    assert not any("ranks" in note for note in c.notes)
+    ua, q = msp_and_quality(recs)
+    assert c.score_a == pytest.approx(float(ua[q == 0].mean()))
+    assert c.score_b == pytest.approx(float(ua[q == 0].mean()) / 2)
+
+
+class MeanUncertaintyEstimator(Estimator):
+    """msp / 2: the same order, another mean."""
+
+    name, level, dependencies = "msp_half", "sequence", ("log_probs",)
+
+    def __call__(self, stats):
+        return np.array([-sum(lp) for lp in stats["log_probs"]]) / 2.0
+
+
 def test_compare_extra_score_and_overrides():
     man = UEManager(records(), estimators=["msp", "perplexity"], gen_metrics=["accuracy"],
                     ue_metrics=["prr"], n_resamples=40)

@@ -5,8 +5,9 @@ examples and the same quality: their ``(u, q)`` rows are paired by example. A UE
 is a :class:`~assay.metrics.Metric` over those rows, so the comparison is exactly
 :func:`assay.compare` on the two sets of rows: the paired bootstrap resamples both with
 the **same** indices (interval of ``score_b - score_a``, shift-method p-value) and the
-approximate randomization test swaps the two estimators' uncertainties per example
-(the headline ``p_value``). See :mod:`assay.metrics.significance` for the formulas.
+approximate randomization test swaps the two estimators' uncertainties per example (the
+headline ``p_value``; their normalized ranks when the score depends only on their order, see
+:func:`_order_only`). See :mod:`assay.metrics.significance` for the formulas.
 
 :func:`compare_to_best` is what ``assay ue`` marks: per column, the best estimator and
 those whose paired-bootstrap interval of the difference to the best includes 0.
@@ -76,17 +77,52 @@ def compare_estimators(man: Any, key_a: Sequence[str], key_b: Sequence[str], *, 
                                     f"both and the quality ({gen!r}) are finite.")
     m = metric.clone()
     name = m.name or type(m).__name__
+    ua, ub, qo = ua[ok], ub[ok], q[ok]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        res_a = evaluate(ua[ok], q[ok], metrics=[m], n_resamples=0)
-        res_b = evaluate(ub[ok], q[ok], metrics=[m], n_resamples=0)
+        ranked = _order_only(m, (ua, ub), qo)
+        if ranked is not None:
+            ua, ub = ranked
+        res_a = evaluate(ua, qo, metrics=[m], n_resamples=0)
+        res_b = evaluate(ub, qo, metrics=[m], n_resamples=0)
         out = compare(res_a, res_b, metric=name, score=score, n_resamples=n_res, confidence_level=level_,
                       seed=seed_)
+    if ranked is not None:
+        out = attrs.evolve(out, notes=(*out.notes, "the randomization test swaps the estimators' normalized "
+                                       "ranks per example (the score depends only on the order of the uncertainties)"))
     if not ok.all():
         note = (f"compared on the {int(ok.sum())} of {ok.size} {level}s where both estimations and the quality "
                 "are finite")
         out = attrs.evolve(out, notes=(*out.notes, note))
     return out
+
+
+def _normalized_ranks(u: np.ndarray) -> np.ndarray:
+    """Average ranks of ``u`` divided by its size: the same order and ties, on the scale (0, 1]."""
+    from scipy.stats import rankdata
+
+    return np.asarray(rankdata(u, method="average"), dtype=np.float64) / max(u.size, 1)
+
+
+def _order_only(metric: Any, us: tuple[np.ndarray, ...], q: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """Each estimator's normalized ranks, when ``metric`` scores them exactly as the raw values; else None.
+
+    The randomization test swaps the two estimators' uncertainties example by example. Two
+    estimators on different scales (an entropy in nats and a probability) would then be mixed
+    into a meaningless ranking, which inflates the p-value. A metric that depends only on the
+    order of the uncertainties (PRR, AURC, ROC-AUC: ties grouped) gives the same scores on the
+    ranks, and swapping ranks is the meaningful exchange. The check is made on the data (the
+    scores must agree to 1e-12), so a metric that reads the values themselves (a calibration
+    error) keeps its raw inputs.
+    """
+    if getattr(metric, "requires_unit_interval", False):
+        return None
+    ranks = tuple(_normalized_ranks(u) for u in us)
+    for u, r in zip(us, ranks, strict=True):
+        raw, rk = metric.clone()(u, q), metric.clone()(r, q)
+        if not (raw == rk or (math.isfinite(raw) and math.isfinite(rk) and abs(raw - rk) <= 1e-12)):
+            return None
+    return ranks
 
 
 def compare_to_best(man: Any, level: str, gen_metric: str, ue_metric: str, **options: Any
