@@ -213,3 +213,36 @@ def test_an_entry_that_refers_to_itself_is_an_error_not_a_recursion(tmp_path):
     assay.register_local_catalog(root)
     with pytest.raises(SaveFormatError, match="refers to itself"):
         assay.load_metric("metrics.loop")
+
+
+def test_assay_list_and_plugins_show_catalog_entries_and_name_unreadable_ones(tmp_path, capsys):
+    from assay.cli import main
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    assay.add_to_catalog(assay.load_metric("token_overlap"), "metrics.overlap", catalog_path=first)
+    assay.add_to_catalog(assay.load_metric("token_overlap"), "metrics.overlap", catalog_path=second)
+    (second / "metrics" / "broken.json").write_text("{not json")
+    _catalog_files.register_local_catalog(second)
+    _catalog_files.register_local_catalog(first)  # searched first
+
+    assert main(["list", "metric"]) == 0
+    out = capsys.readouterr().out.split("Catalog entries", 1)[1].splitlines()
+    overlap = [line for line in out if "metrics.overlap" in line]
+    assert len(overlap) == 2
+    assert str(first / "metrics" / "overlap.json") in overlap[0] and "shadowed" not in overlap[0]
+    assert str(second / "metrics" / "overlap.json") in overlap[1] and "shadowed" in overlap[1]
+    broken = [line for line in out if "metrics.broken" in line]
+    assert len(broken) == 1 and "unreadable" in broken[0] and "invalid JSON at line 1" in broken[0]
+
+    assert main(["list", "metric", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    catalog = [r for r in rows if r["plugin"] == "catalog"]
+    assert [(r["name"], r["path"], r["shadowed"]) for r in catalog] == [
+        ("metrics.overlap", str(first / "metrics" / "overlap.json"), False),
+        ("metrics.overlap", str(second / "metrics" / "overlap.json"), True)]
+
+    assert main(["plugins"]) == 0
+    assert "metrics.overlap" in capsys.readouterr().out.split("Catalog entries", 1)[1]
+    assert main(["list", "estimator"]) == 0  # a metric entry is not listed under another kind
+    out = capsys.readouterr().out
+    assert "metrics.overlap" not in out and "metrics.broken" in out  # an unreadable file has no kind

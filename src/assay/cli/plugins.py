@@ -76,7 +76,27 @@ def run_plugins(args: argparse.Namespace) -> int:
     if replaced:
         footer += f", {replaced} replaced assay functions"
     print(f"\n{footer}")
+    _print_catalog(None)
     return 0
+
+
+def _print_catalog(kind: str | None) -> None:
+    """The local catalog's entries (of ``kind``, or all), with unreadable and shadowed files said as such."""
+    from assay.plugins._catalog_files import catalog_entries, catalog_paths
+
+    rows = [r for r in catalog_entries() if kind is None or r["kind"] in (kind, "")]
+    if not rows:
+        return
+    folders = ", ".join(str(p) for p in catalog_paths())
+    print(f"\nCatalog entries (load them by name; folders searched in order: {folders}):")
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        if r["error"]:
+            print(f"  {r['name']:<{width}}  unreadable: {r['error']}")
+            continue
+        what = r["class"] if kind is not None else f"{r['kind']}: {r['class']}"
+        shadow = "  (shadowed by an earlier folder: never loaded)" if r["shadowed"] else ""
+        print(f"  {r['name']:<{width}}  {what}  [{r['path']}]{shadow}")
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -93,12 +113,18 @@ def run_list(args: argparse.Namespace) -> int:
         else:
             rows.extend((registry.qualified_name(e), e, True) for e in candidates)
     if args.json:
+        from assay.plugins._catalog_files import catalog_entries
+
+        catalog = [{"name": r["name"], "plugin": "catalog", "description": f"catalog entry: {r['class']}",
+                    "options": [], "ambiguous": False, "qualified": r["name"], "path": r["path"],
+                    "shadowed": r["shadowed"]} for r in catalog_entries() if r["kind"] == kind and not r["error"]]
         print_json([{"name": e.name, "plugin": e.plugin, "description": e.description,
                      "options": e.accepted_keys(), "ambiguous": amb,
-                     "qualified": registry.qualified_name(e)} for _, e, amb in rows])
+                     "qualified": registry.qualified_name(e)} for _, e, amb in rows] + catalog)
         return 0
     if not rows:
         print(f"No {kind} is registered. Is the plugin that provides it installed? (assay plugins)")
+        _print_catalog(kind)
         return 0
     width = max(len(shown) for shown, _, _ in rows)
     for shown, e, amb in rows:
@@ -107,6 +133,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"\n{kind} {name!r} is registered by {len(candidates)} plugins: load it as "
               f"{' or '.join(registry.qualified_name(e) for e in candidates)}, or set ASSAY_DISABLE_PLUGINS "
               "(see 'assay plugins').")
+    _print_catalog(kind)
     return 0
 
 

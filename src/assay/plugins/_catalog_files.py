@@ -42,6 +42,7 @@ __all__ = [
     "CATALOG_ENV",
     "ENTRY_VERSION",
     "build_entry",
+    "catalog_entries",
     "catalog_paths",
     "default_catalog_path",
     "entry_file",
@@ -114,6 +115,41 @@ def find_entry(name: str) -> Path | None:
         if f.is_file():
             return f
     return None
+
+
+def catalog_entries() -> list[dict[str, Any]]:
+    """Every entry file in :func:`catalog_paths`, in search order, for listings.
+
+    One dict per file: ``name`` (``metrics.sum_accuracy``), ``path``, ``kind`` and ``class``
+    (from the file), ``shadowed`` (an earlier folder holds the same name, so this file is never
+    loaded) and ``error`` (why the file is not a readable entry; "" when it is). Nothing is
+    built or imported.
+    """
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for root in catalog_paths():
+        if not root.is_dir():
+            continue
+        for f in sorted(root.rglob("*.json")):
+            name = ".".join(f.relative_to(root).with_suffix("").parts)
+            row: dict[str, Any] = {"name": name, "path": str(f), "kind": "", "class": "",
+                                   "shadowed": name in seen, "error": ""}
+            seen.add(name)
+            if not _ENTRY_NAME.match(name):
+                row["error"] = "not a catalog name (dot-separated parts of letters, digits, '_' and '-')"
+            else:
+                try:
+                    data = read_json(f, what="catalog entry")
+                except (SaveFormatError, OSError) as exc:
+                    row["error"] = str(exc)
+                else:
+                    if not isinstance(data, dict) or data.get("assay_catalog_entry") != ENTRY_VERSION:
+                        row["error"] = f"not an assay catalog entry (no 'assay_catalog_entry': {ENTRY_VERSION})"
+                    else:
+                        row["kind"] = str(data.get("kind", "metric"))
+                        row["class"] = str(data.get("__class__", ""))
+            out.append(row)
+    return out
 
 
 # --------------------------------------------------------------------------- building
