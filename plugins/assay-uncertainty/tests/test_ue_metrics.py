@@ -233,7 +233,7 @@ def test_torch_uncertainty_fpr_nearest_recall_convention():
 
 UE_NAMES = ["prr", "prr[normalize=true]", "prr[max_rejection=0.5]", "rcc_auc", "roc_auc", "pr_auc", "spearman",
             "kendall", "rpp", "aurc", "aurc[convention=torch-uncertainty]", "aurc[convention=values]",
-            "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "augrc", "e_augrc",
+            "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "aurc_achievable", "e_aurc_achievable", "augrc", "e_augrc",
             "fpr_at_recall", "fpr_at_recall[convention=torch-uncertainty]", "risk_at_coverage",
             "coverage_at_risk[risk=0.5]", "ece", "mce", "rmsce", "adaptive_ece[n_bins=2]", "brier", "nll"]
 
@@ -328,6 +328,8 @@ DEGENERATE = {
     "aurc[convention=torch-uncertainty]": (0.0, 1.0),  # ((3 - 1) / 3) / (1 - 1/3)
     "e_aurc": (0.0, 0.0),  # optimum 0 (e = 0) and 1 (e = 1)
     "e_aurc[convention=values]": (0.0, 2 / 3 - 1.0),
+    "aurc_achievable": (0.0, 1.0),  # one class: the single point at coverage 1, constant risk
+    "e_aurc_achievable": (0.0, 0.0),
     "augrc": (0.0, 0.5),
     "e_augrc": (0.0, 0.0),
     "risk_at_coverage": (0.0, 1.0),

@@ -58,6 +58,9 @@ def assay_register_ue_metrics(register):
     register("rpp", ranking.RPP, description="reversed-pair proportion (lower is better)")
     register("aurc", rc.AURC, description="area under the risk-coverage curve (convention=...)")
     register("e_aurc", rc.EAURC, description="excess AURC over the optimal ranking")
+    register("aurc_achievable", rc.AURCAchievable,
+             description="fd-shifts' achievable AURC (dominant points, non-linear interpolation)")
+    register("e_aurc_achievable", rc.EAURCAchievable, description="fd-shifts' achievable E-AURC")
     register("augrc", rc.AUGRC, description="area under the generalized risk-coverage curve")
     register("e_augrc", rc.EAUGRC, description="excess AUGRC")
     register("fpr_at_recall", ranking.FPRAtRecall, description="FPR of failure detection at a recall level")

@@ -23,8 +23,9 @@ from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
 __all__ = [
-    "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "CoverageAtRisk", "RCCAUC", "RiskAtCoverage",
-    "aurc", "aurc_and_e_aurc", "augrc", "e_aurc", "e_augrc", "rcc_auc",
+    "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk", "EAURCAchievable",
+    "RCCAUC", "RiskAtCoverage", "aurc", "aurc_achievable", "aurc_and_e_aurc", "augrc", "e_aurc",
+    "e_aurc_achievable", "e_augrc", "rcc_auc",
 ]
 
 #: the accepted values of ``convention=`` for AURC / E-AURC
@@ -93,8 +94,90 @@ def aurc_and_e_aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shift
         rs = np.sort(r)
         optimal = float(np.mean(np.cumsum(rs) / np.arange(1, n + 1)))
         return value, value - optimal
+    return value, value - _optimal_aurc(r, binary, convention)
+
+
+def _optimal_aurc(r: np.ndarray, binary: bool, convention: str) -> float:
+    """The AURC of the optimal ranking of the risks ``r`` (risks ascending), under ``convention``.
+
+    fd-shifts ranks the examples by confidences ``linspace(1, 0, N)`` assigned to the risks
+    sorted ascending: every example is its own curve point, **also where risks are tied**
+    (its ``aurc_optimal``). So with tied continuous risks the optimum is evaluated at every
+    ``k`` (``R_k = sum of the k smallest risks / k``), and a ranking whose confidence
+    plateaus coincide with the risk plateaus can score an E-AURC below 0 (fd-shifts' test
+    case ``confid-plateaus_p-plateau``: -0.005709). Binary risk uses the analytic optimum.
+    The other conventions group tied risks like any tie group (the optimum is then a ranking
+    that cannot tell tied risks apart).
+    """
+    n = r.size
+    if convention == "fd-shifts":
+        if binary:
+            return _binary_optimal_aurc(float(np.count_nonzero(r)) / n)
+        k = np.arange(1, n + 1, dtype=np.int64)
+        return _aurc_from_groups(k, np.cumsum(np.sort(r), dtype=np.float64), n, convention)
     Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
-    return value, value - _aurc_from_groups(Ko, So, n, convention)
+    return _aurc_from_groups(Ko, So, n, convention)
+
+
+def _dominant(K: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Indices of the curve points on the upper convex hull of the ROC curve (fd-shifts' dominant points).
+
+    Point ``g`` keeps the ``K[g]`` most confident examples, ``S[g]`` of them failures: in ROC
+    space (failures as negatives) it is ``(S[g] / n_fail, (K[g] - S[g]) / n_ok)``. The
+    dominant points are the vertices of the upper hull from (0, 0) to (1, 1), (0, 0)
+    excluded; collinear points are dropped (on a straight ROC segment the failures grow
+    linearly with the coverage, so they change no area below). The hull is built on the
+    integer counts (Andrew's monotone chain), so no tolerance is involved.
+    """
+    x = np.concatenate(([0.0], S))  # failures kept (ROC x times n_fail: the hull does not change)
+    y = np.concatenate(([0.0], K - S))  # successes kept (ROC y times n_ok)
+    hull: list[int] = []
+    for i in range(x.size):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # b is not strictly above the chord a -> i: not a vertex of the upper hull
+            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) >= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return np.asarray(hull[1:], dtype=np.int64) - 1
+
+
+def aurc_achievable(u: np.ndarray, q: np.ndarray) -> float:
+    """fd-shifts' achievable AURC: the dominant curve points, joined by the expected selective risk.
+
+    Between two points ``(c_1, E_1)`` and ``(c_2, E_2)`` (examples kept, failures among
+    them) a classifier that mixes the two thresholds keeps ``c`` examples with ``E(c)``
+    failures, linear in ``c``; the area is ``integral of E(c) / c dc / N``:
+
+    ``(E_2 - E_1) + (E_1 c_2 - E_2 c_1) / (c_2 - c_1) * ln(c_2 / c_1)``
+
+    and from coverage 0 to the first point the risk is constant (``E_1``). The points are the
+    dominant ones for binary risk (:func:`_dominant`), every tie-group end otherwise.
+    """
+    r = 1.0 - q
+    n = u.size
+    binary = is_binary(r)
+    K, S = group_ends(u, r, binary=binary)
+    if binary:
+        if S[-1] in (0.0, float(n)):
+            K, S = K[-1:], S[-1:]
+        else:
+            keep = _dominant(K, S)
+            K, S = K[keep], S[keep]
+    c = K.astype(np.float64)
+    area = float(S[0])
+    if c.size > 1:
+        c1, c2, e1, e2 = c[:-1], c[1:], S[:-1], S[1:]
+        area += float(np.sum((e2 - e1) + (e1 * c2 - e2 * c1) * np.log(c2 / c1) / (c2 - c1)))
+    return area / n
+
+
+def e_aurc_achievable(u: np.ndarray, q: np.ndarray) -> float:
+    """fd-shifts' achievable E-AURC: :func:`aurc_achievable` minus fd-shifts' optimal AURC."""
+    r = 1.0 - q
+    return aurc_achievable(u, q) - _optimal_aurc(r, is_binary(r), "fd-shifts")
 
 
 def augrc(u: np.ndarray, q: np.ndarray) -> float:
@@ -160,7 +243,9 @@ class EAURC(UEMetric):
 
     ``fd-shifts`` (default): for binary risk with error rate ``e`` the optimum is the
     analytic ``e + (1 - e) ln(1 - e)`` (so E-AURC of a perfect ranking can be slightly
-    negative); for continuous risk, the same curve with risks sorted ascending.
+    negative); for continuous risk, the same curve with risks sorted ascending and every
+    example its own point, tied risks included (so E-AURC can be negative when confidence
+    plateaus match risk plateaus).
     ``values``: ``AURC(values) - mean_k Rsorted_k`` (mean of the ``k`` smallest risks).
     ``torch-uncertainty`` / ``lm-polygraph``: that convention's AURC minus the same
     convention's AURC of the risks sorted ascending.
@@ -174,6 +259,34 @@ class EAURC(UEMetric):
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         return e_aurc(u, q, convention=self.convention)
+
+
+class AURCAchievable(UEMetric):
+    r"""fd-shifts' achievable AURC (``aurc_achievable``); lower is better.
+
+    The area under the risk-coverage curve a selective classifier can reach by mixing two
+    thresholds: only the dominant points (the upper convex hull of the ROC curve, for binary
+    risk; every tie-group end for continuous risk), joined by the expected selective risk of
+    the mixture (non-linear in coverage) instead of a straight line. See
+    :func:`aurc_achievable` for the formula. Reference: fd-shifts
+    (``RiskCoverageStatsMixin.aurc_achievable``).
+    """
+
+    name = "aurc_achievable"
+    higher_is_better = False
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return aurc_achievable(u, q)
+
+
+class EAURCAchievable(UEMetric):
+    r"""fd-shifts' achievable E-AURC: :class:`AURCAchievable` minus fd-shifts' optimal AURC; lower is better."""
+
+    name = "e_aurc_achievable"
+    higher_is_better = False
+
+    def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        return e_aurc_achievable(u, q)
 
 
 class AUGRC(UEMetric):
