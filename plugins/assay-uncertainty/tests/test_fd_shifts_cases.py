@@ -38,38 +38,70 @@ P = {
     "p_plateaus": np.repeat([0.2, 0.4, 0.6, 0.8], N // 4),
 }
 
+#: (id, confidences, correctness, (aurc, eaurc, aurc_achievable, eaurc_achievable, augrc))
 CASES = [
-    ("confid-all-equal_p-all-one", "c_all_equal", "p_all_one", {"aurc": 0.0, "eaurc": 0.0, "aurc_achievable": 0.0, "eaurc_achievable": 0.0, "augrc": 0}),
-    ("confid-all-equal_p-all-zero", "c_all_equal", "p_all_zero", {"aurc": 1.0, "eaurc": 0.0, "aurc_achievable": 1.0, "eaurc_achievable": 0.0, "augrc": 0.5}),
-    ("confid-all-equal_p-01", "c_all_equal", "p_alternating_01", {"aurc": 0.5, "eaurc": 0.3465735902799724, "aurc_achievable": 0.5, "eaurc_achievable": 0.3465735902799724, "augrc": 0.25}),
-    ("confid-all-equal_p-asc", "c_all_equal", "p_ascending", {"aurc": 0.5, "eaurc": 0.2524999999999986, "aurc_achievable": 0.5, "eaurc_achievable": 0.2524999999999986, "augrc": 0.24999999999999997}),
-    ("confid-all-equal_p-plateau", "c_all_equal", "p_plateaus", {"aurc": 0.5, "eaurc": 0.1817914679883058, "aurc_achievable": 0.5, "eaurc_achievable": 0.1817914679883058, "augrc": 0.25000000000000017}),
-    ("confid-01_p-all-one", "c_alternating_01", "p_all_one", {"aurc": 0.0, "eaurc": 0.0, "aurc_achievable": 0.0, "eaurc_achievable": 0.0, "augrc": 0}),
-    ("confid-01_p-all-zero", "c_alternating_01", "p_all_zero", {"aurc": 1.0, "eaurc": 0.0, "aurc_achievable": 1.0, "eaurc_achievable": 0.0, "augrc": 0.5}),
-    ("confid-01_p-01", "c_alternating_01", "p_alternating_01", {"aurc": 0.125, "eaurc": -0.02842640972002758, "aurc_achievable": 0.15342640972002733, "eaurc_achievable": 0, "augrc": 0.125}),
-    ("confid-01_p-asc", "c_alternating_01", "p_ascending", {"aurc": 0.49621212121212127, "eaurc": 0.24871212121211994, "aurc_achievable": 0.4964992566638387, "eaurc_achievable": 0.24899925666383738, "augrc": 0.24873737373737373}),
-    ("confid-01_p-plateau", "c_alternating_01", "p_plateaus", {"aurc": 0.49699999999999944, "eaurc": 0.17879146798830492, "aurc_achievable": 0.4972274112777597, "eaurc_achievable": 0.1790188792660652, "augrc": 0.24899999999999978}),
-    ("confid-10_p-all-one", "c_alternating_10", "p_all_one", {"aurc": 0.0, "eaurc": 0.0, "aurc_achievable": 0.0, "eaurc_achievable": 0.0, "augrc": 0}),
-    ("confid-10_p-all-zero", "c_alternating_10", "p_all_zero", {"aurc": 1.0, "eaurc": 0.0, "aurc_achievable": 1.0, "eaurc_achievable": 0.0, "augrc": 0.5}),
-    ("confid-10_p-01", "c_alternating_10", "p_alternating_01", {"aurc": 0.875, "eaurc": 0.7215735902799725, "aurc_achievable": 0.5, "eaurc_achievable": 0.3465735902799724, "augrc": 0.375}),
-    ("confid-10_p-asc", "c_alternating_10", "p_ascending", {"aurc": 0.503787878787879, "eaurc": 0.2562878787878777, "aurc_achievable": 0.5035007433361615, "eaurc_achievable": 0.25600074333616013, "augrc": 0.25126262626262635}),
-    ("confid-10_p-plateau", "c_alternating_10", "p_plateaus", {"aurc": 0.5029999999999994, "eaurc": 0.18479146798830492, "aurc_achievable": 0.5027725887222393, "eaurc_achievable": 0.18456405671054477, "augrc": 0.2509999999999998}),
-    ("confid-asc_p-all-one", "c_ascending", "p_all_one", {"aurc": 0.0, "eaurc": 0.0, "aurc_achievable": 0.0, "eaurc_achievable": 0.0, "augrc": 0}),
-    ("confid-asc_p-all-zero", "c_ascending", "p_all_zero", {"aurc": 1.0, "eaurc": 0.0, "aurc_achievable": 1.0, "eaurc_achievable": 0.0, "augrc": 0.5}),
-    ("confid-asc_p-01", "c_ascending", "p_alternating_01", {"aurc": 0.48281112575762547, "eaurc": 0.3293847160375979, "aurc_achievable": 0.4719992328225763, "eaurc_achievable": 0.3185728231025487, "augrc": 0.2475}),
-    ("confid-asc_p-asc", "c_ascending", "p_ascending", {"aurc": 0.24750000000000133, "eaurc": 0, "aurc_achievable": 0.24753863826243439, "eaurc_achievable": 3.8638262433055015e-05, "augrc": 0.16583333333333353}),
-    ("confid-asc_p-plateau", "c_ascending", "p_plateaus", {"aurc": 0.3182085320116945, "eaurc": 0.0, "aurc_achievable": 0.31821825302024953, "eaurc_achievable": 9.721008555008126e-06, "augrc": 0.18750000000000108}),
-    ("confid-asc-u_p-all-one", "c_ascending_unnormalized", "p_all_one", {"aurc": 0.0, "eaurc": 0.0, "aurc_achievable": 0.0, "eaurc_achievable": 0.0, "augrc": 0}),
-    ("confid-asc-u_p-all-zero", "c_ascending_unnormalized", "p_all_zero", {"aurc": 1.0, "eaurc": 0.0, "aurc_achievable": 1.0, "eaurc_achievable": 0.0, "augrc": 0.5}),
-    ("confid-asc-u_p-01", "c_ascending_unnormalized", "p_alternating_01", {"aurc": 0.48281112575762547, "eaurc": 0.3293847160375979, "aurc_achievable": 0.4719992328225763, "eaurc_achievable": 0.3185728231025487, "augrc": 0.2475}),
-    ("confid-asc-u_p-asc", "c_ascending_unnormalized", "p_ascending", {"aurc": 0.24750000000000133, "eaurc": 0, "aurc_achievable": 0.24753863826243439, "eaurc_achievable": 3.8638262433055015e-05, "augrc": 0.16583333333333353}),
-    ("confid-asc-u_p-plateau", "c_ascending_unnormalized", "p_plateaus", {"aurc": 0.3182085320116945, "eaurc": 0.0, "aurc_achievable": 0.31821825302024953, "eaurc_achievable": 9.721008555008126e-06, "augrc": 0.18750000000000108}),
-    ("confid-plateaus_p-all-one", "c_plateaus", "p_all_one", {"aurc": 0.0, "eaurc": 0.0, "aurc_achievable": 0.0, "eaurc_achievable": 0.0, "augrc": 0}),
-    ("confid-plateaus_p-all-zero", "c_plateaus", "p_all_zero", {"aurc": 1.0, "eaurc": 0.0, "aurc_achievable": 1.0, "eaurc_achievable": 0.0, "augrc": 0.5}),
-    ("confid-plateaus_p-01", "c_plateaus", "p_alternating_01", {"aurc": 0.49083333333333334, "eaurc": 0.33740692361330576, "aurc_achievable": 0.4887532971076239, "eaurc_achievable": 0.3353268873875963, "augrc": 0.2475}),
-    ("confid-plateaus_p-plateau-perm", "c_plateaus", "p_plateau_permutation", {"aurc": 0.49083333333333334, "eaurc": 0.33740692361330576, "aurc_achievable": 0.4887532971076239, "eaurc_achievable": 0.3353268873875963, "augrc": 0.2475}),
-    ("confid-plateaus_p-asc", "c_plateaus", "p_ascending", {"aurc": 0.2632575757575754, "eaurc": 0.015757575757574083, "aurc_achievable": 0.27047759219727724, "eaurc_achievable": 0.02297759219727591, "augrc": 0.17108585858585845}),
-    ("confid-plateaus_p-plateau", "c_plateaus", "p_plateaus", {"aurc": 0.31250000000000255, "eaurc": -0.005708532011691969, "aurc_achievable": 0.31821825302024637, "eaurc_achievable": 9.72100855184399e-06, "augrc": 0.18750000000000097}),
+    ("confid-all-equal_p-all-one", "c_all_equal", "p_all_one",
+     (0.0, 0.0, 0.0, 0.0, 0)),
+    ("confid-all-equal_p-all-zero", "c_all_equal", "p_all_zero",
+     (1.0, 0.0, 1.0, 0.0, 0.5)),
+    ("confid-all-equal_p-01", "c_all_equal", "p_alternating_01",
+     (0.5, 0.3465735902799724, 0.5, 0.3465735902799724, 0.25)),
+    ("confid-all-equal_p-asc", "c_all_equal", "p_ascending",
+     (0.5, 0.2524999999999986, 0.5, 0.2524999999999986, 0.24999999999999997)),
+    ("confid-all-equal_p-plateau", "c_all_equal", "p_plateaus",
+     (0.5, 0.1817914679883058, 0.5, 0.1817914679883058, 0.25000000000000017)),
+    ("confid-01_p-all-one", "c_alternating_01", "p_all_one",
+     (0.0, 0.0, 0.0, 0.0, 0)),
+    ("confid-01_p-all-zero", "c_alternating_01", "p_all_zero",
+     (1.0, 0.0, 1.0, 0.0, 0.5)),
+    ("confid-01_p-01", "c_alternating_01", "p_alternating_01",
+     (0.125, -0.02842640972002758, 0.15342640972002733, 0, 0.125)),
+    ("confid-01_p-asc", "c_alternating_01", "p_ascending",
+     (0.49621212121212127, 0.24871212121211994, 0.4964992566638387, 0.24899925666383738, 0.24873737373737373)),
+    ("confid-01_p-plateau", "c_alternating_01", "p_plateaus",
+     (0.49699999999999944, 0.17879146798830492, 0.4972274112777597, 0.1790188792660652, 0.24899999999999978)),
+    ("confid-10_p-all-one", "c_alternating_10", "p_all_one",
+     (0.0, 0.0, 0.0, 0.0, 0)),
+    ("confid-10_p-all-zero", "c_alternating_10", "p_all_zero",
+     (1.0, 0.0, 1.0, 0.0, 0.5)),
+    ("confid-10_p-01", "c_alternating_10", "p_alternating_01",
+     (0.875, 0.7215735902799725, 0.5, 0.3465735902799724, 0.375)),
+    ("confid-10_p-asc", "c_alternating_10", "p_ascending",
+     (0.503787878787879, 0.2562878787878777, 0.5035007433361615, 0.25600074333616013, 0.25126262626262635)),
+    ("confid-10_p-plateau", "c_alternating_10", "p_plateaus",
+     (0.5029999999999994, 0.18479146798830492, 0.5027725887222393, 0.18456405671054477, 0.2509999999999998)),
+    ("confid-asc_p-all-one", "c_ascending", "p_all_one",
+     (0.0, 0.0, 0.0, 0.0, 0)),
+    ("confid-asc_p-all-zero", "c_ascending", "p_all_zero",
+     (1.0, 0.0, 1.0, 0.0, 0.5)),
+    ("confid-asc_p-01", "c_ascending", "p_alternating_01",
+     (0.48281112575762547, 0.3293847160375979, 0.4719992328225763, 0.3185728231025487, 0.2475)),
+    ("confid-asc_p-asc", "c_ascending", "p_ascending",
+     (0.24750000000000133, 0, 0.24753863826243439, 3.8638262433055015e-05, 0.16583333333333353)),
+    ("confid-asc_p-plateau", "c_ascending", "p_plateaus",
+     (0.3182085320116945, 0.0, 0.31821825302024953, 9.721008555008126e-06, 0.18750000000000108)),
+    ("confid-asc-u_p-all-one", "c_ascending_unnormalized", "p_all_one",
+     (0.0, 0.0, 0.0, 0.0, 0)),
+    ("confid-asc-u_p-all-zero", "c_ascending_unnormalized", "p_all_zero",
+     (1.0, 0.0, 1.0, 0.0, 0.5)),
+    ("confid-asc-u_p-01", "c_ascending_unnormalized", "p_alternating_01",
+     (0.48281112575762547, 0.3293847160375979, 0.4719992328225763, 0.3185728231025487, 0.2475)),
+    ("confid-asc-u_p-asc", "c_ascending_unnormalized", "p_ascending",
+     (0.24750000000000133, 0, 0.24753863826243439, 3.8638262433055015e-05, 0.16583333333333353)),
+    ("confid-asc-u_p-plateau", "c_ascending_unnormalized", "p_plateaus",
+     (0.3182085320116945, 0.0, 0.31821825302024953, 9.721008555008126e-06, 0.18750000000000108)),
+    ("confid-plateaus_p-all-one", "c_plateaus", "p_all_one",
+     (0.0, 0.0, 0.0, 0.0, 0)),
+    ("confid-plateaus_p-all-zero", "c_plateaus", "p_all_zero",
+     (1.0, 0.0, 1.0, 0.0, 0.5)),
+    ("confid-plateaus_p-01", "c_plateaus", "p_alternating_01",
+     (0.49083333333333334, 0.33740692361330576, 0.4887532971076239, 0.3353268873875963, 0.2475)),
+    ("confid-plateaus_p-plateau-perm", "c_plateaus", "p_plateau_permutation",
+     (0.49083333333333334, 0.33740692361330576, 0.4887532971076239, 0.3353268873875963, 0.2475)),
+    ("confid-plateaus_p-asc", "c_plateaus", "p_ascending",
+     (0.2632575757575754, 0.015757575757574083, 0.27047759219727724, 0.02297759219727591, 0.17108585858585845)),
+    ("confid-plateaus_p-plateau", "c_plateaus", "p_plateaus",
+     (0.31250000000000255, -0.005708532011691969, 0.31821825302024637, 9.72100855184399e-06, 0.18750000000000097)),
 ]
 
 FUNCTIONS = {
@@ -83,11 +115,14 @@ METRICS = {"aurc": "aurc[convention=fd-shifts]", "eaurc": "e_aurc[convention=fd-
            "aurc_achievable": "aurc_achievable", "eaurc_achievable": "e_aurc_achievable", "augrc": "augrc"}
 
 
+KEYS = ("aurc", "eaurc", "aurc_achievable", "eaurc_achievable", "augrc")
+
+
 @pytest.mark.parametrize("case_id, c, p, expected", CASES, ids=[case[0] for case in CASES])
 def test_fd_shifts_rc_stats_test_cases(case_id, c, p, expected):
     u = -np.asarray(C[c], dtype=np.float64)  # assay: higher = more uncertain
     q = np.asarray(P[p], dtype=np.float64)
-    for key, value in expected.items():
+    for key, value in zip(KEYS, expected, strict=True):
         assert FUNCTIONS[key](u, q) == pytest.approx(value, abs=1e-9), key
         # the registered metrics give the same numbers
         assert load_ue_metric(METRICS[key])(u, q) == pytest.approx(value, abs=1e-9), key

@@ -233,7 +233,8 @@ def test_torch_uncertainty_fpr_nearest_recall_convention():
 
 UE_NAMES = ["prr", "prr[normalize=true]", "prr[max_rejection=0.5]", "rcc_auc", "roc_auc", "pr_auc", "spearman",
             "kendall", "rpp", "aurc", "aurc[convention=torch-uncertainty]", "aurc[convention=values]",
-            "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "aurc_achievable", "e_aurc_achievable", "augrc", "e_augrc",
+            "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "aurc_achievable",
+            "e_aurc_achievable", "augrc", "e_augrc",
             "fpr_at_recall", "fpr_at_recall[convention=torch-uncertainty]", "risk_at_coverage",
             "coverage_at_risk[risk=0.5]", "ece", "mce", "rmsce", "adaptive_ece[n_bins=2]", "brier", "nll"]
 
