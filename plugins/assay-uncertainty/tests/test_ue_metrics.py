@@ -234,7 +234,7 @@ def test_torch_uncertainty_fpr_nearest_recall_convention():
 UE_NAMES = ["prr", "prr[normalize=true]", "prr[max_rejection=0.5]", "rcc_auc", "roc_auc", "pr_auc", "spearman",
             "kendall", "rpp", "aurc", "aurc[convention=torch-uncertainty]", "aurc[convention=values]",
             "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "aurc_achievable",
-            "e_aurc_achievable", "augrc", "e_augrc",
+            "e_aurc_achievable", "augrc", "augrc[convention=torch-uncertainty]", "e_augrc",
             "fpr_at_recall", "fpr_at_recall[convention=torch-uncertainty]", "risk_at_coverage",
             "coverage_at_risk[risk=0.5]", "ece", "mce", "rmsce", "adaptive_ece[n_bins=2]", "brier", "nll"]
 
@@ -332,6 +332,8 @@ DEGENERATE = {
     "aurc_achievable": (0.0, 1.0),  # one class: the single point at coverage 1, constant risk
     "e_aurc_achievable": (0.0, 0.0),
     "augrc": (0.0, 0.5),
+    # G_k = k/3 at k = 1..3: trapezoid (1/3)((1/3 + 2/3)/2 + (2/3 + 1)/2) = 4/9, divided by 1 - 1/3
+    "augrc[convention=torch-uncertainty]": (0.0, 2 / 3),
     "e_augrc": (0.0, 0.0),
     "risk_at_coverage": (0.0, 1.0),
     "coverage_at_risk[risk=0.5]": (1.0, NAN),

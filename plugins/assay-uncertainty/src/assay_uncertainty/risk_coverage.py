@@ -23,7 +23,7 @@ from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
 __all__ = [
-    "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk", "EAURCAchievable",
+    "AUGRC_CONVENTIONS", "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk", "EAURCAchievable",
     "RCCAUC", "RiskAtCoverage", "aurc", "aurc_achievable", "aurc_and_e_aurc", "augrc", "e_aurc",
     "e_aurc_achievable", "e_augrc", "rcc_auc",
 ]
@@ -180,12 +180,22 @@ def e_aurc_achievable(u: np.ndarray, q: np.ndarray) -> float:
     return aurc_achievable(u, q) - _optimal_aurc(r, is_binary(r), "fd-shifts")
 
 
-def augrc(u: np.ndarray, q: np.ndarray) -> float:
+#: the accepted values of ``convention=`` for AUGRC
+AUGRC_CONVENTIONS = ("fd-shifts", "torch-uncertainty")
+
+
+def augrc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> float:
     """Area under the generalized-risk / coverage curve (lower is better); see :class:`AUGRC`."""
+    convention = _check_convention(convention, AUGRC_CONVENTIONS)
     r = 1.0 - q
     n = u.size
     K, S = group_ends(u, r)
-    return _trapezoid(np.concatenate(([0.0], K / n)), np.concatenate(([0.0], S / n)))
+    if convention == "fd-shifts":
+        return _trapezoid(np.concatenate(([0.0], K / n)), np.concatenate(([0.0], S / n)))
+    if n == 1:
+        return undefined_metric("augrc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
+    g = cumulative_at(np.arange(1, n + 1, dtype=np.float64), K, S) / n  # G_k, k = 1..N
+    return (float(g.sum()) - (g[0] + g[-1]) / 2.0) / n / (1.0 - 1.0 / n)
 
 
 def e_augrc(u: np.ndarray, q: np.ndarray) -> float:
@@ -292,15 +302,23 @@ class EAURCAchievable(UEMetric):
 class AUGRC(UEMetric):
     r"""Area under the generalized-risk / coverage curve (Traub et al. 2024); lower is better.
 
-    ``G_k = sum of the risks of the k most confident / N``; trapezoid over coverage through
-    the tie-group ends, starting at (0, 0).
+    ``G_k = sum of the risks of the k most confident / N``.
+    ``convention="fd-shifts"`` (default, Traub et al.'s reference code): trapezoid over coverage
+    through the tie-group ends, starting at (0, 0).
+    ``"torch-uncertainty"``: trapezoid of ``G_k`` over ``k / N`` for ``k = 1..N`` (no point at
+    coverage 0), divided by ``1 - 1/N`` (``torch_uncertainty.metrics.AUGRC``; NaN with a
+    warning for ``N = 1``); inside a tie group ``G_k`` is the expectation over the orders of
+    the tied examples (torch-uncertainty takes whatever order its sort gives).
     """
 
     name = "augrc"
     higher_is_better = False
 
+    def __init__(self, *, convention: str = "fd-shifts") -> None:
+        self.convention = _check_convention(convention, AUGRC_CONVENTIONS)
+
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
-        return augrc(u, q)
+        return augrc(u, q, convention=self.convention)
 
 
 class EAUGRC(UEMetric):
