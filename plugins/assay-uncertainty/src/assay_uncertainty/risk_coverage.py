@@ -23,8 +23,8 @@ from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
 
 __all__ = [
-    "AUGRC_CONVENTIONS", "AURC", "AUGRC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk", "EAURCAchievable",
-    "RCCAUC", "RiskAtCoverage", "aurc", "aurc_achievable", "aurc_and_e_aurc", "augrc", "e_aurc",
+    "AUGRC", "AUGRC_CONVENTIONS", "AURC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk",
+    "EAURCAchievable", "RCCAUC", "RiskAtCoverage", "aurc", "aurc_achievable", "aurc_and_e_aurc", "augrc", "e_aurc",
     "e_aurc_achievable", "e_augrc", "rcc_auc",
 ]
 
