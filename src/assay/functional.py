@@ -45,6 +45,7 @@ import numpy as np
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
+    "ECE_NORMS",
     "ZeroDivision",
     "adaptive_ece",
     "check_zero_division",
@@ -226,27 +227,44 @@ def equal_mass_bins(x: np.ndarray, n_bins: int, *, tiebreak: np.ndarray | None =
     return order, starts
 
 
-def adaptive_ece(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
+#: the norms :func:`adaptive_ece` accepts (torchmetrics' and torch-uncertainty's names)
+ECE_NORMS = ("l1", "l2", "max")
+
+
+def adaptive_ece(conf: np.ndarray, acc: np.ndarray, n_bins: int, norm: str = "l1") -> float:
     r"""Adaptive (equal-mass) expected calibration error of confidences ``conf`` and correctness ``acc``.
+
+    With bin accuracy :math:`\bar a_b`, mean confidence :math:`\bar c_b` and size :math:`n_b`:
 
     .. math::
 
-        \mathrm{ECE}_{adaptive} = \sum_b \frac{n_b}{N} \left| \bar a_b - \bar c_b \right|
-                                = \frac{1}{N} \sum_b \left| \sum_{i \in b} a_i - \sum_{i \in b} c_i \right|
+        \mathrm{l1} = \sum_b \frac{n_b}{N} \left| \bar a_b - \bar c_b \right|, \quad
+        \mathrm{l2} = \sqrt{\sum_b \frac{n_b}{N} (\bar a_b - \bar c_b)^2}, \quad
+        \mathrm{max} = \max_b \left| \bar a_b - \bar c_b \right|
 
-    over the :func:`equal_mass_bins` of ``conf`` with ties in confidence ordered
-    incorrect-first (``tiebreak=acc``), so the bins never depend on the input order.
-    Reference: Nixon et al., "Measuring Calibration in Deep Learning", 2019. Fewer examples
-    than bins is an :class:`~assay.errors.InvalidParameterError`.
+    (the ``norm`` names and formulas of torchmetrics' ``calibration_error`` and
+    torch-uncertainty's ``AdaptiveCalibrationError``, without its optional debiasing), over the
+    :func:`equal_mass_bins` of ``conf`` with ties in confidence ordered incorrect-first
+    (``tiebreak=acc``), so the bins never depend on the input order. Reference: Nixon et al.,
+    "Measuring Calibration in Deep Learning", 2019. Fewer examples than bins, or another
+    ``norm``, is an :class:`~assay.errors.InvalidParameterError`.
 
     Examples
     --------
     >>> round(adaptive_ece(np.array([0.6, 0.6, 0.7, 0.8, 0.9]), np.array([0.0, 0.0, 1.0, 1.0, 1.0]), 2), 12)
     0.24
     """
+    if norm not in ECE_NORMS:
+        raise InvalidParameterError(f"'norm' must be one of {', '.join(map(repr, ECE_NORMS))}; got {norm!r}.")
     conf = np.asarray(conf, dtype=np.float64)
     acc = np.asarray(acc, dtype=np.float64)
     order, starts = equal_mass_bins(conf, n_bins, tiebreak=acc)
     cs = np.add.reduceat(conf[order], starts)
     as_ = np.add.reduceat(acc[order], starts)
-    return float(np.sum(np.abs(as_ - cs)) / conf.size)
+    if norm == "l1":
+        return float(np.sum(np.abs(as_ - cs)) / conf.size)
+    sizes = np.diff(np.append(starts, conf.size)).astype(np.float64)
+    gap = (as_ - cs) / sizes
+    if norm == "max":
+        return float(np.max(np.abs(gap)))
+    return float(np.sqrt(np.sum(sizes * gap * gap) / conf.size))

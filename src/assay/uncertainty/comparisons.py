@@ -77,14 +77,16 @@ def compare_estimators(man: Any, key_a: Sequence[str], key_b: Sequence[str], *, 
                                     f"both and the quality ({gen!r}) are finite.")
     m = metric.clone()
     name = m.name or type(m).__name__
-    ua, ub, qo = ua[ok], ub[ok], q[ok]
+    ua, ub = ua[ok], ub[ok]
+    qo: Any = q[ok]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         ranked = _order_only(m, (ua, ub), qo)
         if ranked is not None:
             ua, ub = ranked
-        res_a = evaluate(ua, qo, metrics=[m], n_resamples=0)
-        res_b = evaluate(ub, qo, metrics=[m], n_resamples=0)
+        pair: tuple[Any, Any] = (ua, ub)  # evaluate takes any array-like
+        res_a = evaluate(pair[0], qo, metrics=[m], n_resamples=0)
+        res_b = evaluate(pair[1], qo, metrics=[m], n_resamples=0)
         out = compare(res_a, res_b, metric=name, score=score, n_resamples=n_res, confidence_level=level_,
                       seed=seed_)
     if ranked is not None:

@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.functional import adaptive_ece, equal_width_bins
+from assay.functional import ECE_NORMS, adaptive_ece, equal_width_bins
 from assay.metrics import Metric, divide
 from assay.uncertainty.base import UEMetric
 from assay.validation import (
     PROB_ATOL,
     check_array,
+    check_choice,
     check_int,
     check_labels,
     check_probabilities,
@@ -307,7 +308,7 @@ class RMSCE(_Binned):
                  "global_target": {"rmsce": math.sqrt(2 / 3 * 0.35**2 + 1 / 3 * 0.3**2)}}]
 
 
-def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
+def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int, norm: str = "l1") -> float:
     """Equal-mass ECE of per-example confidences and correctness (see :class:`AdaptiveECE`).
 
     The formula is the core's :func:`assay.functional.adaptive_ece` (shared with
@@ -318,16 +319,19 @@ def adaptive_ece_of(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> float:
         raise InvalidParameterError(
             f"adaptive_ece: needs at least n_bins={n_bins} examples (rows of `probs`) for equal-mass bins; got {n}."
         )
-    return adaptive_ece(conf, acc, n_bins)
+    return adaptive_ece(conf, acc, n_bins, norm)
 
 
 class AdaptiveECE(Metric):
     r"""Adaptive (equal-mass) ECE; lower is better.
 
     Sort confidences, split them into ``n_bins`` contiguous chunks whose sizes differ by at
-    most one (the first ``N mod n_bins`` chunks one larger), then
-    ``sum_b (n_b / N) |acc_b - conf_b|``. Binary input is top-label: ``conf = max(p, 1 - p)``,
-    predicted class 1 when ``p > 0.5`` (a tie goes to class 0, the first index). Ties in
+    most one (the first ``N mod n_bins`` chunks one larger), then, by ``norm`` (torchmetrics'
+    and torch-uncertainty's names): ``"l1"`` (default) ``sum_b (n_b / N) |acc_b - conf_b|``,
+    ``"l2"`` ``sqrt(sum_b (n_b / N) (acc_b - conf_b)^2)``,
+    ``"max"`` ``max_b |acc_b - conf_b|`` (torch-uncertainty's
+    ``AdaptiveCalibrationError(norm=...)``, without ``debias``). Binary input is top-label:
+    ``conf = max(p, 1 - p)``, predicted class 1 when ``p > 0.5`` (a tie goes to class 0, the first index). Ties in
     confidence are ordered incorrect-first. Fewer examples than bins is an error.
     Reference: Nixon et al., "Measuring Calibration in Deep Learning", 2019.
     """
@@ -340,9 +344,11 @@ class AdaptiveECE(Metric):
     higher_is_better = False
     per_instance = False
 
-    def __init__(self, *, n_bins: int = 15, validate_args: bool = True, score_prefix: str = "") -> None:
+    def __init__(self, *, n_bins: int = 15, norm: str = "l1", validate_args: bool = True,
+                 score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
         self.n_bins = _check_bins(n_bins, self.name)
+        self.norm = check_choice(norm, "norm", ECE_NORMS, owner=self.name)
         self.validate_args = bool(validate_args)
 
     def map_batch(self, predictions, references, task_data=None):
@@ -357,7 +363,7 @@ class AdaptiveECE(Metric):
 
     def reduce(self, intermediates):
         rows = np.asarray(intermediates, dtype=np.float64).reshape(-1, 2)
-        return {"adaptive_ece": adaptive_ece_of(rows[:, 0], rows[:, 1], self.n_bins)}
+        return {"adaptive_ece": adaptive_ece_of(rows[:, 0], rows[:, 1], self.n_bins, self.norm)}
 
 
 class _MeanPerExample(Metric):
@@ -459,6 +465,13 @@ class CalibrationUEMetric(UEMetric):
 
 
 def _calibration_ue_factory(cls):
+    if cls is AdaptiveECE:
+        def adaptive(*, n_bins: int = 15, norm: str = "l1") -> CalibrationUEMetric:
+            return CalibrationUEMetric(cls(n_bins=n_bins, norm=norm))
+
+        adaptive.__doc__ = f"{cls.__name__} as a UE metric, called as ``ue_metric(1 - p_correct, quality)``."
+        return adaptive
+
     def factory(*, n_bins: int = 15) -> CalibrationUEMetric:
         return CalibrationUEMetric(cls(n_bins=n_bins))
 
