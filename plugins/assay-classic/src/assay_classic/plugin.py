@@ -35,6 +35,10 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "mse": ("regression", "MeanSquaredError", "Mean squared error"),
     "rmse": ("regression", "RootMeanSquaredError", "Root mean squared error"),
     "roc_auc": ("ranking", "RocAuc", "Area under the ROC curve of scores against binary labels"),
+    "roc_auc_multiclass": ("ranking", "MulticlassRocAuc",
+                           "One-vs-rest ROC AUC of class scores, macro / weighted / micro (sklearn, torchmetrics)"),
+    "roc_auc_multilabel": ("ranking", "MultilabelRocAuc",
+                           "ROC AUC per label of indicator rows, macro / weighted / micro (sklearn, torchmetrics)"),
 }
 
 
