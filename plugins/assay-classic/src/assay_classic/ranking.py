@@ -242,12 +242,9 @@ class MultilabelRocAuc(_OneVsRestRocAuc):
         n, c = scores.shape
         if references is None:
             raise InvalidParameterError(f"{self._owner} needs references (indicator rows); got None.")
-        rows = []
-        for i, ref in enumerate(references):
-            if isinstance(ref, (list, tuple, np.ndarray)) and len(ref) == 1 and isinstance(ref[0], (list, tuple,
-                                                                                                   np.ndarray)):
-                ref = ref[0]
-            rows.append(ref)
+        seq = (list, tuple, np.ndarray)
+        rows = [ref[0] if isinstance(ref, seq) and len(ref) == 1 and isinstance(ref[0], seq) else ref
+                for ref in references]
         truth = check_array(rows, "references", owner=self._owner, ndim=2, shape=f"(n, {c}) indicator rows",
                             what="indicators")
         if truth.shape != (n, c):
@@ -257,7 +254,8 @@ class MultilabelRocAuc(_OneVsRestRocAuc):
         bad = np.argwhere((truth != 0) & (truth != 1))
         if bad.size:
             i, k = (int(x) for x in bad[0])
-            raise InvalidParameterError(f"{self._owner}: references[{i}][{k}] is {truth[i, k]:g}; indicators are 0 or 1.")
+            raise InvalidParameterError(
+                f"{self._owner}: references[{i}][{k}] is {truth[i, k]:g}; indicators are 0 or 1.")
         return np.hstack([scores, truth])
 
     def _torchmetrics_normalised(self, scores: np.ndarray) -> np.ndarray:
