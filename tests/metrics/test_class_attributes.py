@@ -18,9 +18,9 @@ def _make(base, body: dict, name="SumAccuracy"):
 
 
 @pytest.mark.parametrize("attr,value,expect", [
-    # unitxt's group_mean is not implemented: the error names what is honoured
-    ("reduction_map", {"group_mean": {"agg_func": ["var", len, True]}},
-     r"'group_mean' are not supported.*'mean', 'max', 'median', 'weighted_win_rate'"),
+    # a reduction assay does not implement: the error names what is honoured
+    ("reduction_map", {"group_max": {"agg_func": ["var", len, True]}},
+     r"'group_max' are not supported.*'mean', 'max', 'median', 'weighted_win_rate', 'group_mean'"),
     ("reduction_map", {"mean": ["sum_accuracy"], "median": ["sum_accuracy"]}, r"listed under both 'mean' and 'median'"),
     ("reduction_map", ["mean"], r"must be a dict"),
     ("reduction_map", {"mean": ["other"]}, r"main_score 'sum_accuracy' is not among"),

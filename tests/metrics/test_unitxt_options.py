@@ -67,10 +67,19 @@ def test_weighted_win_rate():
                 global_target={"win": 0.75, "score": 0.75}, decimals=None)
 
 
-def test_group_mean_is_rejected_with_the_supported_list():
-    with pytest.raises(InvalidParameterError, match=r"'group_mean'.*'mean', 'max', 'median', 'weighted_win_rate'"):
-        type("Grouped", (InstanceMetric,), {"main_score": "s",
-                                            "reduction_map": {"group_mean": {"agg_func": ["v", np.var, True]}}})
+def test_group_mean_with_unitxt_variance_example_and_unknown_reductions_rejected():
+    # unitxt's docstring example: reduction_map = {'group_mean': {'agg_func': ['variance', np.var, True]}}
+    cls = type("Grouped", (InstanceMetric,), {"main_score": "s",
+                                              "reduction_map": {"group_mean": {"agg_func": ["variance", np.var, True]}},
+                                              "compute_instance": lambda self, p, r, t=None: float(p)})
+    preds = [1.0, 3.0, 0.0, 4.0, 8.0]
+    tds = [{"group_id": g} for g in "aabbb"]
+    g = assay.evaluate(preds, [[0]] * 5, metrics=[cls()], task_data=tds, n_resamples=0)[0]["score"]["global"]
+    expected = (np.var([1.0, 3.0]) + np.var([0.0, 4.0, 8.0])) / 2
+    assert g["s"] == g["fixed_group_variance_s"] == pytest.approx(expected)
+    with pytest.raises(InvalidParameterError, match=r"'some_other_func'.*'mean', 'max', 'median', 'weighted_win_rate', "
+                                                    r"'group_mean'"):
+        type("Other", (InstanceMetric,), {"main_score": "s", "reduction_map": {"some_other_func": ["s"]}})
 
 
 # ------------------------------------------------------------------ GlobalMetric options

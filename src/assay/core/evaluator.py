@@ -453,7 +453,7 @@ class EvaluatorBase:
         task: Callable[[Any, Any], EvaluationResult] = evaluate_shard
         shared: tuple[Any, ...] = (sentence_evaluator, w_vector)
         if metrics is not None:  # one state per shard: the tally and every metric's (assay.metrics.sharded)
-            ms = prepare_metrics(metrics, self)  # checks that self.metric_inputs exists
+            ms = prepare_metrics(metrics, self, resampling)  # checks that self.metric_inputs exists
             task, shared = evaluate_shard_with_metrics, (sentence_evaluator, w_vector,
                                                          self.metric_inputs,  # type: ignore[attr-defined]
                                                          ms, resampling)

@@ -11,8 +11,9 @@ unitxt ``reduction_map = {"max": ...}``, a misspelt ``main_scroe``). At class cr
    not implement) is an error that says what to do instead.
 2. ``reduction_map`` is honoured only with the reductions the class lists in
    ``_supported_reductions`` (``InstanceMetric`` / ``BulkInstanceMetric``: ``"mean"``,
-   ``"max"``, ``"median"``, ``"weighted_win_rate"``) and a list of score names; anything
-   else (unitxt's ``group_mean``) is an error naming the supported ones.
+   ``"max"``, ``"median"``, ``"weighted_win_rate"``: a list of score names; ``"group_mean"``:
+   unitxt's ``{"agg_func": [...], "score_fields": [...]}``); anything else is an error naming
+   the supported ones.
 3. A name a base class defines (``main_score``, ``prediction_type`` ...) is an override;
    its value is type-checked (:data:`OPTION_CHECKS`).
 4. Methods, properties, nested classes, private names (``_x``), dunders and constants
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.metrics._unitxt import check_group_mean
 
 __all__ = ["OPTION_CHECKS", "UNITXT_OPTIONS", "UNSUPPORTED", "check_class_attributes"]
 
@@ -44,7 +46,7 @@ UNSUPPORTED: dict[str, str] = {
     "requirements_list": "declare _requirements_list = ['pip-requirement'] (unitxt's spelling) or requirements = "
                          "{'module': 'pip-distribution'} (checked with an install hint)",
     "implemented_reductions": "assay's InstanceMetric and BulkInstanceMetric honour the reductions "
-                              "'mean', 'max', 'median' and 'weighted_win_rate' in reduction_map",
+                              "'mean', 'max', 'median', 'weighted_win_rate' and 'group_mean' in reduction_map",
     "confidence_level": "pass confidence_level= to assay.evaluate()",
     "reference_field": "map the field in a MetricPipeline preprocess step",
     "prediction_field": "map the field in a MetricPipeline preprocess step",
@@ -186,12 +188,18 @@ def _check_reduction_map(cls: type, value: Any) -> None:
         honoured = (f"assay honours {', '.join(repr(r) for r in supported)}" if supported
                     else f"{cls.__qualname__} is not an InstanceMetric or BulkInstanceMetric, so no reduction_map "
                          "is honoured (write the global score in reduce())")
-        extra = (" (for unitxt's 'group_mean', group the instances yourself and evaluate each group, or pass "
-                 "groups= to assay.evaluate for a cluster bootstrap)" if "group_mean" in bad else "")
         raise _fail(cls, "reduction_map", f"the reduction(s) {', '.join(repr(k) for k in bad)} are not supported by "
-                                          f"assay; {honoured}{extra}.")
+                                          f"assay; {honoured}.")
     seen: dict[str, str] = {}
     for k, names in value.items():
+        if k == "group_mean":
+            check_group_mean(names, lambda why: _fail(cls, "reduction_map", why))
+            if len(value) > 1:
+                raise _fail(cls, "reduction_map", "'group_mean' cannot be combined with other reductions in one "
+                                                  "class (its global scores are group aggregates); declare a second "
+                                                  "metric class for the other reduction.")
+            main = vars(cls).get("main_score", getattr(cls, "main_score", None))
+            names = list(names.get("score_fields") or [main])
         if not _is_str_seq(names) or not names:
             raise _fail(cls, "reduction_map", f"reduction {k!r} must list score names (e.g. ['accuracy']); got "
                                               f"{names!r:.80}.")

@@ -12,7 +12,7 @@
 - ``_requirements_list`` (a list of pip requirements, or a dict of module to install
   instructions) is checked on first use with the install hint.
 - ``reduction_map`` reductions: ``mean``, ``max``, ``median`` and ``weighted_win_rate``
-  (see :func:`reduce_rows`).
+  (see :func:`reduce_rows`), and ``group_mean`` (see :func:`group_reduce`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ import numpy as np
 
 from assay.errors import InvalidParameterError, MissingDependencyError
 
-__all__ = ["REDUCTIONS", "adapt_compute", "check_requirements_list", "field_signature", "own_fields",
-           "reduce_rows", "set_fields"]
+__all__ = ["REDUCTIONS", "adapt_compute", "check_group_mean", "check_requirements_list", "field_signature",
+           "group_key_of", "group_reduce", "group_score_name", "own_fields", "reduce_rows", "set_fields"]
 
 #: every ``reduction_map`` reduction assay honours, and whether it is additive (a sum of statistics)
-REDUCTIONS: dict[str, bool] = {"mean": True, "max": False, "median": False, "weighted_win_rate": False}
+REDUCTIONS: dict[str, bool] = {"mean": True, "max": False, "median": False, "weighted_win_rate": False,
+                               "group_mean": False}
 
 _MISSING = object()
 
@@ -225,4 +226,81 @@ def reduce_rows(rows: np.ndarray, names: Sequence[str], reduction_of: Mapping[st
             out[name] = float(np.median(v))
         else:
             out[name] = _weighted_win_rate(v)
+    return out
+
+
+# --------------------------------------------------------------------------- group_mean
+GROUP_MEAN_KEYS = ("agg_func", "score_fields")
+
+
+def check_group_mean(spec: Any, fail: Callable[[str], Exception]) -> None:
+    """unitxt's ``reduction_map["group_mean"]``: ``{"agg_func": [name, callable, bool], "score_fields": [...]}``."""
+    if not isinstance(spec, Mapping):
+        raise fail("'group_mean' must map to a dict such as {'agg_func': ['mean', nan_mean, False]}; got "
+                   f"{type(spec).__name__} {spec!r:.60}.")
+    unknown = [k for k in spec if k not in GROUP_MEAN_KEYS]
+    if unknown:
+        raise fail(f"'group_mean' has the unknown key(s) {unknown}; it takes {list(GROUP_MEAN_KEYS)}.")
+    agg = spec.get("agg_func")
+    if not (isinstance(agg, (list, tuple)) and len(agg) == 3 and isinstance(agg[0], str) and callable(agg[1])
+            and isinstance(agg[2], bool)):
+        raise fail("'group_mean' needs 'agg_func': [name (str), aggregation function (callable), resample the "
+                   f"groups as units (bool)]; got {agg!r:.80}.")
+    fields = spec.get("score_fields")
+    if fields is not None and not (isinstance(fields, (list, tuple)) and fields
+                                   and all(isinstance(f, str) for f in fields)):
+        raise fail(f"'group_mean' 'score_fields' must be a non-empty list of score names; got {fields!r:.60}.")
+
+
+def group_score_name(spec: Mapping[str, Any], field: str, prefix: str = "") -> str:
+    """unitxt's name of a group-reduced score: ``[fixed_]group_<agg name>_<prefix><field>``."""
+    name, _, fixed = spec["agg_func"]
+    return f"{'fixed_' if fixed else ''}group_{name}_{prefix}{field}"
+
+
+def group_key_of(task_data: Any, subgroup_column: str | None, index: int, owner: str) -> tuple[str, str]:
+    """``(str(group_id), str(subgroup))`` of one instance's ``task_data`` (unitxt reads ``group_id``)."""
+    if not isinstance(task_data, Mapping) or "group_id" not in task_data:
+        raise InvalidParameterError(
+            f"Metric {owner!r} reduces with 'group_mean': every instance needs task_data with a 'group_id'; "
+            f"instance {index} has task_data {task_data!r:.80}.")
+    sub = "default"
+    if subgroup_column is not None:
+        if subgroup_column not in task_data:
+            raise InvalidParameterError(
+                f"Metric {owner!r} has subgroup_column {subgroup_column!r}: every instance needs that key in its "
+                f"task_data; instance {index} has {sorted(task_data)}.")
+        sub = str(task_data[subgroup_column])
+    return str(task_data["group_id"]), sub
+
+
+def group_reduce(items: Any, names: Sequence[str], spec: Mapping[str, Any],
+                 subgroup_column: str | None) -> dict[str, float]:
+    """unitxt's ``group_mean``: per group the aggregation of its instance scores, then the NaN-mean over groups.
+
+    ``items`` are ``(row, group, subgroup)``: ``row`` the instance's scores then "is defined"
+    flags (an undefined score is passed on as NaN, as unitxt passes NaN scores to the
+    aggregation). The aggregation gets the group's list of scores, or with ``subgroup_column``
+    a ``defaultdict(list)`` from sub-group to scores. Groups are visited in sorted order.
+    """
+    from collections import defaultdict
+
+    k = len(names)
+    fn = spec["agg_func"][1]
+    groups: dict[str, dict[str, Any]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for row, group, sub in items:
+        row = np.asarray(row, dtype=float)
+        for j, name in enumerate(names):
+            groups[group][name][sub].append(float(row[j]) if row[k + j] > 0 else math.nan)
+    out: dict[str, float] = {}
+    for name in names:
+        values = []
+        for group in sorted(groups):
+            by_sub = groups[group][name]
+            arg = defaultdict(list, {s: list(v) for s, v in by_sub.items()}) if subgroup_column is not None \
+                else list(by_sub["default"])
+            values.append(float(fn(arg)))
+        v = np.asarray(values, dtype=float)
+        v = v[~np.isnan(v)]
+        out[name] = float(v.mean()) if v.size else math.nan
     return out

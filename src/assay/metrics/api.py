@@ -67,7 +67,9 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         Seed of the resampling, an int ``>= 0`` (``None``: a fresh one, recorded in
         ``results.info``); a float or a negative int is an error.
     groups, strata : sequence, optional
-        Cluster and stratum label per instance (cluster / stratified bootstrap).
+        Cluster and stratum label per instance (cluster / stratified bootstrap). Without
+        ``groups``, a unitxt ``group_mean`` metric whose ``agg_func`` resamples the groups as
+        units (its third element ``True``) gets a cluster bootstrap on ``task_data["group_id"]``.
     score_collisions : {"error", "first"}
         Two metrics that report the same score name: ``"error"`` (default) raises and
         asks for a ``score_prefix``; ``"first"`` is unitxt's precedence for ported code:
@@ -117,16 +119,20 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     cis: list[dict[str, tuple[float, float]]] = [{} for _ in ms]
     if n_resamples:
         # metrics that declare their own n_resamples (unitxt) get theirs; 0 or 1: no intervals
-        by_count: dict[int, list[int]] = {}
+        # and unitxt's "fixed" group_mean metrics resample their task_data groups as units (a cluster
+        # bootstrap on group_id) unless groups= is given
+        by_count: dict[tuple[int, str | None], list[int]] = {}
         for i, m in enumerate(ms):
             own = m.n_resamples
             count = n_resamples if own is None else (int(own) if int(own) >= 2 else 0)
             if count:
-                by_count.setdefault(count, []).append(i)
-        for count, idx in by_count.items():
+                by_count.setdefault((count, None if groups is not None else getattr(m, "resample_groups_by", None)),
+                                    []).append(i)
+        for (count, field), idx in by_count.items():
+            units = groups if field is None else [td[field] for td in task_data or ()]
             part, part_notes = intervals([ms[i] for i in idx], [inters[i] for i in idx], [raw[i] for i in idx],
                                          n=n, n_resamples=count, confidence_level=confidence_level,
-                                         method=ci_method, seed=seed, groups=groups, strata=strata)
+                                         method=ci_method, seed=seed, groups=units, strata=strata)
             for i, ci in zip(idx, part):
                 cis[i] = ci
             notes.update(part_notes)

@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from assay.errors import EvaluationError
-from assay.metrics._unitxt import REDUCTIONS, adapt_compute, reduce_rows
+from assay.metrics._unitxt import (
+    REDUCTIONS,
+    adapt_compute,
+    group_key_of,
+    group_reduce,
+    group_score_name,
+    reduce_rows,
+)
 from assay.metrics.base import Metric, divide, metric_name
 from assay.metrics.pipeline import MetricPipeline  # re-exported: it moved to assay.metrics.pipeline
 
@@ -51,8 +58,11 @@ class _MeanOfInstances(Metric):
     vectorized = True
     #: names of the per-instance scores (default: ``[main_score]``)
     score_names: Sequence[str] | None = None
-    #: unitxt's spelling: ``{"mean": [score names], "max": [...], ...}`` (see docs/unitxt.md)
-    reduction_map: Mapping[str, Sequence[str]] | None = None
+    #: unitxt's spelling: ``{"mean": [score names], "max": [...], ...}`` or ``{"group_mean": {...}}``
+    #: (see docs/unitxt.md)
+    reduction_map: Mapping[str, Any] | None = None
+    #: unitxt's ``group_mean``: the task_data field that splits a group into sub-groups for the aggregation
+    subgroup_column: str | None = None
     _supported_reductions = tuple(REDUCTIONS)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -64,9 +74,22 @@ class _MeanOfInstances(Metric):
             cls.vectorized = additive
 
     @property
+    def _group_spec(self) -> Mapping[str, Any] | None:
+        return (self.reduction_map or {}).get("group_mean")
+
+    @property
+    def resample_groups_by(self) -> str | None:
+        """``"group_id"`` when a ``group_mean`` reduction resamples the groups as units (unitxt's ``fixed_``)."""
+        spec = self._group_spec
+        return "group_id" if spec is not None and spec["agg_func"][2] else None
+
+    @property
     def names(self) -> tuple[str, ...]:
         if self.score_names:
             return tuple(self.score_names)
+        spec = self._group_spec
+        if spec is not None:
+            return tuple(spec.get("score_fields") or (self.main_score,))
         if self.reduction_map:
             return tuple(dict.fromkeys(name for names in self.reduction_map.values() for name in names))
         return (self.main_score,)
@@ -77,9 +100,26 @@ class _MeanOfInstances(Metric):
 
     def _reduction_of(self) -> dict[str, str]:
         out = dict.fromkeys(self.names, "mean")
+        if self._group_spec is not None:
+            return dict.fromkeys(self.names, "group_mean")
         for how, names in (self.reduction_map or {}).items():
             out.update(dict.fromkeys(names, how))
         return out
+
+    def _grouped(self, rows: np.ndarray, task_data: Sequence[Any] | None) -> Any:
+        """With ``group_mean``: each row with its ``(group, subgroup)`` from ``task_data``; else the rows."""
+        if self._group_spec is None:
+            return rows
+        tds = task_data if task_data is not None else [None] * len(rows)
+        owner = metric_name(self)
+        return [(row, *group_key_of(td, self.subgroup_column, i, owner)) for i, (row, td) in enumerate(zip(rows, tds))]
+
+    def _plain_rows(self, intermediates: Any) -> np.ndarray:
+        if self._group_spec is not None:
+            k = len(self.names)
+            return np.asarray([item[0] for item in intermediates], dtype=float).reshape(-1, 2 * k)
+        return np.asarray(intermediates, dtype=float).reshape(-1, 2 * len(self.names))
+
 
     def _rows(self, scores: Sequence[Any]) -> np.ndarray:
         names = self.names
@@ -96,6 +136,12 @@ class _MeanOfInstances(Metric):
         return np.concatenate([np.where(ok, vals, 0.0), ok.astype(float)], axis=1)
 
     def reduce(self, totals: np.ndarray) -> dict[str, Any]:
+        spec = self._group_spec
+        if spec is not None:  # (row, group, subgroup) items: unitxt's group_mean
+            # each group score under its own name (the main score) and under unitxt's name,
+            # [fixed_]group_<agg>_<score> (a score_prefix goes in front, as for every assay score)
+            values = group_reduce(totals, self.names, spec, self.subgroup_column)
+            return {**values, **{group_score_name(spec, name): v for name, v in values.items()}}
         if not self.additive:  # gathered rows: reduce the collection (max, median, win rate)
             return reduce_rows(np.asarray(totals, dtype=float), self.names, self._reduction_of())
         totals = np.asarray(totals, dtype=float)
@@ -106,14 +152,14 @@ class _MeanOfInstances(Metric):
 
     def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
         k = len(self.names)
-        arr = np.asarray(intermediates, dtype=float).reshape(-1, 2 * k)
+        arr = self._plain_rows(intermediates)
         vals = np.where(arr[:, k:] > 0, arr[:, :k], np.nan)
         return [dict(zip(self.names, row)) for row in vals.tolist()]
 
     def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
         """A mean score whose instance values are all 0 or 1 is a proportion (Wilson applies)."""
         k = len(self.names)
-        arr = np.asarray(intermediates, dtype=float).reshape(-1, 2 * k)
+        arr = self._plain_rows(intermediates)
         out: dict[str, tuple[float, float]] = {}
         reduction_of = self._reduction_of()
         for j, name in enumerate(self.names):
@@ -157,15 +203,16 @@ class InstanceMetric(_MeanOfInstances):
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float | Mapping[str, float]:
         raise NotImplementedError(f"{type(self).__name__} must implement compute_instance()")
 
-    def map(self, prediction: Any, references: Any, task_data: Any = None) -> np.ndarray:
-        return self._rows([self.compute_instance(prediction, references, task_data)])[0]
+    def map(self, prediction: Any, references: Any, task_data: Any = None) -> Any:
+        return self.map_batch([prediction], [references], [task_data])[0]
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
-                  task_data: Sequence[Any] | None) -> np.ndarray:
+                  task_data: Sequence[Any] | None) -> Any:
         n = len(predictions)
         refs = references if references is not None else [None] * n
         tds = task_data if task_data is not None else [None] * n
-        return self._rows([self.compute_instance(p, r, t) for p, r, t in zip(predictions, refs, tds)])
+        rows = self._rows([self.compute_instance(p, r, t) for p, r, t in zip(predictions, refs, tds)])
+        return self._grouped(rows, task_data)
 
 
 class BulkInstanceMetric(_MeanOfInstances):
@@ -197,7 +244,7 @@ class BulkInstanceMetric(_MeanOfInstances):
                 f"compute_bulk of metric {metric_name(self)!r} returned {len(scores)} scores for "
                 f"{len(predictions)} instances."
             )
-        return self._rows(scores)
+        return self._grouped(self._rows(scores), task_data)
 
 
 class GlobalMetric(Metric):

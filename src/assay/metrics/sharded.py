@@ -39,9 +39,15 @@ from assay.metrics.poisson import (
 __all__ = ["MetricsTally", "check_metric_inputs", "prepare_metrics", "tally_shard_metrics"]
 
 
-def prepare_metrics(metrics: Any, evaluator: Any) -> list[Metric]:
+def prepare_metrics(metrics: Any, evaluator: Any, resampling: Any = None) -> list[Metric]:
     """Resolve names to metrics (empty state) and check that the evaluator can feed them."""
     ms = [m.clone() for m in resolve_metrics(metrics)]
+    grouped = [metric_name(m) for m in ms if getattr(m, "resample_groups_by", None)]
+    if grouped and resampling is not None and resampling.n_resamples:
+        raise InvalidParameterError(
+            f"Metric(s) {grouped} resample their task_data groups as units (unitxt's 'group_mean' with agg_func[2] "
+            "True), but the sharded evaluators' Poisson bootstrap resamples items one by one; use assay.evaluate "
+            "(a cluster bootstrap on group_id) or pass n_resamples=0.")
     if not callable(getattr(evaluator, "metric_inputs", None)):
         raise InvalidParameterError(
             f"The 'metrics' parameter needs {type(evaluator).__name__}.metric_inputs(sent, w_vector) returning "
