@@ -155,3 +155,41 @@ def test_compute_scores_keeps_the_named_scores():
     assert m.compute() == 1.0 and isinstance(m.compute(), float)
     assert m.compute_scores() == {"mae": 1.0, "score": 1.0, "score_name": "mae"}
     assert not math.isnan(m.compute())
+
+
+# ------------------------------------------------------------------ device arrays (no GPU on the test machines)
+class OnCuda(DLPackOnly):
+    """A DLPack producer on a CUDA device (kDLCUDA = 2): it gives a capsule only for a host copy."""
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device != (1, 0):  # kDLCPU
+            raise BufferError("the data lives on cuda:0; ask for dl_device=(kDLCPU, 0)")
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_a_device_array_is_copied_to_the_host_through_dlpack():
+    got = as_array(OnCuda([0.25, 0.75]))
+    assert isinstance(got, np.ndarray) and got.tolist() == [0.25, 0.75]
+    m = assay.load_metric("roc_auc")
+    assert m.update(OnCuda([0.1, 0.9, 0.4]), [0, 1, 1]).compute() == roc_auc_score([0, 1, 1], [0.1, 0.9, 0.4])
+
+
+def test_a_cuda_tensor_is_copied_to_the_host(monkeypatch):
+    """torch refuses ``.numpy()`` on a CUDA tensor unless ``force=True`` (which copies it to the host):
+    emulate that refusal on a CPU tensor and check the conversion still reads it."""
+    real = torch.Tensor.numpy
+
+    def numpy_like_cuda(self, *, force=False):
+        if not force:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
+        return real(self, force=True)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", numpy_like_cuda)
+    t = torch.tensor([1.0, 0.0, 1.0])
+    assert as_array(t).tolist() == [1.0, 0.0, 1.0]
+    acc = assay.evaluate(t, [[1.0], [1.0], [1.0]], metrics=["accuracy"], n_resamples=0)[0]["score"]["global"]
+    assert acc["accuracy"] == pytest.approx(2 / 3)
