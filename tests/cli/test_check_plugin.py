@@ -116,15 +116,15 @@ def test_first_party_classic_passes_every_check(capsys):
     out = capsys.readouterr().out
     rows = _rows(out)
     metrics = {name for name, _ in rows if name != "classic"}
-    # 16 before issue 13, + chrf, ter, rouge, metrics.token_overlap
-    assert {"accuracy", "f1", "bleu", "roc_auc", "spearman"} <= metrics and len(metrics) == 20
+    # 16 before issue 13, + chrf, ter, rouge, metrics.token_overlap, roc_auc_multiclass, roc_auc_multilabel
+    assert {"accuracy", "f1", "bleu", "roc_auc", "spearman"} <= metrics and len(metrics) == 22
     assert set(rows.values()) == {"PASS"}
     # every metric got every check, none silently omitted
     for name in metrics:
         assert {check for n, check in rows if n == name} == {
             "instantiate", "examples", "order", "chunking", "shard-merge", "one-at-a-time", "pickling",
             "evaluate", "bad-inputs"}
-    assert out.rstrip().splitlines()[-1] == f"assay-classic 0.1.0: 20 names, {len(rows)} checks: {len(rows)} passed, " \
+    assert out.rstrip().splitlines()[-1] == f"assay-classic 0.1.0: 22 names, {len(rows)} checks: {len(rows)} passed, " \
                                             "0 failed, 0 skipped"
 
 
