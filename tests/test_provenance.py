@@ -188,7 +188,7 @@ def test_docstring_example_runs():
 def test_base_class_arguments_are_not_options_but_a_subclass_s_are():
     from assay.metrics import Metric
 
-    assert spec_of(load_ue_metric("augrc")) == "augrc"  # not augrc[higher_is_better=false] from UEMetric
+    assert spec_of(load_ue_metric("augrc")) == "augrc[convention=fd-shifts]"  # not higher_is_better from UEMetric
     assert spec_of(load_metric("accuracy"), "accuracy") == "accuracy"
 
     class Close(Metric):

@@ -149,7 +149,7 @@ def test_evaluator_bad_tallies(value, method):
 
 # ------------------------------------------------------------------ Metric class creation
 BAD_CLASS_BODIES = [
-    {"reduction_map": {"group_mean": {"agg_func": ["v", len, True]}}},
+    {"reduction_map": {"group_max": {"agg_func": ["v", len, True]}}},
     {"reduction_map": {"mean": ["s"], "weighted_win_rate": ["s"]}},
     {"reduction_map": "mean"}, {"single_reference_per_prediction": 1}, {"_requirements_list": [3]},
     {"process_single_instances": "no"}, {"implemented_reductions": ["mean"]}, {"n_resamples": 1.5},
