@@ -20,8 +20,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
 from assay.metrics._params import check_resampling, check_seed, new_seed
@@ -158,38 +156,16 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
                 g[f"{m.score_prefix or ''}{k}_ci_low"], g[f"{m.score_prefix or ''}{k}_ci_high"] = cis[i][k]
     g["num_of_instances"] = n
 
-    per_inst = []
+    per_inst = []  # per metric: {prefixed name: float array} or a list of dicts (see _instance_scores_of)
     for m, inter in zip(ms, inters):
-        rows = m.instance_scores(inter)
+        cols = _instance_scores_of(m, inter)
         pre = m.score_prefix or ""
-        per_inst.append([{pre + k: v for k, v in d.items()} for d in rows] if pre else rows)
+        if pre:
+            cols = ({pre + k: v for k, v in cols.items()} if isinstance(cols, dict)
+                    else [{pre + k: v for k, v in d.items()} for d in cols])
+        per_inst.append(cols)
     main_i = next((i for i, m in enumerate(ms) if m.per_instance), None)
     main_key = None if main_i is None else (ms[main_i].score_prefix or "") + ms[main_i].main_score
-    pred_list = predictions.tolist() if isinstance(predictions, np.ndarray) else predictions
-    ref_list = references.tolist() if isinstance(references, np.ndarray) else references
-    instances = []
-    for j in range(n):
-        sc: dict[str, Any]  # the instance's scores, then "score" / "score_name" for the main one
-        if len(per_inst) == 1:
-            sc = dict(per_inst[0][j])
-        else:
-            sc = {}
-            for rows in per_inst:
-                if first:
-                    for key, value in rows[j].items():
-                        sc.setdefault(key, value)
-                else:
-                    sc.update(rows[j])
-        if main_key is not None and main_key in sc:
-            sc["score"] = sc[main_key]
-            sc["score_name"] = main_key
-        inst: dict[str, Any] = {"prediction": pred_list[j]}
-        if ref_list is not None:
-            inst["references"] = ref_list[j]
-        if task_data is not None:
-            inst["task_data"] = task_data[j]
-        inst["score"] = {"instance": sc, "global": g}
-        instances.append(inst)
     info = {
         "metrics": [m.name or type(m).__name__ for m in ms],
         "higher_is_better": {(m.score_prefix or "") + m.main_score: bool(m.higher_is_better) for m in ms},
@@ -204,4 +180,23 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
                                              ci_method=ci_method, seed=seed, groups=groups,
                                              strata=strata).to_string()
     records = {m.name or type(m).__name__: (m, inter) for m, inter in zip(ms, inters)}
-    return EvaluationResults(instances, g, info, records)
+    return EvaluationResults.from_columns(n, predictions, references, task_data, per_inst, main_key=main_key,
+                                          first=first, global_scores=g, info=info, records=records)
+
+
+def _defining_class(cls: type, attr: str) -> type:
+    return next(k for k in cls.__mro__ if attr in vars(k))
+
+
+def _instance_scores_of(m: Any, inter: Any) -> Any:
+    """A metric's instance scores as columns when its class provides them consistently, else as dicts.
+
+    A class that overrides ``instance_scores`` without overriding ``instance_columns`` keeps
+    its own instance scores (the inherited columns would bypass its override).
+    """
+    cls = type(m)
+    if issubclass(_defining_class(cls, "instance_columns"), _defining_class(cls, "instance_scores")):
+        cols = m.instance_columns(inter)
+        if cols is not None:
+            return cols
+    return m.instance_scores(inter)

@@ -81,6 +81,19 @@ def check_prediction_type(metric: Any, predictions: Any, *, offset: int = 0) -> 
                 return
         elif tp is np.ndarray and predictions.ndim > 1:
             return
+    plain_type = typing.get_origin(tp) is None
+    if plain_type and isinstance(predictions, np.ndarray) and predictions.dtype.kind != "O" and len(predictions):
+        # every element of a typed array has one type: one test decides (a value of an (n, k) array is a row)
+        if _matches(predictions[0], tp):
+            return
+    elif plain_type and isinstance(predictions, (list, tuple)):
+        # a plain type: the answer depends on the value's type only, so test one value per type
+        # (one C-speed pass over the types) and look for the position only when a type fails
+        first: dict[type, Any] = {}
+        for t in set(map(type, predictions)):
+            first[t] = next(v for v in predictions if type(v) is t)
+        if all(_matches(v, tp) for v in first.values()):
+            return
     for i, value in enumerate(predictions):
         if not _matches(value, tp):
             name = getattr(tp, "__name__", None) or str(tp)
@@ -373,6 +386,39 @@ class Metric:
                 cols = [many[k].tolist() for k in keys]
                 return [dict(zip(keys, vals)) for vals in zip(*cols)]
             return [_floats(self.reduce(take(intermediates, [i]))) for i in range(len(intermediates))]
+
+    def additive_for_intervals(self, intermediates: Any) -> tuple[Metric, np.ndarray] | None:
+        """An additive twin of this metric and its statistics rows for the same instances, or None.
+
+        A metric that gathers its intermediates only because a setting was unknown before
+        the data was seen (the label set of a macro F1) can return a copy with that setting
+        bound from the data and the rows that copy maps the same instances to: the intervals
+        then resample summed statistics (fast, exact) instead of re-running :meth:`reduce`
+        on every resample. The twin must give the same scores as this metric on any subset
+        of the instances. Default: None (the intervals use the intermediates as they are).
+        """
+        return None
+
+    def instance_columns(self, intermediates: Any) -> dict[str, np.ndarray] | None:
+        """The instance scores as one float array per score name, or None when only :meth:`instance_scores` has them.
+
+        What :func:`assay.evaluate` keeps (a dict per instance is built only when the caller
+        reads that instance). Additive metrics get them from one vectorized ``reduce`` of
+        every instance's statistics; other metrics return None (``instance_scores`` is used).
+        A subclass that overrides :meth:`instance_scores` and not this method keeps its own
+        instance scores (:func:`assay.evaluate` checks which class defines each).
+        """
+        if not self.per_instance:
+            return {}
+        if not self.additive:
+            return None
+        arr = np.asarray(intermediates, dtype=float)
+        if len(arr) == 0:
+            return {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            many = self.reduce_totals_many(arr)
+        return {k: np.asarray(v, dtype=float) for k, v in many.items()}
 
     def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
         """Scores that are proportions ``successes / trials`` (for Wilson intervals).

@@ -39,6 +39,8 @@ def _stack(metrics: Sequence[Metric], inters: Sequence[Any]) -> tuple[np.ndarray
             at += arr.shape[1]
         else:
             cols.append(None)
+    if len(blocks) == 1:  # no copy of the only block (at 10 million rows a copy doubles the memory)
+        return blocks[0], cols
     return (np.concatenate(blocks, axis=1) if blocks else None), cols
 
 
@@ -135,6 +137,12 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
                 notes[(m.score_prefix or "") + s] = "no instances to resample"
         return result, notes
     rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups, strata=strata)
+    # metrics whose gathered state has an additive twin once the data is seen (label discovery)
+    twins = [m.additive_for_intervals(inter) if not m.additive and any(need_boot[i]) else None
+             for i, (m, inter) in enumerate(zip(metrics, inters))]
+    if any(t is not None for t in twins):
+        metrics = [t[0] if t is not None else m for m, t in zip(metrics, twins)]
+        inters = [t[1] if t is not None else inter for inter, t in zip(inters, twins)]
     boots = bootstrap_scores(rs, metrics, inters, need_boot)
     for i, m in enumerate(metrics):
         jack: dict[str, np.ndarray] | None = None

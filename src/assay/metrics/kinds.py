@@ -151,10 +151,18 @@ class _MeanOfInstances(Metric):
         return {name: means[..., j] for j, name in enumerate(self.names)}
 
     def instance_scores(self, intermediates: Any) -> list[dict[str, float]]:
-        k = len(self.names)
+        names = self.names
+        k = len(names)
         arr = self._plain_rows(intermediates)
         vals = np.where(arr[:, k:] > 0, arr[:, :k], np.nan)
-        return [dict(zip(self.names, row)) for row in vals.tolist()]
+        return [dict(zip(names, row)) for row in vals.tolist()]
+
+    def instance_columns(self, intermediates: Any) -> dict[str, np.ndarray] | None:
+        names = self.names
+        k = len(names)
+        arr = self._plain_rows(intermediates)
+        vals = np.where(arr[:, k:] > 0, arr[:, :k], np.nan)
+        return {name: vals[:, j] for j, name in enumerate(names)}
 
     def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
         """A mean score whose instance values are all 0 or 1 is a proportion (Wilson applies)."""

@@ -52,15 +52,74 @@ def codes(labels: Any, n: int, what: str) -> np.ndarray:
     return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in labels], dtype=np.intp)
 
 
+_CHUNK = 1 << 20
+
+
+def _small_int_columns(rows: np.ndarray) -> list[tuple[int, float, int]] | None:
+    """``(column, min, size)`` of the columns that vary, when all hold small integers; else None (chunked scan)."""
+    n = len(rows)
+    varying = np.zeros(rows.shape[1], dtype=bool)
+    lo = rows[0].copy()
+    hi = rows[0].copy()
+    for s in range(0, n, _CHUNK):
+        part = rows[s:s + _CHUNK]
+        varying |= np.any(part != rows[0], axis=0)
+        np.minimum(lo, part.min(axis=0), out=lo)
+        np.maximum(hi, part.max(axis=0), out=hi)
+        if not np.all(np.mod(part[:, varying], 1.0) == 0):
+            return None
+    out = []
+    for j in np.flatnonzero(varying):
+        if hi[j] - lo[j] >= 2**20:
+            return None
+        out.append((int(j), float(lo[j]), int(hi[j] - lo[j]) + 1))
+    return out
+
+
+def _distinct_small_ints(rows: np.ndarray, cols: list[tuple[int, float, int]], limit: int
+                         ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`distinct_rows` for small-integer columns, one chunk of keys at a time (memory: one chunk)."""
+    n = len(rows)
+    radix = 1
+    for _, _, size in cols:
+        radix *= size
+    if radix > 4 * n + 1024 or radix > 2**40:
+        return None
+    counts = np.zeros(radix, dtype=np.int64)
+    first = np.full(radix, -1, dtype=np.int64)
+    for s in range(0, n, _CHUNK):
+        part = rows[s:s + _CHUNK]
+        keys = np.zeros(len(part), dtype=np.int64)
+        r = 1
+        for j, lo, size in cols:
+            keys += (part[:, j] - lo).astype(np.int64) * r
+            r *= size
+        counts += np.bincount(keys, minlength=radix)
+        new, at = np.unique(keys, return_index=True)
+        unseen = first[new] < 0
+        first[new[unseen]] = s + at[unseen]
+    present = np.flatnonzero(counts)
+    if len(present) > limit:
+        return None
+    return rows[first[present]], counts[present]
+
+
 def distinct_rows(rows: np.ndarray, limit: int = MAX_DISTINCT) -> tuple[np.ndarray, np.ndarray] | None:
     """The distinct rows of ``rows`` and how often each occurs, or None if more than ``limit``.
 
     Linear time for small-integer columns (counts through one mixed-radix key and
-    ``bincount``); other columns are coded with a 1-D ``unique`` first.
+    ``bincount``, one chunk of 2**20 rows at a time, so the temporaries stay small at 10
+    million rows); other columns are coded with a 1-D ``unique`` first. Rows come in the
+    order of their keys, each represented by its first occurrence.
     """
     n = len(rows)
     if n == 0:
         return rows[:0], np.zeros(0, dtype=np.int64)
+    small = _small_int_columns(rows) if rows.ndim == 2 else None
+    if small is not None:
+        out = _distinct_small_ints(rows, small, limit)
+        if out is not None or len(small) == 0:
+            return out
     keys = np.zeros(n, dtype=np.int64)
     radix = 1
     for j in np.flatnonzero(np.any(rows != rows[0], axis=0)):

@@ -1,9 +1,16 @@
 """What :func:`assay.evaluate` returns, saved as and loaded from JSON (never pickle).
 
-:class:`EvaluationResults` is a list with one dict per instance, as unitxt returns:
+:class:`EvaluationResults` is a sequence with one dict per instance, as unitxt returns:
 ``results[i]["prediction"]``, ``["references"]``, ``["task_data"]`` (when given) and
 ``results[i]["score"] = {"instance": {...}, "global": {...}}``; the global dict is the
-same object for every instance. The list also carries ``global_scores``, ``info``
+same object for every instance. It is **columnar**: :func:`assay.evaluate` keeps the
+predictions, references and task data as the lists it was given and each metric's
+instance scores as one array per score; the dict of instance ``i`` is built when it is
+first read (then kept, so edits to it stay). Indexing, slicing, ``len``, iteration,
+``==`` with a list, ``list(results)``, :meth:`~EvaluationResults.to_dict` and
+:meth:`~EvaluationResults.save` behave as for a list of dicts; ``json.dumps(results)``
+needs ``list(results)`` or ``results.to_dict()`` (it is not a ``list`` subclass, so the
+encoder refuses it rather than writing it wrongly). It also carries ``global_scores``, ``info``
 (seed, resampling settings, metric names, notes on degenerate intervals, and the
 provenance ``signature`` string of :mod:`assay.provenance`) and, in memory,
 each metric's intermediates, which :func:`assay.compare` reuses.
@@ -20,8 +27,11 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from assay.errors import SaveFormatError
 from assay.jsonio import decode_numbers, read_json, to_jsonable, write_json_atomic
@@ -32,31 +42,121 @@ __all__ = ["EvaluationResults", "load_results", "to_jsonable"]
 FORMAT = "assay.evaluation/1"
 
 
-class EvaluationResults(list):
-    """Per-instance result dicts, with ``global_scores`` and ``info`` attached."""
+class EvaluationResults(Sequence):
+    """Per-instance result dicts (built on first access), with ``global_scores`` and ``info`` attached.
 
-    def __init__(self, instances: list[dict[str, Any]], global_scores: dict[str, Any], info: dict[str, Any],
+    Build it from a list of instance dicts (``EvaluationResults(instances, global_scores,
+    info)``, as :func:`load_results` does) or from columns (:meth:`from_columns`, as
+    :func:`assay.evaluate` does).
+    """
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value like a list
+
+    def __init__(self, instances: list[dict[str, Any]] | None, global_scores: dict[str, Any], info: dict[str, Any],
                  records: dict[str, tuple[Any, Any]] | None = None) -> None:
-        super().__init__(instances)
+        self._built: dict[int, dict[str, Any]] = dict(enumerate(instances or []))
+        self._n = len(instances or [])
+        self._columns: dict[str, Any] | None = None
         self.global_scores = global_scores
         self.info = info
         #: metric name -> (metric, intermediates); in memory only
         self.records = records or {}
 
+    @classmethod
+    def from_columns(cls, n: int, predictions: Sequence[Any], references: Sequence[Any] | None,
+                     task_data: Sequence[Any] | None, scores: list[Any], *, main_key: str | None, first: bool,
+                     global_scores: dict[str, Any], info: dict[str, Any],
+                     records: dict[str, tuple[Any, Any]] | None = None) -> EvaluationResults:
+        """Results kept as columns: ``scores`` holds, per metric, ``{name: float array}`` or a list of dicts.
+
+        ``first``: unitxt's precedence for a score name two metrics report (the earlier
+        metric keeps it); otherwise later metrics' names win (they never clash then).
+        """
+        out = cls(None, global_scores, info, records)
+        out._n = n
+        out._columns = {"predictions": predictions, "references": references, "task_data": task_data,
+                        "scores": scores, "main_key": main_key, "first": first}
+        return out
+
+    # ------------------------------------------------------------------ the sequence
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._instance(i) for i in range(*index.indices(self._n))]
+        try:
+            i = int(index.__index__())
+        except AttributeError:
+            raise TypeError(f"EvaluationResults indices must be integers or slices, not {type(index).__name__}") \
+                from None
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"EvaluationResults index {index} out of range ({self._n} instances)")
+        return self._instance(i)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self._instance(i) for i in range(self._n))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, EvaluationResults)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def _instance(self, i: int) -> dict[str, Any]:
+        inst = self._built.get(i)
+        if inst is None:
+            inst = self._build(i)
+            self._built[i] = inst
+        return inst
+
+    def _build(self, i: int) -> dict[str, Any]:
+        c = self._columns
+        assert c is not None  # instances given as dicts are all in _built
+        sc: dict[str, Any] = {}
+        for cols in c["scores"]:
+            items = ((k, float(a[i])) for k, a in cols.items()) if isinstance(cols, dict) else cols[i].items()
+            if c["first"]:
+                for key, value in items:
+                    sc.setdefault(key, value)
+            else:
+                sc.update(items)
+        main_key = c["main_key"]
+        if main_key is not None and main_key in sc:
+            sc["score"] = sc[main_key]
+            sc["score_name"] = main_key
+        inst: dict[str, Any] = {"prediction": _plain(c["predictions"][i])}
+        if c["references"] is not None:
+            inst["references"] = _plain(c["references"][i])
+        if c["task_data"] is not None:
+            inst["task_data"] = c["task_data"][i]
+        inst["score"] = {"instance": sc, "global": self.global_scores}
+        return inst
+
+    # ------------------------------------------------------------------ columns
     @property
     def instance_scores(self) -> list[dict[str, Any]]:
         return [inst["score"]["instance"] for inst in self]
 
     @property
     def predictions(self) -> list[Any]:
+        if self._columns is not None and not self._built:
+            return [_plain(p) for p in self._columns["predictions"]]
         return [inst.get("prediction") for inst in self]
 
     @property
     def references(self) -> list[Any] | None:
+        if self._columns is not None and not self._built:
+            refs = self._columns["references"]
+            return None if refs is None else [_plain(r) for r in refs]
         return [inst.get("references") for inst in self] if self and "references" in self[0] else None
 
     @property
     def task_data(self) -> list[Any] | None:
+        if self._columns is not None and not self._built:
+            tds = self._columns["task_data"]
+            return None if tds is None else list(tds)
         return [inst.get("task_data") for inst in self] if self and "task_data" in self[0] else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,6 +187,11 @@ class EvaluationResults(list):
     def __repr__(self) -> str:
         return f"<EvaluationResults: {len(self)} instances, {self.global_scores.get('score_name')}=" \
                f"{self.global_scores.get('score')}>"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy row or scalar as the Python value a list of results holds (``tolist`` semantics)."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
 
 
 def format_table(g: dict[str, Any], *, digits: int = 4) -> str:

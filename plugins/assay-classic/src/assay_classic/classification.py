@@ -67,12 +67,76 @@ class Accuracy(InstanceMetric):
         if references is None:
             raise InvalidParameterError("accuracy needs references; got None.")
         check_labels(predictions, "predictions", owner="accuracy")
+        fast = _one_scalar_reference_each(references)
+        if fast is not None:
+            check_labels(fast, "references", owner="accuracy")
+            rows = _equal_rows(predictions, fast)
+            if rows is not None:
+                return rows
         for i, refs in enumerate(references):
             check_labels(reference_list(refs), f"references[{i}]", owner="accuracy")
         return super().map_batch(predictions, references, task_data)
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
         return float(any(prediction == r for r in reference_list(references)))
+
+
+_SCALARS = (int, float, bool, str, np.integer, np.floating, np.bool_, np.str_)
+
+
+def _one_scalar_reference_each(references: Any) -> Any:
+    """The references as one flat sequence of scalars, when each instance has exactly one; else None.
+
+    The fast path of the everyday call (``evaluate(preds, refs)`` with one label per instance):
+    the type test is one C-speed pass over the types, not a Python loop over the values.
+    """
+    if isinstance(references, np.ndarray):
+        return references if references.ndim == 1 and references.dtype.kind in "biufU" else None
+    if not isinstance(references, (list, tuple)):
+        return None
+    types = set(map(type, references))
+    if all(issubclass(t, _SCALARS) for t in types):
+        return references
+    if types == {list} and set(map(len, references)) == {1}:
+        flat = [r[0] for r in references]
+        return flat if all(issubclass(t, _SCALARS) for t in set(map(type, flat))) else None
+    return None
+
+
+_NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
+_TEXT = (str, np.str_)
+
+
+def _kind_of(values: Any) -> str | None:
+    """``"numbers"`` or ``"strings"`` when every value is one of them (by type, one pass); else None."""
+    if isinstance(values, np.ndarray):
+        return "numbers" if values.dtype.kind in "biuf" else "strings" if values.dtype.kind == "U" else None
+    types = set(map(type, values))
+    if all(issubclass(t, _NUMBERS) for t in types):
+        return "numbers"
+    if all(issubclass(t, _TEXT) for t in types):
+        return "strings"
+    return None
+
+
+def _equal_rows(predictions: Any, references: Any) -> np.ndarray | None:
+    """Rows ``(predictions[i] == references[i], 1)``, vectorized where both sides are numbers or both strings.
+
+    Equal to the Python comparison the slow path makes (``1 == 1.0 == True``); None when
+    either side mixes numbers and strings, or the sides differ in kind (the slow path decides,
+    value by value: a string never equals a number). The rows are written in place (no
+    temporary columns: at 10 million instances the rows are the only large allocation).
+    """
+    kind = _kind_of(predictions)
+    if kind is None or _kind_of(references) != kind:
+        return None
+    p, r = np.asarray(predictions), np.asarray(references)
+    if p.ndim != 1 or r.shape != p.shape:
+        return None
+    rows = np.empty((p.size, 2))
+    np.equal(p, r, out=rows[:, 0], casting="unsafe")
+    rows[:, 1] = 1.0
+    return rows
 
 
 def _chunk_kind(chunk: Any) -> str:
@@ -133,17 +197,48 @@ class _LabelCountMetric(Metric):
         self.zero_division = check_zero_division(zero_division, metric=self.main_score)
         if self.multi_label:
             self.prediction_type = LabelSet
-        # the tracked labels decide the statistics layout (None: pooled micro counts)
-        if average == "binary":
-            self._tracked: list[Hashable] | None = [pos_label]
+        self._layout()
+
+    def _layout(self) -> None:
+        """The statistics layout, from the tracked labels (None: pooled micro counts, or gathered pairs)."""
+        self._tracked: list[Hashable] | None
+        if self.average == "binary":
+            self._tracked = [self.pos_label]
         elif self.labels is not None:
             self._tracked = self.labels
         else:
             self._tracked = None
-        pooled = average == "micro" and self.labels is None
+        pooled = self.average == "micro" and self.labels is None
         self.additive = self._tracked is not None or pooled
         self.vectorized = self.additive
         self.n_stats = 3 * len(self._tracked) if self._tracked is not None else (3 if pooled else None)
+
+    #: the largest count-row table (instances x 3 x labels) label discovery builds for the intervals
+    DISCOVERY_CELLS = 1 << 25
+
+    def additive_for_intervals(self, intermediates: Any) -> tuple[Metric, np.ndarray] | None:
+        """Label discovery: the labels of the gathered pairs, bound as ``labels=``, and the count rows.
+
+        ``labels=`` listing exactly the labels that occur gives the scores of the gathered path
+        (scikit-learn's ``unique_labels``: the sorted union of references and predictions), so
+        the intervals resample additive ``tp, fp, fn`` rows, exactly as the ``labels=`` path does
+        (same numbers as a run with ``labels=`` those labels). Not for label sets
+        (``multi_label``), nor when the rows would exceed :attr:`DISCOVERY_CELLS` cells.
+        """
+        if self.additive or self.multi_label or not len(intermediates):
+            return None
+        if isinstance(intermediates, np.ndarray):
+            truths, preds = intermediates[:, 0].tolist(), intermediates[:, 1].tolist()
+        else:
+            truths, preds = [t for t, _ in intermediates], [p for _, p in intermediates]
+        labels = sorted_labels(set(truths) | set(preds))
+        if len(truths) * 3 * (len(labels) + 1) > self.DISCOVERY_CELLS:
+            return None
+        twin = self.clone()
+        assert isinstance(twin, _LabelCountMetric)
+        twin.labels = list(labels)
+        twin._layout()
+        return twin, label_count_rows(truths, preds, twin._tracked or [])
 
     prediction_type: Any = Hashable
 
