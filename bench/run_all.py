@@ -27,6 +27,7 @@ QUICK = {
     "bench_segmentation": ["--maps", "100", "--repeat", "1"],
     "bench_import": ["--runs", "5"],
     "bench_parse_eval_memory": ["--mb", "20"],
+    "bench_evaluate": ["--quick"],
 }
 
 
