@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--ties", action="store_true", help="round the scores to one decimal (heavy ties)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--uniform", action="store_true", help="uniform instead of normal scores")
+    parser.add_argument("--memory", action="store_true",
+                        help="also the tracemalloc peak of assay's roc_auc in a fresh interpreter (issue 17)")
     args = parser.parse_args(argv)
 
     from sklearn.metrics import roc_auc_score
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = np.random.default_rng(0)
     labels = rng.random(args.n) < 0.3
-    scores = rng.normal(size=args.n) + 0.5 * labels
+    scores = (rng.random(args.n) if args.uniform else rng.normal(size=args.n)) + 0.5 * labels
     if args.ties:
         scores = np.round(scores, 1)
     pairs = np.column_stack([scores, labels.astype(np.float64)])
@@ -112,8 +115,23 @@ def main(argv: list[str] | None = None) -> int:
     bad = [k for k, r in rows.items() if k.startswith("assay") and r["abs_diff_vs_sklearn"] > 1e-9]
     if bad:
         print(f"VALUE MISMATCH against sklearn: {bad}")
+    memory = None
+    if args.memory:
+        import subprocess
+
+        probe = ("import sys, tracemalloc, numpy as np\nfrom assay_classic.functional import roc_auc\n"
+                 "n = int(sys.argv[1]); rng = np.random.default_rng(0); y = (rng.random(n) < 0.3).astype(np.int64)\n"
+                 "s = (rng.random(n) if sys.argv[2] == 'u' else rng.normal(size=n)) + 0.5 * y\n"
+                 "roc_auc(y[:10], s[:10]); tracemalloc.start(); roc_auc(y, s)\n"
+                 "print(tracemalloc.get_traced_memory()[1], s.nbytes + y.nbytes)")
+        out = subprocess.run([sys.executable, "-c", probe, str(args.n), "u" if args.uniform else "n"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        memory = {"peak_bytes": int(out[0]), "input_bytes": int(out[1])}
+        print(f"memory: peak {memory['peak_bytes'] / 1e6:.0f} MB beyond the input of {memory['input_bytes'] / 1e6:.0f} "
+              f"MB (scores + int64 labels): {memory['peak_bytes'] / memory['input_bytes']:.2f}x (target <= 3x)")
     if args.json:
-        args.json.write_text(json.dumps({"n": args.n, "ties": args.ties, "rows": rows, "ratios": ratios}, indent=2))
+        args.json.write_text(json.dumps({"n": args.n, "ties": args.ties, "rows": rows, "ratios": ratios,
+                                         "memory": memory}, indent=2))
     return 1 if bad else 0
 
 
