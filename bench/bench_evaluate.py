@@ -66,6 +66,32 @@ def memory(n: int, n_resamples: int) -> tuple[float, int, int]:
     return float(out[0]), int(out[1]), int(out[2])
 
 
+def accuracy_round(n: int, repeats: int) -> dict[str, float]:
+    """Medians of the accuracy contenders at size ``n`` (values checked against scikit-learn first)."""
+    import torch
+    from sklearn.metrics import accuracy_score
+    from torchmetrics.classification import MulticlassAccuracy
+
+    import assay
+
+    rng = np.random.default_rng(n)
+    p_arr = rng.integers(0, 5, n)
+    r_arr = np.where(rng.random(n) < 0.2, p_arr, rng.integers(0, 5, n))
+    preds, refs = p_arr.tolist(), r_arr.tolist()
+    tp, tr = torch.from_numpy(p_arr), torch.from_numpy(r_arr)
+    tm = MulticlassAccuracy(num_classes=5, average="micro")
+    expected = accuracy_score(refs, preds)
+    got = assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=0).global_scores["accuracy"]
+    assert abs(got - expected) < 1e-12, (got, expected)
+    return round_robin({
+        "sklearn lists": lambda: accuracy_score(refs, preds),
+        "assay lists": lambda: assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=0),
+        "assay lists + CI": lambda: assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=1000),
+        "torchmetrics tensors": lambda: tm(tp, tr),
+        "assay tensors": lambda: assay.evaluate(tp, tr, metrics=["accuracy"], n_resamples=0),
+    }, repeats)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", type=float, default=[1e4, 1e5, 1e6])
@@ -77,32 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in ([1e4, 1e5] if args.quick else args.sizes)] + ([10_000_000] if args.big else [])
     repeats = 3 if args.quick else args.repeats
 
-    import torch
-    from sklearn.metrics import accuracy_score
-    from torchmetrics.classification import MulticlassAccuracy
-
     import assay
 
     report: dict[str, Any] = {"accuracy": {}, "macro_f1": {}, "memory": {}}
     print(f"{'n':>10} {'sklearn':>9} {'assay':>9} {'ratio':>6} {'assay+CI':>9} {'ratio':>6} "
           f"{'torchm.':>9} {'assay t.':>9} {'ratio':>6}")
     for n in sizes:
-        rng = np.random.default_rng(n)
-        p_arr = rng.integers(0, 5, n)
-        r_arr = np.where(rng.random(n) < 0.2, p_arr, rng.integers(0, 5, n))
-        preds, refs = p_arr.tolist(), r_arr.tolist()
-        tp, tr = torch.from_numpy(p_arr), torch.from_numpy(r_arr)
-        tm = MulticlassAccuracy(num_classes=5, average="micro")
-        expected = accuracy_score(refs, preds)
-        got = assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=0).global_scores["accuracy"]
-        assert abs(got - expected) < 1e-12, (got, expected)
-        t = round_robin({
-            "sklearn lists": lambda: accuracy_score(refs, preds),
-            "assay lists": lambda: assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=0),
-            "assay lists + CI": lambda: assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=1000),
-            "torchmetrics tensors": lambda: tm(tp, tr),
-            "assay tensors": lambda: assay.evaluate(tp, tr, metrics=["accuracy"], n_resamples=0),
-        }, repeats if n < 10_000_000 else 1)
+        t = accuracy_round(n, repeats if n < 10_000_000 else 1)
         report["accuracy"][n] = t
         sk, tmt = t["sklearn lists"], t["torchmetrics tensors"]
         print(f"{n:>10} {sk:9.4f} {t['assay lists']:9.4f} {t['assay lists'] / sk:6.2f} "

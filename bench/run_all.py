@@ -28,6 +28,7 @@ QUICK = {
     "bench_import": ["--runs", "5"],
     "bench_parse_eval_memory": ["--mb", "20"],
     "bench_evaluate": ["--quick"],
+    "bench_parse_eval": ["--quick"],
 }
 
 
