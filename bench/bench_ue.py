@@ -66,16 +66,24 @@ def torch_or_none():
         return None
 
 
+#: a folder holding an unpacked ``torch_uncertainty`` package (``--torch-uncertainty DIR``), else the installed one
+TU_DIR: str | None = None
+
+
 def tu_module(relative: str):
     """One torch-uncertainty module loaded from its file (its package __init__ imports torchvision,
     which is not needed for the metrics and may not match the installed torch)."""
     import importlib.util
     import os
 
-    spec = importlib.util.find_spec("torch_uncertainty")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("torch_uncertainty is not installed")
-    path = os.path.join(list(spec.submodule_search_locations)[0], relative)
+    if TU_DIR is not None:
+        root = os.path.join(TU_DIR, "torch_uncertainty")
+    else:
+        spec = importlib.util.find_spec("torch_uncertainty")
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("torch_uncertainty is not installed (or give --torch-uncertainty DIR)")
+        root = list(spec.submodule_search_locations)[0]
+    path = os.path.join(root, relative)
     mod_spec = importlib.util.spec_from_file_location("tu_" + os.path.basename(relative)[:-3], path)
     module = importlib.util.module_from_spec(mod_spec)
     mod_spec.loader.exec_module(module)
@@ -121,7 +129,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--torch-uncertainty", default=None, metavar="DIR",
+                    help="a folder with the unpacked torch_uncertainty package (pip download torch-uncertainty "
+                         "--no-deps, unzip): run its metrics side by side without installing it")
     args = ap.parse_args()
+    global TU_DIR
+    TU_DIR = args.torch_uncertainty
     from assay_uncertainty.calibration import ECE
     from assay_uncertainty.rejection import prr_scores
     from assay_uncertainty.risk_coverage import aurc_and_e_aurc
@@ -135,6 +148,8 @@ def main() -> None:
     print(f"AURC + E-AURC, N={n:,} (binary quality)")
     baseline("np.argsort (baseline)", lambda: np.argsort(u), rep)
     timed("assay aurc_and_e_aurc (fd-shifts)", lambda: aurc_and_e_aurc(u, q), 1.1)
+    timed("assay aurc_and_e_aurc (torch-uncertainty convention)",
+          lambda: aurc_and_e_aurc(u, q, convention="torch-uncertainty"), 1.1)
     if torch is not None:
         try:
             tu_rc = tu_module("metrics/classification/risk_coverage.py")
@@ -184,12 +199,13 @@ def main() -> None:
 
             pt, yt = torch.from_numpy(p), torch.from_numpy(y)
 
-            def tm():
-                m = MulticlassCalibrationError(num_classes=nc, n_bins=15, norm="l1", validate_args=False)
+            def tm(validate=False):
+                m = MulticlassCalibrationError(num_classes=nc, n_bins=15, norm="l1", validate_args=validate)
                 m.update(pt, yt)
                 return float(m.compute())
 
             timed("torchmetrics MulticlassCalibrationError (2 threads)", tm)
+            timed("torchmetrics MulticlassCalibrationError (2 threads, validate_args=True)", lambda: tm(True))
             print(f"  (same value: assay {ece(False):.6f}, torchmetrics {tm():.6f})")
         except Exception as exc:  # noqa: BLE001
             print(f"  torchmetrics ECE: not run ({type(exc).__name__}: {exc})")

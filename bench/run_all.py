@@ -29,6 +29,7 @@ QUICK = {
     "bench_parse_eval_memory": ["--mb", "20"],
     "bench_evaluate": ["--quick"],
     "bench_parse_eval": ["--quick"],
+    "bench_ue_grid": ["--quick"],
 }
 
 
