@@ -75,3 +75,15 @@ def test_the_vectorized_accuracy_equals_python_equality(data):
     expected = [float(p == r) for p, r in zip(preds, refs)]
     assert [x["score"]["instance"]["accuracy"] for x in res] == expected
     assert math.isclose(res.global_scores["accuracy"], sum(expected) / n)
+
+
+def test_editing_the_inputs_afterwards_does_not_change_the_results():
+    preds, refs = [1, 2, 3], [[1], [2], [0]]
+    arr = np.array([1, 2, 3])
+    res = assay.evaluate(preds, refs, metrics=["accuracy"], n_resamples=0)
+    res_arr = assay.evaluate(arr, refs, metrics=["accuracy"], n_resamples=0)
+    preds[0] = 99
+    refs[1] = [42]
+    arr[2] = 77
+    assert res[0]["prediction"] == 1 and res[1]["references"] == [2] and res.predictions == [1, 2, 3]
+    assert res_arr[2]["prediction"] == 3

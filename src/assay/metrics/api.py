@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from assay.core.result import UndefinedMetricWarning
 from assay.errors import InvalidParameterError
 from assay.metrics._params import check_resampling, check_seed, new_seed
@@ -180,8 +182,19 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
                                              ci_method=ci_method, seed=seed, groups=groups,
                                              strata=strata).to_string()
     records = {m.name or type(m).__name__: (m, inter) for m, inter in zip(ms, inters)}
-    return EvaluationResults.from_columns(n, predictions, references, task_data, per_inst, main_key=main_key,
-                                          first=first, global_scores=g, info=info, records=records)
+    # the results keep their own copy of the inputs (shallow for lists, as a list of dicts would hold the
+    # same elements): an edit of the caller's list or array afterwards must not change what they show
+    return EvaluationResults.from_columns(n, _snapshot(predictions), _snapshot(references), _snapshot(task_data),
+                                          per_inst, main_key=main_key, first=first, global_scores=g, info=info,
+                                          records=records)
+
+
+def _snapshot(values: Any) -> Any:
+    if values is None:
+        return None
+    if isinstance(values, np.ndarray):
+        return values.copy()
+    return list(values)
 
 
 def _defining_class(cls: type, attr: str) -> type:

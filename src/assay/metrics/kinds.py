@@ -161,8 +161,12 @@ class _MeanOfInstances(Metric):
         names = self.names
         k = len(names)
         arr = self._plain_rows(intermediates)
-        vals = np.where(arr[:, k:] > 0, arr[:, :k], np.nan)
-        return {name: vals[:, j] for j, name in enumerate(names)}
+        out = {}
+        for j, name in enumerate(names):
+            defined = arr[:, k + j] > 0
+            # every instance defined (the common case): a view of the rows, no copy at 10 million instances
+            out[name] = arr[:, j] if defined.all() else np.where(defined, arr[:, j], np.nan)
+        return out
 
     def proportions(self, intermediates: Any) -> dict[str, tuple[float, float]]:
         """A mean score whose instance values are all 0 or 1 is a proportion (Wilson applies)."""

@@ -26,6 +26,7 @@ strata give the same resamples.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -56,23 +57,27 @@ _CHUNK = 1 << 20
 
 
 def _small_int_columns(rows: np.ndarray) -> list[tuple[int, float, int]] | None:
-    """``(column, min, size)`` of the columns that vary, when all hold small integers; else None (chunked scan)."""
+    """``(column, min, size)`` of the columns that vary, when all hold small integers; else None.
+
+    One column at a time, in chunks (a preallocated buffer for the integrality test), so the
+    scan allocates nothing of the size of the rows.
+    """
     n = len(rows)
-    varying = np.zeros(rows.shape[1], dtype=bool)
-    lo = rows[0].copy()
-    hi = rows[0].copy()
-    for s in range(0, n, _CHUNK):
-        part = rows[s:s + _CHUNK]
-        varying |= np.any(part != rows[0], axis=0)
-        np.minimum(lo, part.min(axis=0), out=lo)
-        np.maximum(hi, part.max(axis=0), out=hi)
-        if not np.all(np.mod(part[:, varying], 1.0) == 0):
-            return None
     out = []
-    for j in np.flatnonzero(varying):
-        if hi[j] - lo[j] >= 2**20:
+    buf = np.empty(min(n, _CHUNK), dtype=np.float64)
+    for j in range(rows.shape[1]):
+        col = rows[:, j]
+        lo, hi = float(col.min()), float(col.max())
+        if lo == hi:
+            continue
+        if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo >= 2**20:
             return None
-        out.append((int(j), float(lo[j]), int(hi[j] - lo[j]) + 1))
+        for s in range(0, n, _CHUNK):
+            part = col[s:s + _CHUNK]
+            floor = np.floor(part, out=buf[:len(part)])
+            if not np.array_equal(floor, part):
+                return None
+        out.append((j, lo, int(hi - lo) + 1))
     return out
 
 
