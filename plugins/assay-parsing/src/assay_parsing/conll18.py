@@ -113,7 +113,8 @@ class _Word:
         self.upos = w.upos  # type: ignore[attr-defined]
         self.xpos = w.xpos  # type: ignore[attr-defined]
         feats = w.feats  # type: ignore[attr-defined]
-        self.feats = "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+        self.feats = "" if feats in ("_", "") else \
+            "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
         self.deprel = w.deprel.split(":")[0]  # type: ignore[attr-defined]
         self.head: int = w.head  # type: ignore[attr-defined]
         self.parent: _Word | None = None
@@ -122,10 +123,17 @@ class _Word:
         self.functional = self.deprel in FUNCTIONAL_DEPRELS
 
 
-def _strip_spaces(form: str, where: str) -> str:
-    text = "".join(c for c in form if unicodedata.category(c) != "Zs")
+def _strip_spaces(form: str, sent: Sentence) -> str:
+    """``form`` without its space separators (Unicode category Zs); ``sent`` names the place of an error.
+
+    Most forms are ASCII without a space: returned as they are, without a look at each character.
+    """
+    if form.isascii() and " " not in form:
+        text = form
+    else:
+        text = "".join(c for c in form if unicodedata.category(c) != "Zs")
     if not text:
-        raise AlignmentError(f"{where}: a FORM is empty once its spaces are removed ({form!r}).")
+        raise AlignmentError(f"{sent.describe()}: a FORM is empty once its spaces are removed ({form!r}).")
     return text
 
 
@@ -155,14 +163,14 @@ def load_sentences(sentences: Iterable[Sentence]) -> UDFile:
             mwt = ranges.get(w.id)
             start = len(ud.characters)
             if mwt is not None:
-                ud.characters.extend(_strip_spaces(mwt.form, sent.describe()))
+                ud.characters.extend(_strip_spaces(mwt.form, sent))
                 end = len(ud.characters)
                 ud.tokens.append((start, end))
                 while i < len(sent.words) and sent.words[i].id <= mwt.last:
                     words.append(_Word(start, end, True, sent.words[i]))
                     i += 1
                 continue
-            ud.characters.extend(_strip_spaces(w.form, sent.describe()))
+            ud.characters.extend(_strip_spaces(w.form, sent))
             end = len(ud.characters)
             ud.tokens.append((start, end))
             words.append(_Word(start, end, False, w))
@@ -344,10 +352,10 @@ def aligned_cuts(gold: Sequence[Sentence], system: Sequence[Sentence]) -> list[t
             covered: set[int] = set()
             for m in sent.multiword_tokens:
                 covered.update(range(m.first, m.last + 1))
-                offset += len(_strip_spaces(m.form, sent.describe()))
+                offset += len(_strip_spaces(m.form, sent))
             for w in sent.words:
                 if w.id not in covered:
-                    offset += len(_strip_spaces(w.form, sent.describe()))
+                    offset += len(_strip_spaces(w.form, sent))
         return out
 
     g_starts, s_starts = starts(gold), starts(system)
