@@ -149,3 +149,32 @@ def test_bar_plot_without_matplotlib(results, tmp_path, monkeypatch):
 def test_missing_manifest(tmp_path):
     with pytest.raises(FileNotFoundError, match="assay-results.json"):
         load_results(tmp_path)
+
+
+def test_readable_names_and_df_naming_first():
+    from assay.report.plots import readable
+
+    assert readable("pred_model") == "Prediction model"
+    assert readable("dice id") == "Dice ID" and readable("aurc ood") == "AURC OoD"
+    assert readable("some_new_metric") == "Some new metric"  # never snake_case on a figure
+    assert readable("pred_model", {"pred_model": "Network"}) == "Network"
+
+
+def test_a_metric_equal_along_the_grouping_gets_no_panel(results):
+    from assay.report.plots import split_flat
+
+    t = load_results(results)
+    data = bar_data(t, "pred_model")
+    # a column whose group means are all equal (one shifted copy of another's bars minus their mean)
+    flat_col = col(t, "dice")
+    data[flat_col] = {k: (0.0, sd) for k, (_, sd) in data[flat_col].items()}
+    shown, flat = split_flat(data)
+    assert flat == [flat_col] and flat_col not in shown and col(t, "aurc") in shown
+    single = {col(t, "aurc"): {"A": (0.3, 0.0)}}  # one group: nothing to compare
+    assert split_flat(single) == ({}, [col(t, "aurc")])
+
+
+def test_nothing_varying_is_an_error_naming_the_metrics(results, tmp_path):
+    t = load_results(results)
+    with pytest.raises(InvalidParameterError, match="no metric varies along it"):
+        bar_plot(t, "pred_model", tmp_path / "x.png", filter={"pred_model": ["B"]})

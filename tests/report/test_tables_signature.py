@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from assay.cli import main
@@ -80,7 +82,14 @@ def test_plots_carry_it_as_a_footer(tmp_path):
 
     from assay.report import bar_plot
 
-    table = load_results(make(tmp_path / "r"))
+    root = make(tmp_path / "r")
+    # a second prediction model, so that the bars differ (a plot of one group has nothing to compare)
+    manifest = json.loads((root / "assay-results.json").read_text(encoding="utf-8"))
+    manifest["versions"].append({"pred_model": "B", "params": {"pred_model": "B", "seed": 1}, "version_name": "seed1",
+                                 "unc_types": ["u"], "aggregations": {"m": "image_mean"}, "output_dir": "B/seed1"})
+    write_json_atomic(root / "B/seed1/id/seg.json", {"mean": {"metrics": {"dice": 0.9}}})
+    write_json_atomic(root / "assay-results.json", manifest)
+    table = load_results(root)
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text in the SVG
-        path = bar_plot(table, "unc_type", tmp_path / "p.svg")
+        path = bar_plot(table, "pred_model", tmp_path / "p.svg")
     assert f"signature: {SIG}" in path.read_text(encoding="utf-8")

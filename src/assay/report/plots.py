@@ -18,12 +18,19 @@ Options as in ValUES' plot config:
 ``ordering``
     ``{dimension: [values]}``; the order of the bars (values not listed follow).
 
+What the figure shows is written on it: values are multiplied by ``scale`` (100, as in
+the tables) and the axis says so; the caption says what a bar and an error bar are; a
+metric whose bars are all equal along ``along`` gets no panel (the caption names it);
+names are readable (``df_naming``, else :func:`readable`: ``pred_model`` is "Prediction
+model", ``ood_detection`` "OoD detection", ``auroc`` "AUROC").
+
 matplotlib is an optional extra (``pip install 'assay[plot]'``).
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,10 +40,40 @@ from assay.errors import ConfigError, InvalidParameterError, MissingDependencyEr
 from assay.jsonio import atomic_output
 from assay.report.collect import Column, ResultTable
 
-__all__ = ["PLOT_KEYS", "bar_data", "bar_plot", "check_plot_options"]
+__all__ = ["PLOT_KEYS", "READABLE", "bar_data", "bar_plot", "check_plot_options", "readable", "split_flat"]
 
 #: the keys of a plot config (ValUES' plot config)
 PLOT_KEYS = ("filter", "df_naming", "coloring", "ordering")
+
+#: default display names of the dimensions, tasks, metrics and splits of downstream results
+READABLE: dict[str, str] = {
+    "pred_model": "Prediction model", "unc_type": "Uncertainty type", "aggregation": "Aggregation",
+    "seed": "Seed", "segmentation_performance": "Segmentation", "ood_detection": "OoD detection",
+    "failure_detection": "Failure detection", "calibration": "Calibration",
+    "ambiguity_modeling": "Ambiguity modeling", "al_improvement": "Active-learning improvement",
+    "al_split_files": "Active-learning split", "dice": "Dice", "auroc": "AUROC", "aurc": "AURC",
+    "e_aurc": "E-AURC", "augrc": "AUGRC", "ace": "ACE", "ece": "ECE", "ncc": "NCC", "ged": "GED",
+    "id": "ID", "ood": "OoD", "val": "val", "test": "test",
+    "predictive_uncertainty": "Predictive", "aleatoric_uncertainty": "Aleatoric",
+    "epistemic_uncertainty": "Epistemic", "image_mean": "Image mean", "patch_max": "Patch max",
+    "threshold_mean": "Threshold mean", "ged_iou": "GED (IoU)", "fpr95": "FPR@95%TPR",
+    "ood_detection_rate": "OoD detection rate", "adaptive_ece": "Adaptive ECE",
+    "aurc_fd_shifts": "AURC (fd-shifts)", "e_aurc_fd_shifts": "E-AURC (fd-shifts)",
+    "ood_share_queried_unlabeled": "OoD share of the queried", "ood_detection_rate_unlabeled": "OoD detection rate",
+    "dice_second_cycle": "Dice, 2nd cycle", "unlabeled": "unlabeled",
+}
+
+
+def readable(label: str, naming: Mapping[str, str] | None = None) -> str:
+    """The display name of ``label``: ``naming`` (a config's ``df_naming``) first, then :data:`READABLE`
+    word by word (``"dice id"`` -> "Dice ID"), else the words with ``_`` as spaces, first letter capital."""
+    if naming and label in naming:
+        return naming[label]
+    if label in READABLE:
+        return READABLE[label]
+    words = [READABLE.get(w, w.replace("_", " ")) for w in str(label).split(" ")]
+    text = " ".join(words)
+    return text[:1].upper() + text[1:]
 
 
 def _expect(cond: bool, file: str, at: tuple[Any, ...], expected: str, got: Any) -> None:
@@ -149,10 +186,32 @@ def bar_data(table: ResultTable, along: str, *, filter: Mapping[str, Any] | None
     return out
 
 
+def split_flat(data: Mapping[Column, Mapping[str, tuple[float, float]]]
+               ) -> tuple[dict[Column, Mapping[str, tuple[float, float]]], list[Column]]:
+    """``(columns to draw, columns whose bars are all equal)``: a metric with one value for every group
+    (to 1e-12 of its largest bar) does not vary along the grouping, so it gets no panel."""
+    shown: dict[Column, Mapping[str, tuple[float, float]]] = {}
+    flat: list[Column] = []
+    for col, stats in data.items():
+        means = [m for m, _ in stats.values()]
+        spread = max(means) - min(means) if means else 0.0
+        if len(means) < 2 or spread <= 1e-12 * max(1.0, max(abs(m) for m in means)):
+            flat.append(col)
+        else:
+            shown[col] = stats
+    return shown, flat
+
+
 def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mapping[str, Any] | None = None,
              df_naming: Mapping[str, str] | None = None, coloring: Mapping[str, Mapping[str, str]] | None = None,
-             ordering: Mapping[str, Sequence[str]] | None = None, columns_per_row: int = 4, dpi: int = 110) -> Path:
-    """Draw one bar chart per metric column into a single PNG (or any format matplotlib knows)."""
+             ordering: Mapping[str, Sequence[str]] | None = None, columns_per_row: int = 4, dpi: int = 110,
+             scale: float = 100.0) -> Path:
+    """Draw one bar chart per metric column into a single PNG (or any format matplotlib knows).
+
+    Heights and error bars are multiplied by ``scale`` (100: the tables' scale); a column
+    whose bars are all equal along ``along`` (nothing to compare) gets no panel, and the
+    caption names it.
+    """
     try:
         import matplotlib
 
@@ -164,38 +223,56 @@ def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mappin
     if not data:
         raise InvalidParameterError(f"Nothing to plot along {along!r}: every selected column is empty.")
     naming = dict(df_naming or {})
+
+    def title_of(col: Column) -> str:
+        full = f"{col.task}: {col.label}"
+        if full in naming:
+            return naming[full]
+        return f"{readable(col.task, naming)}\n{readable(col.label, naming)}"
+
+    shown, flat = split_flat(data)
+    if not shown:
+        raise InvalidParameterError(f"Nothing to plot along {along!r}: no metric varies along it "
+                                    f"({', '.join(title_of(c).replace(chr(10), ': ') for c in flat)}).")
     colours = dict((coloring or {}).get(along, {}))
     default = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-    n = len(data)
+    n = len(shown)
     ncols = min(columns_per_row, n)
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.0 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows + 0.9), squeeze=False,
+                             layout="constrained")
     all_keys: list[str] = []
-    for stats in data.values():
+    for stats in shown.values():
         all_keys += [k for k in stats if k not in all_keys]
-    for ax, (col, stats) in zip(axes.flat, data.items()):
+    axis_label = f"Δ to µ{f' (×{scale:g})' if scale != 1 else ''}, better ↑"
+    for ax, (col, stats) in zip(axes.flat, shown.items()):
         keys = list(stats)
-        heights = [stats[k][0] for k in keys]
-        errors = [stats[k][1] for k in keys]
+        heights = [stats[k][0] * scale for k in keys]
+        errors = [stats[k][1] * scale for k in keys]
         bar_colours = [colours.get(k, default[all_keys.index(k) % len(default)]) for k in keys]
         ax.bar(range(len(keys)), heights, yerr=errors, capsize=3, color=bar_colours)
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_xticks(range(len(keys)))
-        ax.set_xticklabels([naming.get(k, k) for k in keys], rotation=30, ha="right", fontsize=7)
-        title = f"{col.task}: {col.label}"
-        ax.set_title(naming.get(title, naming.get(col.label, title)), fontsize=8)
+        ax.set_xticklabels([readable(k, naming) for k in keys], rotation=30, ha="right", fontsize=7)
+        ax.set_title(title_of(col), fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
-        ax.set_ylabel("better than µ →" if ax in axes[:, 0] else "", fontsize=7)
+        ax.set_ylabel(axis_label if ax in axes[:, 0] else "", fontsize=7)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig.suptitle(f"Relative to the column mean µ (higher is better), grouped by {along}", fontsize=9)
-    # provenance (issue 16): the run's signature as a small footer, in a band kept free for it
-    footer = 0.0
+    fig.suptitle(f"By {readable(along, naming).lower()}: each metric relative to its mean µ over all rows "
+                 "(lower-is-better metrics negated, so higher bars are better)", fontsize=9)
+    caption = (f"Bar: mean over the rows of the group (each row a mean over seeds); error bar: ±1 standard "
+               f"deviation across those rows (none for a single row). Values ×{scale:g}, as in the tables.")
+    if flat:
+        caption += f" Not shown, equal for every {readable(along, naming).lower()}: " + \
+            ", ".join(title_of(c).replace("\n", ": ") for c in flat) + "."
+    text = textwrap.fill(caption, width=max(50, int(3.2 * ncols * 17)))  # ~17 characters per inch at 6 pt
     if table.signature:
-        fig.text(0.005, 0.005, f"signature: {table.signature}", fontsize=4, ha="left", va="bottom", color="0.35")
-        footer = 0.12 / (3.0 * nrows)
-    # leave a band at the top for the title, or it overlaps the first row's panel titles
-    fig.tight_layout(rect=(0, footer, 1, 1 - 0.35 / (3.0 * nrows)))
+        # provenance (issue 16): the run's signature as a small footer, left-aligned on one line; the empty
+        # last line of the caption keeps its band free
+        fig.text(0.005, 0.004, f"signature: {table.signature}", fontsize=4, ha="left", va="bottom", color="0.35")
+        text += "\n "
+    fig.supxlabel(text, fontsize=6, color="0.3")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
