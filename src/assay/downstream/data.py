@@ -1,7 +1,11 @@
-"""Loading one image's maps and masks from ``.npy`` / ``.npz`` files (never pickles).
+"""Loading one image's maps and masks from ``.npy`` / ``.npz`` / NIfTI files (never pickles).
 
 A split folder (``data_dir / split``) holds, per image ``ID``, either one archive
-``ID.npz`` with the arrays below as keys, or one ``.npy`` file per kind in a subfolder:
+``ID.npz`` with the arrays below as keys, or one file per kind in a subfolder: ``.npy``,
+or NIfTI (``.nii.gz`` / ``.nii``, read with nibabel: the voxel array of the image,
+``get_fdata`` for floating-point data and the stored integers for label maps; the affine
+and header are not used). A folder may mix formats; two files for one image and kind (say
+``ID.npy`` and ``ID.nii.gz``) are an error naming both.
 
 ================  ============================  ===========================================
 kind              file                          shape
@@ -14,7 +18,11 @@ uncertainty       ``UNC_TYPE/ID.npy``           spatial: one map per uncertainty
 
 Image ids are the names in ``pred_seg/`` (or of the ``.npz`` files), sorted.
 Reference segmentations may live in a shared folder (``references`` in the config,
-``REF_DIR/ID.npy``) instead of ``ref_segs/``.
+``REF_DIR/ID.npy`` or ``REF_DIR/ID.nii.gz``) instead of ``ref_segs/``.
+
+nibabel is needed only for NIfTI files (``pip install nibabel``, or the ``nifti`` extra);
+without it a NIfTI file is a :class:`~assay.errors.MissingDependencyError` naming the
+install command.
 """
 
 from __future__ import annotations
@@ -26,9 +34,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, MissingDependencyError
 
-__all__ = ["ImageData", "list_images", "load_image"]
+__all__ = ["ARRAY_SUFFIXES", "ImageData", "list_images", "load_image", "read_array"]
+
+#: the file suffixes of single arrays, in the order they are looked for
+ARRAY_SUFFIXES = (".npy", ".nii.gz", ".nii")
 
 
 @attrs.frozen
@@ -51,19 +62,51 @@ class ImageData:
         return value
 
 
+def _stem(path: Path) -> str | None:
+    """The image id of an array file (its name without the array suffix), or None for another file."""
+    name = path.name
+    for suffix in ARRAY_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
 def list_images(split_dir: Path) -> list[str]:
     """The image ids of a split folder (sorted); an error when the folder does not exist."""
     split_dir = Path(split_dir)
     if not split_dir.is_dir():
-        raise FileNotFoundError(f"No data folder {split_dir} (expected pred_seg/*.npy or *.npz inside).")
+        raise FileNotFoundError(f"No data folder {split_dir} (expected pred_seg/*.npy, pred_seg/*.nii.gz or *.npz "
+                                "inside).")
     ids = {p.stem for p in split_dir.glob("*.npz")}
     if (split_dir / "pred_seg").is_dir():
-        ids |= {p.stem for p in (split_dir / "pred_seg").glob("*.npy")}
+        ids |= {stem for p in (split_dir / "pred_seg").iterdir() if (stem := _stem(p)) is not None}
     return sorted(ids)
 
 
-def _load_npy(path: Path) -> np.ndarray:
+def read_array(path: str | Path) -> np.ndarray:
+    """One array file: ``.npy`` (never with pickles) or NIfTI ``.nii`` / ``.nii.gz`` (nibabel)."""
+    path = Path(path)
+    if path.name.endswith((".nii", ".nii.gz")):
+        try:
+            import nibabel
+        except ImportError:
+            raise MissingDependencyError("nibabel", extra="nifti", purpose=f"reading the NIfTI file {path}") from None
+        image: Any = nibabel.load(str(path))  # a spatial image (Nifti1Image / Nifti2Image)
+        dtype = image.get_data_dtype()
+        data = np.asanyarray(image.dataobj)
+        # label maps stay integers; floating-point maps (and scaled data) as nibabel's floats
+        return np.asarray(data) if np.issubdtype(dtype, np.integer) and np.issubdtype(data.dtype, np.integer) \
+            else np.asarray(image.get_fdata())
     return np.load(path, allow_pickle=False)
+
+
+def _find(folder: Path, image_id: str) -> Path | None:
+    """The array file of ``image_id`` in ``folder`` (any of :data:`ARRAY_SUFFIXES`); two of them is an error."""
+    found = [folder / f"{image_id}{suffix}" for suffix in ARRAY_SUFFIXES if (folder / f"{image_id}{suffix}").is_file()]
+    if len(found) > 1:
+        raise InvalidParameterError(f"Image {image_id!r} has more than one file in {folder}: "
+                                    f"{', '.join(p.name for p in found)}; keep one.")
+    return found[0] if found else None
 
 
 def load_image(split_dir: Path, image_id: str, *, split: str = "", kinds: Iterable[str] = (),
@@ -82,18 +125,19 @@ def load_image(split_dir: Path, image_id: str, *, split: str = "", kinds: Iterab
         for kind in kinds:
             value = None
             if kind == "ref_segs" and reference_dir is not None:
-                path = Path(reference_dir) / f"{image_id}.npy"
-                value = _load_npy(path) if path.is_file() else None
+                path = _find(Path(reference_dir), image_id)
+                value = read_array(path) if path is not None else None
             if value is None and archive is not None and kind in archive.files:
                 value = np.asarray(archive[kind])
             if value is None:
-                path = split_dir / kind / f"{image_id}.npy"
-                if path.is_file():
-                    value = _load_npy(path)
+                path = _find(split_dir / kind, image_id) if (split_dir / kind).is_dir() else None
+                if path is not None:
+                    value = read_array(path)
             if value is None and kind != "pred_samples":
-                where = f"{npz} (key {kind!r}) or {split_dir / kind / (image_id + '.npy')}"
+                names = "|".join(ARRAY_SUFFIXES)
+                where = f"{npz} (key {kind!r}) or {split_dir / kind / image_id}{{{names}}}"
                 if kind == "ref_segs" and reference_dir is not None:
-                    where = f"{Path(reference_dir) / (image_id + '.npy')} or " + where
+                    where = f"{Path(reference_dir) / image_id}{{{names}}} or " + where
                 raise FileNotFoundError(f"No {kind!r} array for image {image_id!r}: looked for {where}.")
             arrays[kind] = value
     finally:
