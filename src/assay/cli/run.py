@@ -1,4 +1,4 @@
-"""``assay run CONFIG.yaml [-o FOLDER] [--json]``: run every downstream task of an experiment config.
+"""``assay run CONFIG.yaml [KEY=VALUE ...] [-o FOLDER] [--json]``: run every downstream task of an experiment config.
 
 The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
 lines (each file written) go to stderr.
@@ -23,6 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "results plus a manifest for 'assay table' and 'assay plot'. See docs/downstream.md.",
     )
     p.add_argument("config", type=Path, help="experiment config (YAML)")
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                   help="override a key of the composed config, e.g. base_path=/data/toy or "
+                        "task_params.ood_detection.datasets=[id,ood] (values are YAML; +KEY=VALUE adds a key; "
+                        "a relative base_path / output_path is relative to the current folder)")
     add_output(p, "folder", "the results and the manifest",
                default="output_path of the config, else 'results' beside it")
     p.add_argument("--executor", default=None,
@@ -34,11 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assay.downstream import run_experiments
+    from assay.downstream import load_config, run_experiments
 
     check_output(args)
+    config = load_config(args.config, args.overrides) if args.overrides else args.config
     with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
-        summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet)
+        summary = run_experiments(config, output=args.output, executor=args.executor, verbose=not args.quiet)
     if args.json:
         print_json({"output": str(summary.output_dir), "versions": summary.versions, "tasks": list(summary.tasks),
                     "images": summary.images, "files": [str(f) for f in summary.files],

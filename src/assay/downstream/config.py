@@ -36,6 +36,7 @@ in size, alias expansion and nesting), interpolations may produce at most
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from assay.configfile import MAX_NODES, close_match, load_yaml
 from assay.configfile import key_path as _path_text
 from assay.errors import ConfigError
 
-__all__ = ["ConfigError", "load_config", "validate_config"]
+__all__ = ["ConfigError", "load_config", "parse_override", "validate_config"]
 
 _REF = re.compile(r"\$\{([A-Za-z0-9_.\-]+)\}")
 
@@ -189,12 +190,70 @@ def _references(value: Any, found: set[str]) -> set[str]:
     return found
 
 
-def load_config(path: str | Path) -> dict:
+#: where a command-line override is said to come from in error messages
+COMMAND_LINE = "<command line>"
+_OVERRIDE = re.compile(r"^(\+?)([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)=(.*)$", re.S)
+
+
+def parse_override(text: str) -> tuple[bool, tuple[str | int, ...], Any]:
+    """``key.path=value`` (``+key.path=value`` adds a key): ``(add, path, value)``.
+
+    The value is read as YAML (``3`` is a number, ``[a, b]`` a list, ``null`` None), as in
+    Hydra's override grammar for plain values; a part of the path that is a number indexes
+    a list (``experiments.0.naming_scheme_version=v{seed}``).
+    """
+    m = _OVERRIDE.match(text) if isinstance(text, str) else None
+    if m is None:
+        raise ConfigError(f"{COMMAND_LINE}: {text!r} is not an override; write KEY=VALUE (a dotted key path, e.g. "
+                          "base_path=/data/toy or task_params.ood_detection.datasets=[id,ood]), or +KEY=VALUE to "
+                          "add a key.")
+    import yaml
+
+    try:
+        value = yaml.safe_load(m.group(3)) if m.group(3).strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{COMMAND_LINE}: {m.group(2)}: the value {m.group(3)!r} is not valid YAML "
+                          f"({str(exc).splitlines()[0]}).") from None
+    path = tuple(int(p) if p.isdigit() else p for p in m.group(2).split("."))
+    return bool(m.group(1)), path, value
+
+
+def _apply_override(config: dict, text: str, origins: _Origins) -> None:
+    add, path, value = parse_override(text)
+    node: Any = config
+    for depth, part in enumerate(path[:-1]):
+        ok = (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int)
+                                                           and 0 <= part < len(node))
+        if not ok:
+            raise ConfigError(f"{COMMAND_LINE}: {text!r}: the config has no key {_path_text(path[:depth + 1])}.")
+        node = node[part]
+    last = path[-1]
+    if isinstance(node, list):
+        if not (isinstance(last, int) and 0 <= last < len(node)):
+            raise ConfigError(f"{COMMAND_LINE}: {text!r}: {_path_text(path[:-1])} is a list of {len(node)}; "
+                              f"no item {last!r}.")
+    elif not isinstance(node, dict):
+        raise ConfigError(f"{COMMAND_LINE}: {text!r}: {_path_text(path[:-1])} is not a mapping.")
+    elif add and last in node:
+        raise ConfigError(f"{COMMAND_LINE}: {text!r}: {_path_text(path)} exists; override it without '+'.")
+    elif not add and last not in node:
+        hint = close_match(str(last), [str(k) for k in node])
+        raise ConfigError(f"{COMMAND_LINE}: {text!r}: the config has no key {_path_text(path)}.{hint} To add a "
+                          f"key, write +{text}.")
+    node[last] = value
+    origins.record(value, path, COMMAND_LINE)
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> dict:
     """Read, compose, interpolate and check an experiment config; relative paths resolve against its folder.
 
     Returns the composed config as plain dicts and lists, with ``base_path``,
     ``output_path`` (default ``results``), ``config_dir`` and ``config_file`` as absolute
-    paths. Every key is checked (see :func:`validate_config`), and so is the grid
+    paths. ``overrides`` (``"base_path=/data/toy"``, ``"+key=value"``: see
+    :func:`parse_override`) apply to the composed config before interpolation, so a
+    ``${base_path}`` elsewhere follows an overridden ``base_path``; a relative path given
+    on the command line for ``base_path`` or ``output_path`` resolves against the current
+    directory. Every key is checked (see :func:`validate_config`), and so is the grid
     (naming schemes, duplicate and escaping output folders; see
     :func:`assay.downstream.build_grid`), before anything runs.
     """
@@ -203,6 +262,8 @@ def load_config(path: str | Path) -> dict:
     path = Path(path).resolve()
     origins = _Origins()
     raw = _read_yaml(path, origins, chain=())
+    for text in overrides:
+        _apply_override(raw, text, origins)
     definitions = _references(raw, set())
     config = _interpolate(raw, raw, origins, str(path), ())
     validate_config(config, origins=origins, root=str(path), definitions=definitions)
@@ -210,7 +271,8 @@ def load_config(path: str | Path) -> dict:
         value = config.get(key, default)
         if value is not None:
             p = Path(value).expanduser()
-            config[key] = str(p if p.is_absolute() else (path.parent / p).resolve())
+            anchor = Path.cwd() if origins.file((key,), "") == COMMAND_LINE else path.parent
+            config[key] = str(p if p.is_absolute() else (anchor / p).resolve())
     config["config_dir"] = str(path.parent)
     config["config_file"] = str(path)
     build_grid(config, origin=lambda key: origins.file(key, str(path)))
