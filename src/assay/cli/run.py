@@ -1,6 +1,8 @@
-"""``assay run CONFIG.yaml [-o FOLDER] [--json]``: run every downstream task of an experiment config.
+"""``assay run CONFIG.yaml [KEY=VALUE ...] [-o FOLDER] [--allow-import] [--json]``: run an experiment config.
 
-The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
+``KEY=VALUE`` arguments are Hydra overrides (``base_path=/data/toy``, ``+new=1``,
+``tasks=[threshold,aggregation,ood_detection]``). A ValUES config runs on its experiment
+tree and writes ValUES' result files there (or under ``-o FOLDER``). The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
 lines (each file written) go to stderr.
 """
 
@@ -22,7 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(prediction models x iterated parameters such as seeds) and write the nested JSON "
         "results plus a manifest for 'assay table' and 'assay plot'. See docs/downstream.md.",
     )
-    p.add_argument("config", type=Path, help="experiment config (YAML)")
+    p.add_argument("config", type=Path, help="experiment config (YAML): assay's own or ValUES' eval_config_*.yaml")
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                   help="Hydra overrides of config keys, e.g. base_path=/data/toy")
+    p.add_argument("--allow-import", action="store_true",
+                   help="let _target_ import a dotted path no plugin registers (runs that module's code)")
     add_output(p, "folder", "the results and the manifest",
                default="output_path of the config, else 'results' beside it")
     p.add_argument("--executor", default=None,
@@ -38,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args)
     with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
-        summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet)
+        summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet,
+                                  overrides=args.overrides, allow_import=args.allow_import)
     if args.json:
         print_json({"output": str(summary.output_dir), "versions": summary.versions, "tasks": list(summary.tasks),
                     "images": summary.images, "files": [str(f) for f in summary.files],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +208,8 @@ def _context(p: _Planned, v: ExperimentVersion, split: str, aggs: dict, base_pat
 
 
 def run_experiments(config: dict | str | Path, *, output: str | Path | None = None, executor: Any = None,
-                    progress: bool | None = None, verbose: bool = False) -> RunSummary:
+                    progress: bool | None = None, verbose: bool = False, overrides: Sequence[str] = (),
+                    allow_import: bool = False) -> RunSummary:
     """Run every configured task for every experiment version and write the result trees.
 
     Parameters
@@ -221,12 +223,26 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     executor : str or executor, optional
         A registered executor spec (``"processes[workers=4]"``) or an executor object;
         default: the config's ``executor`` or ``"serial"``.
+    overrides : sequence of str
+        Hydra overrides applied when ``config`` is a file (``["base_path=/data/toy"]``).
+    allow_import : bool
+        Let ``_target_`` import a dotted path that no plugin registers (see
+        :mod:`assay.downstream.targets`).
+
+    A ValUES config (:mod:`assay.downstream.values`) runs as ValUES does, on its
+    experiment tree (:func:`assay.downstream.values_runner.run_values`).
     """
     from assay.plugins import load_executor
 
     start = time.perf_counter()
     if not isinstance(config, dict):
-        config = load_config(config)
+        config = load_config(config, overrides, allow_import=allow_import)
+    if config.get("layout") == "values":
+        from assay.downstream.values_runner import run_values
+
+        if allow_import:
+            config = {**config, "allow_import": True}
+        return run_values(config, output=output, executor=executor, progress=progress, verbose=verbose)
     elif "config_file" not in config:  # a dict built in Python, not by load_config: check it the same way
         validate_config(config, root="<config dict>")
     if output is not None:
