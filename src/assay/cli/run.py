@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("config", type=Path, help="experiment config (YAML): assay's own or ValUES' eval_config_*.yaml")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="Hydra overrides of config keys, e.g. base_path=/data/toy")
+    p.add_argument("--tasks", default=None, metavar="NAME,NAME",
+                   help="run these tasks instead of the config's 'tasks' (comma-separated keys of task_params; "
+                   "Hydra cannot override 'tasks' where a tasks/ config folder exists, as in ValUES' configs)")
     p.add_argument("--allow-import", action="store_true",
                    help="let _target_ import a dotted path no plugin registers (runs that module's code)")
     add_output(p, "folder", "the results and the manifest",
@@ -45,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     check_output(args)
     with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
         summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet,
-                                  overrides=args.overrides, allow_import=args.allow_import)
+                                  overrides=args.overrides, allow_import=args.allow_import,
+                                  tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None)
     if args.json:
         print_json({"output": str(summary.output_dir), "versions": summary.versions, "tasks": list(summary.tasks),
                     "images": summary.images, "files": [str(f) for f in summary.files],

@@ -75,7 +75,8 @@ def _absolute_overrides(overrides: Sequence[str]) -> list[str]:
     return out
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import: bool = False) -> dict:
+def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import: bool = False,
+                tasks: Sequence[str] | None = None) -> dict:
     """Read, compose, interpolate and check an experiment config; relative paths resolve against its folder.
 
     Composition is Hydra's (:func:`assay.downstream.compose.compose_config`): ``defaults``
@@ -86,7 +87,10 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import
     ``aggregations`` named by registered spec, ``task_params`` entries with a ``function``
     spec) and ValUES' (an experiment with ``image_ending`` / ``unc_ending`` /
     ``n_reference_segs``, or a task ``function`` given by ``_target_``; see
-    :mod:`assay.downstream.values`). Returns the composed config as plain dicts and lists,
+    :mod:`assay.downstream.values`). ``tasks`` replaces the config's ``tasks`` list (Hydra
+    cannot override it where a ``tasks/`` config group exists, as in ValUES' configs).
+    ``allow_import`` lets ``_target_`` import dotted paths (:mod:`assay.downstream.targets`).
+    Returns the composed config as plain dicts and lists,
     with ``base_path``, ``output_path`` (assay's configs: default ``results``),
     ``config_dir`` and ``config_file`` as absolute paths. Every key is checked (see
     :func:`validate_config`), and so is the grid, before anything runs.
@@ -98,6 +102,10 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import
     overrides = _absolute_overrides(list(overrides))
     cfg, origins = compose_config(path, overrides)
     from omegaconf import OmegaConf
+
+    if tasks is not None:  # Hydra cannot override 'tasks' where a tasks/ config group exists (ValUES' folders)
+        OmegaConf.update(cfg, "tasks", list(tasks), force_add=True)
+        origins.record(None, ("tasks",), "the command line (--tasks)")
 
     raw = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(raw, dict)

@@ -209,7 +209,7 @@ def _context(p: _Planned, v: ExperimentVersion, split: str, aggs: dict, base_pat
 
 def run_experiments(config: dict | str | Path, *, output: str | Path | None = None, executor: Any = None,
                     progress: bool | None = None, verbose: bool = False, overrides: Sequence[str] = (),
-                    allow_import: bool = False) -> RunSummary:
+                    allow_import: bool = False, tasks: Sequence[str] | None = None) -> RunSummary:
     """Run every configured task for every experiment version and write the result trees.
 
     Parameters
@@ -228,6 +228,8 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     allow_import : bool
         Let ``_target_`` import a dotted path that no plugin registers (see
         :mod:`assay.downstream.targets`).
+    tasks : sequence of str, optional
+        Run these tasks instead of the config's ``tasks`` (when ``config`` is a file).
 
     A ValUES config (:mod:`assay.downstream.values`) runs as ValUES does, on its
     experiment tree (:func:`assay.downstream.values_runner.run_values`).
@@ -236,7 +238,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
 
     start = time.perf_counter()
     if not isinstance(config, dict):
-        config = load_config(config, overrides, allow_import=allow_import)
+        config = load_config(config, overrides, allow_import=allow_import, tasks=tasks)
     if config.get("layout") == "values":
         from assay.downstream.values_runner import run_values
 

@@ -36,8 +36,8 @@ from assay_segmentation.synthetic import _difficulty, _predict, _references, _rn
 
 __all__ = ["SPLITS", "write_values_tree"]
 
-#: images per split written by default: ood holds ValUES' toy OoD ids 0..20 and 3 ID images
-SPLITS: dict[str, int] = {"val": 3, "ood": 24}
+#: images per split written by default (the splits ValUES' aggregation step reads); ood holds the toy OoD ids 0..20 and 3 ID images
+SPLITS: dict[str, int] = {"val": 3, "id": 2, "ood": 24, "unlabeled": 2}
 _ERROR = {"Softmax": 1.2, "Dropout": 1.0, "Ensemble": 0.8, "TTA": 1.0, "SSN": 0.9}
 _AWARE = {"Softmax": 0.2, "Dropout": 0.6, "Ensemble": 1.0, "TTA": 0.5, "SSN": 0.7}
 
@@ -66,22 +66,23 @@ def _write_image(v: ValuesVersion, split: str, image_id: str, shape: tuple[int, 
     maps = _uncertainties(samples, mean, key, v.pred_model, v.version_name, ood, _AWARE.get(v.pred_model, 0.5))
     if softmax:
         write_array(folder / "pred_seg" / f"{image_id}_01{end}", samples[0])
-        fg = np.clip(0.5 + (samples[0] - 0.5) * (1 - maps["predictive_uncertainty"]), 0.0, 1.0).astype(np.float32)
+        fg = np.clip(0.5 + (samples[0] - 0.5) * (1 - maps["predictive_uncertainty"]), 0.0, 1.0).astype(np.float64)
         probs = [1.0 - fg, fg] + [np.zeros_like(fg)] * max(0, v.n_classes - 2)
         for c, prob in enumerate(probs[: v.n_classes]):
-            write_array(folder / "pred_prob" / f"{image_id}_01_{c + 1:02d}{uend}", np.asarray(prob, np.float32))
+            write_array(folder / "pred_prob" / f"{image_id}_01_{c + 1:02d}{uend}", np.asarray(prob, np.float64))
         pred = samples[0]
     else:
         for k, sample in enumerate(samples):
             write_array(folder / "pred_seg" / f"{image_id}_{k + 1:02d}{end}", sample)
         write_array(folder / "pred_seg" / f"{image_id}_mean{end}", mean)
         pred = mean
-    for unc in v.unc_types:
+    for unc in v.unc_types:  # float64, as ValUES' test scripts store them (its JSON writers fail on float32)
+        umap = np.asarray(maps.get(unc, maps["predictive_uncertainty"]), dtype=np.float64)
         if unc == "predictive_uncertainty":
             if not softmax:
-                write_array(folder / "pred_entropy" / f"{image_id}{uend}", maps[unc])
+                write_array(folder / "pred_entropy" / f"{image_id}{uend}", umap)
         else:
-            write_array(folder / unc / f"{image_id}{uend}", maps.get(unc, maps["predictive_uncertainty"]))
+            write_array(folder / unc / f"{image_id}{uend}", umap)
     return float(np.mean([dice(pred, r) for r in refs]))
 
 
