@@ -52,7 +52,7 @@ from assay_segmentation.scores import auroc, fit_platt, platt_confidence, values
 __all__ = ["AggregateUncertainties", "AlImprovementStep", "AmbiguityStep", "CalibrationStep", "FailureDetectionStep",
            "FindThreshold", "ForegroundQuantile", "OodDetectionStep", "SaveForegroundQuantiles", "SplitFilesStep",
            "ThresholdImages", "ValuesThreshold", "aggregation_details", "patch_level", "image_level",
-           "read_metrics", "threshold_aggregation"]
+           "read_metrics", "threshold_aggregation", "values_aurc"]
 
 
 # --------------------------------------------------------------------------- aggregations
@@ -398,13 +398,55 @@ def mean_dice_from_metrics(metrics: dict[str, Any]) -> float:
     return float(mean["metrics"]["dice"] if "metrics" in mean else mean["dice"])
 
 
+def values_aurc(risks: Any, confids: Any) -> tuple[float, float]:
+    """``(AURC, E-AURC)`` on ValUES' risk-coverage curve (``evaluation.metrics.aurc``), ties as ValUES has them.
+
+    Examples are removed in ascending confidence (``numpy.argsort``'s default order). The
+    curve starts at coverage 1 with the mean risk; after the removal of the ``i``-th
+    example (``i = 0 .. n-2``) a point at coverage ``(n-1-i)/n`` with the mean risk of the
+    rest is added when ``i = 0`` or that example's confidence differs from the previous
+    one's, weighted by the removals since the last point over ``n``; removals left
+    without a point add a last point at coverage 0 with the last risk. AURC is the
+    trapezoid sum ``sum_j (R_j + R_{j+1}) / 2 * w_j``. Unlike a curve with one point per
+    group of tied confidences (``aurc[convention=values]``), a point can fall inside a
+    tie group, after the first of its members: ValUES' own numbers, which differ from the
+    tie-grouped curve only where confidences tie. E-AURC subtracts the mean over ``k`` of
+    the mean of the ``k`` smallest risks.
+
+    >>> values_aurc([0.2, 0.4], [0.9, 0.1])  # remove 0.4 first: R = 0.3, then 0.2; w = 1/2
+    (0.125, -0.125)
+    """
+    r = np.asarray(risks, dtype=np.float64).ravel()
+    c = np.asarray(confids, dtype=np.float64).ravel()
+    if r.shape != c.shape or r.size == 0:
+        raise InvalidParameterError(f"values_aurc: expected risks and confids of one non-zero length, got {r.size} "
+                                    f"and {c.size}")
+    n = r.size
+    order = np.argsort(c)
+    rs, cs = r[order], c[order]
+    rest = np.cumsum(rs[::-1])[::-1]  # rest[i]: the risks from position i on
+    i = np.arange(n - 1)
+    added = np.ones(n - 1, dtype=bool)
+    added[1:] = cs[1:n - 1] != cs[: n - 2]
+    points = i[added]
+    risk = np.concatenate([[rest[0] / n], rest[points + 1] / (n - 1 - points)])
+    weight = np.diff(np.concatenate([[-1], points])) / n
+    tail = (n - 2) - (points[-1] if points.size else -1)
+    if tail > 0:
+        risk = np.append(risk, risk[-1])
+        weight = np.append(weight, tail / n)
+    area = float(np.sum((risk[:-1] + risk[1:]) * 0.5 * weight)) if weight.size else 0.0
+    optimal = float(np.mean(np.cumsum(np.sort(r)) / np.arange(1, n + 1)))
+    return area, area - optimal
+
+
 @attrs.frozen
 class FailureDetectionStep:
-    """``aurc.main``: AURC and E-AURC (ValUES' convention) of risk ``1 - Dice`` -> ``failure_detection.json``.
+    """``aurc.main``: AURC and E-AURC of risk ``1 - Dice`` on ValUES' curve -> ``failure_detection.json``.
 
     Dice per image from the split's ``metrics.json``; confidence is minus the aggregated
-    uncertainty; the registered UE metrics ``aurc[convention=values]`` and
-    ``e_aurc[convention=values]`` compute the scores. Keys ``aurc`` and ``eaurc``.
+    uncertainty; :func:`values_aurc` computes the scores (ValUES' curve, ties included).
+    Keys ``aurc`` and ``eaurc``.
     """
 
     needs: ClassVar[frozenset[str]] = frozenset({"aggregated"})
@@ -413,19 +455,17 @@ class FailureDetectionStep:
         return image.aggregated
 
     def version_files(self, per_image: dict[str, Any], ctx: Any, store: Any) -> dict[Path, Any]:
-        from assay.plugins import load_ue_metric
-
         path = ctx.dataset_path / "metrics.json"
         metrics = read_metrics(path, store)
         keys = sorted(per_image)
         dice = np.array([image_dice_from_metrics(metrics, k, path) for k in keys], dtype=np.float64)
-        aurc, eaurc = load_ue_metric("aurc[convention=values]"), load_ue_metric("e_aurc[convention=values]")
         tree: dict[str, Any] = {"mean": {}}
         for unc in ctx.version.unc_types:
             tree["mean"][unc] = {}
             for agg in ctx.version.aggregations:
                 u = np.array([per_image[k][unc][agg] for k in keys], dtype=np.float64)
-                tree["mean"][unc][agg] = {"metrics": {"aurc": float(aurc(u, dice)), "eaurc": float(eaurc(u, dice))}}
+                aurc, eaurc = values_aurc(1.0 - dice, -u)
+                tree["mean"][unc][agg] = {"metrics": {"aurc": aurc, "eaurc": eaurc}}
         return {ctx.dataset_path / "failure_detection.json": tree}
 
 
