@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from assay.configfile import MAX_NODES, load_yaml
 from assay.configfile import key_path as _path_text
 from assay.errors import ConfigError
 
-__all__ = ["MAX_FILES", "Origins", "compose_config", "referenced_keys", "resolve"]
+__all__ = ["MAX_FILES", "Origins", "check_group_keys", "compose_config", "referenced_keys", "resolve"]
 
 #: the most files read through nested ``defaults`` for one config
 MAX_FILES = 200
@@ -48,6 +49,8 @@ class Origins:
     def __init__(self) -> None:
         self.map: dict[tuple[Any, ...], str] = {}
         self.reads = 0  # files read through ``defaults``, bounded by MAX_FILES
+        #: top-level keys that Hydra's package rule made from a defaults file's folder -> that file
+        self.group_keys: dict[str, str] = {}
 
     def record(self, value: Any, path: tuple[Any, ...], file: str) -> None:
         self.map[path] = file
@@ -144,6 +147,8 @@ def _walk(path: Path, root: Path, package: str, origins: Origins, chain: tuple[P
             child = "" if header == "_global_" else header.replace("_group_", group_pkg)
         else:
             child = _join(package, group_pkg) if not name.startswith("/") else group_pkg
+            if child and not package:
+                origins.group_keys.setdefault(child.split(".")[0], str(sub))
         _walk(sub, root, child, origins, chain + (path,))
 
 
@@ -235,7 +240,10 @@ def compose_config(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Any
         origins.record(None, tuple(p for p in key.split(".") if p), "the command line")
     GlobalHydra.instance().clear()
     try:
-        with initialize_config_dir(config_dir=str(path.parent), version_base=None, job_name="assay"):
+        with initialize_config_dir(config_dir=str(path.parent), version_base=None, job_name="assay"), \
+                warnings.catch_warnings():
+            # "Defaults list is missing _self_": assay documents the rule (this file's keys come last)
+            warnings.filterwarnings("ignore", message=".*Defaults list is missing `_self_`", category=UserWarning)
             cfg = compose(config_name=path.stem, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         text = " ".join(str(exc).split())
@@ -253,7 +261,7 @@ def compose_config(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Any
 def resolve(cfg: Any, key: Any, *, file: str, origins: Origins, at: tuple[Any, ...] = ()) -> Any:
     """``cfg[key]`` as plain data with every interpolation resolved; errors name the file and key path."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
+    from omegaconf.errors import InterpolationKeyError, OmegaConfBaseException
 
     try:
         node = cfg[key] if key is not None else cfg
@@ -264,5 +272,17 @@ def resolve(cfg: Any, key: Any, *, file: str, origins: Origins, at: tuple[Any, .
         full = getattr(exc, "full_key", None) or ".".join(map(str, at + ((key,) if key is not None else ())))
         parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"\.|\[|\]", str(full)) if p)
         message = " ".join(str(exc).splitlines()[0].split())
-        raise ConfigError(f"{origins.file(parts, file)}: {_path_text(parts)}: expected an interpolation that "
-                          f"resolves, got an error: {message}") from None
+        expected = "an interpolation of an existing key" if isinstance(exc, InterpolationKeyError) else \
+            "an interpolation that resolves"
+        raise ConfigError(f"{origins.file(parts, file)}: {_path_text(parts)}: expected {expected}, got an error: "
+                          f"{message}") from None
+
+
+def check_group_keys(config: dict, allowed: Sequence[str], origins: Origins) -> None:
+    """An unknown top-level key that a defaults file's folder made (Hydra's package rule): say how to fix it."""
+    for key in config:
+        if key not in allowed and key in origins.group_keys:
+            file = origins.group_keys[key]
+            raise ConfigError(f"{file}: {key}: unknown key {key!r}: Hydra places a defaults file from the folder "
+                              f"{key!r} under the key {key!r}; start the file with '# @package _global_' (or list it "
+                              f"as '{key}/...@_global_') to merge its keys at the top level.")

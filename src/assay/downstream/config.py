@@ -41,7 +41,7 @@ from typing import Any
 
 from assay.configfile import close_match
 from assay.configfile import key_path as _path_text
-from assay.downstream.compose import MAX_FILES, Origins, compose_config, referenced_keys, resolve
+from assay.downstream.compose import MAX_FILES, Origins, check_group_keys, compose_config, referenced_keys, resolve
 from assay.errors import ConfigError
 
 __all__ = ["MAX_FILES", "ConfigError", "load_config", "validate_config"]
@@ -113,6 +113,7 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import
     if is_values_config(raw):
         return load_values_config(cfg, raw, path, origins, definitions, allow_import=allow_import)
     config = resolve(cfg, None, file=str(path), origins=origins)
+    check_group_keys(config, list(TOP_KEYS) + sorted(definitions), origins)
     validate_config(config, origins=origins, root=str(path), definitions=definitions)
     for key, default in (("base_path", None), ("output_path", "results")):
         value = config.get(key, default)

@@ -236,7 +236,10 @@ def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, defini
     """Check and resolve a ValUES config (see the module docstring); the steps are instantiated to check them."""
     from assay.downstream.targets import instantiate
 
+    from assay.downstream.compose import check_group_keys
+
     root = str(path)
+    check_group_keys(raw, list(TOP_KEYS) + sorted(definitions), origins)
     _unknown(raw, list(TOP_KEYS) + sorted(definitions - set(TOP_KEYS)), origins.file((), root), ())
     config: dict[str, Any] = {}
     for key in ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "allow_import"):
