@@ -71,7 +71,15 @@ def _run_demo(out_dir):
     run(out_dir)
 
 
+def _run_values_demo(out_dir):
+    from assay_segmentation.values_demo import run
+
+    run(out_dir)
+
+
 @hookimpl
 def assay_register_demo_sections(register):
     register("segmentation", _run_demo, order=40,
              title="ValUES-style downstream tasks on synthetic uncertainty maps, tables and bar plots")
+    register("values", _run_values_demo, order=41,
+             title="ValUES' own toy config, unchanged, on a synthetic ValUES experiment tree (NIfTI)")

@@ -112,7 +112,7 @@ def write_values_tree(config: str | Path | dict, *, overrides: Sequence[str] = (
             folder = v.dataset_path(split)
             dices = {i: _write_image(v, split, i, shape, n_samples) for i in _ids(split, n)}
             write_json_atomic(folder / "metrics.json", _metrics(folder, dices, v.image_ending), fsync=False)
-            files += len(list(folder.rglob("*")))
+            files += sum(p.is_file() for p in folder.rglob("*"))
             if second_cycle and v.second_cycle_path is not None:
                 queries = [("random", "random")] + [(u, a) for u in v.unc_types if u != "aleatoric_uncertainty"
                                                     for a in v.aggregations]
