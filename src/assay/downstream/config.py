@@ -69,7 +69,7 @@ def _absolute_overrides(overrides: Sequence[str]) -> list[str]:
     out = []
     for item in overrides:
         key, sep, value = item.partition("=")
-        if sep and key.lstrip("+") in PATH_KEYS and value and not value.startswith(("$", "/", "~")):
+        if sep and key.lstrip("+") in PATH_KEYS and value and value != "null" and not value.startswith(("$", "/", "~")):
             item = f"{key}={Path(value).resolve()}"
         out.append(item)
     return out
