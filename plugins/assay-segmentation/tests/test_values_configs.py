@@ -1,4 +1,4 @@
-"""ValUES' published configs as written: loading, _target_ aliases, and a typo anywhere is an error naming the key path."""
+"""ValUES' published configs as written: loading, _target_ aliases, a typo anywhere an error naming the key path."""
 
 from __future__ import annotations
 

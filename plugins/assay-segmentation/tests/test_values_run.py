@@ -261,9 +261,11 @@ def test_lidc_failure_calibration_and_ambiguity_equal_valuess_definitions(lidc, 
             amb = json.loads((out / rel / split / "ambiguity_modeling.json").read_text())
             for unc, by_id in maps.items():
                 ids = sorted(by_id)
-                for agg, fn in (("patch_level", patch_level),
-                                ("threshold", lambda u, t=thresholds[model.split("-")[0]][unc]: threshold_level(u, t))):
-                    aurc, eaurc = values_curve_aurc([1 - dice[i] for i in ids], [-fn(by_id[i]) for i in ids])
+                t = thresholds[model.split("-")[0]][unc]
+                for agg in ("patch_level", "threshold"):
+                    scores = [patch_level(by_id[i]) if agg == "patch_level" else threshold_level(by_id[i], t)
+                              for i in ids]
+                    aurc, eaurc = values_curve_aurc([1 - dice[i] for i in ids], [-s for s in scores])
                     assert fd["mean"][unc][agg]["metrics"] == {"aurc": pytest.approx(aurc, abs=1e-12),
                                                               "eaurc": pytest.approx(eaurc, abs=1e-12)}
                 aces, nccs = [], []
@@ -290,7 +292,7 @@ def test_lidc_failure_calibration_and_ambiguity_equal_valuess_definitions(lidc, 
 
 
 def test_missing_tree_and_missing_second_cycle_are_errors_naming_the_path(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"No pred_seg folder .*Softmax-Case-3/test_results/epochs150_seed128/val"):
+    with pytest.raises(FileNotFoundError, match=r"No pred_seg folder .*Softmax-Case-3/test_results/epochs150_seed128"):
         run_experiments(TOY, overrides=[f"base_path={tmp_path}"])
     with pytest.raises(ConfigError, match="al_improvement needs second_cycle_path"):
         run_experiments(LIDC, overrides=[f"base_path={tmp_path}", "second_cycle_path=null"])

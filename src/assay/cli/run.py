@@ -2,7 +2,8 @@
 
 ``KEY=VALUE`` arguments are Hydra overrides (``base_path=/data/toy``, ``+new=1``,
 ``tasks=[threshold,aggregation,ood_detection]``). A ValUES config runs on its experiment
-tree and writes ValUES' result files there (or under ``-o FOLDER``). The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
+tree and writes ValUES' result files there (or under ``-o FOLDER``). The summary line (or, with
+``--json``, the summary as JSON) goes to stdout; the progress
 lines (each file written) go to stderr.
 """
 

@@ -24,25 +24,12 @@ import attrs
 from assay.downstream.config import ConfigError, load_config, validate_config
 from assay.downstream.data import list_images, load_image
 from assay.downstream.grid import ExperimentVersion, build_grid
-from assay.downstream.results import MANIFEST, write_json_atomic
+from assay.downstream.results import MANIFEST, RunSummary, write_json_atomic
 from assay.downstream.task import Task, TaskContext
 from assay.errors import InvalidParameterError
 from assay.provenance import KEY, Signature, signature_of
 
 __all__ = ["RunSummary", "run_experiments"]
-
-
-@attrs.frozen
-class RunSummary:
-    """What a run did: versions, tasks, files written, fitted values, seconds taken."""
-
-    output_dir: Path
-    versions: int
-    tasks: tuple[str, ...]
-    files: tuple[Path, ...]
-    images: int
-    fitted: dict[str, Any]
-    seconds: float
 
 
 @attrs.frozen
@@ -260,7 +247,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     spec = executor if executor is not None else config.get("executor", "serial")
     ex = load_executor(spec) if isinstance(spec, str) else spec
     owned = isinstance(spec, str)
-    tasks = {p.key: p.task for p in planned}
+    task_objects = {p.key: p.task for p in planned}
     images: dict[tuple[int, str], list[str]] = {}
 
     def ids(vi: int, split: str) -> list[str]:
@@ -286,7 +273,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         for (vi, split), keys in grouped.items():
             names = ids(vi, split)
             jobs += [(vi, split, tuple(names[i:i + size]), tuple(keys), phase) for i in range(0, len(names), size)]
-        shared = {"versions": versions, "tasks": tasks, "contexts": contexts, "aggregations": aggs,
+        shared = {"versions": versions, "tasks": task_objects, "contexts": contexts, "aggregations": aggs,
                   "base_path": base_path}
         results = ex.run(_chunk_job, jobs, shared, progress=progress, desc=f"assay run ({phase})") if jobs else []
         gathered: _Gathered = defaultdict(dict)

@@ -140,7 +140,7 @@ def instantiate(spec: Any, *, kinds: Sequence[str], file: str, at: tuple[Any, ..
             from hydra.utils import get_object
 
             obj = get_object(target)
-        except Exception as exc:  # hydra raises ImportError / ValueError / AttributeError variously
+        except Exception as exc:  # noqa: BLE001 - hydra raises ImportError, ValueError, AttributeError, its own
             raise ConfigError(f"{file}: {_path_text(where)}: could not import {target!r}: "
                               f"{type(exc).__name__}: {exc}") from None
         if not callable(obj):

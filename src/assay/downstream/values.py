@@ -158,7 +158,8 @@ def build_values_grid(config: dict, *, origins: Origins | None = None) -> list[V
             seen[exp_path] = str(params)
             versions.append(ValuesVersion(
                 pred_model=str(pm), params=params, version_name=version_name, exp_path=exp_path,
-                unc_types=tuple(map(str, settings["unc_types"])), aggregations=tuple(map(str, settings["aggregations"])),
+                unc_types=tuple(map(str, settings["unc_types"])),
+                aggregations=tuple(map(str, settings["aggregations"])),
                 image_ending=str(settings["image_ending"]), unc_ending=str(settings["unc_ending"]),
                 n_reference_segs=int(settings["n_reference_segs"]), n_classes=int(settings.get("n_classes", 2)),
                 second_cycle_path=Path(second) if second else None, base_path=base))
@@ -234,9 +235,8 @@ def task_entries(entry: Any) -> list[dict]:
 def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, definitions: set[str], *,
                        allow_import: bool = False) -> dict:
     """Check and resolve a ValUES config (see the module docstring); the steps are instantiated to check them."""
-    from assay.downstream.targets import instantiate
-
     from assay.downstream.compose import check_group_keys
+    from assay.downstream.targets import instantiate
 
     root = str(path)
     check_group_keys(raw, list(TOP_KEYS) + sorted(definitions), origins)
@@ -253,12 +253,12 @@ def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, defini
             config[key] = str(p if p.is_absolute() else (path.parent / p).resolve())
         elif config.get(key) is not None:
             _need(False, origins.file((key,), root), (key,), "a path string", config[key])
-    experiments = config.get("experiments")
+    experiments: Any = config.get("experiments")
     _need(isinstance(experiments, list) and bool(experiments), origins.file(("experiments",), root), ("experiments",),
           "a non-empty list of experiments", experiments)
     for i, exp in enumerate(experiments):
         _check_experiment(exp, i, origins, root)
-    tasks = config.get("tasks")
+    tasks: Any = config.get("tasks")
     _need(isinstance(tasks, list) and bool(tasks) and all(isinstance(t, str) for t in tasks),
           origins.file(("tasks",), root), ("tasks",), "a non-empty list of task names (keys of task_params)", tasks)
     params_raw = raw.get("task_params", {})

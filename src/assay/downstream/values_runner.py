@@ -40,6 +40,7 @@ look in the output folder first. A manifest, :data:`MANIFEST`, lists the files w
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,8 +48,7 @@ from typing import Any
 
 import attrs
 
-from assay.downstream.results import write_json_atomic
-from assay.downstream.runner import RunSummary
+from assay.downstream.results import RunSummary, write_json_atomic
 from assay.downstream.values import (
     STEP_KINDS,
     ValuesVersion,
@@ -262,10 +262,8 @@ class _Run:
         per: dict[tuple, dict[str, Any]] = {key: {} for key in contexts}
         if not getattr(step, "needs", ()):
             for (vi, split) in contexts:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     per[(vi, split)] = dict.fromkeys(list_values_images(self.versions[vi], split))
-                except FileNotFoundError:
-                    pass
             return per
         jobs = []
         total = {key: list_values_images(self.versions[key[0]], key[1]) for key in contexts}
@@ -282,9 +280,9 @@ class _Run:
         finally:
             if isinstance(spec, str):
                 ex.close()
-        for (vi, split, ids), values in zip(jobs, results):
-            per[(vi, split)].update(zip(ids, values))
-            self.images += len(ids)
+        for (vi, split, chunk), values in zip(jobs, results):
+            per[(vi, split)].update(zip(chunk, values))
+            self.images += len(chunk)
         return per
 
     def _fit(self, name: str, step: Any, persist: bool) -> dict[int, Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from assay import hookimpl
 
-
 #: ValUES' modules, the prefix of the dotted paths its configs name by ``_target_``
 _AGG = "evaluation.uncertainty_aggregation.aggregate_uncertainties."
 _THR = "evaluation.uncertainty_aggregation.find_threshold."

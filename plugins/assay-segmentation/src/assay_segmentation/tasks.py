@@ -20,7 +20,8 @@ from assay_segmentation import active_learning as al
 from assay_segmentation.measures import NCC_CONVENTIONS, al_improvement, dice, ged, ncc
 from assay_segmentation.scores import adaptive_ece, auroc, fit_platt, fpr_at_tpr, platt_confidence, values_ace
 
-__all__ = ["AggregatedUncertainties", "AlImprovement", "AlSplitFiles", "AmbiguityModeling", "Calibration", "FailureDetection", "OodDetection",
+__all__ = ["AggregatedUncertainties", "AlImprovement", "AlSplitFiles", "AmbiguityModeling", "Calibration",
+           "FailureDetection", "OodDetection",
            "SegmentationPerformance", "image_dice"]
 
 UA = ("unc_type", "aggregation")

@@ -177,7 +177,7 @@ class ForegroundQuantile:
 
 @attrs.frozen
 class SaveForegroundQuantiles:
-    """``save_foreground_quantiles``: per model the mean over every version's quantiles -> ``quantile_analysis.json``."""
+    """``save_foreground_quantiles``: per model the mean of every version's quantiles -> ``quantile_analysis.json``."""
 
     save_path: str
 
@@ -353,8 +353,8 @@ class OodDetectionStep:
             labels = {k: _toy_ood(k) for k in keys}
             n_ood = 21
             if sum(labels.values()) != 21:
-                warnings.warn(f"ood_detection {ctx.version.key}: the split holds {sum(labels.values())} OoD images (ids "
-                              "up to 20); ValUES' toy rule divides the detection rate by 21 all the same",
+                warnings.warn(f"ood_detection {ctx.version.key}: the split holds {sum(labels.values())} OoD images "
+                              "(ids up to 20); ValUES' toy rule divides the detection rate by 21 all the same",
                               RuntimeWarning, stacklevel=2)
         y = np.array([labels[k] for k in keys], dtype=int)
         tree: dict[str, Any] = {"mean": {}}
@@ -362,7 +362,8 @@ class OodDetectionStep:
             tree["mean"][unc] = {}
             for agg in ctx.version.aggregations:
                 scores = np.array([per_image[k][unc][agg] for k in keys], dtype=np.float64)
-                order = sorted(range(len(keys)), key=lambda i, s=scores: s[i], reverse=True)
+                values = scores.tolist()
+                order = sorted(range(len(keys)), key=values.__getitem__, reverse=True)
                 queried = order[: int(len(keys) * 0.5)]
                 rate = sum(int(y[i]) for i in queried) / n_ood
                 tree["mean"][unc][agg] = {"metrics": {"ood_detection_rate": rate, "auroc": auroc(scores, y)}}
@@ -607,5 +608,6 @@ def split_files(base_splits_path: str) -> SplitFilesStep:
     return SplitFilesStep(base_splits_path=base_splits_path)
 
 
-def split_files_random(base_splits_path: str, random_types: list[str] | tuple[str, ...] = ("random",)) -> SplitFilesStep:
+def split_files_random(base_splits_path: str,
+                       random_types: list[str] | tuple[str, ...] = ("random",)) -> SplitFilesStep:
     return SplitFilesStep(base_splits_path=base_splits_path, random_types=tuple(random_types))

@@ -36,7 +36,8 @@ from assay_segmentation.synthetic import _difficulty, _predict, _references, _rn
 
 __all__ = ["SPLITS", "write_values_tree"]
 
-#: images per split written by default (the splits ValUES' aggregation step reads); ood holds the toy OoD ids 0..20 and 3 ID images
+#: images per split written by default (the splits ValUES' aggregation step reads); ood holds the toy
+#: OoD ids 0..20 and 3 ID images
 SPLITS: dict[str, int] = {"val": 3, "id": 2, "ood": 24, "unlabeled": 2}
 _ERROR = {"Softmax": 1.2, "Dropout": 1.0, "Ensemble": 0.8, "TTA": 1.0, "SSN": 0.9}
 _AWARE = {"Softmax": 0.2, "Dropout": 0.6, "Ensemble": 1.0, "TTA": 0.5, "SSN": 0.7}
