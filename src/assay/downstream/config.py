@@ -3,7 +3,7 @@
 The structure follows ValUES' evaluation configs::
 
     defaults:                      # other files merged in order; "_self_" marks this file's place
-      - segmentation/tasks         # relative to this file, ".yaml" optional
+      - segmentation/tasks         # relative to this file, ".yaml" optional (needs "# @package _global_")
       - models@experiments_base    # "FILE@key.path" places that file's content under key.path
     base_path: data                # relative paths are relative to the config file
     output_path: results
@@ -19,17 +19,20 @@ The structure follows ValUES' evaluation configs::
         datasets: [id, ood]
         function: ood_detection[query_fraction=0.5]
 
+Composition is Hydra's and interpolation OmegaConf's (:mod:`assay.downstream.compose`):
+``defaults`` lists with ``_self_`` and ``FILE@package``, ``# @package _global_`` headers
+(a defaults file in a subfolder goes under that folder's key without one), ``${a.b}`` and
+``${oc.env:VAR}``, and command-line overrides (``load_config(path, ["base_path=/data"])``).
 Without ``_self_`` in ``defaults`` the file's own keys come last (they override the
-defaults), as in Hydra. Mappings merge key by key; any other value replaces. A string
-that is exactly ``${a.b}`` becomes the value at key path ``a.b`` of the composed config;
-``${a.b}`` inside a longer string is replaced by its text.
+defaults). A ValUES config (:mod:`assay.downstream.values`) is checked against ValUES'
+keys and run on ValUES' experiment tree.
 
 Every error is a :class:`ConfigError` naming the file, the key path and what was
 expected, e.g. ``experiments.yaml: experiments[0].iter_params.seed: expected a non-empty
 list, got 3``. Unknown keys are errors at every depth, with the closest known key (see
 :func:`validate_config`); files are read by :func:`assay.configfile.load_yaml` (bounded
-in size, alias expansion and nesting), interpolations may produce at most
-:data:`~assay.configfile.MAX_NODES` values and ``defaults`` may read at most
+in size, alias expansion and nesting) before Hydra sees them, interpolations may produce
+at most :data:`~assay.configfile.MAX_NODES` values and ``defaults`` may read at most
 :data:`MAX_FILES` files.
 """
 
