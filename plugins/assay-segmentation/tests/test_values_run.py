@@ -160,7 +160,7 @@ def lidc(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("lidc")
     write_values_tree(LIDC, overrides=[f"base_path={root}/first", f"second_cycle_path={root}/second"],
-                      shape=SHAPE, splits={"val": 2, "id": 2, "ood": 3})
+                      shape=SHAPE, splits={"val": 2, "id": 2, "ood": 3, "unlabeled": 2})
     return root
 
 
@@ -296,3 +296,41 @@ def test_missing_tree_and_missing_second_cycle_are_errors_naming_the_path(tmp_pa
         run_experiments(TOY, overrides=[f"base_path={tmp_path}"])
     with pytest.raises(ConfigError, match="al_improvement needs second_cycle_path"):
         run_experiments(LIDC, overrides=[f"base_path={tmp_path}", "second_cycle_path=null"])
+
+
+@pytest.mark.slow
+def test_lidc_ood_detection_reads_the_split_file_safely(lidc, tmp_path, monkeypatch):
+    import os
+    import pickle
+
+    monkeypatch.setenv("USER", "someone")
+    splits = tmp_path / "splits"
+    for shift in ("texture", "malignancy"):
+        (splits / shift / "firstCycle").mkdir(parents=True)
+        pools = [{"train": np.array(["t.npy"]), "id_unlabeled_pool": np.array(["0100.npy"]),
+                  "ood_unlabeled_pool": np.array(["0101.npy"])}]
+        (splits / shift / "firstCycle" / "splits.pkl").write_bytes(pickle.dumps(pools))
+    overrides = [f"base_path={lidc}/first", f"second_cycle_path={lidc}/second",
+                 f"task_params.ood_detection.function.base_splits_path={splits}"]
+    out = tmp_path / "out"
+    run_experiments(LIDC, overrides=overrides, output=out, tasks=["ood_detection"])
+    thresholds = expected_thresholds(lidc / "first")
+    for exp in versions_on_disk(lidc / "first")[::11]:
+        model = exp.parts[-3]
+        got = json.loads((out / exp.relative_to(lidc / "first") / "ood_detection.json").read_text())
+        for unc, by_id in unc_maps(exp, "unlabeled", model).items():
+            t = thresholds[model][unc]
+            for agg in ("patch_level", "threshold"):
+                s = {i: patch_level(u) if agg == "patch_level" else threshold_level(u, t) for i, u in by_id.items()}
+                # one ID image (0100), one OoD image (0101): AUROC 1, 0 or 0.5; the top half is the higher one
+                auroc = 1.0 if s["0101"] > s["0100"] else (0.5 if s["0101"] == s["0100"] else 0.0)
+                rate = 1.0 if s["0101"] > s["0100"] else 0.0
+                assert got["mean"][unc][agg]["metrics"] == {"ood_detection_rate": rate, "auroc": auroc}
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("true",))
+
+    (splits / "texture" / "firstCycle" / "splits.pkl").write_bytes(pickle.dumps([Evil()]))
+    with pytest.raises(ValueError, match=r"splits\.pkl: not a ValUES split file: .*refused to load posix\.system"):
+        run_experiments(LIDC, overrides=overrides, output=out, tasks=["ood_detection"])
