@@ -115,7 +115,7 @@ def test_run_json_sends_the_progress_to_stderr(monkeypatch, tmp_path, capsys):
     import assay.downstream as downstream
     from assay.downstream.runner import RunSummary
 
-    def fake_run(config, *, output, executor, verbose):
+    def fake_run(config, *, output, executor, verbose, **options):  # options: overrides, tasks, allow_import
         print("progress line")  # what the runner prints on the way
         return RunSummary(output_dir=tmp_path, versions=3, tasks=("t",), files=(tmp_path / "a.json",), images=6,
                           fitted={}, seconds=1.5)

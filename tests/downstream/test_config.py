@@ -43,6 +43,7 @@ def test_load_and_grid(tmp_path):
 
 def test_defaults_composition_and_self_order(tmp_path):
     write(tmp_path / "parts" / "tasks.yaml", """
+        # @package _global_
         tasks: [ood_detection]
         task_params: {ood_detection: {datasets: [id, ood], function: ood_detection}}
         executor: threads
@@ -50,6 +51,10 @@ def test_defaults_composition_and_self_order(tmp_path):
     write(tmp_path / "parts" / "models.yaml", """
         A: {unc_types: [u1]}
     """)
+    without_header = write(tmp_path / "c0.yaml", "defaults: [parts/tasks]\n" + BASE)
+    write(tmp_path / "parts" / "bare.yaml", "tasks: [ood_detection]\n")
+    with pytest.raises(ConfigError, match=r"bare\.yaml: parts: unknown key 'parts': Hydra places .* @package _global_"):
+        load_config(write(without_header, "defaults: [parts/bare]\n" + BASE))
     main = write(tmp_path / "c.yaml", """
         defaults:
           - parts/tasks

@@ -206,8 +206,10 @@ def test_a_section_with_a_bad_order_is_an_error_naming_it():
 def test_the_installed_plugins_give_the_demo_sections_in_order():
     from assay.demo import sections
 
-    # the five of issue 12 in their old order, and assay-transformers' section (order 35) after uncertainty
-    assert list(sections()) == ["treebank", "metrics", "uncertainty", "transformers", "segmentation", "spark"]
+    # the five of issue 12 in their old order, assay-transformers' section (order 35) after uncertainty and
+    # assay-segmentation's ValUES section (order 41) after its own
+    assert list(sections()) == ["treebank", "metrics", "uncertainty", "transformers", "segmentation", "values",
+                                "spark"]
 
 
 # --------------------------------------------------------------------------- generation metrics

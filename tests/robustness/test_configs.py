@@ -119,7 +119,8 @@ def test_run_config_errors(tmp_path, edit, expect):
 
 
 def test_run_config_typo_in_a_defaults_file_names_that_file(tmp_path):
-    tasks = write(tmp_path / "parts" / "tasks.yaml", "task_params:\n  ambiguity_modelling: {datasets: [id]}\n")
+    tasks = write(tmp_path / "parts" / "tasks.yaml",
+                  "# @package _global_\ntask_params:\n  ambiguity_modelling: {datasets: [id]}\n")
     main_file = write(tmp_path / "c.yaml", "defaults: [parts/tasks]\n" + RUN.split("task_params:")[0])
     with pytest.raises(ConfigError, match="Did you mean 'ambiguity_modeling'") as info:
         load_config(main_file)

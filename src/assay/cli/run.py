@@ -1,6 +1,9 @@
-"""``assay run CONFIG.yaml [KEY=VALUE ...] [-o FOLDER] [--json]``: run every downstream task of an experiment config.
+"""``assay run CONFIG.yaml [KEY=VALUE ...] [-o FOLDER] [--allow-import] [--json]``: run an experiment config.
 
-The summary line (or, with ``--json``, the summary as JSON) goes to stdout; the progress
+``KEY=VALUE`` arguments are Hydra overrides (``base_path=/data/toy``, ``+new=1``,
+``tasks=[threshold,aggregation,ood_detection]``). A ValUES config runs on its experiment
+tree and writes ValUES' result files there (or under ``-o FOLDER``). The summary line (or, with
+``--json``, the summary as JSON) goes to stdout; the progress
 lines (each file written) go to stderr.
 """
 
@@ -22,11 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(prediction models x iterated parameters such as seeds) and write the nested JSON "
         "results plus a manifest for 'assay table' and 'assay plot'. See docs/downstream.md.",
     )
-    p.add_argument("config", type=Path, help="experiment config (YAML)")
+    p.add_argument("config", type=Path, help="experiment config (YAML): assay's own or ValUES' eval_config_*.yaml")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
-                   help="override a key of the composed config, e.g. base_path=/data/toy or "
-                        "task_params.ood_detection.datasets=[id,ood] (values are YAML; +KEY=VALUE adds a key; "
-                        "a relative base_path / output_path is relative to the current folder)")
+                   help="Hydra overrides of config keys, e.g. base_path=/data/toy")
+    p.add_argument("--tasks", default=None, metavar="NAME,NAME",
+                   help="run these tasks instead of the config's 'tasks' (comma-separated keys of task_params; "
+                   "Hydra cannot override 'tasks' where a tasks/ config folder exists, as in ValUES' configs)")
+    p.add_argument("--allow-import", action="store_true",
+                   help="let _target_ import a dotted path no plugin registers (runs that module's code)")
     add_output(p, "folder", "the results and the manifest",
                default="output_path of the config, else 'results' beside it")
     p.add_argument("--executor", default=None,
@@ -38,12 +44,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assay.downstream import load_config, run_experiments
+    from assay.downstream import run_experiments
 
     check_output(args)
-    config = load_config(args.config, args.overrides) if args.overrides else args.config
     with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
-        summary = run_experiments(config, output=args.output, executor=args.executor, verbose=not args.quiet)
+        summary = run_experiments(args.config, output=args.output, executor=args.executor, verbose=not args.quiet,
+                                  overrides=args.overrides, allow_import=args.allow_import,
+                                  tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None)
     if args.json:
         print_json({"output": str(summary.output_dir), "versions": summary.versions, "tasks": list(summary.tasks),
                     "images": summary.images, "files": [str(f) for f in summary.files],

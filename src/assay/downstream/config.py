@@ -3,7 +3,7 @@
 The structure follows ValUES' evaluation configs::
 
     defaults:                      # other files merged in order; "_self_" marks this file's place
-      - segmentation/tasks         # relative to this file, ".yaml" optional
+      - segmentation/tasks         # relative to this file, ".yaml" optional (needs "# @package _global_")
       - models@experiments_base    # "FILE@key.path" places that file's content under key.path
     base_path: data                # relative paths are relative to the config file
     output_path: results
@@ -19,260 +19,110 @@ The structure follows ValUES' evaluation configs::
         datasets: [id, ood]
         function: ood_detection[query_fraction=0.5]
 
+Composition is Hydra's and interpolation OmegaConf's (:mod:`assay.downstream.compose`):
+``defaults`` lists with ``_self_`` and ``FILE@package``, ``# @package _global_`` headers
+(a defaults file in a subfolder goes under that folder's key without one), ``${a.b}`` and
+``${oc.env:VAR}``, and command-line overrides (``load_config(path, ["base_path=/data"])``).
 Without ``_self_`` in ``defaults`` the file's own keys come last (they override the
-defaults), as in Hydra. Mappings merge key by key; any other value replaces. A string
-that is exactly ``${a.b}`` becomes the value at key path ``a.b`` of the composed config;
-``${a.b}`` inside a longer string is replaced by its text.
+defaults). A ValUES config (:mod:`assay.downstream.values`) is checked against ValUES'
+keys and run on ValUES' experiment tree.
 
 Every error is a :class:`ConfigError` naming the file, the key path and what was
 expected, e.g. ``experiments.yaml: experiments[0].iter_params.seed: expected a non-empty
 list, got 3``. Unknown keys are errors at every depth, with the closest known key (see
 :func:`validate_config`); files are read by :func:`assay.configfile.load_yaml` (bounded
-in size, alias expansion and nesting), interpolations may produce at most
-:data:`~assay.configfile.MAX_NODES` values and ``defaults`` may read at most
+in size, alias expansion and nesting) before Hydra sees them, interpolations may produce
+at most :data:`~assay.configfile.MAX_NODES` values and ``defaults`` may read at most
 :data:`MAX_FILES` files.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.configfile import MAX_NODES, close_match, load_yaml
+from assay.configfile import close_match
 from assay.configfile import key_path as _path_text
+from assay.downstream.compose import MAX_FILES, Origins, check_group_keys, compose_config, referenced_keys, resolve
 from assay.errors import ConfigError
 
-__all__ = ["ConfigError", "load_config", "parse_override", "validate_config"]
-
-_REF = re.compile(r"\$\{([A-Za-z0-9_.\-]+)\}")
+__all__ = ["MAX_FILES", "ConfigError", "load_config", "validate_config"]
 
 #: keys of the composed config, of an experiment, and of a prediction model's settings
 TOP_KEYS = ("base_path", "output_path", "executor", "experiments", "tasks", "task_params")
 SETTING_KEYS = ("unc_types", "aggregations", "naming_scheme_version", "naming_scheme_pred_model", "references")
 EXPERIMENT_KEYS = ("name", "iter_params", "prediction_models") + SETTING_KEYS
 TASK_KEYS = ("function", "datasets")
-#: the most files read through nested ``defaults`` for one config
-MAX_FILES = 200
 #: keys that load_config adds itself
 _INTERNAL = ("config_dir", "config_file")
 
 
-class _Origins:
-    """Which file set each key path (the deepest recorded prefix answers)."""
-
-    def __init__(self) -> None:
-        self.map: dict[tuple[Any, ...], str] = {}
-        self.reads = 0  # files read through ``defaults``, bounded by MAX_FILES
-
-    def record(self, value: Any, path: tuple[Any, ...], file: str) -> None:
-        self.map[path] = file
-        if isinstance(value, dict):
-            for k, v in value.items():
-                self.record(v, path + (k,), file)
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                self.record(v, path + (i,), file)
-
-    def file(self, path: tuple[Any, ...], default: str) -> str:
-        for n in range(len(path), -1, -1):
-            if path[:n] in self.map:
-                return self.map[path[:n]]
-        return default
-
-
-def _fail(origins: _Origins, root: str, path: tuple[Any, ...], expected: str, got: Any) -> ConfigError:
+def _fail(origins: Origins, root: str, path: tuple[Any, ...], expected: str, got: Any) -> ConfigError:
     got_text = repr(got) if len(repr(got)) < 80 else repr(got)[:77] + "..."
     return ConfigError(f"{origins.file(path, root)}: {_path_text(path)}: expected {expected}, got {got_text}")
 
 
-def _merge(base: dict, new: dict, origins: _Origins, file: str, path: tuple[Any, ...] = ()) -> dict:
-    out = dict(base)
-    for key, value in new.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value, origins, file, path + (key,))
-        else:
-            out[key] = value
-            origins.record(value, path + (key,), file)
+#: keys whose relative paths resolve against the config file (or, set on the command line, the working folder)
+PATH_KEYS = ("base_path", "output_path", "second_cycle_path")
+
+
+def _absolute_overrides(overrides: Sequence[str]) -> list[str]:
+    """Overrides of path keys with a relative value made absolute against the working folder."""
+    out = []
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if sep and key.lstrip("+") in PATH_KEYS and value and value != "null" and not value.startswith(("$", "/", "~")):
+            item = f"{key}={Path(value).resolve()}"
+        out.append(item)
     return out
 
 
-def _read_yaml(path: Path, origins: _Origins, *, chain: tuple[Path, ...]) -> dict:
-    if path in chain:
-        raise ConfigError(f"{path}: defaults: expected no cycle, got {' -> '.join(str(p) for p in chain + (path,))}")
-    origins.reads += 1
-    if origins.reads > MAX_FILES:
-        raise ConfigError(f"{chain[0] if chain else path}: defaults: expected at most {MAX_FILES} config files "
-                          f"read in all, got more (files listed many times in nested defaults?)")
-    if not path.exists():
-        where = f" (listed in the defaults of {chain[-1]})" if chain else ""
-        raise ConfigError(f"{path}: expected an existing config file{where}, got no such file")
-    data = load_yaml(path)
-    data = {} if data is None else data
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: (top level): expected a mapping of keys, got {type(data).__name__}")
-    defaults = data.pop("defaults", [])
-    if not isinstance(defaults, list):
-        raise ConfigError(f"{path}: defaults: expected a list of file names, got {defaults!r}")
-    own = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("#"))}
-    result: dict = {}
-    if "_self_" not in defaults:
-        defaults = defaults + ["_self_"]
-    for i, entry in enumerate(defaults):
-        if entry == "_self_":
-            result = _merge(result, own, origins, str(path))
-            continue
-        if not isinstance(entry, str) or not entry.strip():
-            raise ConfigError(f"{path}: defaults[{i}]: expected a file name such as 'tasks/base', got {entry!r}")
-        name, _, package = entry.partition("@")
-        sub = Path(name.strip())
-        if sub.suffix not in (".yaml", ".yml"):
-            sub = sub.with_name(sub.name + ".yaml")
-        content = _read_yaml((path.parent / sub).resolve(), origins, chain=chain + (path,))
-        if package.strip():
-            for key in reversed(package.strip().split(".")):
-                content = {key: content}
-        result = _merge(result, content, origins, str((path.parent / sub).resolve()))
-    return result
-
-
-def _lookup(config: dict, dotted: str) -> Any:
-    node: Any = config
-    for part in dotted.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            raise KeyError(dotted)
-    return node
-
-
-def _interpolate(value: Any, config: dict, origins: _Origins, root: str, path: tuple[Any, ...], depth: int = 0,
-                 budget: list[int] | None = None) -> Any:
-    """Resolve ``${...}``; ``budget`` counts the nodes built, so chained interpolations cannot blow up."""
-    budget = budget if budget is not None else [MAX_NODES]
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ConfigError(f"{origins.file(path, root)}: {_path_text(path)}: expected at most {MAX_NODES:,} "
-                          "values once interpolations are expanded, got more (interpolations that repeat "
-                          "large parts of the config?)")
-    if depth > 20:
-        raise _fail(origins, root, path, "interpolations without a cycle", value)
-    if isinstance(value, dict):
-        return {k: _interpolate(v, config, origins, root, path + (k,), depth, budget) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interpolate(v, config, origins, root, path + (i,), depth, budget) for i, v in enumerate(value)]
-    if not isinstance(value, str) or "${" not in value:
-        return value
-    whole = _REF.fullmatch(value)
-    try:
-        if whole:
-            return _interpolate(_lookup(config, whole.group(1)), config, origins, root, path, depth + 1, budget)
-        return _REF.sub(lambda m: str(_interpolate(_lookup(config, m.group(1)), config, origins, root, path,
-                                                    depth + 1, budget)), value)
-    except KeyError as exc:
-        raise _fail(origins, root, path, f"an interpolation of an existing key (no key {exc.args[0]!r})",
-                    value) from None
-
-
-def _references(value: Any, found: set[str]) -> set[str]:
-    """The first segments of every ``${a.b}`` in ``value`` (the top-level keys used as definitions)."""
-    if isinstance(value, dict):
-        for v in value.values():
-            _references(v, found)
-    elif isinstance(value, list):
-        for v in value:
-            _references(v, found)
-    elif isinstance(value, str):
-        found.update(m.group(1).split(".")[0] for m in _REF.finditer(value))
-    return found
-
-
-#: where a command-line override is said to come from in error messages
-COMMAND_LINE = "<command line>"
-_OVERRIDE = re.compile(r"^(\+?)([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)*)=(.*)$", re.S)
-
-
-def parse_override(text: str) -> tuple[bool, tuple[str | int, ...], Any]:
-    """``key.path=value`` (``+key.path=value`` adds a key): ``(add, path, value)``.
-
-    The value is read as YAML (``3`` is a number, ``[a, b]`` a list, ``null`` None), as in
-    Hydra's override grammar for plain values; a part of the path that is a number indexes
-    a list (``experiments.0.naming_scheme_version=v{seed}``).
-    """
-    m = _OVERRIDE.match(text) if isinstance(text, str) else None
-    if m is None:
-        raise ConfigError(f"{COMMAND_LINE}: {text!r} is not an override; write KEY=VALUE (a dotted key path, e.g. "
-                          "base_path=/data/toy or task_params.ood_detection.datasets=[id,ood]), or +KEY=VALUE to "
-                          "add a key.")
-    import yaml
-
-    try:
-        value = yaml.safe_load(m.group(3)) if m.group(3).strip() else ""
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{COMMAND_LINE}: {m.group(2)}: the value {m.group(3)!r} is not valid YAML "
-                          f"({str(exc).splitlines()[0]}).") from None
-    path = tuple(int(p) if p.isdigit() else p for p in m.group(2).split("."))
-    return bool(m.group(1)), path, value
-
-
-def _apply_override(config: dict, text: str, origins: _Origins) -> None:
-    add, path, value = parse_override(text)
-    node: Any = config
-    for depth, part in enumerate(path[:-1]):
-        ok = (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int)
-                                                           and 0 <= part < len(node))
-        if not ok:
-            raise ConfigError(f"{COMMAND_LINE}: {text!r}: the config has no key {_path_text(path[:depth + 1])}.")
-        node = node[part]
-    last = path[-1]
-    if isinstance(node, list):
-        if not (isinstance(last, int) and 0 <= last < len(node)):
-            raise ConfigError(f"{COMMAND_LINE}: {text!r}: {_path_text(path[:-1])} is a list of {len(node)}; "
-                              f"no item {last!r}.")
-    elif not isinstance(node, dict):
-        raise ConfigError(f"{COMMAND_LINE}: {text!r}: {_path_text(path[:-1])} is not a mapping.")
-    elif add and last in node:
-        raise ConfigError(f"{COMMAND_LINE}: {text!r}: {_path_text(path)} exists; override it without '+'.")
-    elif not add and last not in node:
-        hint = close_match(str(last), [str(k) for k in node])
-        raise ConfigError(f"{COMMAND_LINE}: {text!r}: the config has no key {_path_text(path)}.{hint} To add a "
-                          f"key, write +{text}.")
-    node[last] = value
-    origins.record(value, path, COMMAND_LINE)
-
-
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> dict:
+def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import: bool = False,
+                tasks: Sequence[str] | None = None) -> dict:
     """Read, compose, interpolate and check an experiment config; relative paths resolve against its folder.
 
-    Returns the composed config as plain dicts and lists, with ``base_path``,
-    ``output_path`` (default ``results``), ``config_dir`` and ``config_file`` as absolute
-    paths. ``overrides`` (``"base_path=/data/toy"``, ``"+key=value"``: see
-    :func:`parse_override`) apply to the composed config before interpolation, so a
-    ``${base_path}`` elsewhere follows an overridden ``base_path``; a relative path given
-    on the command line for ``base_path`` or ``output_path`` resolves against the current
-    directory. Every key is checked (see :func:`validate_config`), and so is the grid
-    (naming schemes, duplicate and escaping output folders; see
-    :func:`assay.downstream.build_grid`), before anything runs.
+    Composition is Hydra's (:func:`assay.downstream.compose.compose_config`): ``defaults``
+    lists, ``# @package`` headers, ``${...}`` interpolation (OmegaConf, ``oc.env``
+    included) and ``overrides`` in Hydra's syntax (``["base_path=/data/toy"]``).
+
+    Two kinds of config are accepted: assay's own (``prediction_models`` with
+    ``aggregations`` named by registered spec, ``task_params`` entries with a ``function``
+    spec) and ValUES' (an experiment with ``image_ending`` / ``unc_ending`` /
+    ``n_reference_segs``, or a task ``function`` given by ``_target_``; see
+    :mod:`assay.downstream.values`). ``tasks`` replaces the config's ``tasks`` list (Hydra
+    cannot override it where a ``tasks/`` config group exists, as in ValUES' configs).
+    ``allow_import`` lets ``_target_`` import dotted paths (:mod:`assay.downstream.targets`).
+    Returns the composed config as plain dicts and lists,
+    with ``base_path``, ``output_path`` (assay's configs: default ``results``),
+    ``config_dir`` and ``config_file`` as absolute paths. Every key is checked (see
+    :func:`validate_config`), and so is the grid, before anything runs.
     """
     from assay.downstream.grid import build_grid
+    from assay.downstream.values import is_values_config, load_values_config
 
     path = Path(path).resolve()
-    origins = _Origins()
-    raw = _read_yaml(path, origins, chain=())
-    for text in overrides:
-        _apply_override(raw, text, origins)
-    definitions = _references(raw, set())
-    config = _interpolate(raw, raw, origins, str(path), ())
+    overrides = _absolute_overrides(list(overrides))
+    cfg, origins = compose_config(path, overrides)
+    from omegaconf import OmegaConf
+
+    if tasks is not None:  # Hydra cannot override 'tasks' where a tasks/ config group exists (ValUES' folders)
+        OmegaConf.update(cfg, "tasks", list(tasks), force_add=True)
+        origins.record(None, ("tasks",), "the command line (--tasks)")
+
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(raw, dict)
+    definitions = referenced_keys(raw)
+    if is_values_config(raw):
+        return load_values_config(cfg, raw, path, origins, definitions, allow_import=allow_import)
+    config = resolve(cfg, None, file=str(path), origins=origins)
+    check_group_keys(config, list(TOP_KEYS) + sorted(definitions), origins)
     validate_config(config, origins=origins, root=str(path), definitions=definitions)
     for key, default in (("base_path", None), ("output_path", "results")):
         value = config.get(key, default)
         if value is not None:
             p = Path(value).expanduser()
-            anchor = Path.cwd() if origins.file((key,), "") == COMMAND_LINE else path.parent
-            config[key] = str(p if p.is_absolute() else (anchor / p).resolve())
+            config[key] = str(p if p.is_absolute() else (path.parent / p).resolve())
     config["config_dir"] = str(path.parent)
     config["config_file"] = str(path)
     build_grid(config, origin=lambda key: origins.file(key, str(path)))
@@ -280,7 +130,7 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> dict:
 
 
 def _expect_str_list(
-    cfg: Any, origins: _Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False
+    cfg: Any, origins: Origins, root: str, path: tuple[Any, ...], *, allow_empty: bool = False
 ) -> list[str | int]:
     """``cfg`` when it is a list of names (strings or integers), non-empty unless ``allow_empty``."""
     if not isinstance(cfg, list) or (not cfg and not allow_empty) or not all(isinstance(v, (str, int)) for v in cfg):
@@ -288,7 +138,7 @@ def _expect_str_list(
     return cfg
 
 
-def _unknown(mapping: dict, allowed: tuple[str, ...] | list[str], origins: _Origins, root: str,
+def _unknown(mapping: dict, allowed: tuple[str, ...] | list[str], origins: Origins, root: str,
              at: tuple[Any, ...], what: str = "key") -> None:
     for key in mapping:
         if key not in allowed:
@@ -296,7 +146,7 @@ def _unknown(mapping: dict, allowed: tuple[str, ...] | list[str], origins: _Orig
                               f"{key!r}.{close_match(key, allowed)} Allowed here: {', '.join(map(str, allowed))}.")
 
 
-def _check_task_function(fn: Any, origins: _Origins, root: str, at: tuple[Any, ...]) -> None:
+def _check_task_function(fn: Any, origins: Origins, root: str, at: tuple[Any, ...]) -> None:
     """The task is registered and every option is a parameter of its factory (its signature)."""
     from assay.plugins import get_registry
     from assay.plugins.names import parse_name
@@ -332,7 +182,7 @@ def validate_config(config: dict, *, origins: Any = None, root: str = "<config>"
     ``task_params`` one entry per task listed in ``tasks``, each with
     :data:`TASK_KEYS`; a task's options must be parameters of the registered task.
     """
-    origins = origins if origins is not None else _Origins()
+    origins = origins if origins is not None else Origins()
     _unknown(config, list(TOP_KEYS) + sorted(definitions or ()) + list(_INTERNAL), origins, root, ())
     if not isinstance(config.get("base_path"), str):
         raise _fail(origins, root, ("base_path",), "a path string (where the experiment data lives)",

@@ -36,7 +36,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError, MissingDependencyError
 
-__all__ = ["ARRAY_SUFFIXES", "ImageData", "list_images", "load_image", "read_array"]
+__all__ = ["ARRAY_SUFFIXES", "ImageData", "list_images", "load_image", "read_array", "write_array"]
 
 #: the file suffixes of single arrays, in the order they are looked for
 ARRAY_SUFFIXES = (".npy", ".nii.gz", ".nii")
@@ -98,6 +98,28 @@ def read_array(path: str | Path) -> np.ndarray:
         return np.asarray(data) if np.issubdtype(dtype, np.integer) and np.issubdtype(data.dtype, np.integer) \
             else np.asarray(image.get_fdata())
     return np.load(path, allow_pickle=False)
+
+
+def write_array(path: str | Path, array: Any) -> Path:
+    """Write one array file by its suffix: ``.npy`` (no pickles) or NIfTI ``.nii`` / ``.nii.gz`` (nibabel).
+
+    NIfTI files get an identity affine (voxel coordinates); the dtype is kept (booleans as
+    ``uint8``). Parent folders are created.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arr = np.asarray(array)
+    if path.name.endswith((".nii", ".nii.gz")):
+        try:
+            import nibabel
+        except ImportError:
+            raise MissingDependencyError("nibabel", extra="nifti", purpose=f"writing the NIfTI file {path}") from None
+        nibabel.save(nibabel.Nifti1Image(arr.astype(np.uint8) if arr.dtype == bool else arr, np.eye(4)), str(path))
+        return path
+    if path.suffix != ".npy":
+        raise InvalidParameterError(f"Cannot write {path}: expected a .npy, .nii or .nii.gz file name.")
+    np.save(path, arr, allow_pickle=False)
+    return path
 
 
 def _find(folder: Path, image_id: str) -> Path | None:

@@ -13,13 +13,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from assay.jsonio import decode_numbers, write_json_atomic
 from assay.jsonio import read_json as _read_json
 
-__all__ = ["MANIFEST", "read_json", "read_manifest", "write_json_atomic"]
+__all__ = ["MANIFEST", "RunSummary", "read_json", "read_manifest", "write_json_atomic"]
 
 #: the file listing versions, tasks and metrics of a run, at the top of the output folder
 MANIFEST = "assay-results.json"
+
+
+@attrs.frozen
+class RunSummary:
+    """What a run did: versions, tasks, files written, fitted values, seconds taken."""
+
+    output_dir: Path
+    versions: int
+    tasks: tuple[str, ...]
+    files: tuple[Path, ...]
+    images: int
+    fitted: dict[str, Any]
+    seconds: float
 
 
 def read_json(path: str | Path) -> Any:

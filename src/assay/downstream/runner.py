@@ -15,6 +15,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +24,12 @@ import attrs
 from assay.downstream.config import ConfigError, load_config, validate_config
 from assay.downstream.data import list_images, load_image
 from assay.downstream.grid import ExperimentVersion, build_grid
-from assay.downstream.results import MANIFEST, write_json_atomic
+from assay.downstream.results import MANIFEST, RunSummary, write_json_atomic
 from assay.downstream.task import Task, TaskContext
 from assay.errors import InvalidParameterError
 from assay.provenance import KEY, Signature, signature_of
 
 __all__ = ["RunSummary", "run_experiments"]
-
-
-@attrs.frozen
-class RunSummary:
-    """What a run did: versions, tasks, files written, fitted values, seconds taken."""
-
-    output_dir: Path
-    versions: int
-    tasks: tuple[str, ...]
-    files: tuple[Path, ...]
-    images: int
-    fitted: dict[str, Any]
-    seconds: float
 
 
 @attrs.frozen
@@ -207,7 +195,8 @@ def _context(p: _Planned, v: ExperimentVersion, split: str, aggs: dict, base_pat
 
 
 def run_experiments(config: dict | str | Path, *, output: str | Path | None = None, executor: Any = None,
-                    progress: bool | None = None, verbose: bool = False) -> RunSummary:
+                    progress: bool | None = None, verbose: bool = False, overrides: Sequence[str] = (),
+                    allow_import: bool = False, tasks: Sequence[str] | None = None) -> RunSummary:
     """Run every configured task for every experiment version and write the result trees.
 
     Parameters
@@ -221,12 +210,28 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     executor : str or executor, optional
         A registered executor spec (``"processes[workers=4]"``) or an executor object;
         default: the config's ``executor`` or ``"serial"``.
+    overrides : sequence of str
+        Hydra overrides applied when ``config`` is a file (``["base_path=/data/toy"]``).
+    allow_import : bool
+        Let ``_target_`` import a dotted path that no plugin registers (see
+        :mod:`assay.downstream.targets`).
+    tasks : sequence of str, optional
+        Run these tasks instead of the config's ``tasks`` (when ``config`` is a file).
+
+    A ValUES config (:mod:`assay.downstream.values`) runs as ValUES does, on its
+    experiment tree (:func:`assay.downstream.values_runner.run_values`).
     """
     from assay.plugins import load_executor
 
     start = time.perf_counter()
     if not isinstance(config, dict):
-        config = load_config(config)
+        config = load_config(config, overrides, allow_import=allow_import, tasks=tasks)
+    if config.get("layout") == "values":
+        from assay.downstream.values_runner import run_values
+
+        if allow_import:
+            config = {**config, "allow_import": True}
+        return run_values(config, output=output, executor=executor, progress=progress, verbose=verbose)
     elif "config_file" not in config:  # a dict built in Python, not by load_config: check it the same way
         validate_config(config, root="<config dict>")
     if output is not None:
@@ -242,7 +247,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     spec = executor if executor is not None else config.get("executor", "serial")
     ex = load_executor(spec) if isinstance(spec, str) else spec
     owned = isinstance(spec, str)
-    tasks = {p.key: p.task for p in planned}
+    task_objects = {p.key: p.task for p in planned}
     images: dict[tuple[int, str], list[str]] = {}
 
     def ids(vi: int, split: str) -> list[str]:
@@ -268,7 +273,7 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         for (vi, split), keys in grouped.items():
             names = ids(vi, split)
             jobs += [(vi, split, tuple(names[i:i + size]), tuple(keys), phase) for i in range(0, len(names), size)]
-        shared = {"versions": versions, "tasks": tasks, "contexts": contexts, "aggregations": aggs,
+        shared = {"versions": versions, "tasks": task_objects, "contexts": contexts, "aggregations": aggs,
                   "base_path": base_path}
         results = ex.run(_chunk_job, jobs, shared, progress=progress, desc=f"assay run ({phase})") if jobs else []
         gathered: _Gathered = defaultdict(dict)

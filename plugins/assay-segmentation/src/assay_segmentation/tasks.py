@@ -20,7 +20,8 @@ from assay_segmentation import active_learning as al
 from assay_segmentation.measures import NCC_CONVENTIONS, al_improvement, dice, ged, ncc
 from assay_segmentation.scores import adaptive_ece, auroc, fit_platt, fpr_at_tpr, platt_confidence, values_ace
 
-__all__ = ["AlImprovement", "AlSplitFiles", "AmbiguityModeling", "Calibration", "FailureDetection", "OodDetection",
+__all__ = ["AggregatedUncertainties", "AlImprovement", "AlSplitFiles", "AmbiguityModeling", "Calibration",
+           "FailureDetection", "OodDetection",
            "SegmentationPerformance", "image_dice"]
 
 UA = ("unc_type", "aggregation")
@@ -378,3 +379,24 @@ class AlSplitFiles(Task):
             queried = al.baseline_query(splits, kind, fraction=self.fraction, seed=seed)
             al.write_splits(out_dir / "random" / kind / name, al.second_cycle_splits(splits, queried))
         return {"mean": mean}
+
+
+@attrs.frozen
+class AggregatedUncertainties(Task):
+    """Every configured aggregation of every uncertainty map, per image, and their mean.
+
+    The per-image scores that OoD detection, failure detection and AL querying rank
+    (ValUES writes them as ``aggregated_<type>.json``); ``aggregated`` is the value.
+    """
+
+    name: ClassVar[str] = "aggregate_uncertainties"
+    metrics: ClassVar[tuple[MetricInfo, ...]] = (MetricInfo("aggregated", False, UA),)
+    default_datasets: ClassVar[tuple[str, ...]] = ("id", "ood")
+    needs: ClassVar[frozenset[str]] = frozenset({"aggregated"})
+
+    def image_metrics(self, image: ImageData, ctx: TaskContext) -> dict[str, Any]:
+        return {unc: {agg: {"metrics": {"aggregated": value}} for agg, value in by_agg.items()}
+                for unc, by_agg in image.aggregated.items()}
+
+    def reduce(self, per_image: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+        return _per_image_and_mean(per_image, f"{self.name} {ctx.version.key} {ctx.split}")

@@ -1,0 +1,336 @@
+"""ValUES' toy and LIDC configs, unchanged, run on a small synthetic ValUES tree: ValUES' files, ValUES' numbers.
+
+Expected values are computed here from the NIfTI files with ValUES' definitions and
+independent libraries: ``scipy.signal.convolve`` for the patch sums (as ValUES does),
+``sklearn.metrics.roc_curve`` / ``auc`` for the AUROC, ``sklearn.calibration._sigmoid_calibration``
+for Platt scaling, ``numpy.quantile`` for the threshold, and a plain loop over ValUES'
+risk-coverage curve. (Side by side with ValUES' own ``eval_experiments.py`` on such a
+tree, outside the repository, every one of the 554 result files of the LIDC config and
+173 of the toy config agreed to 1e-16, Platt parameters to 1e-7: see docs/downstream.md.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nibabel
+import numpy as np
+import pytest
+
+from assay.downstream import run_experiments
+from assay.errors import ConfigError
+
+CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "configs"
+TOY = CONFIGS / "eval_config_toy.yaml"
+LIDC = CONFIGS / "eval_config_lidc.yaml"
+SHAPE = (12, 11, 10)  # not a cube: an axis mix-up would show
+
+
+def load(path: Path) -> np.ndarray:
+    return np.asanyarray(nibabel.load(str(path)).dataobj)
+
+
+def versions_on_disk(base: Path) -> list[Path]:
+    return sorted(p for p in base.glob("*/test_results/*") if p.is_dir())
+
+
+def unc_maps(exp: Path, split: str, model: str) -> dict[str, dict[str, np.ndarray]]:
+    """uncertainty type -> image id -> map, read the way ValUES' ExperimentDataloader does."""
+    folder = exp / split
+    ids = sorted({p.name.split("_")[0] for p in (folder / "pred_seg").glob("*.nii.gz")})
+    out: dict[str, dict[str, np.ndarray]] = {}
+    if model == "Softmax":
+        out["predictive_uncertainty"] = {
+            i: 1 - np.max([load(folder / "pred_prob" / f"{i}_01_{c:02d}.nii.gz") for c in (1, 2)], axis=0) for i in ids}
+        return out
+    out["predictive_uncertainty"] = {i: load(folder / "pred_entropy" / f"{i}.nii.gz") for i in ids}
+    for unc in ("aleatoric_uncertainty", "epistemic_uncertainty"):
+        out[unc] = {i: load(folder / unc / f"{i}.nii.gz") for i in ids}
+    return out
+
+
+def expected_thresholds(base: Path) -> dict[str, dict[str, float]]:
+    """ValUES' find_threshold: per model, the mean foreground quantile of every val prediction file, applied to
+    the pooled val maps of all its versions."""
+    by_model: dict[str, list[Path]] = {}
+    for exp in versions_on_disk(base):
+        by_model.setdefault(exp.parts[-3].split("-")[0], []).append(exp)
+    out: dict[str, dict[str, float]] = {}
+    for model, exps in by_model.items():
+        fractions = [1 - np.count_nonzero(load(p)) / load(p).size for e in exps
+                     for p in sorted((e / "val" / "pred_seg").glob("*.nii.gz"))]
+        q = float(np.mean(fractions))
+        pooled: dict[str, list[np.ndarray]] = {}
+        for e in exps:
+            for unc, maps in unc_maps(e, "val", model).items():
+                pooled.setdefault(unc, []).extend(maps[i] for i in sorted(maps))
+        out[model] = {unc: float(np.quantile(np.array(m), q)) for unc, m in pooled.items()}
+    return out
+
+
+def patch_level(u: np.ndarray, size: int = 10) -> float:
+    from scipy.signal import convolve
+
+    return float(np.max(convolve(u, np.ones([size] * u.ndim), mode="valid")))
+
+
+def threshold_level(u: np.ndarray, t: float) -> float:
+    sel = u[u >= t]
+    return float(sel.sum() / sel.size) if sel.size else float(sel.sum())
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    from assay_segmentation.values_tree import write_values_tree
+
+    base = tmp_path_factory.mktemp("toy") / "tree"
+    write_values_tree(TOY, overrides=[f"base_path={base}"], shape=SHAPE,
+                      splits={"val": 2, "id": 1, "ood": 24, "unlabeled": 1})
+    return base
+
+
+@pytest.mark.slow
+def test_toy_config_unchanged_writes_valuess_ood_detection_files_with_its_numbers(toy, tmp_path):
+    from sklearn.metrics import auc, roc_curve
+
+    before = sorted(p for p in toy.rglob("*") if p.is_file())
+    summary = run_experiments(TOY, overrides=[f"base_path={toy}"])
+    assert summary.versions == 15 and summary.tasks == ("ood_detection",)
+    # only ood_detection.json per version (and assay's manifest): the threshold was found in memory
+    new = sorted(set(p for p in toy.rglob("*") if p.is_file()) - set(before))
+    assert [p.relative_to(toy).as_posix() for p in new if p.name != "assay-values-run.json"] == sorted(
+        (e / "ood_detection.json").relative_to(toy).as_posix() for e in versions_on_disk(toy))
+    thresholds = expected_thresholds(toy)
+    for exp in versions_on_disk(toy):
+        model = exp.parts[-3].split("-")[0]
+        got = json.loads((exp / "ood_detection.json").read_text())
+        maps = unc_maps(exp, "ood", model)
+        assert list(got) == ["mean"] and list(got["mean"]) == list(maps)
+        for unc, by_id in maps.items():
+            ids = sorted(by_id)
+            labels = [0 if int(i) > 20 else 1 for i in ids]  # ValUES' toy rule
+            scores = {"patch_level": [patch_level(by_id[i]) for i in ids],
+                      "threshold": [threshold_level(by_id[i], thresholds[model][unc]) for i in ids]}
+            assert list(got["mean"][unc]) == ["patch_level", "threshold"]
+            for agg, s in scores.items():
+                fpr, tpr, _ = roc_curve(labels, s)
+                ranked = sorted(range(len(ids)), key=lambda k, s=s: s[k], reverse=True)[: len(ids) // 2]
+                rate = sum(labels[k] for k in ranked) / 21
+                metrics = got["mean"][unc][agg]["metrics"]
+                assert metrics["auroc"] == pytest.approx(auc(fpr, tpr), abs=1e-12)
+                assert metrics["ood_detection_rate"] == pytest.approx(rate, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_toy_threshold_and_aggregation_steps_write_valuess_files_under_an_output_folder(toy, tmp_path):
+    before = sorted(p for p in toy.rglob("*") if p.is_file())
+    out = tmp_path / "out"
+    run_experiments(TOY, overrides=[f"base_path={toy}"], output=out, tasks=["threshold", "aggregation"])
+    assert sorted(p for p in toy.rglob("*") if p.is_file()) == before  # the tree is left alone
+    thresholds = expected_thresholds(toy)
+    got = json.loads((out / "threshold_analysis.json").read_text())
+    assert set(got) == set(thresholds) | {"Mean"}
+    for model, by_unc in thresholds.items():
+        for unc, t in by_unc.items():
+            assert got[model][f"Mean {unc.split('_')[0]} threshold"] == pytest.approx(t, abs=1e-12)
+    assert got["Mean"]["Mean predictive threshold"] == pytest.approx(
+        np.mean([thresholds[m]["predictive_uncertainty"] for m in thresholds]), abs=1e-12)
+    assert set(json.loads((out / "quantile_analysis.json").read_text())) == set(thresholds)
+    exp = out / "Ensemble-Case-3" / "test_results" / "epochs150_fold0_seed158"
+    for split in ("id", "ood", "unlabeled", "val"):
+        agg = json.loads((exp / split / "aggregated_epistemic_uncertainty.json").read_text())
+        maps = unc_maps(toy / exp.relative_to(out), split, "Ensemble")["epistemic_uncertainty"]
+        assert sorted(agg) == [f"{i}.nii.gz" for i in sorted(maps)]
+        for i, u in maps.items():
+            entry = agg[f"{i}.nii.gz"]
+            assert entry["patch_level"]["max_score"] == pytest.approx(patch_level(u), rel=1e-12)
+            box = entry["patch_level"]["bounding_box"]  # ValUES: the first patch at the maximum, C order
+            corner = tuple(b[0] for b in box)
+            assert [b[1] - b[0] for b in box] == [10, 10, 10]
+            assert u[tuple(slice(c, c + 10) for c in corner)].sum() == pytest.approx(patch_level(u), rel=1e-9)
+            t = thresholds["Ensemble"]["epistemic_uncertainty"]
+            assert entry["threshold"] == {"max_score": pytest.approx(threshold_level(u, t), rel=1e-12),
+                                          "threshold": pytest.approx(t, rel=1e-12)}
+
+
+@pytest.fixture(scope="module")
+def lidc(tmp_path_factory):
+    from assay_segmentation.values_tree import write_values_tree
+
+    root = tmp_path_factory.mktemp("lidc")
+    write_values_tree(LIDC, overrides=[f"base_path={root}/first", f"second_cycle_path={root}/second"],
+                      shape=SHAPE, splits={"val": 2, "id": 2, "ood": 3, "unlabeled": 2})
+    return root
+
+
+def _mean_dice(path: Path) -> float:
+    mean = json.loads(path.read_text())["mean"]
+    return mean["metrics"]["dice"] if "metrics" in mean else mean["dice"]
+
+
+@pytest.mark.slow
+def test_lidc_config_unchanged_writes_al_improvement_as_valuess(lidc, monkeypatch):
+    monkeypatch.delenv("USER", raising=False)  # the entries that name ${oc.env:USER} are not run
+    summary = run_experiments(LIDC, overrides=[f"base_path={lidc}/first", f"second_cycle_path={lidc}/second"])
+    assert summary.versions == 30 and summary.tasks == ("al_improvement",)
+    exps = versions_on_disk(lidc / "first")
+    assert len(exps) == 30
+    for exp in exps:
+        model, version = exp.parts[-3], exp.name
+        got = json.loads((exp / "ood" / "al_improvement.json").read_text())
+        d1 = _mean_dice(exp / "ood" / "metrics.json")
+        second = lidc / "second" / model / "test_results"
+        dr = _mean_dice(second / "random" / "random" / version / "ood" / "metrics.json")
+        uncs = ["predictive_uncertainty"] if model == "Softmax" else ["predictive_uncertainty",
+                                                                        "epistemic_uncertainty"]
+        assert list(got["mean"]) == uncs  # aleatoric is skipped, as in ValUES
+        for unc in uncs:
+            for agg in ("patch_level", "threshold"):
+                du = _mean_dice(second / unc / agg / version / "ood" / "metrics.json")
+                assert got["mean"][unc][agg] == {"metrics": {"al_improvement": pytest.approx(
+                    (du / d1 - 1) - (dr / d1 - 1), abs=1e-15)}}
+
+
+def values_curve_aurc(risks: list[float], confids: list[float]) -> tuple[float, float]:
+    """ValUES' risk-coverage curve, step by step as its definition reads (a loop, no vectorisation)."""
+    n = len(risks)
+    order = list(np.argsort(np.array(confids)))
+    left = sum(risks)
+    risk_points, weights, pending = [left / n], [], 0
+    for i in range(n - 1):
+        left -= risks[order[i]]
+        pending += 1
+        if i == 0 or confids[order[i]] != confids[order[i - 1]]:
+            risk_points.append(left / (n - 1 - i))
+            weights.append(pending / n)
+            pending = 0
+    if pending:
+        risk_points.append(risk_points[-1])
+        weights.append(pending / n)
+    area = sum((risk_points[j] + risk_points[j + 1]) / 2 * weights[j] for j in range(len(weights)))
+    best = sorted(risks)
+    optimal = sum(sum(best[: k + 1]) / (k + 1) for k in range(n)) / n
+    return area, area - optimal
+
+
+def test_values_curve_with_a_tie_keeps_valuess_point_inside_the_tie():
+    from assay_segmentation.values_steps import values_aurc
+
+    # confidences -0.29, 0, 0: after removing the first 0 a point is added, inside the tie (ValUES' curve)
+    risks, confids = [0.9583, 1.0, 0.8212], [0.0, 0.0, -0.2875]
+    # hand: R = 2.7795/3, (1.9583)/2, 1.0 at coverages 1, 2/3, 1/3; weights 1/3, 1/3
+    expected = ((2.7795 / 3 + 1.9583 / 2) / 2 + (1.9583 / 2 + 1.0) / 2) / 3
+    assert values_aurc(risks, confids)[0] == pytest.approx(expected, abs=1e-12)
+    assert values_aurc(risks, confids) == pytest.approx(values_curve_aurc(risks, confids), abs=1e-12)
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 5, 17):
+        r = list(rng.random(n))
+        c = list(rng.integers(0, 3, n) / 2)  # many ties
+        assert values_aurc(r, c) == pytest.approx(values_curve_aurc(r, c), abs=1e-12)
+
+
+@pytest.mark.slow
+def test_lidc_failure_calibration_and_ambiguity_equal_valuess_definitions(lidc, tmp_path):
+    from sklearn.calibration import _sigmoid_calibration
+
+    out = tmp_path / "out"
+    run_experiments(LIDC, overrides=[f"base_path={lidc}/first", f"second_cycle_path={lidc}/second"], output=out,
+                    tasks=["failure_detection", "calibration", "ambiguity_modeling"], executor="processes[workers=2]")
+    thresholds = expected_thresholds(lidc / "first")
+    for exp in versions_on_disk(lidc / "first")[::7]:  # a few versions of different models
+        model = exp.parts[-3]
+        rel = exp.relative_to(lidc / "first")
+        # Platt scaling on val: one fit per image on -u against rater correctness, averaged
+        platt: dict[str, tuple[float, float]] = {}
+        val_maps = unc_maps(exp, "val", model)
+        for unc, by_id in val_maps.items():
+            ab = []
+            for i, u in by_id.items():
+                pred = load(exp / "val" / "pred_seg" / f"{i}_{'01' if model == 'Softmax' else 'mean'}.nii.gz")
+                refs = np.array([load(exp / "val" / "gt_seg" / f"{i}_{r:02d}.nii.gz") for r in range(4)])
+                correct = (refs == pred[None]).astype(int).ravel()
+                ab.append(_sigmoid_calibration(-np.broadcast_to(u, refs.shape).ravel(), correct))
+            platt[unc] = (float(np.mean([a for a, _ in ab])), float(np.mean([b for _, b in ab])))
+        for split in ("id", "ood"):
+            maps = unc_maps(exp, split, model)
+            metrics = json.loads((exp / split / "metrics.json").read_text())
+            dice = {k.split("/")[-1].split(".")[0]: v["dice"] for k, v in metrics.items() if k != "mean"}
+            fd = json.loads((out / rel / split / "failure_detection.json").read_text())
+            cal = json.loads((out / rel / split / "calibration.json").read_text())
+            amb = json.loads((out / rel / split / "ambiguity_modeling.json").read_text())
+            for unc, by_id in maps.items():
+                ids = sorted(by_id)
+                t = thresholds[model.split("-")[0]][unc]
+                for agg in ("patch_level", "threshold"):
+                    scores = [patch_level(by_id[i]) if agg == "patch_level" else threshold_level(by_id[i], t)
+                              for i in ids]
+                    aurc, eaurc = values_curve_aurc([1 - dice[i] for i in ids], [-s for s in scores])
+                    assert fd["mean"][unc][agg]["metrics"] == {"aurc": pytest.approx(aurc, abs=1e-12),
+                                                              "eaurc": pytest.approx(eaurc, abs=1e-12)}
+                aces, nccs = [], []
+                for i in ids:
+                    u = by_id[i]
+                    refs = np.array([load(exp / split / "gt_seg" / f"{i}_{r:02d}.nii.gz") for r in range(4)])
+                    pred = load(exp / split / "pred_seg" / f"{i}_{'01' if model == 'Softmax' else 'mean'}.nii.gz")
+                    correct = (refs == pred[None]).astype(int).ravel()
+                    a, b = platt[unc]
+                    conf = 1 / (1 + np.exp(-np.broadcast_to(u, refs.shape).ravel() * a + b))
+                    bins = np.digitize(conf, np.linspace(0.0, 1.0 + 1e-8, 21)) - 1
+                    gaps = [abs(correct[bins == k].mean() - conf[bins == k].mean()) for k in np.unique(bins)]
+                    aces.append(float(np.mean(gaps)))
+                    g = np.var(refs, axis=0)
+                    nccs.append(float(np.sum((g - g.mean()) * (u - u.mean())) /
+                                      (g.size * np.std(g, ddof=1) * np.std(u, ddof=1))))
+                    assert cal[i][unc]["metrics"]["ace"] == pytest.approx(aces[-1], abs=1e-6)
+                    assert amb[i][unc]["metrics"]["ncc"] == pytest.approx(nccs[-1], abs=1e-12)
+                assert cal["mean"][unc]["metrics"]["ace"] == pytest.approx(np.mean(aces), abs=1e-6)
+                assert amb["mean"][unc]["metrics"]["ncc"] == pytest.approx(np.mean(nccs), abs=1e-12)
+        params = json.loads((out / rel / "platt_scale_params.json").read_text())
+        for unc, (a, b) in platt.items():
+            assert params[unc] == {"a": pytest.approx(a, abs=1e-5), "b": pytest.approx(b, abs=1e-5)}
+
+
+def test_missing_tree_and_missing_second_cycle_are_errors_naming_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"No pred_seg folder .*Softmax-Case-3/test_results/epochs150_seed128"):
+        run_experiments(TOY, overrides=[f"base_path={tmp_path}"])
+    with pytest.raises(ConfigError, match="al_improvement needs second_cycle_path"):
+        run_experiments(LIDC, overrides=[f"base_path={tmp_path}", "second_cycle_path=null"])
+
+
+@pytest.mark.slow
+def test_lidc_ood_detection_reads_the_split_file_safely(lidc, tmp_path, monkeypatch):
+    import os
+    import pickle
+
+    monkeypatch.setenv("USER", "someone")
+    splits = tmp_path / "splits"
+    for shift in ("texture", "malignancy"):
+        (splits / shift / "firstCycle").mkdir(parents=True)
+        pools = [{"train": np.array(["t.npy"]), "id_unlabeled_pool": np.array(["0100.npy"]),
+                  "ood_unlabeled_pool": np.array(["0101.npy"])}]
+        (splits / shift / "firstCycle" / "splits.pkl").write_bytes(pickle.dumps(pools))
+    overrides = [f"base_path={lidc}/first", f"second_cycle_path={lidc}/second",
+                 f"task_params.ood_detection.function.base_splits_path={splits}"]
+    out = tmp_path / "out"
+    run_experiments(LIDC, overrides=overrides, output=out, tasks=["ood_detection"])
+    thresholds = expected_thresholds(lidc / "first")
+    for exp in versions_on_disk(lidc / "first")[::11]:
+        model = exp.parts[-3]
+        got = json.loads((out / exp.relative_to(lidc / "first") / "ood_detection.json").read_text())
+        for unc, by_id in unc_maps(exp, "unlabeled", model).items():
+            t = thresholds[model][unc]
+            for agg in ("patch_level", "threshold"):
+                s = {i: patch_level(u) if agg == "patch_level" else threshold_level(u, t) for i, u in by_id.items()}
+                # one ID image (0100), one OoD image (0101): AUROC 1, 0 or 0.5; the top half is the higher one
+                auroc = 1.0 if s["0101"] > s["0100"] else (0.5 if s["0101"] == s["0100"] else 0.0)
+                rate = 1.0 if s["0101"] > s["0100"] else 0.0
+                assert got["mean"][unc][agg]["metrics"] == {"ood_detection_rate": rate, "auroc": auroc}
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("true",))
+
+    (splits / "texture" / "firstCycle" / "splits.pkl").write_bytes(pickle.dumps([Evil()]))
+    with pytest.raises(ValueError, match=r"splits\.pkl: not a ValUES split file: .*refused to load posix\.system"):
+        run_experiments(LIDC, overrides=overrides, output=out, tasks=["ood_detection"])
