@@ -57,6 +57,15 @@ class ResultTable:
     missing: dict[tuple[tuple[str, ...], Column], tuple[int, int]] = attrs.field(factory=dict)
     #: the run's provenance signature (the manifest's ``signature``; "" for runs written before it)
     signature: str = ""
+    #: the per-image values behind a cell, one ``{image id: value}`` per seed (in the order of
+    #: ``values``), for cells whose value is the mean over images (bootstrap intervals, see
+    #: :mod:`assay.report.intervals`)
+    cases: dict[tuple[tuple[str, ...], Column], tuple[dict[str, float], ...]] = attrs.field(factory=dict)
+    #: lines printed under the table (what an empty cell means, say)
+    notes: tuple[str, ...] = ()
+    #: the index dimension whose values start separately coloured blocks of rows (ValUES colours
+    #: each split value's block on its own scale); None: one scale per column
+    blocks_by: str | None = None
 
     def cell(self, row: tuple[str, ...], column: Column) -> tuple[float, ...]:
         return self.values.get((row, column), ())
@@ -94,7 +103,8 @@ class ResultTable:
     def select(self, columns: Iterable[Column]) -> ResultTable:
         keep = tuple(columns)
         return attrs.evolve(self, columns=keep, values={k: v for k, v in self.values.items() if k[1] in keep},
-                            missing={k: v for k, v in self.missing.items() if k[1] in keep})
+                            missing={k: v for k, v in self.missing.items() if k[1] in keep},
+                            cases={k: v for k, v in self.cases.items() if k[1] in keep})
 
     def filter_rows(self, exclude: dict[str, list[Any]]) -> ResultTable:
         """Drop the rows whose value of a dimension is listed in ``exclude[dimension]``."""
@@ -104,7 +114,8 @@ class ResultTable:
 
         rows = tuple(r for r in self.rows if keep(r))
         return attrs.evolve(self, rows=rows, values={k: v for k, v in self.values.items() if k[0] in rows},
-                            missing={k: v for k, v in self.missing.items() if k[0] in rows})
+                            missing={k: v for k, v in self.missing.items() if k[0] in rows},
+                            cases={k: v for k, v in self.cases.items() if k[0] in rows})
 
 
 def _subtree(tree: dict, unc: str, agg: str, levels: list[str]) -> dict | None:
