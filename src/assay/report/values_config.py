@@ -145,7 +145,7 @@ def compose(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Any, dict[
             cfg = hydra_compose(config_name=path.stem, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         text = " ".join(str(exc).split())
-        where = "the command line" if overrides and ("overrid" in text.lower() or "Could not" in text) else str(path)
+        where = "the command line" if overrides and "overrid" in text.lower() else str(path)
         hint = ""
         if "Could not load '../" in text:
             hint = (" (ValUES' configs name files outside evaluation/configs, such as "
