@@ -51,7 +51,7 @@ def write_tree(base: Path, name: str = "lidc", *, n_images: int = 6, seed: int =
     rng = np.random.default_rng(seed)
     spec = dataset(name)
     written = {}
-    for params, vdir, model in version_dirs(spec, base):
+    for _, vdir, model in version_dirs(spec, base):
         uncs, aggs = model["unc_types"], model["aggregations"]
         ood = {"mean": {u: {a: {"metrics": {"ood_detection_rate": float(rng.uniform()),
                                             "auroc": float(rng.uniform(0.4, 0.95))}} for a in aggs} for u in uncs}}
@@ -63,7 +63,8 @@ def write_tree(base: Path, name: str = "lidc", *, n_images: int = 6, seed: int =
             ged = {im: float(rng.uniform(0.1, 0.6)) for im in images}
             if three_d:
                 metrics = {im: {"dice": dice[im], "ged": ged[im]} for im in images}
-                metrics["mean"] = {"dice": float(np.mean(list(dice.values()))), "ged": float(np.mean(list(ged.values())))}
+                metrics["mean"] = {"dice": float(np.mean(list(dice.values()))),
+                                   "ged": float(np.mean(list(ged.values())))}
             else:
                 metrics = {im: {"metrics": {"dice": dice[im], "ged": ged[im]}} for im in images}
                 metrics["mean"] = {"metrics": {"dice": float(np.mean(list(dice.values()))),
@@ -91,3 +92,37 @@ def write_tree(base: Path, name: str = "lidc", *, n_images: int = 6, seed: int =
                 _dump(vdir / split / fname, tree)
                 written[(vdir, fname, split)] = tree
     return written
+
+
+def values_table(base: Path, name: str, split_name: str | None = None, tasks_file: str = "table_tasks.yaml") -> dict:
+    """ValUES' table, recomputed with pandas from the JSON files: {(row..., column label): (mean, std)} x100."""
+    spec = dataset(name)
+    import pandas as pd
+
+    tasks = yaml.safe_load((CONFIGS / "tasks" / tasks_file).read_text())
+    records = []
+    for params, vdir, model in version_dirs(spec, base):
+        pm = {"Dropout-Final": "Dropout"}.get(params["pred_model"], params["pred_model"])
+        for task, metrics in tasks.items():
+            for metric, mp in metrics.items():
+                for split in mp["dataset_splits"] or [None]:
+                    path = vdir / split / mp["metrics_file_name"] if split else vdir / mp["metrics_file_name"]
+                    mean = json.loads(path.read_text())["mean"]
+                    for unc in model["unc_types"]:
+                        for agg in model["aggregations"]:
+                            node = mean
+                            if len(mp["levels"]) >= 2:
+                                node = node.get(unc)
+                            if node is not None and len(mp["levels"]) == 3:
+                                node = node.get(agg)
+                            if node is None:
+                                continue
+                            value = node["metrics"][mp["metrics_key"]] if "metrics" in node else node[
+                                mp["metrics_key"]]
+                            label = f"{metric} {split}" if split else metric
+                            key = ((params[split_name],) if split_name else ()) + (pm, unc, agg)
+                            records.append({"key": key, "col": (task, label), "seed": params["seed"],
+                                            "value": value})
+    df = pd.DataFrame(records)
+    g = df.groupby(["key", "col"])["value"]
+    return {k: (m * 100, s * 100) for (k, m), s in zip(g.mean().items(), g.std(ddof=1).to_numpy())}

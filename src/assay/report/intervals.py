@@ -108,7 +108,7 @@ def bootstrap_table(table: ResultTable, *, n_resamples: int = 1000, confidence_l
     n_resamples = check_int(n_resamples, "n_resamples", low=1, owner="bootstrap_table")
     confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0, closed="neither",
                                     owner="bootstrap_table")
-    seed = check_seed(seed, allow_none=False, owner="bootstrap_table")
+    seed = int(check_seed(seed, allow_none=False, owner="bootstrap_table") or 0)
     alpha = 1.0 - confidence_level
     bounds: dict[tuple[Row, Column], tuple[float, float]] = {}
     not_worse: dict[Column, set[Row]] = {}

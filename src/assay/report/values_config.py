@@ -114,6 +114,9 @@ class PlotConfig:
     coloring: dict[str, dict[str, str]]
     hatches: dict[str, dict[str, str]]
     ordering: dict[str, tuple[str, ...]]
+    #: why ``save_path`` could not be resolved (an unset ``${oc.env:USER}``, say): an error only when no
+    #: other output folder is given
+    save_path_error: str = ""
 
 
 # --------------------------------------------------------------------------- composing
@@ -157,7 +160,7 @@ def compose(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Any, dict[
     raw = OmegaConf.to_container(cfg, resolve=False)
     if not isinstance(raw, dict):  # pragma: no cover - Hydra always composes a mapping
         raise ConfigError(f"{path}: (top level): expected a mapping of keys")
-    return cfg, raw
+    return cfg, {str(k): v for k, v in raw.items()}
 
 
 def _prescan(path: Path, root: Path, seen: set[Path]) -> None:
@@ -358,6 +361,45 @@ def _experiment(value: Any, file: str, at: tuple[Any, ...]) -> Experiment:
     return Experiment(iter_params=iter_params, settings=settings, prediction_models=parsed_models, at=at)
 
 
+#: settings of an experiment that only ValUES' evaluation uses (data loading): kept unresolved by the table
+_UNUSED = ("datamodule_config", "pred_seg_loading", "gt_unc_map_loading")
+
+
+def _experiments(cfg: Any, at: tuple[Any, ...], file: str) -> list[dict[str, Any]]:
+    """The experiments, each resolved key by key; the data-loading settings stay unresolved (the table reads no
+    data), so their interpolations into files the table does not need cannot fail it."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    node = _resolved_node(cfg, at + ("experiments",), file)
+    if not isinstance(node, ListConfig) or len(node) == 0:
+        got = OmegaConf.to_container(node, resolve=False) if isinstance(node, (DictConfig, ListConfig)) else node
+        raise _fail(file, at + ("experiments",), "a non-empty list of experiments (such as [${LIDC}])", got)
+    out = []
+    for i in range(len(node)):
+        here = at + ("experiments", i)
+        exp = _resolved_node(cfg, here, file)
+        if not isinstance(exp, DictConfig):
+            raise _fail(file, here, "an experiment (a mapping with iter_params and prediction_models)",
+                        _resolved(cfg, here, file))
+        out.append({str(k): (None if k in _UNUSED else _resolved(cfg, here + (k,), file)) for k in exp})
+    return out
+
+
+def _resolved_node(cfg: Any, at: tuple[Any, ...], file: str) -> Any:
+    """The node at ``at`` (an interpolation such as ``${LIDC}`` followed), still an OmegaConf node."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        node = cfg
+        for part in at:
+            node = node[part]
+        return node
+    except OmegaConfBaseException as exc:
+        message = " ".join(str(exc).splitlines()[0].split())
+        raise ConfigError(f"{file}: {key_path(at)}: expected a value whose interpolations resolve, got an error: "
+                          f"{message}") from None
+
+
 def _check_top(raw: dict[str, Any], allowed: Sequence[str], file: str, at: tuple[Any, ...] = ()) -> None:
     refs = _referenced(raw, set())
     node = raw
@@ -382,11 +424,9 @@ def _table(cfg: Any, raw: dict[str, Any], file: str, at: tuple[Any, ...], *, nee
     base = _resolved(cfg, at + ("base_path",), file)
     if not isinstance(base, str) or not base:
         raise _fail(file, at + ("base_path",), "a folder (the first cycle's experiment root)", base)
-    experiments = _resolved(cfg, at + ("experiments",), file)
-    if not isinstance(experiments, list) or not experiments:
-        raise _fail(file, at + ("experiments",), "a non-empty list of experiments (such as [${LIDC}])", experiments)
-    exps = tuple(_experiment(e, file, at + ("experiments", i)) for i, e in enumerate(experiments))
-    split_name, split_values = None, ()
+    exps = tuple(_experiment(e, file, at + ("experiments", i)) for i, e in enumerate(_experiments(cfg, at, file)))
+    split_name: str | None = None
+    split_values: tuple[str, ...] = ()
     if node.get("split_param") is not None:
         sp = _mapping(_resolved(cfg, at + ("split_param",), file), file, at + ("split_param",),
                       "a mapping with name and split_values")
@@ -459,7 +499,12 @@ def load_plot_config(path: str | Path, overrides: Sequence[str] = ()) -> PlotCon
     if not datasets:
         raise _fail(file, ("datasets",), "at least one dataset", raw["datasets"])
     metrics = _metrics(_resolved(cfg, ("ds_tasks",), file), file, ("ds_tasks",))
-    save = _resolved(cfg, ("save_path",), file) if raw.get("save_path") is not None else None
+    save, save_error = None, ""
+    if raw.get("save_path") is not None:
+        try:
+            save = _resolved(cfg, ("save_path",), file)
+        except ConfigError as exc:
+            save_error = str(exc)
     if save is not None and (not isinstance(save, str) or not save):
         raise _fail(file, ("save_path",), "a folder", save)
     looks = {k: _resolved(cfg, (k,), file) if raw.get(k) is not None else {}
@@ -474,4 +519,4 @@ def load_plot_config(path: str | Path, overrides: Sequence[str] = ()) -> PlotCon
                       df_naming=_string_map(looks["df_naming"], file, ("df_naming",), "the name to show (a string)"),
                       coloring=_by_dimension(looks["coloring"], file, ("coloring",), "a matplotlib colour"),
                       hatches=_by_dimension(looks["hatches"], file, ("hatches",), "a matplotlib hatch pattern"),
-                      ordering=ordering)
+                      ordering=ordering, save_path_error=save_error)

@@ -262,7 +262,8 @@ def _draw(path: Path, groups: list[Bars], keys: list[str], metric: ValuesMetric,
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     handles = [Patch(facecolor=colour_of[k] if k not in hatches else (*_rgb(colour_of[k]), 0.6),
-                     edgecolor=colour_of[k] if k in hatches else "none", hatch=hatches.get(k), label=readable(k, naming))
+                     edgecolor=colour_of[k] if k in hatches else "none", hatch=hatches.get(k),
+                     label=readable(k, naming))
                for k in keys]
     ax.legend(handles=handles, title=readable(dimension, naming), fontsize=9, title_fontsize=9, frameon=False,
               loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -315,6 +316,8 @@ def plot_values(config: PlotConfig, *, save_path: str | Path | None = None, rows
         Only these dimensions / metric names.
     """
     out_dir = Path(save_path) if save_path is not None else config.save_path
+    if out_dir is None and config.save_path_error:
+        raise ConfigError(config.save_path_error)
     if out_dir is None:
         raise InvalidParameterError(f"{config.file}: save_path: expected the output folder (in the config, as "
                                     "save_path=... on the command line, or -o), got none")
