@@ -250,3 +250,43 @@ def test_cli_table_on_the_values_config(lidc, tmp_path, capsys):
 def test_overrides_need_a_values_config(lidc, capsys):
     assert main(["table", str(lidc), "base_path=/x"]) == 2
     assert "overrides apply to a ValUES table config" in capsys.readouterr().err
+
+
+def _assay_results(root, per_image_mean_ok=True):
+    """An 'assay run' output by hand: models A and B, seeds 1 and 2, per-image Dice on images i0, i1."""
+    from assay.downstream import write_json_atomic
+
+    dice = {("A", 1): (0.4, 0.6), ("A", 2): (0.5, 0.7), ("B", 1): (0.8, 0.9), ("B", 2): (0.7, 0.9)}
+    versions = []
+    for (pm, seed), (x, y) in dice.items():
+        rel = f"{pm}/seed{seed}"
+        versions.append({"pred_model": pm, "params": {"pred_model": pm, "seed": seed}, "version_name": f"seed{seed}",
+                         "unc_types": ["u"], "aggregations": {"m": "image_mean"}, "output_dir": rel})
+        mean = (x + y) / 2 if per_image_mean_ok else 0.99
+        write_json_atomic(root / rel / "id" / "seg.json", {"i0": {"metrics": {"dice": x}},
+                                                          "i1": {"metrics": {"dice": y}},
+                                                          "mean": {"metrics": {"dice": mean}}, "signature": "s"})
+    tasks = {"seg": {"function": "segmentation_performance", "file_name": "seg.json", "datasets": ["id"],
+                     "combine_splits": False,
+                     "metrics": [{"name": "dice", "higher_is_better": True, "levels": [], "per_image": True}]}}
+    write_json_atomic(root / "assay-results.json", {"versions": versions, "tasks": tasks})
+    return root
+
+
+def test_assay_results_get_intervals_from_their_per_image_entries(tmp_path, capsys):
+    from assay.report import load_results
+
+    table = load_results(_assay_results(tmp_path / "ok"))
+    col = table.columns[0]
+    # per-image seed means: A (0.45, 0.65), B (0.75, 0.9); two images -> interval = [min, max] of the image means
+    iv = bootstrap_table(table, n_resamples=2000)
+    assert iv.interval(("A", "u", "m"), col) == pytest.approx((0.45, 0.65))
+    assert iv.interval(("B", "u", "m"), col) == pytest.approx((0.75, 0.9))
+    assert iv.not_worse[col] == {("B", "u", "m")}
+    assert main(["table", str(tmp_path / "ok")]) == 0
+    out = capsys.readouterr().out
+    assert "| B | u | m | **82.50 ± 3.54 [75.00, 90.00]** |" in out
+    assert main(["table", str(tmp_path / "ok"), "--n-resamples", "0"]) == 0
+    assert "[" not in capsys.readouterr().out.split("\n\n")[0]
+    # a file whose mean is not the mean of its images: no interval rather than the interval of another number
+    assert load_results(_assay_results(tmp_path / "off", per_image_mean_ok=False)).cases == {}

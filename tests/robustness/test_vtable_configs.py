@@ -136,3 +136,11 @@ def test_plot_config_typo_names_the_key_path(tmp_path, trees, file, old, new, me
 def test_case_counts():
     """The counts quoted in docs/reliability.d/vtable.md."""
     assert (len(TABLE_CASES), len(PLOT_CASES)) == (11, 10)
+
+
+def test_table_and_plot_configs_swapped_say_which_command(tmp_path):
+    configs = _checkout(tmp_path)
+    with pytest.raises(ConfigError, match="got a plot config; draw it with 'assay plot'"):
+        load_table_config(configs / "plot_config.yaml")
+    with pytest.raises(ConfigError, match="got a table config; render it with 'assay table'"):
+        load_plot_config(configs / "table_config_lidc.yaml", ["base_path=/x"])

@@ -460,6 +460,9 @@ def load_table_config(path: str | Path, overrides: Sequence[str] = ()) -> TableC
     ['dice', 'auroc', 'aurc', 'eaurc', 'al_improvement', 'ace', 'ncc', 'ged']
     """
     cfg, raw = compose(path, overrides)
+    if "datasets" in raw and "experiments" not in raw:
+        raise ConfigError(f"{path}: datasets: expected a table config (base_path, experiments, split_param, "
+                          "ds_tasks), got a plot config; draw it with 'assay plot'")
     return _table(cfg, raw, str(path), ())
 
 
@@ -490,6 +493,9 @@ def load_plot_config(path: str | Path, overrides: Sequence[str] = ()) -> PlotCon
     """
     cfg, raw = compose(path, overrides)
     file = str(path)
+    if "experiments" in raw and "datasets" not in raw:
+        raise ConfigError(f"{file}: experiments: expected a plot config (datasets, ds_tasks, save_path, ...), got "
+                          "a table config; render it with 'assay table'")
     _check_top(raw, PLOT_KEYS, file)
     for key in ("datasets", "ds_tasks"):
         if key not in raw:
