@@ -17,7 +17,6 @@ from assay.report.values_config import ValuesMetric, load_plot_config
 from assay.report.values_plots import bar_groups, dataset_tables, plot_values
 
 
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("plots")
