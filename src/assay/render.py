@@ -41,12 +41,14 @@ FORMATS = ("markdown", "text", "latex", "html")
 class Cell:
     """One table cell: its text, bold (the best of its column, say), an optional background colour.
 
-    ``colour`` is a hex RGB string without ``#`` (``"a1d99b"``), drawn by LaTeX and HTML only.
+    ``colour`` (background) and ``text_colour`` are hex RGB strings without ``#``
+    (``"a1d99b"``), drawn by LaTeX and HTML only.
     """
 
     text: str
     bold: bool = False
     colour: str | None = None
+    text_colour: str | None = None
 
 
 def _as_cell(value: Cell | str) -> Cell:
@@ -194,7 +196,8 @@ def _latex(grid: Grid) -> str:
         cells = []
         for c in row:
             text = rf"\textbf{{{esc(c.text)}}}" if c.bold and c.text else esc(c.text)
-            cells.append((rf"\cellcolor[HTML]{{{c.colour}}}" if c.colour else "") + text)
+            cells.append((rf"\cellcolor[HTML]{{{c.colour}}}" if c.colour else "")
+                         + (rf"\color[HTML]{{{c.text_colour}}}" if c.text_colour and c.text else "") + text)
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if grid.signature:
@@ -225,6 +228,8 @@ def _html(grid: Grid) -> str:
             style = f"padding:2px 6px;text-align:{'left' if a == 'l' else 'right'}"
             if c.colour:
                 style += f";background:#{c.colour}"
+            if c.text_colour:
+                style += f";color:#{c.text_colour}"
             text = f"<b>{esc(c.text)}</b>" if c.bold and c.text else esc(c.text)
             tds.append(f'<td style="{style}">{text}</td>')
         out.append("<tr>" + "".join(tds) + "</tr>")

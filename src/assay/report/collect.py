@@ -57,6 +57,15 @@ class ResultTable:
     missing: dict[tuple[tuple[str, ...], Column], tuple[int, int]] = attrs.field(factory=dict)
     #: the run's provenance signature (the manifest's ``signature``; "" for runs written before it)
     signature: str = ""
+    #: the per-image values behind a cell, one ``{image id: value}`` per seed (in the order of
+    #: ``values``), for cells whose value is the mean over images (bootstrap intervals, see
+    #: :mod:`assay.report.intervals`)
+    cases: dict[tuple[tuple[str, ...], Column], tuple[dict[str, float], ...]] = attrs.field(factory=dict)
+    #: lines printed under the table (what an empty cell means, say)
+    notes: tuple[str, ...] = ()
+    #: the index dimension whose values start separately coloured blocks of rows (ValUES colours
+    #: each split value's block on its own scale); None: one scale per column
+    blocks_by: str | None = None
 
     def cell(self, row: tuple[str, ...], column: Column) -> tuple[float, ...]:
         return self.values.get((row, column), ())
@@ -94,7 +103,8 @@ class ResultTable:
     def select(self, columns: Iterable[Column]) -> ResultTable:
         keep = tuple(columns)
         return attrs.evolve(self, columns=keep, values={k: v for k, v in self.values.items() if k[1] in keep},
-                            missing={k: v for k, v in self.missing.items() if k[1] in keep})
+                            missing={k: v for k, v in self.missing.items() if k[1] in keep},
+                            cases={k: v for k, v in self.cases.items() if k[1] in keep})
 
     def filter_rows(self, exclude: dict[str, list[Any]]) -> ResultTable:
         """Drop the rows whose value of a dimension is listed in ``exclude[dimension]``."""
@@ -104,11 +114,12 @@ class ResultTable:
 
         rows = tuple(r for r in self.rows if keep(r))
         return attrs.evolve(self, rows=rows, values={k: v for k, v in self.values.items() if k[0] in rows},
-                            missing={k: v for k, v in self.missing.items() if k[0] in rows})
+                            missing={k: v for k, v in self.missing.items() if k[0] in rows},
+                            cases={k: v for k, v in self.cases.items() if k[0] in rows})
 
 
-def _subtree(tree: dict, unc: str, agg: str, levels: list[str]) -> dict | None:
-    node: Any = tree.get("mean", {})
+def _subtree(tree: dict, unc: str, agg: str, levels: list[str], start: str = "mean") -> dict | None:
+    node: Any = tree.get(start, {})
     if "unc_type" in levels:
         node = node.get(unc) if isinstance(node, dict) else None
     if "aggregation" in levels and isinstance(node, dict):
@@ -116,6 +127,25 @@ def _subtree(tree: dict, unc: str, agg: str, levels: list[str]) -> dict | None:
     if not isinstance(node, dict):
         return None
     return node.get("metrics", node)
+
+
+def _image_values(tree: dict, unc: str, agg: str, levels: list[str], name: str, mean: float) -> dict[str, float] | None:
+    """The per-image values of one cell of one file, when the file's ``mean`` is their plain mean (else None)."""
+    out: dict[str, float] = {}
+    for image, entry in tree.items():
+        if image in ("mean", "signature") or not isinstance(entry, dict):
+            continue
+        node = _subtree(tree, unc, agg, levels, start=image)
+        if not node or name not in node:
+            return None
+        out[image] = float(node[name])
+    if not out:
+        return None
+    vals = list(out.values())
+    avg = math.fsum(vals) / len(vals)
+    if not (math.isfinite(avg) and math.isfinite(mean) and abs(avg - mean) <= 1e-9 * max(1.0, abs(mean))):
+        return None
+    return out
 
 
 def _read_manifest(results_dir: Path) -> dict[str, Any]:
@@ -199,6 +229,7 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
     cache: dict[Path, Any] = {}
     absent: list[tuple[Path, str, str]] = []
     counts: dict[tuple[tuple[str, ...], Column], list[int]] = {}
+    per_case: dict[tuple[tuple[str, ...], Column], list[dict[str, float] | None]] = {}
     for v in manifest["versions"]:
         prefix = tuple(str(v["params"].get(k, "")) for k in extra)
         version_rows = [(unc, agg) for unc in v["unc_types"] for agg in (v["aggregations"] or ["-"])]
@@ -224,6 +255,9 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
                         value = float(node[m["name"]]) if node and m["name"] in node else math.nan
                         cell_key = (prefix + (v["pred_model"], unc, agg), column)
                         cells.setdefault(cell_key, []).append(value)
+                        if m.get("per_image") and tree is not None:
+                            per_case.setdefault(cell_key, []).append(
+                                _image_values(tree, unc, agg, m["levels"], m["name"], value))
                         count = counts.setdefault(cell_key, [0, 0])
                         count[0] += tree is None
                         count[1] += 1
@@ -238,5 +272,8 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
     if signature is not None and not isinstance(signature, str):
         raise ResultFileError(f"{results_dir / MANIFEST}: signature: expected a signature string, "
                               f"got {signature!r:.60}")
+    cases = {k: tuple(c for c in v if c is not None) for k, v in per_case.items()
+             if k not in missing and len(v) == len(cells[k]) and all(c is not None for c in v)}
     return ResultTable(index_names=index_names, rows=tuple(rows), columns=tuple(columns),
-                       values={k: tuple(v) for k, v in cells.items()}, missing=missing, signature=signature or "")
+                       values={k: tuple(v) for k, v in cells.items()}, missing=missing, signature=signature or "",
+                       cases=cases)

@@ -61,6 +61,10 @@ READABLE: dict[str, str] = {
     "aurc_fd_shifts": "AURC (fd-shifts)", "e_aurc_fd_shifts": "E-AURC (fd-shifts)",
     "ood_share_queried_unlabeled": "OoD share of the queried", "ood_detection_rate_unlabeled": "OoD detection rate",
     "dice_second_cycle": "Dice, 2nd cycle", "unlabeled": "unlabeled",
+    # ValUES' own names (its table and plot configs)
+    "eaurc": "E-AURC", "seg_performance": "Segmentation", "active_learning": "Active learning",
+    "patch_level": "Patch level", "image_level": "Image level", "threshold": "Threshold", "shift": "Shift",
+    "unc_measure": "Uncertainty measure", "texture": "Texture", "malignancy": "Malignancy",
 }
 
 
