@@ -33,7 +33,6 @@ for the prediction model, as that function would.
 from __future__ import annotations
 
 import math
-import pickle
 import warnings
 from collections.abc import Callable
 from itertools import chain
@@ -264,42 +263,37 @@ class AggregateUncertainties:
 
 
 # --------------------------------------------------------------------------- OoD detection
-class _SafeUnpickler(pickle.Unpickler):
-    """Reads a ValUES split file (lists / dicts of strings and numpy arrays); any other class is refused."""
-
-    ALLOWED: ClassVar[set[tuple[str, str]]] = {
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-        ("numpy", "ndarray"), ("numpy", "dtype"), ("collections", "OrderedDict"),
-    }
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in self.ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused to load {module}.{name} (a split file holds lists and arrays only)")
+#: how a user turns ValUES' pickled split file into the JSON assay reads (run by the user, on a file they trust)
+CONVERT_SPLITS = ("python -c \"import json, pickle, sys; d = pickle.load(open(sys.argv[1], 'rb')); "
+                  "json.dump(d, open(sys.argv[1][:-4] + '.json', 'w'), default=lambda a: a.tolist())\" SPLITS.pkl")
 
 
 def read_splits(path: Path) -> Any:
-    """A ValUES split file ``splits.pkl`` (numpy arrays and lists only, others refused) or the same as JSON."""
-    if not path.is_file():
-        raise InvalidParameterError(f"No split file {path} (ValUES: BASE_SPLITS_PATH[/shift]/firstCycle/splits.pkl).")
-    if path.suffix == ".json":
-        from assay.jsonio import read_json
+    """A ValUES split file as JSON (``splits.json``: the lists of ``splits.pkl``).
 
-        return read_json(path, what="split file")
-    with path.open("rb") as f:
-        try:
-            return _SafeUnpickler(f).load()
-        except (pickle.UnpicklingError, EOFError, AttributeError, ValueError) as exc:
-            raise InvalidParameterError(f"{path}: not a ValUES split file: {exc}") from None
+    assay never unpickles a user's file, not even through a restricted unpickler: a
+    ``splits.pkl`` is an error that gives the one-line conversion to ``splits.json``
+    (:data:`CONVERT_SPLITS`), to run by whoever trusts the file.
+    """
+    if path.suffix == ".pkl":
+        json_twin = path.with_suffix(".json")
+        raise InvalidParameterError(
+            f"{path}: assay does not unpickle files (a pickle can run code). Convert it once to {json_twin.name} "
+            f"beside it, if you trust it: {CONVERT_SPLITS.replace('SPLITS.pkl', str(path))}")
+    if not path.is_file():
+        raise InvalidParameterError(f"No split file {path} (ValUES: BASE_SPLITS_PATH[/shift]/firstCycle/splits.json, "
+                                    "converted from ValUES' splits.pkl).")
+    from assay.jsonio import read_json
+
+    return read_json(path, what="split file")
 
 
 def _first_cycle_splits(base: str, shift: Any) -> Any:
     root = Path(base) / str(shift) if shift is not None else Path(base)
-    for name in ("splits.pkl", "splits.json"):
-        if (root / "firstCycle" / name).is_file():
-            return read_splits(root / "firstCycle" / name)
-    return read_splits(root / "firstCycle" / "splits.pkl")
+    json_file = root / "firstCycle" / "splits.json"
+    if json_file.is_file() or not (root / "firstCycle" / "splits.pkl").is_file():
+        return read_splits(json_file)
+    return read_splits(root / "firstCycle" / "splits.pkl")  # an error with the conversion
 
 
 def _names(pool: Any) -> list[str]:
