@@ -330,3 +330,70 @@ def test_lidc_ood_detection_reads_the_split_file_safely(lidc, tmp_path, monkeypa
     (splits / "texture" / "firstCycle" / "splits.pkl").write_bytes(pickle.dumps([{"train": []}]))
     with pytest.raises(ValueError, match=r"splits\.pkl: assay does not unpickle files.*splits\.json"):
         run_experiments(LIDC, overrides=overrides, output=out, tasks=["ood_detection"])
+
+
+def values_moved(fold: dict, samples: list[str]) -> dict:
+    """ValUES' ``update_splits`` on fold 0, with its numpy arrays (np.argwhere / np.delete / np.append)."""
+    f = {k: np.array(v) for k, v in fold.items()}
+    for sample in samples:
+        for pool in ("id_unlabeled_pool", "ood_unlabeled_pool"):
+            if sample in f[pool]:
+                f[pool] = np.delete(f[pool], np.argwhere(f[pool] == sample)[0][0], axis=0)
+                f["train"] = np.append(f["train"], sample)
+                break
+        else:
+            raise AssertionError(sample)
+    return {k: v.tolist() for k, v in f.items()}
+
+
+def values_random_query(fold: dict, random_type: str, seed: int) -> list[str]:
+    """ValUES' ``get_samples_to_query_random(_best|_worst)``, with numpy's global generator as ValUES seeds it."""
+    np.random.seed(seed)
+    ids, ood = np.array(fold["id_unlabeled_pool"]), np.array(fold["ood_unlabeled_pool"])
+    n = int((len(ids) + len(ood)) * 0.5)
+    if random_type == "random":
+        return np.random.choice(np.concatenate((ids, ood)), n, replace=False).tolist()
+    if random_type == "best":
+        return np.concatenate((ood, np.random.choice(ids, n - len(ood), replace=False))).tolist()
+    return np.random.choice(ids, n, replace=False).tolist()
+
+
+@pytest.mark.slow
+def test_lidc_second_cycle_split_files_equal_valuess_queries(lidc, tmp_path, monkeypatch):
+    monkeypatch.setenv("USER", "someone")
+    splits = tmp_path / "splits"
+    fold0 = {"train": ["t1.npy", "t2.npy"], "id_unlabeled_pool": ["0100.npy", "a.npy", "b.npy", "c.npy", "d.npy"],
+             "ood_unlabeled_pool": ["0101.npy", "e.npy", "f.npy"]}
+    fold1 = {"train": ["x.npy"], "id_unlabeled_pool": [], "ood_unlabeled_pool": []}
+    for shift in ("texture", "malignancy"):
+        (splits / shift / "firstCycle").mkdir(parents=True)
+        (splits / shift / "firstCycle" / "splits.json").write_text(json.dumps([fold0, fold1]))
+    overrides = [f"base_path={lidc}/first", f"second_cycle_path={lidc}/second",
+                 f"task_params.second_cycle_splits.function.base_splits_path={splits}",
+                 f"task_params.second_cycle_splits_random.function.base_splits_path={splits}"]
+    out = tmp_path / "out"
+    run_experiments(LIDC, overrides=overrides, output=out, tasks=["second_cycle_splits", "second_cycle_splits_random"])
+    written = out / splits.relative_to(splits.anchor)
+    thresholds = expected_thresholds(lidc / "first")
+    checked = 0
+    for exp in versions_on_disk(lidc / "first"):
+        model = exp.parts[-3]
+        shift, seed = exp.name.split("_")[0], int(exp.name.split("seed")[1])
+        second = written / shift / "secondCycle" / model
+        for random_type in ("random", "best", "worst"):
+            got = json.loads((second / "random" / random_type / f"splits_seed{seed}.json").read_text())
+            assert got == [values_moved(fold0, values_random_query(fold0, random_type, seed)), fold1]
+        for unc, by_id in unc_maps(exp, "unlabeled", model).items():
+            t = thresholds[model][unc]
+            for agg in ("patch_level", "threshold"):
+                score = {i: patch_level(u) if agg == "patch_level" else threshold_level(u, t) for i, u in by_id.items()}
+                top = sorted(score, key=score.get, reverse=True)[: int(len(score) * 0.5)]
+                got = json.loads((second / unc / agg / f"splits_seed{seed}.json").read_text())
+                assert got == [values_moved(fold0, [f"{i}.npy" for i in top]), fold1]
+                checked += 1
+    assert checked == 2 * 3 * (1 * 2 + 4 * 3 * 2)  # shifts x seeds x (Softmax 1 map, 4 models 3) x 2 aggregations
+
+    # a queried image that no pool holds is an error naming it and the split folder
+    (splits / "texture" / "firstCycle" / "splits.json").write_text(json.dumps([dict(fold0, id_unlabeled_pool=[])]))
+    with pytest.raises(ValueError, match=r"image '0100\.npy' is in neither unlabeled pool of fold 0"):
+        run_experiments(LIDC, overrides=overrides, output=out, tasks=["second_cycle_splits"])

@@ -44,6 +44,7 @@ import numpy as np
 
 from assay.downstream import ImageData
 from assay.errors import ConfigError, InvalidParameterError
+from assay_segmentation.active_learning import BASELINES
 from assay_segmentation.aggregations import ImageMean, ImageSum, PatchMax, ThresholdMean, _as_map
 from assay_segmentation.measures import ncc
 from assay_segmentation.scores import auroc, fit_platt, platt_confidence, values_ace
@@ -585,23 +586,124 @@ class AlImprovementStep:
         return {ctx.dataset_path / "al_improvement.json": tree}
 
 
+#: ValUES queries half of the unlabeled pool for the second cycle (``acquisition_size=0.5``)
+ACQUISITION_SIZE = 0.5
+
+
 @attrs.frozen
 class SplitFilesStep:
-    """``split_files_second_cycle(_random).generate_split_file``: refused with the reason (see the message)."""
+    """``split_files_second_cycle(_random).generate_split_file``: the second cycle's split files, as JSON.
+
+    Reads ``BASE_SPLITS_PATH[/shift]/firstCycle/splits.json`` afresh for every file and
+    moves half of fold 0's unlabeled images (``int(n * 0.5)``, ID and OoD pools together)
+    into ``train``, in query order, as ValUES does:
+
+    * without ``random_types`` (``split_files_second_cycle``), per uncertainty type and
+      aggregation, the most uncertain images by the aggregated score (a stable sort,
+      descending) -> ``secondCycle/<pred_model>/<uncertainty>/<aggregation>/splits_seed<seed>.json``;
+    * with ``random_types`` (``split_files_second_cycle_random``), per type, numpy's legacy
+      generator seeded with the version's ``seed`` (``np.random.seed`` as ValUES, so the
+      same draws): ``random`` draws from both pools, ``best`` takes every OoD image and draws
+      the rest from the ID pool, ``worst`` draws only ID images ->
+      ``secondCycle/<pred_model>/random/<type>/splits_seed<seed>.json``.
+
+    assay's own ``al_split_files`` task (:mod:`assay_segmentation.active_learning`) draws
+    with numpy's new generator and one split per file; this step keeps ValUES' legacy draws
+    and list of folds so that the files equal ValUES'. Where ValUES writes
+    ``splits_seed<seed>.pkl``, assay writes the same lists as JSON
+    (assay never writes or reads pickles). ValUES prints and goes on for a queried image
+    that is in neither pool (then fails an assertion); assay says which image and file.
+    Entries that are ``[name, dataset]`` pairs (GTA) are matched by name; ValUES' ``in``
+    test on such arrays matches any element, which the published code does not mean.
+    """
 
     base_splits_path: str
     random_types: tuple[str, ...] = ()
-    needs: ClassVar[frozenset[str]] = frozenset()
+
+    @property
+    def needs(self) -> frozenset[str]:
+        return frozenset() if self.random_types else frozenset({"aggregated"})
+
+    def __attrs_post_init__(self) -> None:
+        unknown = [t for t in self.random_types if t not in BASELINES]
+        if unknown:
+            raise ConfigError(f"split_files_second_cycle_random: unknown random_types {unknown}; "
+                              f"ValUES defines {list(BASELINES)}")
+
+    def image_values(self, image: ImageData, ctx: Any) -> dict[str, dict[str, float]]:
+        return image.aggregated if not self.random_types else {}
 
     def version_files(self, per_image: dict[str, Any], ctx: Any, store: Any) -> dict[Path, Any]:
-        raise ConfigError("assay does not write ValUES' second-cycle split files (pickles under base_splits_path); "
-                          "the al_split_files task writes them as JSON for assay's own configs")
+        v = ctx.version
+        if "seed" not in v.params:
+            raise ConfigError(f"split files for {v.key}: ValUES names them by the version's 'seed', and "
+                              f"{v.version_name!r} has none (naming_scheme_version)")
+        seed = v.params["seed"]
+        shift = v.params.get("shift")
+        base = Path(self.base_splits_path)
+        out = (base / str(shift) if shift is not None else base) / "secondCycle" / v.pred_model
+        name = f"splits_seed{seed}.json"
+        files: dict[Path, Any] = {}
+        if self.random_types:
+            for random_type in self.random_types:
+                splits = _first_cycle_splits(self.base_splits_path, shift)
+                queried = _random_query(splits[0], random_type, int(seed), where=str(base))
+                files[out / "random" / random_type / name] = _moved(splits, queried, base)
+            return files
+        keys = sorted(per_image)
+        for unc in v.unc_types:
+            for agg in v.aggregations:
+                scores = [per_image[k][unc][agg] for k in keys]
+                order = sorted(range(len(keys)), key=scores.__getitem__, reverse=True)
+                queried = [f"{keys[i]}.npy" for i in order[: int(len(keys) * ACQUISITION_SIZE)]]
+                splits = _first_cycle_splits(self.base_splits_path, shift)
+                files[out / unc / agg / name] = _moved(splits, queried, base)
+        return files
+
+
+def _random_query(fold: dict[str, Any], random_type: str, seed: int, where: str) -> list[str]:
+    """ValUES' ``get_samples_to_query_random(_best|_worst)``: the names drawn, in draw order."""
+    rng = np.random.RandomState(seed)  # the draws of np.random.seed(seed); np.random.choice(...)
+    id_pool, ood_pool = _names(fold["id_unlabeled_pool"]), _names(fold["ood_unlabeled_pool"])
+    n = int((len(id_pool) + len(ood_pool)) * ACQUISITION_SIZE)
+    if random_type == "random":
+        both = id_pool + ood_pool
+        return [both[i] for i in rng.choice(len(both), n, replace=False)]
+    want = n - len(ood_pool) if random_type == "best" else n
+    if not 0 <= want <= len(id_pool):
+        raise InvalidParameterError(f"split file under {where}: random type {random_type!r} draws {want} of the "
+                                    f"{len(id_pool)} ID images (half of the unlabeled pool"
+                                    f"{' less the OoD images' if random_type == 'best' else ''}), which cannot be")
+    drawn = [id_pool[i] for i in rng.choice(len(id_pool), want, replace=False)]
+    return ood_pool + drawn if random_type == "best" else drawn
+
+
+def _moved(splits: Any, queried: list[str], where: Path) -> Any:
+    """``splits`` with the ``queried`` names of fold 0 moved from the unlabeled pools to ``train`` (in query order)."""
+    fold = dict(splits[0])
+    keys = ("id_unlabeled_pool", "ood_unlabeled_pool")
+    found: dict[str, list[Any]] = {}
+    for key in keys:
+        for name, entry in zip(_names(fold[key]), fold[key]):
+            found.setdefault(name, []).append(entry)
+    for name in queried:
+        if len(found.get(name, ())) != 1:
+            raise InvalidParameterError(
+                f"split file under {where}: image {name!r} is "
+                f"{'in neither' if name not in found else 'more than once in the'} unlabeled pool of fold 0 "
+                "(ValUES fails its assertion there)")
+    chosen = set(queried)
+    for key in keys:
+        fold[key] = [entry for name, entry in zip(_names(fold[key]), fold[key]) if name not in chosen]
+    fold["train"] = list(fold["train"]) + [found[name][0] for name in queried]
+    return [fold, *splits[1:]]
 
 
 def split_files(base_splits_path: str) -> SplitFilesStep:
     return SplitFilesStep(base_splits_path=base_splits_path)
 
 
-def split_files_random(base_splits_path: str,
-                       random_types: list[str] | tuple[str, ...] = ("random",)) -> SplitFilesStep:
+def split_files_random(base_splits_path: str, random_types: list[str] | tuple[str, ...]) -> SplitFilesStep:
+    if not random_types:
+        raise ConfigError(f"split_files_second_cycle_random needs random_types (some of {list(BASELINES)})")
     return SplitFilesStep(base_splits_path=base_splits_path, random_types=tuple(random_types))
