@@ -10,13 +10,14 @@
 #   TORCH_VERSION=2.13.0      the torch release to install (default)
 #   TORCH_INDEX_URL=URL       an extra index for it, e.g. https://download.pytorch.org/whl/cpu
 #   ASSAY_SKIP_JAVA=1         skip the Java check (Java provided some other way)
+#   ASSAY_SKIP_LATEX=1        skip the LaTeX check (pdflatex provided some other way)
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 cd "$(dirname "$0")/.."
 
-STEPS=5
+STEPS=6
 STEP=0
 STARTED=$SECONDS
 LOG="$VENV/setup.log"
@@ -111,6 +112,17 @@ else
     LOG_MARK=$(wc -l <"$LOG")
     printf '%s\n' "$java_out" >>"$LOG"
     fail "scripts/ensure-java.sh failed"
+fi
+
+# 3b. LaTeX (issue 14): the tests compile the standalone LaTeX tables; install pdflatex when missing.
+begin "LaTeX for the table tests"
+start_ticker
+if latex_out=$(bash scripts/ensure-latex.sh 2>&1 >/dev/null); then
+    finish "$(printf '%s\n' "$latex_out" | tail -n 1 | sed 's/^ensure-latex: //')"
+else
+    LOG_MARK=$(wc -l <"$LOG")
+    printf '%s\n' "$latex_out" >>"$LOG"
+    fail "scripts/ensure-latex.sh failed"
 fi
 
 # 4. torch, pinned, before anything that depends on it (torchmetrics).

@@ -92,7 +92,17 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 def _check_depth(text: str, limit: int, file: Path) -> None:
     """One pass over the parse events (iterative in libyaml) before any recursive composition."""
     depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
+    events = yaml.parse(text, Loader=_Loader)
+    while True:
+        try:
+            event = next(events)
+        except StopIteration:
+            return
+        except yaml.YAMLError as exc:  # PyYAML >= 6.0.3 stops at 1,000 flow levels while scanning ahead
+            if "maximum nesting depth" not in str(exc):
+                raise
+            raise ConfigError(f"{file}: expected YAML nested less deeply (at most {limit} levels), got more "
+                              f"({str(exc).strip().replace(chr(10), ' ')})") from None
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > limit:

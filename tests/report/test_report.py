@@ -6,6 +6,7 @@ import math
 import sys
 
 import pytest
+from latex_check import compile_latex
 
 from assay.downstream import write_json_atomic
 from assay.errors import InvalidParameterError, MissingDependencyError
@@ -84,8 +85,9 @@ def test_markdown_bolds_best_per_column(results):
     assert lines[4] == "|  | v | m | **90.00 ± 0.00** | 40.00 ± 0.00 | 20.00 ± 0.00 |"
 
 
-def test_latex_colours_and_escaping(results):
+def test_latex_colours_and_escaping(results, tmp_path):
     tex = render_table(load_results(results), "latex", standalone=True)
+    compile_latex(tex, tmp_path / "tex")
     assert tex.startswith("\\documentclass") and tex.rstrip().endswith("\\end{document}")
     assert r"\usepackage[table]{xcolor}" in tex and r"\multicolumn{1}{c}{segmentation\_performance}" in tex
     row_b_u = next(line for line in tex.splitlines() if line.startswith("B & u"))

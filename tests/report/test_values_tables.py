@@ -1,5 +1,5 @@
 """ValUES' table configs on a ValUES-shaped result tree: values as ValUES computes them, colours as pandas'
-Styler gives them, LaTeX that holds together, intervals and marks, and errors that name the key path.
+Styler gives them, LaTeX that compiles (pdflatex), intervals and marks, and errors that name the key path.
 
 Expected values come from an independent pandas computation written here the way ValUES'
 ``ds_task_table.py`` does it (group the seeds, ``np.mean`` / ``np.std(ddof=1)`` of each file's
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from assay_values_tree import CONFIGS, values_table, write_tree
+from latex_check import compile_latex
 
 from assay.cli import main
 from assay.errors import ConfigError, MissingResultError, ResultFileError
@@ -128,11 +129,11 @@ def _tabular_rows(tex):
     return [r for r in body.split(" \\\\\n") if r.strip() and r.strip() != "\\midrule"]
 
 
-def test_latex_holds_together_and_colours_each_split_block(lidc):
+def test_latex_compiles_and_colours_each_split_block(lidc, tmp_path):
     table = load_values_results(load_table_config(TABLE, [f"base_path={lidc}"]))
     tex = render_table(table, "latex", palette="values", intervals=bootstrap_table(table, n_resamples=200),
                        standalone=True)
-    # no TeX engine here: check the structure a compiler needs
+    compile_latex(tex, tmp_path)  # pdflatex: one page, no error, nothing undefined or missing
     assert tex.count("{") == tex.count("}")
     for env in ("document", "table", "tabular"):
         assert tex.count(f"\\begin{{{env}}}") == tex.count(f"\\end{{{env}}}") == 1

@@ -49,6 +49,8 @@ class DataFormat:
 
     name: str = ""
     extensions: tuple[str, ...] = ()
+    #: True for formats whose files are bytes, not text (:class:`assay.core.array_formats.ArrayFormat`)
+    binary: bool = False
 
     def parse(self, text: str, *, source: str = "<string>") -> list[Any]:
         """Parse a whole document's text into a list of items."""
@@ -61,14 +63,18 @@ class DataFormat:
         except UnicodeDecodeError as exc:
             raise DataFormatError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", source=source) from None
 
+    def loads(self, data: bytes, *, source: str = "<bytes>") -> list[Any]:
+        """Items of one file's bytes: :meth:`decode` then :meth:`parse` (binary formats override this)."""
+        return self.parse(self.decode(data, source=source), source=source)
+
     def read(self, path: str | os.PathLike[str]) -> list[Any]:
-        """Read and parse one file (strict UTF-8, :meth:`decode`)."""
+        """Read one file and return its items (:meth:`loads` of its bytes)."""
         p = Path(path)
         try:
             data = p.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(f"No such data file: {str(p)!r}") from None
-        return self.parse(self.decode(data, source=str(p)), source=str(p))
+        return self.loads(data, source=str(p))
 
     def dumps(self, items: list[Any]) -> str:
         """Serialise items back to this format's text (optional)."""

@@ -5,7 +5,9 @@ A split folder (``data_dir / split``) holds, per image ``ID``, either one archiv
 or NIfTI (``.nii.gz`` / ``.nii``, read with nibabel: the voxel array of the image,
 ``get_fdata`` for floating-point data and the stored integers for label maps; the affine
 and header are not used). A folder may mix formats; two files for one image and kind (say
-``ID.npy`` and ``ID.nii.gz``) are an error naming both.
+``ID.npy`` and ``ID.nii.gz``) are an error naming both. The readers are the registered
+array formats (:mod:`assay.core.array_formats`), so a plugin's format (registered with its
+``extensions``) is read wherever these are.
 
 ================  ============================  ===========================================
 kind              file                          shape
@@ -34,11 +36,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from assay.errors import InvalidParameterError, MissingDependencyError
+from assay.errors import InvalidParameterError
 
 __all__ = ["ARRAY_SUFFIXES", "ImageData", "list_images", "load_image", "read_array", "write_array"]
 
-#: the file suffixes of single arrays, in the order they are looked for
+#: the file suffixes of assay's own array formats (plugins may register more: :func:`_suffixes`)
 ARRAY_SUFFIXES = (".npy", ".nii.gz", ".nii")
 
 
@@ -62,10 +64,17 @@ class ImageData:
         return value
 
 
-def _stem(path: Path) -> str | None:
+def _suffixes() -> tuple[str, ...]:
+    """The endings of the registered array formats, longest first (``.nii.gz`` before ``.nii``)."""
+    from assay.core.array_formats import array_suffixes
+
+    return tuple(sorted(array_suffixes(), key=len, reverse=True))
+
+
+def _stem(path: Path, suffixes: tuple[str, ...]) -> str | None:
     """The image id of an array file (its name without the array suffix), or None for another file."""
     name = path.name
-    for suffix in ARRAY_SUFFIXES:
+    for suffix in suffixes:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return None
@@ -79,52 +88,35 @@ def list_images(split_dir: Path) -> list[str]:
                                 "inside).")
     ids = {p.stem for p in split_dir.glob("*.npz")}
     if (split_dir / "pred_seg").is_dir():
-        ids |= {stem for p in (split_dir / "pred_seg").iterdir() if (stem := _stem(p)) is not None}
+        suffixes = _suffixes()
+        ids |= {stem for p in (split_dir / "pred_seg").iterdir() if (stem := _stem(p, suffixes)) is not None}
     return sorted(ids)
 
 
 def read_array(path: str | Path) -> np.ndarray:
-    """One array file: ``.npy`` (never with pickles) or NIfTI ``.nii`` / ``.nii.gz`` (nibabel)."""
-    path = Path(path)
-    if path.name.endswith((".nii", ".nii.gz")):
-        try:
-            import nibabel
-        except ImportError:
-            raise MissingDependencyError("nibabel", extra="nifti", purpose=f"reading the NIfTI file {path}") from None
-        image: Any = nibabel.load(str(path))  # a spatial image (Nifti1Image / Nifti2Image)
-        dtype = image.get_data_dtype()
-        data = np.asanyarray(image.dataobj)
-        # label maps stay integers; floating-point maps (and scaled data) as nibabel's floats
-        return np.asarray(data) if np.issubdtype(dtype, np.integer) and np.issubdtype(data.dtype, np.integer) \
-            else np.asarray(image.get_fdata())
-    return np.load(path, allow_pickle=False)
+    """One array file, read by the registered array format its name ends with (``.npy``, NIfTI, a plugin's).
+
+    See :mod:`assay.core.array_formats`; ``.npy`` files never unpickle.
+    """
+    from assay.core.array_formats import array_format_for
+
+    return array_format_for(path).read(path)[0]
 
 
 def write_array(path: str | Path, array: Any) -> Path:
-    """Write one array file by its suffix: ``.npy`` (no pickles) or NIfTI ``.nii`` / ``.nii.gz`` (nibabel).
+    """Write one array file by its name's ending (``.npy``, NIfTI ``.nii`` / ``.nii.gz``, a plugin's format).
 
     NIfTI files get an identity affine (voxel coordinates); the dtype is kept (booleans as
     ``uint8``). Parent folders are created.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    arr = np.asarray(array)
-    if path.name.endswith((".nii", ".nii.gz")):
-        try:
-            import nibabel
-        except ImportError:
-            raise MissingDependencyError("nibabel", extra="nifti", purpose=f"writing the NIfTI file {path}") from None
-        nibabel.save(nibabel.Nifti1Image(arr.astype(np.uint8) if arr.dtype == bool else arr, np.eye(4)), str(path))
-        return path
-    if path.suffix != ".npy":
-        raise InvalidParameterError(f"Cannot write {path}: expected a .npy, .nii or .nii.gz file name.")
-    np.save(path, arr, allow_pickle=False)
-    return path
+    from assay.core.array_formats import array_format_for
+
+    return array_format_for(path).write(path, array)
 
 
 def _find(folder: Path, image_id: str) -> Path | None:
-    """The array file of ``image_id`` in ``folder`` (any of :data:`ARRAY_SUFFIXES`); two of them is an error."""
-    found = [folder / f"{image_id}{suffix}" for suffix in ARRAY_SUFFIXES if (folder / f"{image_id}{suffix}").is_file()]
+    """The array file of ``image_id`` in ``folder`` (any registered array format); two of them is an error."""
+    found = [folder / f"{image_id}{suffix}" for suffix in _suffixes() if (folder / f"{image_id}{suffix}").is_file()]
     if len(found) > 1:
         raise InvalidParameterError(f"Image {image_id!r} has more than one file in {folder}: "
                                     f"{', '.join(p.name for p in found)}; keep one.")
@@ -156,7 +148,7 @@ def load_image(split_dir: Path, image_id: str, *, split: str = "", kinds: Iterab
                 if path is not None:
                     value = read_array(path)
             if value is None and kind != "pred_samples":
-                names = "|".join(ARRAY_SUFFIXES)
+                names = "|".join(_suffixes())
                 where = f"{npz} (key {kind!r}) or {split_dir / kind / image_id}{{{names}}}"
                 if kind == "ref_segs" and reference_dir is not None:
                     where = f"{Path(reference_dir) / image_id}{{{names}}} or " + where

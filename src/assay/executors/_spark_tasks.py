@@ -185,7 +185,7 @@ class LoadedPathShard(PathShard):
         with _gc_paused():
             for path, data in self._texts:
                 bounds.append((len(items), path))
-                items.extend(self.parse(self.data_format.decode(data, source=path), source=path))
+                items.extend(self.data_format.loads(data, source=path))
         self._bounds = bounds
         self._items = items
         return items

@@ -70,7 +70,7 @@ ENTRY_POINT_GROUP = "assay"
 
 #: assay's own plugins, imported on first use and registered like any other.
 BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats",
-                                    "assay.demo.builtin")
+                                    "assay.core.array_formats", "assay.demo.builtin")
 
 _VALID_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 _HOOK_NAMES = tuple(KINDS.values()) + tuple(NAMESPACE_HOOKS.values())

@@ -490,8 +490,34 @@ def check_data_format(entry: Entry, rec: Recorder) -> None:
     if fmt is NOT_RUN:
         return
     rec.run("pickling", lambda: _same_type(fmt))
+    if getattr(fmt, "binary", False):
+        rec.run("parse", lambda: _loads_garbage(fmt))
+        rec.run("round-trip", lambda: _round_trip_array(fmt, example))
+        return
     rec.run("parse", lambda: _parse(fmt, example))
     rec.run("round-trip", lambda: _round_trip_format(fmt, example))
+
+
+def _loads_garbage(fmt: Any) -> None:
+    """A binary format says which source it could not read (a DataFormatError naming it)."""
+    from assay.core.formats import DataFormatError
+
+    try:
+        fmt.loads(b"not an array file", source="<garbage>")
+    except DataFormatError as exc:
+        if "<garbage>" not in str(exc):
+            raise AssertionError(f"loads of garbage bytes raised {exc!s:.80} without naming the source") from None
+        return
+    raise AssertionError("loads of garbage bytes returned items instead of raising a DataFormatError")
+
+
+def _round_trip_array(fmt: Any, example: Mapping[str, Any]) -> None:
+    if "array" not in example:
+        raise Skip(_NO_SAMPLE.format(keys="'array': [[...]]"))
+    array = np.asarray(example["array"])
+    again = fmt.loads(fmt.dumps_bytes([array]), source="<dumps_bytes>")
+    if len(again) != 1 or not np.array_equal(np.asarray(again[0]), array) or np.asarray(again[0]).shape != array.shape:
+        raise AssertionError(f"loads(dumps_bytes([array])) gave {again!r:.80}, not the array {array.tolist()!r:.80}")
 
 
 # --------------------------------------------------------------------------- tasks, aggregations

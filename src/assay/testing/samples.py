@@ -17,7 +17,8 @@ ue_metric           ``uncertainty``, ``quality`` (one value per example); the
 estimator           ``stats`` (statistic name -> one value per example)
 stat_calculator     ``stats``
 sentence_evaluator  ``items`` (pool items), ``w_vector``
-data_format         ``text`` (a whole document) or ``items`` (what ``parse`` returns)
+data_format         ``text`` (a whole document) or ``items`` (what ``parse`` returns); binary
+                    formats (``binary = True``, one array per file) ``array``
 aggregation         ``map`` (a 2-D or 3-D uncertainty map)
 executor, task      only ``overrides``
 ==================  =================================================================
