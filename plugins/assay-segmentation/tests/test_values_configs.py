@@ -11,7 +11,7 @@ from assay.downstream import load_config
 from assay.errors import ConfigError
 
 #: ValUES' published eval configs, unchanged (the toy and LIDC ones and the files they read)
-CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "evaluation" / "configs"
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 from assay.downstream import run_experiments
 from assay.errors import ConfigError
 
-CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "evaluation" / "configs"
 TOY = CONFIGS / "eval_config_toy.yaml"
 LIDC = CONFIGS / "eval_config_lidc.yaml"
 SHAPE = (12, 11, 10)  # not a cube: an axis mix-up would show
@@ -397,3 +397,35 @@ def test_lidc_second_cycle_split_files_equal_valuess_queries(lidc, tmp_path, mon
     (splits / "texture" / "firstCycle" / "splits.json").write_text(json.dumps([dict(fold0, id_unlabeled_pool=[])]))
     with pytest.raises(ValueError, match=r"image '0100\.npy' is in neither unlabeled pool of fold 0"):
         run_experiments(LIDC, overrides=overrides, output=out, tasks=["second_cycle_splits"])
+
+
+def test_generator_writes_split_files_and_ged_as_valuess_test_scripts(tmp_path):
+    from assay_segmentation.values_tree import main as values_tree
+
+    base, splits = tmp_path / "first", tmp_path / "splits"
+    assert values_tree([str(LIDC), f"base_path={base}", f"second_cycle_path={tmp_path / 'second'}", "--size", "6",
+                        "6", "5", "--splits", str(splits)]) == 0
+    for shift in ("texture", "malignancy"):
+        (fold,) = json.loads((splits / shift / "firstCycle" / "splits.json").read_text())
+        exp = base / "Dropout" / "test_results" / f"{shift}_fold0_seed123"
+        unlabeled = sorted(p.name.split("_")[0] for p in (exp / "unlabeled" / "pred_seg").glob("*_mean.nii.gz"))
+        assert fold["id_unlabeled_pool"] + fold["ood_unlabeled_pool"] != [] and sorted(
+            n[:-4] for n in fold["id_unlabeled_pool"] + fold["ood_unlabeled_pool"]) == unlabeled
+        assert all(int(n[:-4]) % 2 == 1 for n in fold["ood_unlabeled_pool"])
+    # GED as ValUES' calculate_ged: 2 E[d(S, Y)] - E[d(S, S')] - E[d(Y, Y')], d = 1 - Dice pooled over the pairs
+    folder = base / "Dropout" / "test_results" / "texture_fold0_seed123" / "id"
+    metrics = json.loads((folder / "metrics.json").read_text())
+    for key, entry in metrics.items():
+        if key == "mean":
+            continue
+        image = Path(key).name.split(".")[0]
+        s = [load(p) > 0 for p in sorted((folder / "pred_seg").glob(f"{image}_0*.nii.gz"))]
+        y = [load(p) > 0 for p in sorted((folder / "gt_seg").glob(f"{image}_*.nii.gz"))]
+
+        def dist(a, b):
+            tp = sum(int((x & z).sum()) for x in a for z in b)
+            fp_fn = sum(int((x ^ z).sum()) for x in a for z in b)
+            return 1 - 2 * tp / (2 * tp + fp_fn) if tp + fp_fn else 0.0
+
+        assert entry["ged"] == pytest.approx(2 * dist(s, y) - dist(s, s) - dist(y, y), abs=1e-12)
+    assert metrics["mean"]["ged"] == pytest.approx(np.mean([e["ged"] for k, e in metrics.items() if k != "mean"]))

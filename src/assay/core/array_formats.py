@@ -144,10 +144,13 @@ class NiftiFormat(ArrayFormat):
         except (OSError, EOFError) as exc:
             raise DataFormatError(f"not a readable gzip-compressed NIfTI file ({exc})", source=source) from None
         problems = []
+        # nibabel's header, struct and data errors have no common base class
+        errors = (nibabel.wrapstruct.WrapStructError, nibabel.spatialimages.HeaderDataError,
+                  nibabel.filebasedimages.ImageFileError, ValueError, OSError, EOFError)
         for cls in (nibabel.Nifti1Image, nibabel.Nifti2Image):
             try:
                 return _voxels(cls.from_bytes(raw))
-            except Exception as exc:  # nibabel's header, struct and data errors have no common base class
+            except errors as exc:
                 problems.append(f"{cls.__name__}: {type(exc).__name__}: {exc}")
         raise DataFormatError(f"not a NIfTI-1 or NIfTI-2 image ({'; '.join(problems)})", source=source)
 

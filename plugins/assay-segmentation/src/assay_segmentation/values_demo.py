@@ -1,7 +1,7 @@
 """Demo section ``values``: ValUES' own toy config, unchanged, on a synthetic ValUES experiment tree.
 
 Writes the NIfTI tree the config describes (:mod:`assay_segmentation.values_tree`), runs
-``examples/values/configs/eval_config_toy.yaml`` with only ``base_path`` overridden (the
+``examples/values/evaluation/configs/eval_config_toy.yaml`` with only ``base_path`` overridden (the
 threshold it needs is found in memory), and prints the AUROC of OoD detection per
 prediction model and uncertainty type (mean over the three seeds).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 #: where the copied ValUES configs live, relative to the repository (or the working folder)
-CONFIG = Path("examples") / "values" / "configs" / "eval_config_toy.yaml"
+CONFIG = Path("examples") / "values" / "evaluation" / "configs" / "eval_config_toy.yaml"
 
 
 def find_config() -> Path | None:

@@ -9,13 +9,14 @@ split asked for, the generator writes what ValUES' test scripts write::
         gt_seg/ID_00 .. ID_{n-1}             n_reference_segs raters
         pred_entropy/ID                      predictive uncertainty (not for Softmax: ValUES derives it)
         aleatoric_uncertainty/ID, epistemic_uncertainty/ID
-        metrics.json                         per-image and mean Dice (as ValUES' test scripts write it)
+        metrics.json                         per-image and mean Dice and GED (as ValUES' test scripts write them)
 
 and, with ``second_cycle``, ``SECOND/<pred_model>/test_results/<query>/<version>/<split>/metrics.json``
 for ``random/random`` and every ``UNC/AGG`` of the version (what ``al_improvement`` reads).
 
 Image ids are four digits. In the ``ood`` split (ValUES' toy rule), ids ``0000`` .. ``0020``
-are the 21 OoD images, later ids are in-distribution; other splits count from ``0100``.
+are the 21 OoD images, later ids are in-distribution; other splits count from ``0100``, and
+in ``unlabeled`` the odd ids are OoD (the split files written with ``splits_path`` say so).
 The images are the ellipsoids of :mod:`assay_segmentation.synthetic`.
 """
 
@@ -31,7 +32,7 @@ import numpy as np
 from assay.downstream.data import write_array
 from assay.downstream.values import ValuesVersion, build_values_grid
 from assay.jsonio import write_json_atomic
-from assay_segmentation.measures import dice
+from assay_segmentation.measures import dice, ged
 from assay_segmentation.synthetic import _difficulty, _predict, _references, _rng, _uncertainties
 
 __all__ = ["SPLITS", "write_values_tree"]
@@ -49,11 +50,14 @@ def _ids(split: str, n: int) -> list[str]:
 
 
 def _is_ood(split: str, image_id: str) -> bool:
-    return split == "ood" and int(image_id) <= 20
+    if split == "ood":
+        return int(image_id) <= 20
+    return split == "unlabeled" and int(image_id) % 2 == 1
 
 
-def _write_image(v: ValuesVersion, split: str, image_id: str, shape: tuple[int, ...], n_samples: int) -> float:
-    """Write one image's files; return the Dice of its mean prediction (mean over raters)."""
+def _write_image(v: ValuesVersion, split: str, image_id: str, shape: tuple[int, ...],
+                 n_samples: int) -> dict[str, float]:
+    """Write one image's files; return its ``dice`` (mean prediction, mean over raters) and ``ged`` (samples)."""
     folder = v.dataset_path(split)
     end, uend = v.image_ending, v.unc_ending
     key = f"{split}/{image_id}"
@@ -84,19 +88,37 @@ def _write_image(v: ValuesVersion, split: str, image_id: str, shape: tuple[int, 
                 write_array(folder / "pred_entropy" / f"{image_id}{uend}", umap)
         else:
             write_array(folder / unc / f"{image_id}{uend}", umap)
-    return float(np.mean([dice(pred, r) for r in refs]))
+    return {"dice": float(np.mean([dice(pred, r) for r in refs])), "ged": ged(samples, refs)}
 
 
-def _metrics(folder: Path, dices: Mapping[str, float], end: str) -> dict[str, Any]:
-    tree: dict[str, Any] = {str(folder / "input" / f"{i}{end}"): {"dice": d} for i, d in dices.items()}
-    tree["mean"] = {"dice": float(np.mean(list(dices.values())))}
+def _metrics(folder: Path, scores: Mapping[str, Mapping[str, float]], end: str) -> dict[str, Any]:
+    tree: dict[str, Any] = {str(folder / "input" / f"{i}{end}"): dict(s) for i, s in scores.items()}
+    tree["mean"] = {k: float(np.mean([s[k] for s in scores.values()])) for k in next(iter(scores.values()), {})}
     return tree
+
+
+def _write_split_files(versions: Sequence[ValuesVersion], splits: Mapping[str, int], root: Path) -> int:
+    """``ROOT[/shift]/firstCycle/splits.json``: fold 0 with the tree's images (odd unlabeled ids are OoD)."""
+    unlabeled = _ids("unlabeled", splits.get("unlabeled", 0))
+    fold = {"train": [f"{i}.npy" for i in _ids("id", splits.get("id", 0))],
+            "val": [f"{i}.npy" for i in _ids("val", splits.get("val", 0))],
+            "id_unlabeled_pool": [f"{i}.npy" for i in unlabeled if not _is_ood("unlabeled", i)],
+            "ood_unlabeled_pool": [f"{i}.npy" for i in unlabeled if _is_ood("unlabeled", i)]}
+    shifts = {v.params.get("shift") for v in versions}
+    for shift in shifts:
+        folder = root / str(shift) if shift is not None else root
+        write_json_atomic(folder / "firstCycle" / "splits.json", [fold], fsync=False)
+    return len(shifts)
 
 
 def write_values_tree(config: str | Path | dict, *, overrides: Sequence[str] = (),
                       splits: Mapping[str, int] | None = None, shape: Sequence[int] = (12, 12, 12),
-                      n_samples: int = 2, second_cycle: bool = True) -> dict[str, Any]:
+                      n_samples: int = 2, second_cycle: bool = True,
+                      splits_path: str | Path | None = None) -> dict[str, Any]:
     """Write the tree a ValUES config reads (see the module docstring); return a summary.
+
+    With ``splits_path``, also the first-cycle split files that ``ood_detection`` and the
+    second-cycle split steps read (``base_splits_path``): ``SPLITS[/shift]/firstCycle/splits.json``.
 
     ``config`` is a config file (loaded with ``overrides``, e.g. ``["base_path=/tmp/toy"]``)
     or a loaded config. Deterministic: the same arguments write the same files.
@@ -111,8 +133,8 @@ def write_values_tree(config: str | Path | dict, *, overrides: Sequence[str] = (
     for v in versions:
         for split, n in splits.items():
             folder = v.dataset_path(split)
-            dices = {i: _write_image(v, split, i, shape, n_samples) for i in _ids(split, n)}
-            write_json_atomic(folder / "metrics.json", _metrics(folder, dices, v.image_ending), fsync=False)
+            scores = {i: _write_image(v, split, i, shape, n_samples) for i in _ids(split, n)}
+            write_json_atomic(folder / "metrics.json", _metrics(folder, scores, v.image_ending), fsync=False)
             files += sum(p.is_file() for p in folder.rglob("*"))
             if second_cycle and v.second_cycle_path is not None:
                 queries = [("random", "random")] + [(u, a) for u in v.unc_types if u != "aleatoric_uncertainty"
@@ -120,10 +142,13 @@ def write_values_tree(config: str | Path | dict, *, overrides: Sequence[str] = (
                 for query in queries:
                     rng = _rng("second", v.key, split, *query)
                     gain = 0.02 if query[0] == "random" else float(rng.uniform(0.0, 0.08))
-                    second = {i: min(1.0, d * (1 + gain) + float(rng.normal(0, 0.005))) for i, d in dices.items()}
+                    second = {i: {"dice": min(1.0, d["dice"] * (1 + gain) + float(rng.normal(0, 0.005)))}
+                              for i, d in scores.items()}
                     out = v.second_cycle_path.joinpath(v.pred_model, "test_results", *query, v.version_name, split)
                     write_json_atomic(out / "metrics.json", _metrics(out, second, v.image_ending), fsync=False)
                     files += 1
+    if splits_path is not None:
+        files += _write_split_files(versions, splits, Path(splits_path))
     return {"base_path": cfg["base_path"], "second_cycle_path": cfg.get("second_cycle_path"),
             "versions": len(versions), "files": files}
 
@@ -136,8 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("config", type=Path, help="ValUES eval config (e.g. eval_config_toy.yaml)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. base_path=/tmp/toy")
     parser.add_argument("--size", type=int, nargs="+", default=[12, 12, 12], help="image shape")
+    parser.add_argument("--splits", type=Path, metavar="DIR",
+                        help="also write the first-cycle split files under DIR (what base_splits_path names)")
     args = parser.parse_args(argv)
-    summary = write_values_tree(args.config, overrides=args.overrides, shape=args.size)
+    summary = write_values_tree(args.config, overrides=args.overrides, shape=args.size, splits_path=args.splits)
     print(f"wrote {summary['files']} files for {summary['versions']} versions under {summary['base_path']}")
     return 0
 
