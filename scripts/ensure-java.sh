@@ -71,16 +71,9 @@ if ! command -v apt-get >/dev/null 2>&1; then
          "and set JAVA_HOME." >&2
     exit 1
 fi
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO=(sudo)
-    else
-        echo "ensure-java: Java $MIN_MAJOR+ is missing and installing it needs root;" \
-             "run: apt-get install openjdk-17-jre-headless" >&2
-        exit 1
-    fi
-fi
+# shellcheck source=scripts/apt-root.sh
+source "$(dirname "$0")/apt-root.sh"
+apt_root ensure-java "openjdk-17-jre-headless"
 echo "ensure-java: installing a Java $MIN_MAJOR+ runtime with apt-get" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq

@@ -32,16 +32,9 @@ if ! command -v apt-get >/dev/null 2>&1; then
          "install a TeX distribution (TeX Live: the latex-base and latex-recommended collections)." >&2
     exit 1
 fi
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO=(sudo)
-    else
-        echo "ensure-latex: LaTeX is missing and installing it needs root;" \
-             "run: apt-get install texlive-latex-base texlive-latex-recommended" >&2
-        exit 1
-    fi
-fi
+# shellcheck source=scripts/apt-root.sh
+source "$(dirname "$0")/apt-root.sh"
+apt_root ensure-latex "texlive-latex-base texlive-latex-recommended"
 echo "ensure-latex: installing texlive-latex-base and texlive-latex-recommended with apt-get" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq

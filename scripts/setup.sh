@@ -93,7 +93,7 @@ else
     finish "created with $("$VENV/bin/python" -V 2>&1)"
 fi
 
-# 2. The editable installs (step 5, without build isolation) and the tests' own `pip install`
+# 2. The editable installs (step 6, without build isolation) and the tests' own `pip install`
 # of the plugin template build with this setuptools: 77 or newer reads `license = "SPDX"`.
 # pip 25 or newer: older resolvers (the 23.x a fresh venv ships) do not see that a plugin's
 # dependency on another plugin (assay-segmentation -> assay-uncertainty) is one of the
@@ -103,29 +103,28 @@ pip_install "pip>=25.0" "setuptools>=77"
 finish "$("$VENV/bin/python" -c 'import importlib.metadata as m; print("pip", m.version("pip"), "+ setuptools", m.version("setuptools"))')"
 show_warnings
 
+# A step that runs scripts/ensure-NAME.sh: its last stderr line is the outcome; on failure
+# its output goes to the log and setup stops.
+ensure_step() {  # $1: step title, $2: NAME of scripts/ensure-NAME.sh
+    begin "$1"
+    start_ticker
+    local out
+    if out=$(bash "scripts/ensure-$2.sh" 2>&1 >/dev/null); then
+        finish "$(printf '%s\n' "$out" | tail -n 1 | sed "s/^ensure-$2: //")"
+    else
+        LOG_MARK=$(wc -l <"$LOG")
+        printf '%s\n' "$out" >>"$LOG"
+        fail "scripts/ensure-$2.sh failed"
+    fi
+}
+
 # 3. Spark (issue 5): pyspark 4.x needs a Java 17+ runtime; install one when missing.
-begin "Java 17+ for Spark"
-start_ticker
-if java_out=$(bash scripts/ensure-java.sh 2>&1 >/dev/null); then
-    finish "$(printf '%s\n' "$java_out" | tail -n 1 | sed 's/^ensure-java: //')"
-else
-    LOG_MARK=$(wc -l <"$LOG")
-    printf '%s\n' "$java_out" >>"$LOG"
-    fail "scripts/ensure-java.sh failed"
-fi
+ensure_step "Java 17+ for Spark" java
 
-# 3b. LaTeX (issue 14): the tests compile the standalone LaTeX tables; install pdflatex when missing.
-begin "LaTeX for the table tests"
-start_ticker
-if latex_out=$(bash scripts/ensure-latex.sh 2>&1 >/dev/null); then
-    finish "$(printf '%s\n' "$latex_out" | tail -n 1 | sed 's/^ensure-latex: //')"
-else
-    LOG_MARK=$(wc -l <"$LOG")
-    printf '%s\n' "$latex_out" >>"$LOG"
-    fail "scripts/ensure-latex.sh failed"
-fi
+# 4. LaTeX (issue 14): the tests compile the standalone LaTeX tables; install pdflatex when missing.
+ensure_step "LaTeX for the table tests" latex
 
-# 4. torch, pinned, before anything that depends on it (torchmetrics).
+# 5. torch, pinned, before anything that depends on it (torchmetrics).
 torch_installed() {
     "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true
 }
@@ -141,7 +140,7 @@ else
     show_warnings
 fi
 
-# 5. assay, every plugin (editable) and what the tests use.
+# 6. assay, every plugin (editable) and what the tests use.
 
 args=(-e ".[test,plot,spark,dask,dev]")
 for plugin in plugins/*/; do
