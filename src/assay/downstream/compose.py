@@ -93,6 +93,12 @@ def _at(package: str) -> tuple[str, ...]:
     return tuple(p for p in package.split(".") if p)
 
 
+#: said when a defaults entry outside the config folder is missing (ValUES' GTA dataset config)
+_OUTSIDE_HINT = (" (ValUES' configs name files outside evaluation/configs, such as uncertainty_modeling/configs/...; "
+                 "run from a ValUES checkout or add its config folder with "
+                 "hydra.searchpath=[file:///path/to/values/evaluation/configs])")
+
+
 def _walk(path: Path, root: Path, package: str, origins: Origins, chain: tuple[Path, ...]) -> None:
     """Read ``path`` (safely) and the files its ``defaults`` reach, recording key origins in Hydra's order."""
     if path in chain:
@@ -103,7 +109,8 @@ def _walk(path: Path, root: Path, package: str, origins: Origins, chain: tuple[P
                           f"read in all, got more (files listed many times in nested defaults?)")
     if not path.exists():
         where = f" (listed in the defaults of {chain[-1]})" if chain else ""
-        raise ConfigError(f"{path}: expected an existing config file{where}, got no such file")
+        raise ConfigError(f"{path}: expected an existing config file{where}, got no such file"
+                          f"{_OUTSIDE_HINT if not path.is_relative_to(root) else ''}")
     data = load_yaml(path)
     data = {} if data is None else data
     if not isinstance(data, dict):
@@ -247,8 +254,12 @@ def compose_config(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Any
             cfg = compose(config_name=path.stem, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         text = " ".join(str(exc).split())
-        where = "the command line" if overrides and ("override" in text.lower() or "Could not" in text) else path
-        raise ConfigError(f"{where}: {text}") from None
+        hint, where = "", str(path)
+        if "Could not load '../" in text:  # a defaults entry that leaves the config folder
+            hint = _OUTSIDE_HINT
+        elif overrides and ("override" in text.lower() or "Could not" in text):
+            where = "the command line"
+        raise ConfigError(f"{where}: {text}{hint}") from None
     finally:
         GlobalHydra.instance().clear()
     raw = OmegaConf.to_container(cfg, resolve=False)

@@ -31,8 +31,6 @@ Other top-level keys are accepted only as definitions that an interpolation refe
 
 from __future__ import annotations
 
-import os
-import re
 import string
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,7 +38,8 @@ from typing import Any
 
 import attrs
 
-from assay.configfile import check_keys, close_match, key_path, load_yaml
+from assay.configfile import check_keys, close_match, key_path
+from assay.downstream.compose import referenced_keys
 from assay.errors import ConfigError
 
 __all__ = ["DIMENSIONS", "Experiment", "PlotConfig", "TableConfig", "ValuesMetric", "compose", "load_plot_config",
@@ -58,7 +57,6 @@ VERSION_KEYS = ("naming_scheme_version", "naming_scheme_pred_model", "unc_types"
 TABLE_KEYS = ("base_path", "experiments", "split_param", "ds_tasks")
 PLOT_KEYS = ("datasets", "ds_tasks", "save_path", "df_naming", "coloring", "hatches", "ordering")
 
-_FIRST_KEY = re.compile(r"\$\{\s*([A-Za-z0-9_\-]+)")
 
 
 @attrs.frozen
@@ -123,70 +121,17 @@ class PlotConfig:
 def compose(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Any, dict[str, Any]]:
     """Compose ``path`` with Hydra; return ``(DictConfig, unresolved plain dict)``.
 
-    Every file is first read once by :func:`assay.configfile.load_yaml` (bounded size,
-    nesting and alias expansion), so a hostile file is refused before Hydra parses it.
-    Hydra's and OmegaConf's errors become a :class:`ConfigError` naming the file (or the
+    The composition is :func:`assay.downstream.compose.compose_config`'s, the one ``assay
+    run`` uses: every file read first by the bounded loader, errors naming the file (or the
     command line, for an override).
     """
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import HydraException
     from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
 
-    path = Path(path).resolve()
-    if path.is_dir():
-        raise ConfigError(f"{path}: expected a config file (YAML), got a directory")
-    _prescan(path, path.parent, set())  # why a file cannot be read (too large, not UTF-8, bad YAML) comes first
-    if path.suffix != ".yaml":
-        raise ConfigError(f"{path}: expected a config file named *.yaml (Hydra reads only that suffix), "
-                          f"got {path.name!r}")
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(config_dir=str(path.parent), version_base=None, job_name="assay"):
-            cfg = hydra_compose(config_name=path.stem, overrides=list(overrides))
-    except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        text = " ".join(str(exc).split())
-        where = "the command line" if overrides and "overrid" in text.lower() else str(path)
-        hint = ""
-        if "Could not load '../" in text:
-            hint = (" (ValUES' configs name files outside evaluation/configs, such as "
-                    "uncertainty_modeling/configs/...; run from a ValUES checkout or add its config folder with "
-                    "hydra.searchpath=[file:///path/to/values/evaluation/configs])")
-        raise ConfigError(f"{where}: {text}{hint}") from None
-    finally:
-        GlobalHydra.instance().clear()
+    from assay.downstream.compose import compose_config
+
+    cfg, _origins = compose_config(path, overrides)
     raw = OmegaConf.to_container(cfg, resolve=False)
-    if not isinstance(raw, dict):  # pragma: no cover - Hydra always composes a mapping
-        raise ConfigError(f"{path}: (top level): expected a mapping of keys")
-    return cfg, {str(k): v for k, v in raw.items()}
-
-
-def _prescan(path: Path, root: Path, seen: set[Path]) -> None:
-    """Read ``path`` and the files its ``defaults`` name with the bounded loader (at most 200 files).
-
-    Entries Hydra would not find are left for Hydra to report; this pass only makes sure
-    that no file reaches Hydra's own (unbounded) YAML reader unchecked.
-    """
-    if path in seen or not path.is_file():
-        return
-    seen.add(path)
-    if len(seen) > 200:
-        raise ConfigError(f"{path}: defaults: expected at most 200 config files read in all, got more")
-    data = load_yaml(path)
-    defaults = data.get("defaults") if isinstance(data, dict) else None
-    for entry in defaults if isinstance(defaults, list) else []:
-        if isinstance(entry, dict) and len(entry) == 1:
-            (group, option), = entry.items()
-            name = f"{str(group).split('@')[0].split()[-1]}/{option}" if option is not None else ""
-        else:
-            name = str(entry).split("@")[0].strip()
-        if not name or name == "_self_":
-            continue
-        sub = root / name.lstrip("/") if name.startswith("/") else path.parent / name
-        sub = Path(os.path.normpath(sub.with_name(sub.name + ".yaml")))
-        _prescan(sub, root, seen)
+    return cfg, {str(k): v for k, v in raw.items()}  # type: ignore[union-attr]  # compose_config checked: a mapping
 
 
 def _resolved(cfg: Any, at: tuple[Any, ...], file: str) -> Any:
@@ -205,18 +150,6 @@ def _resolved(cfg: Any, at: tuple[Any, ...], file: str) -> Any:
         message = " ".join(str(exc).splitlines()[0].split())
         raise ConfigError(f"{file}: {key_path(at)}: expected a value whose interpolations resolve, got an error: "
                           f"{message}") from None
-
-
-def _referenced(value: Any, found: set[str]) -> set[str]:
-    if isinstance(value, dict):
-        for v in value.values():
-            _referenced(v, found)
-    elif isinstance(value, list):
-        for v in value:
-            _referenced(v, found)
-    elif isinstance(value, str) and "${" in value:
-        found.update(k for k in _FIRST_KEY.findall(value) if k != "oc")
-    return found
 
 
 def _fail(file: str, at: tuple[Any, ...], expected: str, got: Any) -> ConfigError:
@@ -401,7 +334,7 @@ def _resolved_node(cfg: Any, at: tuple[Any, ...], file: str) -> Any:
 
 
 def _check_top(raw: dict[str, Any], allowed: Sequence[str], file: str, at: tuple[Any, ...] = ()) -> None:
-    refs = _referenced(raw, set())
+    refs = referenced_keys(raw) - {"oc"}
     node = raw
     for part in at:
         node = node[part]
