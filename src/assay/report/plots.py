@@ -277,10 +277,17 @@ def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mappin
         fig.text(0.005, 0.004, f"signature: {table.signature}", fontsize=4, ha="left", va="bottom", color="0.35")
         text += "\n "
     fig.supxlabel(text, fontsize=6, color="0.3")
+    return save_figure(fig, path, dpi)
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int) -> Path:
+    """Write ``fig`` all or nothing (the format by the suffix; a failed write keeps the previous picture), close it."""
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with atomic_output(path) as tmp:  # a failed write keeps the previous picture
+        with atomic_output(path) as tmp:
             fig.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".") or "png")
     finally:
         plt.close(fig)

@@ -40,9 +40,8 @@ import attrs
 
 from assay.configfile import close_match, key_path
 from assay.errors import ConfigError, InvalidParameterError, MissingDependencyError
-from assay.jsonio import atomic_output
 from assay.report.collect import Column, ResultTable
-from assay.report.plots import readable
+from assay.report.plots import readable, save_figure
 from assay.report.values_config import PlotConfig, ValuesMetric
 from assay.report.values_results import load_values_results
 
@@ -284,12 +283,7 @@ def _draw(path: Path, groups: list[Bars], keys: list[str], metric: ValuesMetric,
         caption += f" Not shown, equal for every {readable(dimension, naming).lower()}: " + ", ".join(
             naming.get(f, f) for f in flat) + "."
     fig.supxlabel(textwrap.fill(caption, width=int(fig.get_size_inches()[0] * 15)), fontsize=7, color="0.3")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with atomic_output(path) as tmp:  # a failed write keeps the previous picture
-            fig.savefig(tmp, dpi=dpi, format=path.suffix.lstrip(".") or "png")
-    finally:
-        plt.close(fig)
+    save_figure(fig, path, dpi)
 
 
 def _rgb(colour: str) -> tuple[float, float, float]:
