@@ -15,12 +15,24 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 CONFIGS = Path("/work/shared/data/values-configs")
+#: the stand-ins for the two training configs ValUES' GTA dataset config loads (examples/values/)
+STAND_INS = Path(__file__).resolve().parents[2] / "examples" / "values" / "uncertainty_modeling"
+
+
+def values_checkout(root: Path) -> Path:
+    """A ValUES checkout's config layout under ``root``: the published ``evaluation/configs`` (unchanged) beside
+    the example's ``uncertainty_modeling/configs`` stand-ins; returns the ``evaluation/configs`` folder."""
+    configs = root / "evaluation" / "configs"
+    shutil.copytree(CONFIGS, configs)
+    shutil.copytree(STAND_INS, root / "uncertainty_modeling")
+    return configs
 
 
 def _dump(path: Path, tree: dict) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 
 import pandas as pd
 import pytest
-from assay_values_tree import CONFIGS, values_table, write_tree
+from assay_values_tree import values_checkout, values_table, write_tree
 
 from assay.cli import main
 from assay.report import Column, ResultTable
@@ -20,13 +19,7 @@ from assay.report.values_plots import bar_groups, dataset_tables, plot_values
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("plots")
-    configs = root / "evaluation" / "configs"
-    shutil.copytree(CONFIGS, configs)
-    um = root / "uncertainty_modeling" / "configs"
-    (um / "datamodule").mkdir(parents=True)
-    (um / "data_augmentations").mkdir(parents=True)
-    (um / "datamodule" / "gta_torch_config.yaml").write_text("augmentations: ${AUGMENTATIONS}\n")
-    (um / "data_augmentations" / "tta_augmentations.yaml").write_text("#@package _global_\nAUGMENTATIONS: {}\n")
+    configs = values_checkout(root)
     write_tree(root / "lidc", "lidc", n_images=3, seed=11)
     write_tree(root / "gta", "gta", n_images=3, seed=12, three_d=False)
     overrides = [f"datasets.LIDC.base_path={root / 'lidc'}", f"datasets.GTA.base_path={root / 'gta'}",
@@ -127,13 +120,7 @@ def test_metric_that_does_not_vary_gets_no_figure(tmp_path):
             mean = tree["mean"].get("metrics", tree["mean"])
             mean["ged"] = 0.25  # every model the same GED
             path.write_text(json.dumps(tree))
-    configs = tmp_path / "evaluation" / "configs"
-    shutil.copytree(CONFIGS, configs)
-    um = tmp_path / "uncertainty_modeling" / "configs"
-    (um / "datamodule").mkdir(parents=True)
-    (um / "data_augmentations").mkdir(parents=True)
-    (um / "datamodule" / "gta_torch_config.yaml").write_text("x: 1\n")
-    (um / "data_augmentations" / "tta_augmentations.yaml").write_text("#@package _global_\nAUGMENTATIONS: {}\n")
+    configs = values_checkout(tmp_path)
     config = load_plot_config(configs / "plot_config.yaml", [
         f"datasets.LIDC.base_path={tmp_path / 'lidc'}", f"datasets.GTA.base_path={tmp_path / 'gta'}",
         f"save_path={tmp_path / 'fig'}"])

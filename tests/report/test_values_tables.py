@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
-from assay_values_tree import CONFIGS, values_table, write_tree
+from assay_values_tree import CONFIGS, values_checkout, values_table, write_tree
 from latex_check import compile_latex
 
 from assay.cli import main
@@ -43,15 +42,7 @@ def lidc(tmp_path_factory):
 def checkout(tmp_path_factory):
     """A ValUES checkout's config layout: evaluation/configs (the published files) beside the
     uncertainty_modeling/configs files that datasets/gta.yaml names (stubs)."""
-    root = tmp_path_factory.mktemp("values")
-    shutil.copytree(CONFIGS, root / "evaluation" / "configs")
-    um = root / "uncertainty_modeling" / "configs"
-    (um / "datamodule").mkdir(parents=True)
-    (um / "data_augmentations").mkdir(parents=True)
-    (um / "datamodule" / "gta_torch_config.yaml").write_text("num_classes: 24\naugmentations: ${AUGMENTATIONS}\n")
-    (um / "data_augmentations" / "tta_augmentations.yaml").write_text(
-        "#@package _global_\nAUGMENTATIONS:\n  mean: [0.5]\n  std: [0.2]\n")
-    return root / "evaluation" / "configs"
+    return values_checkout(tmp_path_factory.mktemp("values"))
 
 
 def _close(a, b):

@@ -7,14 +7,13 @@ expects a :class:`ConfigError` whose message names the key path.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
-from assay_values_tree import CONFIGS, write_tree
+from assay_values_tree import values_checkout, write_tree
 
 from assay.errors import ConfigError
 from assay.report.values_config import load_plot_config, load_table_config
@@ -31,13 +30,7 @@ def trees(tmp_path_factory):
 
 
 def _checkout(tmp_path: Path, file: str | None = None, old: str = "", new: str = "") -> Path:
-    configs = tmp_path / "evaluation" / "configs"
-    shutil.copytree(CONFIGS, configs)
-    um = tmp_path / "uncertainty_modeling" / "configs"
-    (um / "datamodule").mkdir(parents=True)
-    (um / "data_augmentations").mkdir(parents=True)
-    (um / "datamodule" / "gta_torch_config.yaml").write_text("augmentations: ${AUGMENTATIONS}\n")
-    (um / "data_augmentations" / "tta_augmentations.yaml").write_text("#@package _global_\nAUGMENTATIONS: {}\n")
+    configs = values_checkout(tmp_path)
     if file:
         path = configs / file
         text = path.read_text()
