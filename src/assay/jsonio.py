@@ -198,6 +198,9 @@ def parse_jsonl(text: str, *, source: str = "<string>",
                 error: Callable[[str, int], Exception] | None = None) -> list[Any]:
     """The values of JSON Lines ``text``, one per non-blank line.
 
+    ``NaN`` / ``Infinity`` / ``-Infinity`` literals are read as floats (input data from
+    Python's ``json`` module carries them); see the module docstring.
+
     Parameters
     ----------
     text : str
@@ -209,9 +212,8 @@ def parse_jsonl(text: str, *, source: str = "<string>",
         caller's own :class:`~assay.errors.InvalidParameterError` subclass); by default an
         :class:`~assay.errors.InvalidParameterError` reading ``"{source}:{lineno}: {reason}"``.
 
-    ``NaN`` / ``Infinity`` / ``-Infinity`` literals are read as floats (input data from
-    Python's ``json`` module carries them); see the module docstring.
-
+    Examples
+    --------
     >>> parse_jsonl('{"a": 1}\\n\\n[2, NaN]\\n')
     [{'a': 1}, [2, nan]]
     """

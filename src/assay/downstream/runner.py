@@ -199,6 +199,9 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
                     allow_import: bool = False, tasks: Sequence[str] | None = None) -> RunSummary:
     """Run every configured task for every experiment version and write the result trees.
 
+    A ValUES config (:mod:`assay.downstream.values`) runs as ValUES does, on its
+    experiment tree (:func:`assay.downstream.values_runner.run_values`).
+
     Parameters
     ----------
     config : dict or path
@@ -217,9 +220,6 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         :mod:`assay.downstream.targets`).
     tasks : sequence of str, optional
         Run these tasks instead of the config's ``tasks`` (when ``config`` is a file).
-
-    A ValUES config (:mod:`assay.downstream.values`) runs as ValUES does, on its
-    experiment tree (:func:`assay.downstream.values_runner.run_values`).
     """
     from assay.plugins import load_executor
 
