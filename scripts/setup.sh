@@ -131,7 +131,7 @@ fi
 
 # 5. assay, every plugin (editable) and what the tests use.
 
-args=(-e ".[test,plot,spark,dask,dev]")
+args=(-e ".[test,plot,spark,dask,dev,fast]")
 for plugin in plugins/*/; do
     [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
 done

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from assay import _compiled
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric, divide
 from assay.validation import PROB_ATOL, check_array, check_choice, probability_error, undefined_metric
@@ -233,6 +234,12 @@ class Disagreement(_EnsembleMetric):
                  "global_target": {"disagreement": 1 / 3}}]
 
     def _values(self, p: np.ndarray) -> np.ndarray:
+        n = p.shape[1]
+        if n >= 2:  # the compiled kernel (numba): checks, argmax and agreeing pairs in one read of each row
+            pairs = _compiled.vote_pairs(p, validate=self.validate_args, atol=PROB_ATOL)
+            if pairs is not None:
+                return 1.0 - pairs.astype(np.float64) / (n * (n - 1) / 2.0)
+        # numpy (the reference; also where the kernel's screen flags a row: this path raises the error)
         return disagreement(p, member_votes=votes(p, validate=self.validate_args, owner=self.name))
 
 

@@ -1,0 +1,183 @@
+"""The numba kernels behind :mod:`assay._compiled` (this module imports numba; nothing imports it at start-up).
+
+Each kernel reads every row of probabilities once: the row checks (a row sum and the sign of
+every value), the argmax (``np.argmax``'s: the first maximum, the first NaN) and what the
+caller accumulates. A kernel never builds an error message: it returns the index of the first
+row its screen flags (or -1), and the caller then runs the numpy reference path, which raises
+the error that names the problem and the place (or, for a row that only came near the
+tolerance, accepts it). See :mod:`assay._compiled` for why the screen flags every row the
+numpy checks would refuse.
+
+The argmax of a row without a set sign bit and without NaN compares the bit patterns as
+integers (for non-negative floats their order is the order of the values, and equal values
+have equal patterns): a maximum and a search for its first occurrence that the compiler
+vectorises. Any other row (a negative value, -0.0, NaN) takes the exact scalar loop of
+``np.argmax``. The row sum is accumulated in float64 with reassociation allowed (so it
+vectorises); its rounding is covered by the margin of the threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+#: whether the compiled code is cached on disk (False: no writable cache location was found,
+#: so each process compiles on first use; NUMBA_CACHE_DIR names a writable one)
+CACHED = True
+
+
+def _jit(fastmath: Any = False) -> Callable[[Callable[..., Any]], Any]:
+    """``njit(cache=True, nogil=True)``; without the disk cache where numba finds no writable place for it."""
+
+    def wrap(fn: Callable[..., Any]) -> Any:
+        global CACHED
+        try:
+            return njit(cache=True, nogil=True, fastmath=fastmath)(fn)
+        except RuntimeError as exc:  # "cannot cache function ...: no locator available" (read-only install and home)
+            if "cannot cache" not in str(exc):
+                raise
+            CACHED = False
+            return njit(nogil=True, fastmath=fastmath)(fn)
+
+    return wrap
+
+
+@_jit(fastmath={"reassoc"})
+def _row_sum(row):
+    s = 0.0
+    for j in range(row.shape[0]):
+        s += row[j]
+    return s
+
+
+@_jit()
+def _bit_stats(bits):
+    """The bitwise OR (is a sign bit set anywhere?) and the largest pattern of a row."""
+    o = bits[0]
+    mx = bits[0]
+    for j in range(1, bits.shape[0]):
+        x = bits[j]
+        o |= x
+        mx = max(mx, x)
+    return o, mx
+
+
+@_jit()
+def _first(bits, key):
+    for j in range(bits.shape[0]):
+        if bits[j] == key:
+            return j
+    return 0  # unreachable: key is one of the patterns
+
+
+@_jit()
+def _exact_argmax(row):
+    """``np.argmax`` of one row: the first maximum; a NaN is the maximum (the first NaN)."""
+    mx = row[0]
+    k = 0
+    if mx != mx:
+        return 0
+    for j in range(1, row.shape[0]):
+        v = row[j]
+        if not (v <= mx):
+            mx = v
+            k = j
+            if v != v:
+                break
+    return k
+
+
+@_jit()
+def _top(row, bits, validate, thr, nan_bits):
+    """The argmax of a row, or -1 where ``validate`` and the screen flags the row."""
+    o, mx = _bit_stats(bits)
+    if validate and not (abs(_row_sum(row) - 1.0) <= thr):  # NaN and inf fail too
+        return -1
+    if o >= 0 and mx <= nan_bits:  # no sign bit set, no NaN: integer order is value order
+        return _first(bits, mx)
+    if validate:
+        for j in range(row.shape[0]):
+            if row[j] < 0:
+                return -1
+    return _exact_argmax(row)
+
+
+@_jit()
+def top_label_tallies(p, bits, y, n_bins, nbf, one, zero, rows, validate, thr, nan_bits):
+    """Per equal-width bin (``n_bins + 1`` of them: the last holds confidence 1.0 until the caller
+    folds it), the count and the sum of ``acc - conf`` of the top label; and the first flagged row.
+
+    The arithmetic is the numpy path's: ``acc - conf`` and ``conf * n_bins`` in the input's
+    dtype (``one``, ``zero``, ``nbf`` are of that dtype), truncated to the bin; the sums start
+    from zero for every chunk of ``rows`` rows, add the rows in order, and then add to the
+    totals (``np.bincount`` per chunk), so the totals are the same to the last bit. A bin
+    outside ``0 .. n_bins`` (unchecked input outside [0, 1]) is flagged like a bad row.
+    """
+    n = p.shape[0]
+    out = np.zeros((2, n_bins + 1))
+    count = np.zeros(n_bins + 1, dtype=np.int64)
+    gap = np.zeros(n_bins + 1)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        count[:] = 0
+        gap[:] = 0.0
+        for i in range(start, stop):
+            row = p[i]
+            k = _top(row, bits[i], validate, thr, nan_bits)
+            if k < 0:
+                return out, i
+            conf = row[k]
+            f = one if k == y[i] else zero
+            w = f - conf
+            x = conf * nbf
+            if not (x >= 0 and x < n_bins + 1):
+                return out, i
+            b = int(x)
+            count[b] += 1
+            gap[b] += np.float64(w)
+        for b in range(n_bins + 1):
+            out[0, b] += count[b]
+            out[1, b] += gap[b]
+    return out, -1
+
+
+@_jit()
+def top_label(p, bits, validate, thr, nan_bits):
+    """The argmax and the top probability of every row; and the first flagged row (or -1)."""
+    n = p.shape[0]
+    pred = np.zeros(n, dtype=np.intp)
+    conf = np.zeros(n, dtype=p.dtype)
+    for i in range(n):
+        row = p[i]
+        k = _top(row, bits[i], validate, thr, nan_bits)
+        if k < 0:
+            return pred, conf, i
+        pred[i] = k
+        conf[i] = row[k]
+    return pred, conf, -1
+
+
+@_jit()
+def vote_pairs(p, bits, validate, thr, nan_bits):
+    """Per example of ``(B, N, C)`` probabilities, the pairs of members with the same argmax,
+    ``sum_c C(n_c, 2)``; and the first example with a flagged member row (or -1)."""
+    b_, n, c = p.shape
+    pairs = np.zeros(b_, dtype=np.int64)
+    seen = np.zeros(c, dtype=np.int64)
+    votes = np.zeros(n, dtype=np.intp)
+    for e in range(b_):
+        agree = 0
+        for m in range(n):
+            k = _top(p[e, m], bits[e, m], validate, thr, nan_bits)
+            if k < 0:
+                return pairs, e
+            agree += seen[k]  # each earlier member with the same vote makes one more pair
+            seen[k] += 1
+            votes[m] = k
+        for m in range(n):
+            seen[votes[m]] = 0
+        pairs[e] = agree
+    return pairs, -1
