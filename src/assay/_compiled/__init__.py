@@ -133,5 +133,6 @@ def vote_pairs(p: np.ndarray, *, validate: bool, atol: float) -> np.ndarray | No
     if prep is None:
         return None
     k, p, bits, thr, inf_bits = prep
-    pairs, bad = k.vote_pairs(p, bits, bool(validate), thr, inf_bits)
+    c = p.shape[2]
+    pairs, bad = k.vote_pairs(p.reshape(-1, c), bits.reshape(-1, c), p.shape[1], bool(validate), thr, inf_bits)
     return None if bad >= 0 else pairs

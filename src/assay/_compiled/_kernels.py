@@ -29,59 +29,59 @@ from numba import njit
 CACHED = True
 
 
-def _jit(fastmath: Any = False) -> Callable[[Callable[..., Any]], Any]:
+def _jit(fastmath: Any = False, inline: str = "never") -> Callable[[Callable[..., Any]], Any]:
     """``njit(cache=True, nogil=True)``; without the disk cache where numba finds no writable place for it."""
 
     def wrap(fn: Callable[..., Any]) -> Any:
         global CACHED
         try:
-            return njit(cache=True, nogil=True, fastmath=fastmath)(fn)
+            return njit(cache=True, nogil=True, fastmath=fastmath, inline=inline)(fn)
         except RuntimeError as exc:  # "cannot cache function ...: no locator available" (read-only install and home)
             if "cannot cache" not in str(exc):
                 raise
             CACHED = False
-            return njit(nogil=True, fastmath=fastmath)(fn)
+            return njit(nogil=True, fastmath=fastmath, inline=inline)(fn)
 
     return wrap
 
 
 @_jit(fastmath={"reassoc"})
-def _row_sum(row):
+def _row_sum(p, i):
     s = 0.0
-    for j in range(row.shape[0]):
-        s += row[j]
+    for j in range(p.shape[1]):
+        s += p[i, j]
     return s
 
 
 @_jit()
-def _bit_stats(bits):
-    """The bitwise OR (is a sign bit set anywhere?) and the largest pattern of a row."""
-    o = bits[0]
-    mx = bits[0]
-    for j in range(1, bits.shape[0]):
-        x = bits[j]
+def _bit_stats(bits, i):
+    """The bitwise OR (is a sign bit set anywhere?) and the largest pattern of row ``i``."""
+    o = bits[i, 0]
+    mx = bits[i, 0]
+    for j in range(1, bits.shape[1]):
+        x = bits[i, j]
         o |= x
         mx = max(mx, x)
     return o, mx
 
 
 @_jit()
-def _first(bits, key):
-    for j in range(bits.shape[0]):
-        if bits[j] == key:
+def _first(bits, i, key):
+    for j in range(bits.shape[1]):
+        if bits[i, j] == key:
             return j
     return 0  # unreachable: key is one of the patterns
 
 
 @_jit()
-def _exact_argmax(row):
-    """``np.argmax`` of one row: the first maximum; a NaN is the maximum (the first NaN)."""
-    mx = row[0]
+def _exact_argmax(p, i):
+    """``np.argmax`` of row ``i``: the first maximum; a NaN is the maximum (the first NaN)."""
+    mx = p[i, 0]
     k = 0
     if mx != mx:
         return 0
-    for j in range(1, row.shape[0]):
-        v = row[j]
+    for j in range(1, p.shape[1]):
+        v = p[i, j]
         if not (v <= mx):
             mx = v
             k = j
@@ -90,19 +90,23 @@ def _exact_argmax(row):
     return k
 
 
-@_jit()
-def _top(row, bits, validate, thr, nan_bits):
-    """The argmax of a row, or -1 where ``validate`` and the screen flags the row."""
-    o, mx = _bit_stats(bits)
-    if validate and not (abs(_row_sum(row) - 1.0) <= thr):  # NaN and inf fail too
+@_jit(inline="always")
+def _top(p, bits, i, validate, thr, nan_bits):
+    """The argmax of row ``i``, or -1 where ``validate`` and the screen flags the row.
+
+    (The helpers take the 2-D arrays and a row index: a row view kept in a variable costs
+    numba a reference count update per row, more than the rest of the row's work.)
+    """
+    o, mx = _bit_stats(bits, i)
+    if validate and not (abs(_row_sum(p, i) - 1.0) <= thr):  # NaN and inf fail too
         return -1
     if o >= 0 and mx <= nan_bits:  # no sign bit set, no NaN: integer order is value order
-        return _first(bits, mx)
+        return _first(bits, i, mx)
     if validate:
-        for j in range(row.shape[0]):
-            if row[j] < 0:
+        for j in range(p.shape[1]):
+            if p[i, j] < 0:
                 return -1
-    return _exact_argmax(row)
+    return _exact_argmax(p, i)
 
 
 @_jit()
@@ -125,11 +129,10 @@ def top_label_tallies(p, bits, y, n_bins, nbf, one, zero, rows, validate, thr, n
         count[:] = 0
         gap[:] = 0.0
         for i in range(start, stop):
-            row = p[i]
-            k = _top(row, bits[i], validate, thr, nan_bits)
+            k = _top(p, bits, i, validate, thr, nan_bits)
             if k < 0:
                 return out, i
-            conf = row[k]
+            conf = p[i, k]
             f = one if k == y[i] else zero
             w = f - conf
             x = conf * nbf
@@ -151,33 +154,33 @@ def top_label(p, bits, validate, thr, nan_bits):
     pred = np.zeros(n, dtype=np.intp)
     conf = np.zeros(n, dtype=p.dtype)
     for i in range(n):
-        row = p[i]
-        k = _top(row, bits[i], validate, thr, nan_bits)
+        k = _top(p, bits, i, validate, thr, nan_bits)
         if k < 0:
             return pred, conf, i
         pred[i] = k
-        conf[i] = row[k]
+        conf[i] = p[i, k]
     return pred, conf, -1
 
 
 @_jit()
-def vote_pairs(p, bits, validate, thr, nan_bits):
-    """Per example of ``(B, N, C)`` probabilities, the pairs of members with the same argmax,
-    ``sum_c C(n_c, 2)``; and the first example with a flagged member row (or -1)."""
-    b_, n, c = p.shape
+def vote_pairs(p, bits, members, validate, thr, nan_bits):
+    """Per example of ``members`` consecutive rows (``(B, N, C)`` probabilities reshaped to
+    ``(B * N, C)``), the pairs of members with the same argmax, ``sum_c C(n_c, 2)``; and the
+    first example with a flagged member row (or -1)."""
+    b_ = p.shape[0] // members
     pairs = np.zeros(b_, dtype=np.int64)
-    seen = np.zeros(c, dtype=np.int64)
-    votes = np.zeros(n, dtype=np.intp)
+    seen = np.zeros(p.shape[1], dtype=np.int64)
+    votes = np.zeros(members, dtype=np.intp)
     for e in range(b_):
         agree = 0
-        for m in range(n):
-            k = _top(p[e, m], bits[e, m], validate, thr, nan_bits)
+        for m in range(members):
+            k = _top(p, bits, e * members + m, validate, thr, nan_bits)
             if k < 0:
                 return pairs, e
             agree += seen[k]  # each earlier member with the same vote makes one more pair
             seen[k] += 1
             votes[m] = k
-        for m in range(n):
+        for m in range(members):
             seen[votes[m]] = 0
         pairs[e] = agree
     return pairs, -1
