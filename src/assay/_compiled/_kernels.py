@@ -19,7 +19,7 @@ vectorises); its rounding is covered by the margin of the threshold.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numba import njit
@@ -29,7 +29,8 @@ from numba import njit
 CACHED = True
 
 
-def _jit(fastmath: Any = False, inline: str = "never") -> Callable[[Callable[..., Any]], Any]:
+def _jit(fastmath: bool | set[str] = False, inline: Literal["never", "always"] = "never",
+         ) -> Callable[[Callable[..., Any]], Any]:
     """``njit(cache=True, nogil=True)``; without the disk cache where numba finds no writable place for it."""
 
     def wrap(fn: Callable[..., Any]) -> Any:
