@@ -99,7 +99,10 @@ def _top(p, bits, i, validate, thr, nan_bits):
     numba a reference count update per row, more than the rest of the row's work.)
     """
     o, mx = _bit_stats(bits, i)
-    if validate and not (abs(_row_sum(p, i) - 1.0) <= thr):  # NaN and inf fail too
+    # the sum also without validate: measured, unchecked Disagreement then takes 1.02x an argmax pass
+    # instead of 1.17x (the sum's read of the row seems to help the memory pipeline; the reason is a guess)
+    s = _row_sum(p, i)
+    if validate and not (abs(s - 1.0) <= thr):  # NaN and inf fail too
         return -1
     if o >= 0 and mx <= nan_bits:  # no sign bit set, no NaN: integer order is value order
         return _first(bits, i, mx)
