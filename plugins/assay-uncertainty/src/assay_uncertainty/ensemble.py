@@ -2,8 +2,10 @@
 
 Input: probabilities of shape ``(B, N, C)`` (batch, ensemble members, classes). With
 ``validate_args=True`` (default) the shape, the range [0, 1] and the normalisation of
-every member's distribution (``|sum_c p - 1| <= 1e-4``) are checked; that check reads the
-array a second time, so ``validate_args=False`` is the fast path for trusted inputs.
+every member's distribution (``|sum_c p - 1| <= 1e-4``) are checked. With numba (the
+``fast`` extra) ``Disagreement`` checks, votes and counts in one read of each row
+(:func:`assay._compiled.vote_pairs`), so the checks cost little; on the numpy path they read
+each chunk once more, and ``validate_args=False`` is the fast path for trusted inputs.
 Definitions: CONVENTIONS.md ("Ensembles"); natural log, ``0 log 0 = 0``; argmax ties go
 to the first class.
 
