@@ -28,14 +28,14 @@ _BASE: list = []
 @contextlib.contextmanager
 def numpy_path():
     """Run assay without its compiled kernels (as without numba installed): the numpy fallback."""
-    from assay import _compiled
+    from assay import compiled
 
-    kernels = _compiled.kernels
-    _compiled.kernels = lambda: None
+    kernels = compiled.kernels
+    compiled.kernels = lambda: None
     try:
         yield
     finally:
-        _compiled.kernels = kernels
+        compiled.kernels = kernels
 
 
 def timed_numpy(name: str, fn, goal: float | None = None) -> float:
@@ -44,9 +44,9 @@ def timed_numpy(name: str, fn, goal: float | None = None) -> float:
 
 
 def backend() -> str:
-    from assay import _compiled
+    from assay import compiled
 
-    return _compiled.backend()
+    return compiled.backend()
 
 
 def _runs(fn, repeat: int, companion=None) -> tuple[list[float], list[float]]:

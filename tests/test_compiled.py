@@ -1,4 +1,4 @@
-"""The optional compiled kernels (``assay._compiled``): imported lazily, usable without a disk cache.
+"""The optional compiled kernels (``assay.compiled``): imported lazily, usable without a disk cache.
 
 Their values and errors against the numpy path are tested in the uncertainty plugin
 (``plugins/assay-uncertainty/tests/test_compiled_paths.py``), where the metrics that use them live.
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from assay import _compiled
+from assay import compiled
 
 
 def _run(code: str, **env: str) -> str:
@@ -24,8 +24,8 @@ def _run(code: str, **env: str) -> str:
 
 def test_the_test_environment_has_numba():
     # `make setup` installs the 'fast' extra: the tests of both paths must not silently run one
-    assert _compiled.kernels() is not None
-    assert _compiled.backend().startswith("numba ")
+    assert compiled.kernels() is not None
+    assert compiled.backend().startswith("numba ")
 
 
 @pytest.mark.slow
@@ -42,10 +42,10 @@ def test_without_a_writable_cache_location_the_kernels_compile_in_the_process():
     # read-only install with a read-only home directory. The kernels must work all the same.
     code = (
         "import numpy as np\n"
-        "from assay import _compiled\n"
-        "from assay._compiled import _kernels\n"
+        "from assay import compiled\n"
+        "from assay.compiled import _kernels\n"
         "p = np.array([[0.25, 0.75], [0.5, 0.5]])\n"
-        "pred, conf = _compiled.top_label(p, validate=True, atol=1e-4)\n"
+        "pred, conf = compiled.top_label(p, validate=True, atol=1e-4)\n"
         "print(_kernels.CACHED, pred.tolist(), conf.tolist())\n"
     )
     out = _run(code, NUMBA_CACHE_LOCATOR_CLASSES="IPythonCacheLocator")

@@ -1,4 +1,4 @@
-"""The compiled kernels (numba, ``assay._compiled``) against the numpy path and plain formulas.
+"""The compiled kernels (numba, ``assay.compiled``) against the numpy path and plain formulas.
 
 Every test runs on both paths: ``path`` is "numba" (the kernels, asserted to be loaded: the
 test environment installs the ``fast`` extra) or "numpy" (the selector replaced by one that
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay import _compiled
+from assay import compiled
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay.validation import PROB_ATOL
 from assay_uncertainty.calibration import (
@@ -39,14 +39,14 @@ VOTE_ROWS = (1 << 18) // (5 * 10)  # examples per check chunk of the numpy votes
 @pytest.fixture(params=["numba", "numpy"])
 def path(request, monkeypatch):
     if request.param == "numba":
-        assert _compiled.kernels() is not None, "numba is not importable: install the 'fast' extra (make setup does)"
+        assert compiled.kernels() is not None, "numba is not importable: install the 'fast' extra (make setup does)"
     else:
-        monkeypatch.setattr(_compiled, "kernels", lambda: None)
+        monkeypatch.setattr(compiled, "kernels", lambda: None)
     return request.param
 
 
 def _numpy_only(monkeypatch):
-    monkeypatch.setattr(_compiled, "kernels", lambda: None)
+    monkeypatch.setattr(compiled, "kernels", lambda: None)
 
 
 def _outcome(fn):
@@ -138,8 +138,9 @@ def test_non_contiguous_read_only_and_empty_inputs(path):
     p = np.asfortranarray(wide[::2, :4] / wide[::2, :4].sum(axis=1, keepdims=True))  # strided, then Fortran
     ro = np.ascontiguousarray(p)
     ro.setflags(write=False)
+    big_endian = p.astype(">f8")  # no kernel for a non-native byte order: numpy
     ref = _reference_tallies(p, y, 10)
-    for q in (p, ro):
+    for q in (p, ro, big_endian):
         t = multiclass_tallies(q, y, 10, validate=True)
         np.testing.assert_array_equal(t[0], ref[0])
         np.testing.assert_allclose(t[1], ref[1], rtol=1e-12, atol=1e-12)
@@ -214,7 +215,7 @@ def test_ece_bad_value_error_names_the_place_on_both_paths(monkeypatch, place, b
     y = rng.integers(0, 10, _ECE_N)
     value, text = _BAD_VALUES[bad]
     p[place, 3] = value
-    assert _compiled.top_label_tallies(p, y, 15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL) is None  # flagged
+    assert compiled.top_label_tallies(p, y, 15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL) is None  # flagged
     fast = _outcome(lambda: ECE().update(p, y))
     _numpy_only(monkeypatch)
     slow = _outcome(lambda: ECE().update(p, y))
@@ -231,7 +232,7 @@ def test_a_negative_value_in_a_row_that_sums_to_one_is_an_error_on_both_paths(mo
     p[place, 8] += p[place, 2] + moved  # the row still sums to 1 (to rounding), probs[place, 2] < 0
     p[place, 2] = -moved
     q = p[: 2 * VOTE_ROWS].reshape(-1, 2, 10)
-    assert _compiled.top_label_tallies(p, y, 15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL) is None
+    assert compiled.top_label_tallies(p, y, 15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL) is None
     fast = [_outcome(lambda: ECE().update(p, y)), _outcome(lambda: AdaptiveECE().update(p, y)),
             _outcome(lambda: Disagreement().update(q).compute())]
     _numpy_only(monkeypatch)
@@ -298,7 +299,7 @@ def test_disagreement_errors_name_the_place_on_both_paths(monkeypatch, place, ba
         p[e, m] *= np.float32(1.01)
     else:
         p[e, m, 6] = _BAD_VALUES[bad][0]
-    assert _compiled.vote_pairs(p, validate=True, atol=PROB_ATOL) is None  # flagged
+    assert compiled.vote_pairs(p, validate=True, atol=PROB_ATOL) is None  # flagged
     fast = _outcome(lambda: Disagreement().update(p))
     _numpy_only(monkeypatch)
     assert fast == _outcome(lambda: Disagreement().update(p))
@@ -376,14 +377,14 @@ def test_any_small_input_gives_the_same_outcome_on_both_paths(monkeypatch, data)
 
 
 def test_the_threshold_covers_the_rounding_of_both_row_sums():
-    assert _compiled.threshold(np.dtype(np.float64), 10, PROB_ATOL) == pytest.approx(PROB_ATOL, abs=1e-14)
-    t32 = _compiled.threshold(np.dtype(np.float32), 100, PROB_ATOL)
+    assert compiled.threshold(np.dtype(np.float64), 10, PROB_ATOL) == pytest.approx(PROB_ATOL, abs=1e-14)
+    t32 = compiled.threshold(np.dtype(np.float32), 100, PROB_ATOL)
     assert PROB_ATOL - 7e-6 < t32 < PROB_ATOL - 5.9e-6  # 99 unit roundoffs of float32, and a little
-    assert _compiled.threshold(np.dtype(np.float32), 5000, PROB_ATOL) < 0
+    assert compiled.threshold(np.dtype(np.float32), 5000, PROB_ATOL) < 0
 
 
 def test_float32_rows_too_wide_for_the_screen_use_numpy(path):
     rng = np.random.default_rng(10)
     p = rng.dirichlet(np.ones(3000), size=(4, 3)).astype(np.float32)
-    assert _compiled.vote_pairs(p, validate=True, atol=PROB_ATOL) is None  # no threshold left: numpy
+    assert compiled.vote_pairs(p, validate=True, atol=PROB_ATOL) is None  # no threshold left: numpy
     np.testing.assert_array_equal(Disagreement(reduction="none").update(p).compute(), _reference_disagreement(p))

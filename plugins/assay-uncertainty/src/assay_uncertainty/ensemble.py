@@ -4,7 +4,7 @@ Input: probabilities of shape ``(B, N, C)`` (batch, ensemble members, classes). 
 ``validate_args=True`` (default) the shape, the range [0, 1] and the normalisation of
 every member's distribution (``|sum_c p - 1| <= 1e-4``) are checked. With numba (the
 ``fast`` extra) ``Disagreement`` checks, votes and counts in one read of each row
-(:func:`assay._compiled.vote_pairs`), so the checks cost little; on the numpy path they read
+(:func:`assay.compiled.vote_pairs`), so the checks cost little; on the numpy path they read
 each chunk once more, and ``validate_args=False`` is the fast path for trusted inputs.
 Definitions: CONVENTIONS.md ("Ensembles"); natural log, ``0 log 0 = 0``; argmax ties go
 to the first class.
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from assay import _compiled
+from assay import compiled
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric, divide
 from assay.validation import PROB_ATOL, check_array, check_choice, probability_error, undefined_metric
@@ -238,7 +238,7 @@ class Disagreement(_EnsembleMetric):
     def _values(self, p: np.ndarray) -> np.ndarray:
         n = p.shape[1]
         if n >= 2:  # the compiled kernel (numba): checks, argmax and agreeing pairs in one read of each row
-            pairs = _compiled.vote_pairs(p, validate=self.validate_args, atol=PROB_ATOL)
+            pairs = compiled.vote_pairs(p, validate=self.validate_args, atol=PROB_ATOL)
             if pairs is not None:
                 return 1.0 - pairs.astype(np.float64) / (n * (n - 1) / 2.0)
         # numpy (the reference; also where the kernel's screen flags a row: this path raises the error)

@@ -1,11 +1,11 @@
-"""The numba kernels behind :mod:`assay._compiled` (this module imports numba; nothing imports it at start-up).
+"""The numba kernels behind :mod:`assay.compiled` (this module imports numba; nothing imports it at start-up).
 
 Each kernel reads every row of probabilities once: the row checks (a row sum and the sign of
 every value), the argmax (``np.argmax``'s: the first maximum, the first NaN) and what the
 caller accumulates. A kernel never builds an error message: it returns the index of the first
 row its screen flags (or -1), and the caller then runs the numpy reference path, which raises
 the error that names the problem and the place (or, for a row that only came near the
-tolerance, accepts it). See :mod:`assay._compiled` for why the screen flags every row the
+tolerance, accepts it). See :mod:`assay.compiled` for why the screen flags every row the
 numpy checks would refuse.
 
 The argmax of a row without a set sign bit and without NaN compares the bit patterns as

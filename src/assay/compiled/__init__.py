@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["backend", "kernels", "top_label", "top_label_tallies", "vote_pairs"]
+__all__ = ["backend", "kernels", "threshold", "top_label", "top_label_tallies", "vote_pairs"]
 
 _loaded: list[ModuleType | None] = []  # empty until the first call of kernels()
 
@@ -55,7 +55,7 @@ def kernels() -> ModuleType | None:
         except ImportError:
             _loaded.append(None)
         else:
-            _loaded.append(importlib.import_module("assay._compiled._kernels"))
+            _loaded.append(importlib.import_module("assay.compiled._kernels"))
     return _loaded[0]
 
 
