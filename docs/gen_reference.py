@@ -42,6 +42,7 @@ API_MODULES: tuple[str, ...] = (
     "assay.testing",
     "assay.validation",
     "assay.functional",
+    "assay.compiled",
     "assay.render",
     "assay.jsonio",
     "assay.errors",

@@ -142,7 +142,7 @@ fi
 
 # 6. assay, every plugin (editable) and what the tests use.
 
-args=(-e ".[test,plot,spark,dask,dev]")
+args=(-e ".[test,plot,spark,dask,dev,fast]")
 for plugin in plugins/*/; do
     [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin[test]")
 done

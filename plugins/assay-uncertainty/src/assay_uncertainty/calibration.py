@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from assay import compiled
 from assay.errors import InvalidParameterError
 from assay.functional import ECE_NORMS, adaptive_ece, equal_width_bins
 from assay.metrics import Metric, divide
@@ -103,10 +104,15 @@ def top_label(p: np.ndarray, y: np.ndarray, *, validate: bool = False,
 
     ``(N, C)`` is processed in chunks of rows so that the gather of the top probability
     (and, with ``validate``, the row checks) read the chunk from cache right after the
-    argmax: one pass over memory instead of two or three.
+    argmax: one pass over memory instead of two or three. With numba (the ``fast`` extra)
+    the compiled kernel :func:`assay.compiled.top_label` does it all in one read of each row;
+    a row its screen flags sends the whole input through this numpy path, which raises the error.
     """
     if p.ndim == 1:
         return p, y
+    fast = compiled.top_label(p, validate=validate, atol=PROB_ATOL)
+    if fast is not None:
+        return fast[1], fast[0] == y
     n, c = p.shape
     p = np.ascontiguousarray(p)
     pred = np.empty(n, dtype=np.intp)
@@ -133,7 +139,25 @@ _BLOCK_CHUNKS = 8
 
 def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: bool = False,
                        name: str = "probs") -> np.ndarray:
-    """:func:`binned_tallies` of the top label of ``(N, C)`` probabilities, fused block by block.
+    """:func:`binned_tallies` of the top label of ``(N, C)`` probabilities, in one read of each row.
+
+    With numba (the ``fast`` extra) the compiled kernel :func:`assay.compiled.top_label_tallies`
+    checks each row, takes its argmax and adds it to its bin in one read of the row, with the
+    numpy path's arithmetic and order of summation (the same tallies to the last bit). Without
+    numba, or when the kernel's screen flags a row, the numpy path (:func:`multiclass_tallies_numpy`)
+    runs on the whole input: it raises the error naming the first bad ``probs[i, c]`` (or row), or
+    accepts a row that only came near the tolerance.
+    """
+    rows = max(1, _CHUNK_ELEMENTS // max(p.shape[1], 1))
+    fast = compiled.top_label_tallies(p, y, n_bins, rows=rows, validate=validate, atol=PROB_ATOL)
+    if fast is not None:
+        return _fold_top_bin(fast, n_bins)
+    return multiclass_tallies_numpy(p, y, n_bins, validate=validate, name=name)
+
+
+def multiclass_tallies_numpy(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: bool = False,
+                             name: str = "probs") -> np.ndarray:
+    """:func:`multiclass_tallies` in numpy, fused block by block (the reference and the fallback).
 
     Each block of rows is read once from memory: argmax, the gather of the top probability
     and the row checks (``validate``) run step by step on it while the step is in cache,
