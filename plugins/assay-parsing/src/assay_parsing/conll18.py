@@ -41,16 +41,21 @@ parts (this is how ``parse-eval`` shards unequal tokenizations).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate, compress, count, repeat
+from operator import and_, contains, eq, not_, or_
+from typing import Any
 
 import attrs
 
 from assay.core.tally import Tally, additive
 from assay.errors import AssayError
+from assay_parsing.columns import Columns
 from assay_parsing.sentence import Sentence
 
-__all__ = ["METRICS", "AlignmentError", "Score", "UDFile", "aligned_cuts", "evaluate", "evaluate_segments",
-           "format_official", "load_sentences", "split_cuts"]
+__all__ = ["METRICS", "AlignmentError", "Score", "UDFile", "aligned_cuts", "evaluate", "evaluate_columns",
+           "evaluate_parts", "evaluate_segments", "format_official", "load_sentences", "split_cuts"]
 
 #: the scores, in the official script's order
 METRICS = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS",
@@ -100,6 +105,13 @@ class Score(Tally):
         return self.correct / self.aligned if self.aligned else 0.0
 
 
+def _universal_feats(feats: str) -> str:
+    """FEATS reduced to the universal features, sorted (``""`` for none)."""
+    if feats in ("_", ""):
+        return ""
+    return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+
+
 class _Word:
     """A syntactic word with its span, its normalised columns, and links filled after loading."""
 
@@ -112,9 +124,7 @@ class _Word:
         self.lemma = w.lemma  # type: ignore[attr-defined]
         self.upos = w.upos  # type: ignore[attr-defined]
         self.xpos = w.xpos  # type: ignore[attr-defined]
-        feats = w.feats  # type: ignore[attr-defined]
-        self.feats = "" if feats in ("_", "") else \
-            "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+        self.feats = _universal_feats(w.feats)  # type: ignore[attr-defined]
         self.deprel = w.deprel.split(":")[0]  # type: ignore[attr-defined]
         self.head: int = w.head  # type: ignore[attr-defined]
         self.parent: _Word | None = None
@@ -396,3 +406,205 @@ def split_cuts(cuts: Sequence[tuple[int, int]], parts: int) -> list[list[tuple[i
         return []
     size = -(-len(cuts) // parts)
     return [list(cuts[i:i + size]) for i in range(0, len(cuts), size)]
+
+
+# --------------------------------------------------------------------------- whole columns (parse-eval --conll18)
+#: the tally of a part as plain numbers, metric -> [gold, system, correct, aligned or None]
+_Counts = dict[str, list[Any]]
+#: a part that needs the word alignment: the gold and the system sentences between two common sentence starts
+Part = tuple[list[Sentence], list[Sentence]]
+
+
+def evaluate_columns(gold: Columns, system: Columns, *, where: str = "gold and system",
+                     run_parts: Callable[[list[Part]], Iterable[dict[str, Score]]] | None = None
+                     ) -> dict[str, Score] | None:
+    """Every score of :data:`METRICS` for two files read by :func:`assay_parsing.columns.read_columns`.
+
+    The numbers are those of ``evaluate(load_sentences(gold_sentences), load_sentences(system_sentences))``.
+    Where both files have the same sentences and the same tokens (same sentence lengths,
+    FORMs and multiword tokens) -- the whole file, or the parts between two sentence starts
+    the files share -- every word aligns with its counterpart, and each score is counted
+    over whole columns at once (a word's UAS is right when both HEADs are equal, and so on).
+    The parts where the tokenization differs are aligned word by word as :func:`evaluate`
+    does (:func:`evaluate_parts`); ``run_parts`` runs that for a list of parts (default: in
+    this process), returning one score dict per part or group of parts.
+
+    Returns None when the texts differ or a FORM is empty once its spaces are removed: the
+    caller then reads the files with the format's reader and calls :func:`evaluate`, whose
+    error names the place.
+    """
+    if gold.bounds == system.bounds and gold.form == system.form and gold.mwt == system.mwt:
+        if _token_texts(gold) is None:
+            return None
+        return _scores(_same_tokens(gold, system, 0, gold.num_sentences, 0, system.num_sentences))
+    g_text, s_text = _token_texts(gold), _token_texts(system)
+    if g_text is None or s_text is None or "".join(g_text[0]) != "".join(s_text[0]):
+        return None
+    g_starts, s_starts = _sentence_offsets(*g_text), _sentence_offsets(*s_text)
+    g_at = dict(zip(g_starts, count()))
+    cuts = [(g_at[offset], si) for si, offset in enumerate(s_starts) if offset in g_at]
+    ends = cuts[1:] + [(gold.num_sentences, system.num_sentences)]
+    g_mwt, s_mwt = _mwt_by_sentence(gold), _mwt_by_sentence(system)
+    totals: _Counts = _zero_counts()
+    parts: list[tuple[int, int, int, int]] = []
+    run: list[int] | None = None  # [g0, g1, s0, s1] of the current stretch of sentences tokenized alike
+    for (g0, s0), (g1, s1) in zip(cuts, ends):
+        if g1 - g0 == 1 and s1 - s0 == 1 and g_mwt.get(g0, ()) == s_mwt.get(s0, ()) and \
+                gold.form[gold.bounds[g0]:gold.bounds[g1]] == system.form[system.bounds[s0]:system.bounds[s1]]:
+            if run is not None and run[1] == g0:
+                run[1], run[3] = g1, s1
+                continue
+            if run is not None:
+                _add_counts(totals, _same_tokens(gold, system, *run))
+            run = [g0, g1, s0, s1]
+        else:
+            parts.append((g0, g1, s0, s1))
+    if run is not None:
+        _add_counts(totals, _same_tokens(gold, system, *run))
+    if parts:
+        pairs = [(gold.sentences(g0, g1), system.sentences(s0, s1)) for g0, g1, s0, s1 in parts]
+        for scores in (run_parts or _in_this_process)(pairs):
+            _add_counts(totals, {name: [s.gold, s.system, s.correct, s.aligned] for name, s in scores.items()})
+    if not cuts:  # both files empty
+        return evaluate(UDFile(), UDFile(), where=where)
+    return _scores(totals)
+
+
+def evaluate_parts(parts: Sequence[Part]) -> dict[str, Score]:
+    """The sum of :func:`evaluate` over ``(gold sentences, system sentences)`` parts, each of the same text."""
+    totals = _zero_counts()
+    for gold, system in parts:
+        scores = evaluate(load_sentences(gold), load_sentences(system))
+        _add_counts(totals, {name: [s.gold, s.system, s.correct, s.aligned] for name, s in scores.items()})
+    return _scores(totals)
+
+
+def _in_this_process(parts: list[Part]) -> list[dict[str, Score]]:
+    return [evaluate_parts(parts)]
+
+
+def _zero_counts() -> _Counts:
+    return {name: [0, 0, 0, None if name in ("Tokens", "Sentences", "Words") else 0] for name in METRICS}
+
+
+def _add_counts(totals: _Counts, part: _Counts) -> None:
+    for name, counts in part.items():
+        total = totals[name]
+        for k in range(3):
+            total[k] += counts[k]
+        if counts[3] is not None:
+            total[3] = (total[3] or 0) + counts[3]
+
+
+def _scores(counts: _Counts) -> dict[str, Score]:
+    return {name: Score(*counts[name]) for name in METRICS}
+
+
+def _token_texts(cols: Columns) -> tuple[list[str], list[int]] | None:
+    """Each token's text without spaces (a multiword token's FORM, or a word's) and the token where each
+    sentence starts; None when a token is empty once its spaces are removed."""
+    form = cols.form
+    if not cols.mwt:
+        tokens, starts = form, cols.bounds
+    else:
+        tokens = []
+        previous = 0
+        for start, stop, text in cols.mwt:
+            tokens.extend(form[previous:start])
+            tokens.append(text)
+            previous = stop
+        tokens.extend(form[previous:])
+        hidden = list(accumulate((stop - start - 1 for start, stop, _ in cols.mwt), initial=0))
+        mwt_starts = [start for start, _, _ in cols.mwt]
+        starts = [b - hidden[bisect_left(mwt_starts, b)] for b in cols.bounds]
+    joined = "".join(tokens)
+    if not joined.isascii() or " " in joined:
+        odd = set(compress(count(), map(not_, map(str.isascii, tokens))))
+        odd.update(compress(count(), map(contains, tokens, repeat(" "))))
+        tokens = list(tokens)
+        for i in odd:
+            tokens[i] = "".join(c for c in tokens[i] if unicodedata.category(c) != "Zs")
+            if not tokens[i]:
+                return None
+    return tokens, starts
+
+
+def _sentence_offsets(tokens: list[str], starts: list[int]) -> list[int]:
+    """The character (spaces removed) where each sentence starts."""
+    offsets = list(accumulate(map(len, tokens), initial=0))
+    return [offsets[t] for t in starts[:-1]]
+
+
+def _mwt_by_sentence(cols: Columns) -> dict[int, tuple[tuple[int, int, str], ...]]:
+    """Sentence -> its multiword tokens, with word positions counted from the sentence's start."""
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    for start, stop, text in cols.mwt:
+        s = bisect_right(cols.bounds, start) - 1
+        out.setdefault(s, []).append((start - cols.bounds[s], stop - cols.bounds[s], text))
+    return {s: tuple(v) for s, v in out.items()}
+
+
+def _universal(deprels: list[str]) -> list[str]:
+    """The universal part of each relation (before the first ``:``)."""
+    out = list(deprels)
+    for i in compress(count(), map(contains, deprels, repeat(":"))):
+        out[i] = deprels[i].split(":", 1)[0]
+    return out
+
+
+def _same_tokens(gold: Columns, system: Columns, g0: int, g1: int, s0: int, s1: int) -> _Counts:
+    """The tallies of gold sentences ``g0..g1-1`` and system sentences ``s0..s1-1``, tokenized alike.
+
+    Every word aligns with the word at the same position, so a word's head is right when both
+    HEADs are equal, and its functional children are the same when none of them differs.
+    """
+    gw0, gw1, sw0, sw1 = gold.bounds[g0], gold.bounds[g1], system.bounds[s0], system.bounds[s1]
+    n = gw1 - gw0
+    g, s = slice(gw0, gw1), slice(sw0, sw1)
+    mwt_starts = [start for start, _, _ in gold.mwt]
+    inside = gold.mwt[bisect_left(mwt_starts, gw0):bisect_left(mwt_starts, gw1)]
+    tokens = n - sum(stop - start - 1 for start, stop, _ in inside)
+    upos = list(map(eq, gold.upos[g], system.upos[s]))
+    xpos = list(map(eq, gold.xpos[g], system.xpos[s]))
+    g_feats, s_feats = gold.feats[g], system.feats[s]
+    feats = list(map(eq, g_feats, s_feats))
+    for i in compress(count(), map(not_, feats)):  # the same universal features, written differently
+        feats[i] = _universal_feats(g_feats[i]) == _universal_feats(s_feats[i])
+    g_lemma = gold.lemma[g]
+    lemmas = list(map(or_, map(eq, g_lemma, repeat("_")), map(eq, g_lemma, system.lemma[s])))
+    g_head, s_head = gold.head[g], system.head[s]
+    heads = list(map(eq, g_head, s_head))
+    g_rel, s_rel = _universal(gold.deprel[g]), _universal(system.deprel[s])
+    rels = list(map(eq, g_rel, s_rel))
+    las = list(map(and_, heads, rels))
+    g_content = list(map(CONTENT_DEPRELS.__contains__, g_rel))
+    n_gold, n_system = sum(g_content), sum(map(CONTENT_DEPRELS.__contains__, s_rel))
+    clas = list(map(and_, g_content, las))
+    mlas = list(map(and_, map(and_, clas, upos), feats))
+    # MLAS also compares the functional children (relation, UPOS, UFeats): a word is wrong when a
+    # functional child of it, on either side, is not the same child with the same analysis
+    good = map(and_, map(and_, las, upos), feats)
+    functional = map(or_, map(FUNCTIONAL_DEPRELS.__contains__, g_rel), map(FUNCTIONAL_DEPRELS.__contains__, s_rel))
+    starts = [b - gw0 for b in gold.bounds[g0:g1 + 1]]
+    wrong: set[int] = set()
+    for j in compress(count(), map(and_, functional, map(not_, good))):
+        first = starts[bisect_right(starts, j) - 1] - 1  # the word before the sentence's first
+        if g_head[j] and g_rel[j] in FUNCTIONAL_DEPRELS:
+            wrong.add(first + g_head[j])
+        if s_head[j] and s_rel[j] in FUNCTIONAL_DEPRELS:
+            wrong.add(first + s_head[j])
+    return {
+        "Tokens": [tokens, tokens, tokens, None],
+        "Sentences": [g1 - g0, s1 - s0, g1 - g0, None],
+        "Words": [n, n, n, None],
+        "UPOS": [n, n, sum(upos), n],
+        "XPOS": [n, n, sum(xpos), n],
+        "UFeats": [n, n, sum(feats), n],
+        "AllTags": [n, n, sum(map(and_, map(and_, upos, xpos), feats)), n],
+        "Lemmas": [n, n, sum(lemmas), n],
+        "UAS": [n, n, sum(heads), n],
+        "LAS": [n, n, sum(las), n],
+        "CLAS": [n_gold, n_system, sum(clas), n_gold],
+        "MLAS": [n_gold, n_system, sum(mlas) - sum(mlas[i] for i in wrong), n_gold],
+        "BLEX": [n_gold, n_system, sum(map(and_, clas, lemmas)), n_gold],
+    }
