@@ -144,7 +144,7 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
     tok = list(compress(lines, map(eq, kinds, repeat("t"))))
     if list(map(str.count, tok, repeat("\t"))).count(9) != len(tok):
         return None
-    fields = "\t".join(tok).split("\t")
+    fields = "\t".join(tok).split("\t") if tok else []
     if "" in fields:
         return None
     ids = fields[0::10]
