@@ -53,12 +53,11 @@ import errno
 import json
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from assay.errors import InvalidParameterError, SaveFormatError
 
@@ -98,9 +97,10 @@ def to_jsonable(x: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is imported: not imported here
+    if np is not None and isinstance(x, np.ndarray):
         return to_jsonable(x.tolist())
-    if isinstance(x, np.generic):
+    if np is not None and isinstance(x, np.generic):
         return to_jsonable(x.item())
     if isinstance(x, float):
         return _float(x)

@@ -88,8 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(plugin_commands=False)
     if _needs_plugin_commands(parser, argv):
+        # 'assay NAME ...': a plugin that declares NAME is loaded alone; 'assay', 'assay --help': all of them
+        command = argv[0] if argv and not argv[0].startswith("-") else None
         try:
-            add_plugin_commands(_subparsers(parser), builtin=set(_subparsers(parser).choices))
+            add_plugin_commands(_subparsers(parser), builtin=set(_subparsers(parser).choices), command=command)
         except KeyboardInterrupt:  # the user's Ctrl-C while the plugins load
             print("assay: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED

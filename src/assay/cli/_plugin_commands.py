@@ -22,15 +22,27 @@ def _warn(message: str) -> None:
     print(f"assay: warning: {message}", file=sys.stderr)
 
 
-def add_plugin_commands(subparsers: argparse._SubParsersAction, builtin: set[str]) -> list[str]:
+def add_plugin_commands(subparsers: argparse._SubParsersAction, builtin: set[str],
+                        command: str | None = None) -> list[str]:
     """Add every registered plugin command to ``subparsers``; returns the names added.
 
-    ``builtin`` holds assay's own command names, which a plugin cannot take.
+    ``builtin`` holds assay's own command names, which a plugin cannot take. ``command``
+    (the command line's first argument, not one of assay's own) is added alone when its
+    plugin declares it (:meth:`~assay.plugins.PluginSystem.load_command`: only that plugin
+    is loaded); otherwise every plugin is loaded and every command added.
     """
     from assay.plugins import get_plugin_system
 
+    system = get_plugin_system()
+    if command is not None and command not in builtin:
+        try:
+            entry = system.load_command(command)
+        except Exception:  # noqa: BLE001 - loading every plugin below reports what is wrong
+            entry = None
+        if entry is not None:
+            return [command] if _add(subparsers, entry) else []
     try:
-        registry = get_plugin_system().registry("command")
+        registry = system.registry("command")
         names = registry.names()
     except Exception as exc:  # noqa: BLE001 - a broken plugin system must not take assay's own commands down
         _warn(f"plugin commands are not available: {type(exc).__name__}: {' '.join(str(exc).split())}")

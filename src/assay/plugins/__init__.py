@@ -13,6 +13,7 @@ from assay.plugins.catalog import add_to_catalog, register_local_catalog
 from assay.plugins.hookspecs import hookimpl, hookspec
 from assay.plugins.manager import (
     BUILTIN_PLUGINS,
+    COMMAND_GROUP,
     ENTRY_POINT_GROUP,
     PluginInfo,
     PluginSystem,
@@ -29,6 +30,7 @@ __all__ = [
     "add_to_catalog",
     "register_local_catalog",
     "BUILTIN_PLUGINS",
+    "COMMAND_GROUP",
     "ENTRY_POINT_GROUP",
     "KINDS",
     "Entry",

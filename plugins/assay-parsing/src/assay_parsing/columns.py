@@ -144,26 +144,26 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
     tok = list(compress(lines, map(eq, kinds, repeat("t"))))
     if list(map(str.count, tok, repeat("\t"))).count(9) != len(tok):
         return None
-    fields = "\t".join(tok).split("\t") if tok else []
-    if "" in fields:
+    joined = "\t".join(tok)
+    if "\t\t" in joined or joined[:1] == "\t" or joined[-1:] == "\t":  # an empty column
         return None
+    fields = joined.split("\t") if tok else []
+    del joined
     ids = fields[0::10]
     longest = max(sizes, default=0)
     names = [str(i) for i in range(longest + 1)]
     expected = list(chain.from_iterable(names[1:n + 1] for n in sizes))
     mwt: list[tuple[int, int, str]] = []
-    keep: list[bool] | None = None
+    others: list[int] = []
     if ids != expected:  # multiword tokens, empty nodes, or an error
         found = _other_lines(ids, fields, sizes, multiword)
         if found is None:
             return None
-        keep, sizes, mwt = found
+        others, sizes, mwt = found
         expected = list(chain.from_iterable(names[1:n + 1] for n in sizes))
-        if list(compress(ids, keep)) != expected:
+        if _without(ids, others) != expected:
             return None
-    columns = [fields[k::10] for k in range(1, 8)]
-    if keep is not None:
-        columns = [list(compress(c, keep)) for c in columns]
+    columns = [_without(fields[k::10], others) for k in range(1, 8)]
     form, lemma, upos, xpos, feats, head_text, deprel = columns
     try:
         head = list(map(int, head_text))
@@ -179,22 +179,34 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
                    bounds=bounds, mwt=mwt, source=source)
 
 
+def _without(column: list[str], others: list[int]) -> list[str]:
+    """``column`` without the entries at the positions ``others`` (increasing; a few): slices joined."""
+    if not others:
+        return column
+    out: list[str] = []
+    previous = 0
+    for p in others:
+        out += column[previous:p]
+        previous = p + 1
+    out += column[previous:]
+    return out
+
+
 def _number(text: str) -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
 def _other_lines(ids: list[str], fields: list[str], sizes: list[int], multiword: bool
-                 ) -> tuple[list[bool], list[int], list[tuple[int, int, str]]] | None:
+                 ) -> tuple[list[int], list[int], list[tuple[int, int, str]]] | None:
     """Check the lines whose ID is not a word index (ranges ``3-4``, empty nodes ``8.1``) by the format's rules.
 
-    Returns which token lines are words, the number of words of each sentence and the
-    multiword tokens (file-wide word indices), or None when a line breaks a rule (or is
-    anything else).
+    Returns the positions of those lines among the token lines, the number of words of each
+    sentence and the multiword tokens (file-wide word indices), or None when a line breaks a
+    rule (or is anything else).
     """
     others = list(compress(count(), map(not_, map(str.isdigit, ids))))
     if not others or not multiword:
         return None
-    keep = [True] * len(ids)
     starts = list(accumulate(sizes, initial=0))  # token line where each sentence starts
     words = list(sizes)
     sentence, removed, last_range, last_empty = -1, 0, 0, (-1, 0)
@@ -222,7 +234,6 @@ def _other_lines(ids: list[str], fields: list[str], sizes: list[int], multiword:
             last_empty = (after, index)
         else:
             return None
-        keep[p] = False
         removed += 1
         words[sentence] -= 1
     bounds = list(accumulate(words, initial=0))
@@ -231,7 +242,7 @@ def _other_lines(ids: list[str], fields: list[str], sizes: list[int], multiword:
         if last > words[sentence]:  # the range goes beyond the sentence's last word
             return None
         mwt.append((bounds[sentence] + first - 1, bounds[sentence] + last, form))
-    return keep, words, mwt
+    return others, words, mwt
 
 
 def _trees(head: list[int], bounds: list[int], sizes: list[int]) -> bool:

@@ -40,11 +40,12 @@ parts (this is how ``parse-eval`` shards unequal tokenizations).
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, compress, count, repeat
-from operator import and_, contains, eq, not_, or_
+from operator import and_, contains, eq, not_
 from typing import Any
 
 import attrs
@@ -433,8 +434,10 @@ def evaluate_columns(gold: Columns, system: Columns, *, where: str = "gold and s
     caller then reads the files with the format's reader and calls :func:`evaluate`, whose
     error names the place.
     """
-    if gold.bounds == system.bounds and gold.form == system.form and gold.mwt == system.mwt:
-        if _token_texts(gold) is None:
+    g_forms = "\n".join(gold.form)  # one pass over the strings; no FORM holds a newline
+    if gold.bounds == system.bounds and gold.mwt == system.mwt and g_forms == "\n".join(system.form):
+        plain = g_forms.isascii() and " " not in g_forms and all(t.isascii() and " " not in t for _, _, t in gold.mwt)
+        if not plain and _token_texts(gold) is None:  # a FORM without its spaces is empty: an error
             return None
         return _scores(_same_tokens(gold, system, 0, gold.num_sentences, 0, system.num_sentences))
     g_text, s_text = _token_texts(gold), _token_texts(system)
@@ -545,66 +548,79 @@ def _mwt_by_sentence(cols: Columns) -> dict[int, tuple[tuple[int, int, str], ...
 
 
 def _universal(deprels: list[str]) -> list[str]:
-    """The universal part of each relation (before the first ``:``)."""
-    out = list(deprels)
-    for i in compress(count(), map(contains, deprels, repeat(":"))):
-        out[i] = deprels[i].split(":", 1)[0]
-    return out
+    """The universal part of each relation (before the first ``:``), one shared string per distinct relation.
+
+    One pass over the strings (a dict lookup each); the later comparisons and set lookups then
+    touch a few dozen distinct strings instead of one string per word.
+    """
+    table = {d: sys.intern(d.split(":", 1)[0]) for d in set(deprels)}
+    return list(map(table.__getitem__, deprels))
 
 
 def _same_tokens(gold: Columns, system: Columns, g0: int, g1: int, s0: int, s1: int) -> _Counts:
     """The tallies of gold sentences ``g0..g1-1`` and system sentences ``s0..s1-1``, tokenized alike.
 
     Every word aligns with the word at the same position, so a word's head is right when both
-    HEADs are equal, and its functional children are the same when none of them differs.
+    HEADs are equal, and its functional children are the same when none of them differs. Each
+    column is compared in one pass (``map`` over both lists), and a tally counts the ``True``s.
     """
     gw0, gw1, sw0, sw1 = gold.bounds[g0], gold.bounds[g1], system.bounds[s0], system.bounds[s1]
     n = gw1 - gw0
-    g, s = slice(gw0, gw1), slice(sw0, sw1)
+
+    def gcol(col: list[Any]) -> list[Any]:
+        return col if gw0 == 0 and gw1 == len(col) else col[gw0:gw1]
+
+    def scol(col: list[Any]) -> list[Any]:
+        return col if sw0 == 0 and sw1 == len(col) else col[sw0:sw1]
+
     mwt_starts = [start for start, _, _ in gold.mwt]
     inside = gold.mwt[bisect_left(mwt_starts, gw0):bisect_left(mwt_starts, gw1)]
     tokens = n - sum(stop - start - 1 for start, stop, _ in inside)
-    upos = list(map(eq, gold.upos[g], system.upos[s]))
-    xpos = list(map(eq, gold.xpos[g], system.xpos[s]))
-    g_feats, s_feats = gold.feats[g], system.feats[s]
+    upos = list(map(eq, gcol(gold.upos), scol(system.upos)))
+    xpos = list(map(eq, gcol(gold.xpos), scol(system.xpos)))
+    g_feats, s_feats = gcol(gold.feats), scol(system.feats)
     feats = list(map(eq, g_feats, s_feats))
-    for i in compress(count(), map(not_, feats)):  # the same universal features, written differently
+    for i in compress(count(), map(not_, feats)):  # the same universal features, written differently?
         feats[i] = _universal_feats(g_feats[i]) == _universal_feats(s_feats[i])
-    g_lemma = gold.lemma[g]
-    lemmas = list(map(or_, map(eq, g_lemma, repeat("_")), map(eq, g_lemma, system.lemma[s])))
-    g_head, s_head = gold.head[g], system.head[s]
+    g_lemma = gcol(gold.lemma)
+    lemmas = list(map(eq, g_lemma, scol(system.lemma)))
+    for i in compress(count(), map(not_, lemmas)):  # any system lemma is right where the gold one is "_"
+        lemmas[i] = g_lemma[i] == "_"
+    g_head, s_head = gcol(gold.head), scol(system.head)
     heads = list(map(eq, g_head, s_head))
-    g_rel, s_rel = _universal(gold.deprel[g]), _universal(system.deprel[s])
-    rels = list(map(eq, g_rel, s_rel))
-    las = list(map(and_, heads, rels))
+    g_rel, s_rel = _universal(gcol(gold.deprel)), _universal(scol(system.deprel))
+    las = list(map(and_, heads, map(eq, g_rel, s_rel)))
     g_content = list(map(CONTENT_DEPRELS.__contains__, g_rel))
-    n_gold, n_system = sum(g_content), sum(map(CONTENT_DEPRELS.__contains__, s_rel))
+    n_gold, n_system = g_content.count(True), list(map(CONTENT_DEPRELS.__contains__, s_rel)).count(True)
     clas = list(map(and_, g_content, las))
-    mlas = list(map(and_, map(and_, clas, upos), feats))
+    tags = list(map(and_, upos, feats))
+    analysed = list(map(and_, las, tags))  # head, relation, UPOS and UFeats right
+    mlas = list(map(and_, g_content, analysed))
     # MLAS also compares the functional children (relation, UPOS, UFeats): a word is wrong when a
     # functional child of it, on either side, is not the same child with the same analysis
-    good = map(and_, map(and_, las, upos), feats)
-    functional = map(or_, map(FUNCTIONAL_DEPRELS.__contains__, g_rel), map(FUNCTIONAL_DEPRELS.__contains__, s_rel))
     starts = [b - gw0 for b in gold.bounds[g0:g1 + 1]]
     wrong: set[int] = set()
-    for j in compress(count(), map(and_, functional, map(not_, good))):
-        first = starts[bisect_right(starts, j) - 1] - 1  # the word before the sentence's first
-        if g_head[j] and g_rel[j] in FUNCTIONAL_DEPRELS:
+    for j in compress(count(), map(not_, analysed)):
+        g_functional, s_functional = g_rel[j] in FUNCTIONAL_DEPRELS, s_rel[j] in FUNCTIONAL_DEPRELS
+        if not (g_functional or s_functional):
+            continue
+        first = starts[bisect_right(starts, j) - 1] - 1  # the position before the sentence's first word
+        if g_functional and g_head[j]:
             wrong.add(first + g_head[j])
-        if s_head[j] and s_rel[j] in FUNCTIONAL_DEPRELS:
+        if s_functional and s_head[j]:
             wrong.add(first + s_head[j])
     return {
         "Tokens": [tokens, tokens, tokens, None],
         "Sentences": [g1 - g0, s1 - s0, g1 - g0, None],
         "Words": [n, n, n, None],
-        "UPOS": [n, n, sum(upos), n],
-        "XPOS": [n, n, sum(xpos), n],
-        "UFeats": [n, n, sum(feats), n],
-        "AllTags": [n, n, sum(map(and_, map(and_, upos, xpos), feats)), n],
-        "Lemmas": [n, n, sum(lemmas), n],
-        "UAS": [n, n, sum(heads), n],
-        "LAS": [n, n, sum(las), n],
-        "CLAS": [n_gold, n_system, sum(clas), n_gold],
-        "MLAS": [n_gold, n_system, sum(mlas) - sum(mlas[i] for i in wrong), n_gold],
-        "BLEX": [n_gold, n_system, sum(map(and_, clas, lemmas)), n_gold],
+        "UPOS": [n, n, upos.count(True), n],
+        "XPOS": [n, n, xpos.count(True), n],
+        "UFeats": [n, n, feats.count(True), n],
+        "AllTags": [n, n, list(map(and_, tags, xpos)).count(True), n],
+        "Lemmas": [n, n, lemmas.count(True), n],
+        "UAS": [n, n, heads.count(True), n],
+        "LAS": [n, n, las.count(True), n],
+        "CLAS": [n_gold, n_system, clas.count(True), n_gold],
+        "MLAS": [n_gold, n_system, mlas.count(True) - sum(mlas[i] for i in wrong), n_gold],
+        "BLEX": [n_gold, n_system, list(map(and_, clas, lemmas)).count(True), n_gold],
     }
