@@ -54,7 +54,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -296,6 +295,8 @@ def atomic_output(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterat
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # 3 ms to import: only when a file is written
+
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp" + target.suffix, dir=target.parent)
     os.close(fd)
     tmp = Path(name)

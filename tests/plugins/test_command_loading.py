@@ -222,3 +222,28 @@ def gold_conllu_pair(tmp_path):
     gold.write_text("\n".join(rows), encoding="utf-8")
     system.write_text("\n".join(rows).replace("vocative", "obj"), encoding="utf-8")
     return gold, system
+
+
+def test_own_commands_are_the_parsers():
+    from assay.cli import OWN_COMMANDS, _subparsers, build_parser
+
+    assert set(_subparsers(build_parser(plugin_commands=False)).choices) == OWN_COMMANDS
+
+
+BROKEN_ARGUMENTS = '''
+from assay import hookimpl
+
+def _arguments(parser):
+    raise RuntimeError("boom in add_arguments")
+
+@hookimpl
+def assay_register_commands(register):
+    register("hello", lambda args: 0, help="say hello", add_arguments=_arguments)
+'''
+
+
+def test_a_declared_command_whose_arguments_fail_is_reported_once(dists):
+    _distribution(dists, "zz-hello", "zz_hello", BROKEN_ARGUMENTS, commands=("hello",))
+    run = _run(dists, "hello", "you")
+    assert run.returncode == 2 and "invalid choice: 'hello'" in run.stderr
+    assert run.stderr.count("its add_arguments raised RuntimeError: boom in add_arguments") == 1
