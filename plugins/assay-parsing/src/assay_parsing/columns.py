@@ -52,7 +52,8 @@ class Columns:
     nodes, comments, DEPS and MISC are not kept (the CoNLL 2018 basic scores do not read them).
     """
 
-    __slots__ = ("bounds", "deprel", "feats", "form", "head", "lemma", "mwt", "source", "upos", "xpos")
+    __slots__ = ("_lines", "bounds", "deprel", "feats", "form", "head", "lemma", "mwt", "source", "upos", "xpos")
+    _FIELDS = ("bounds", "deprel", "feats", "form", "head", "lemma", "mwt", "upos", "xpos")
 
     def __init__(self, *, form: list[str], lemma: list[str], upos: list[str], xpos: list[str], feats: list[str],
                  head: list[int], deprel: list[str], bounds: list[int], mwt: list[tuple[int, int, str]],
@@ -60,6 +61,8 @@ class Columns:
         self.form, self.lemma, self.upos, self.xpos, self.feats = form, lemma, upos, xpos, feats
         self.head, self.deprel = head, deprel
         self.bounds, self.mwt, self.source = bounds, mwt, source
+        #: what :func:`parse_columns` keeps to read another file ``like`` this one (see there), or None
+        self._lines: _Lines | None = None
 
     def __len__(self) -> int:
         return len(self.form)
@@ -71,7 +74,7 @@ class Columns:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Columns):
             return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__ if k != "source")
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
 
     __hash__ = None  # type: ignore[assignment]  # mutable lists inside
 
@@ -108,22 +111,44 @@ class Columns:
         return out
 
 
-def read_columns(path: str | os.PathLike[str], *, multiword: bool = True, check_tree: bool = True) -> Columns | None:
+class _Lines:
+    """The token lines of a file read by :func:`parse_columns`, kept to read another file like it."""
+
+    __slots__ = ("ids", "kinds", "others", "per_word", "tok")
+
+    def __init__(self, kinds: str, tok: list[str], ids: list[str], others: list[int], per_word: list[int]) -> None:
+        self.kinds, self.tok, self.ids, self.others, self.per_word = kinds, tok, ids, others, per_word
+
+
+def read_columns(path: str | os.PathLike[str], *, multiword: bool = True, check_tree: bool = True,
+                 like: Columns | None = None) -> Columns | None:
     """Read a file as :class:`Columns`, or None where the format's own reader must decide (see the module doc).
 
     A missing or unreadable file raises as the format's reader does (``FileNotFoundError``,
     :class:`assay.DataFormatError`). ``multiword`` allows ranges and empty nodes (CoNLL-U);
-    ``check_tree`` requires one root and no cycle per sentence.
+    ``check_tree`` requires one root and no cycle per sentence. ``like``: the columns of a file
+    read before with the same options (the gold file, when reading the system file), whose
+    lines this file may share (see :func:`parse_columns`).
     """
     source = os.fspath(path)
     with open_data_file(source) as f:
         data = f.read()
-    return parse_columns(data, source=source, multiword=multiword, check_tree=check_tree)
+    return parse_columns(data, source=source, multiword=multiword, check_tree=check_tree, like=like)
 
 
 def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: bool = True,
-                  check_tree: bool = True) -> Columns | None:
-    """:func:`read_columns` of a file's bytes (or text)."""
+                  check_tree: bool = True, like: Columns | None = None) -> Columns | None:
+    """:func:`read_columns` of a file's bytes (or text).
+
+    With ``like`` (the columns of a file this function read with the same options), a file
+    with the same line layout (comments, blank lines and token lines at the same places)
+    whose token lines are mostly equal to that file's -- a system output written over the
+    gold tokenization, which copies the columns it does not predict -- is read by splitting
+    only the lines that differ: the others' fields are that file's. The lines that differ
+    must be word lines with the same ID; their columns and HEADs are checked as usual, and
+    the trees of the sentences they are in. Anything else is read as without ``like``; the
+    result is the same either way.
+    """
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")
@@ -142,6 +167,10 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
     runs = [m.span() for m in _TOKEN_RUN.finditer(kinds)]
     sizes = [b - a for a, b in runs]  # token lines per sentence
     tok = list(compress(lines, map(eq, kinds, repeat("t"))))
+    if like is not None and like._lines is not None and like._lines.kinds == kinds:
+        shared = _like(like, tok, source, check_tree)
+        if shared is not None:
+            return shared
     if list(map(str.count, tok, repeat("\t"))).count(9) != len(tok):
         return None
     joined = "\t".join(tok)
@@ -175,8 +204,59 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
     bounds = list(accumulate(sizes, initial=0))
     if check_tree and not _trees(head, bounds, sizes):
         return None
-    return Columns(form=form, lemma=lemma, upos=upos, xpos=xpos, feats=feats, head=head, deprel=deprel,
-                   bounds=bounds, mwt=mwt, source=source)
+    columns_ = Columns(form=form, lemma=lemma, upos=upos, xpos=xpos, feats=feats, head=head, deprel=deprel,
+                       bounds=bounds, mwt=mwt, source=source)
+    columns_._lines = _Lines(kinds, tok, ids, others, per_word)
+    return columns_
+
+
+def _like(like: Columns, tok: list[str], source: str, check_tree: bool) -> Columns | None:
+    """The columns of ``tok`` read as ``like``'s token lines except where they differ, or None (see parse_columns)."""
+    assert like._lines is not None
+    seen = like._lines
+    diff = list(compress(count(), map(not_, map(eq, tok, seen.tok))))
+    if 2 * len(diff) > len(tok):  # mostly different lines: splitting them all costs as much
+        return None
+    lines = [tok[p] for p in diff]
+    if list(map(str.count, lines, repeat("\t"))).count(9) != len(lines):
+        return None
+    joined = "\t".join(lines)
+    if "\t\t" in joined or joined[:1] == "\t" or joined[-1:] == "\t":
+        return None
+    fields = joined.split("\t") if lines else []
+    others = seen.others
+    if fields[0::10] != [seen.ids[p] for p in diff] or (others and not set(diff).isdisjoint(others)):
+        return None  # a line that differs is not the word line of the same ID: the layout may differ
+    words = [p - bisect_left(others, p) for p in diff] if others else diff
+    columns = []
+    for k, column in enumerate((like.form, like.lemma, like.upos, like.xpos, like.feats), start=1):
+        column = list(column)
+        for w, value in zip(words, fields[k::10]):
+            column[w] = value
+        columns.append(column)
+    form, lemma, upos, xpos, feats = columns
+    deprel = list(like.deprel)
+    for w, value in zip(words, fields[7::10]):
+        deprel[w] = value
+    try:
+        changed = list(map(int, fields[6::10]))
+    except ValueError:
+        return None
+    if changed and (min(changed) < 0 or any(map(gt, changed, [seen.per_word[w] for w in words]))):
+        return None
+    head = list(like.head)
+    for w, number in zip(words, changed):
+        head[w] = number
+    bounds = like.bounds
+    if check_tree and diff:  # the sentences with a changed line
+        touched = sorted({bisect_right(bounds, w) - 1 for w in words})
+        sub_head = list(chain.from_iterable(head[bounds[s]:bounds[s + 1]] for s in touched))
+        sub_sizes = [bounds[s + 1] - bounds[s] for s in touched]
+        if not _trees(sub_head, list(accumulate(sub_sizes, initial=0)), sub_sizes):
+            return None
+    out = Columns(form=form, lemma=lemma, upos=upos, xpos=xpos, feats=feats, head=head, deprel=deprel,
+                  bounds=list(bounds), mwt=list(like.mwt), source=source)
+    return out
 
 
 def _without(column: list[str], others: list[int]) -> list[str]:

@@ -423,11 +423,12 @@ def _evaluate_conll18(gold_path: Path, system_path: Path, *, format: str | None,
         return conll18.evaluate(conll18.load_sentences(fmt.read(gold_path)),
                                 conll18.load_sentences(fmt.read(system_path)), where=where)
 
-    def read(path: Path) -> Columns:
-        columns = read_columns(path, multiword=fmt.multiword, check_tree=fmt.check_tree)
+    def read(path: Path, like: Columns | None = None) -> Columns:
+        columns = read_columns(path, multiword=fmt.multiword, check_tree=fmt.check_tree, like=like)
         return columns if columns is not None else Columns.from_sentences(fmt.read(path), str(path))
 
-    gold, system = read(gold_path), read(system_path)
+    gold = read(gold_path)
+    system = read(system_path, like=gold)  # the lines equal to the gold file's are not split again
     scores = conll18.evaluate_columns(gold, system, where=where,
                                       run_parts=runner.run_parts if runner is not None else None)
     if scores is None:  # the texts differ, or a FORM is only spaces: the sentences' evaluation names the place
