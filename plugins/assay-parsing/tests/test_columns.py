@@ -166,3 +166,54 @@ def test_damaged_files_read_as_the_format_reader_reads_them(text, options):
         assert fast is None  # the reader's error is the one reported
     elif fast is not None:
         assert fast == reference
+
+
+# --------------------------------------------------------------------------- a system file read like its gold file
+def _like(gold_text: str, system_text: str, fmt=None):
+    """The system's columns read ``like`` the gold's, checked equal to a plain read (None alike)."""
+    fmt = fmt or ConlluFormat()
+    options = {"multiword": fmt.multiword, "check_tree": fmt.check_tree}
+    gold = parse_columns(gold_text, **options)
+    assert gold is not None
+    shared = parse_columns(system_text, like=gold, **options)
+    plain = parse_columns(system_text, **options)
+    assert (shared is None) == (plain is None)
+    if plain is not None:
+        assert shared == plain
+    return shared
+
+
+def test_a_system_file_shares_the_gold_files_lines(gold_text, system_text):
+    shared = _like(gold_text, system_text)
+    assert shared._lines is None  # read by the shared path (it keeps no lines of its own)
+    gold = parse_columns(gold_text)
+    again = parse_columns(system_text, like=gold)
+    assert again.upos[1] is gold.upos[1]  # 'vendió VERB': the same line in both files, its fields shared
+    assert again.deprel[0] == "nsubj:pass" and gold.deprel[0] == "nsubj"  # a line that differs: its own fields
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_generated_system_files_read_like_their_gold(seed, make_treebank):
+    _like(*make_treebank(seed, 120))
+
+
+@pytest.mark.parametrize("gold, system", [("en_ewt-gold", "en_ewt-sys-mid"), ("fr_gsd-gold", "fr_gsd-sys-mid"),
+                                          ("fr_gsd-gold", "fr_gsd-sys-retok"), ("cs_pud-gold", "cs_pud-udpipe")])
+def test_real_system_files_read_like_their_gold(gold, system):
+    def text(name):
+        return gzip.decompress((UD / f"{name}.conllu.gz").read_bytes()).decode("utf-8")
+
+    _like(text(gold), text(system))
+
+
+@settings(max_examples=400, deadline=None)
+@given(damaged(), st.sampled_from([(True, True), (True, False), (False, False)]))
+def test_damaged_system_files_read_like_the_gold_file(text, options):
+    # the gold file is BASE, the system file BASE damaged: the shared read equals the plain read (or both None)
+    multiword, check_tree = options
+    fmt = (ConlluFormat if multiword else ConllxFormat)(check_tree=check_tree)
+    base = BASE if multiword else "\n".join(line for line in BASE.split("\n") if "-" not in line.split("\t")[0]
+                                            and "." not in line.split("\t")[0])
+    if parse_columns(base, multiword=multiword, check_tree=check_tree) is None:
+        return
+    _like(base, text, fmt)
