@@ -180,6 +180,10 @@ def _like(gold_text: str, system_text: str, fmt=None):
     assert (shared is None) == (plain is None)
     if plain is not None:
         assert shared == plain
+        # the scores of the shared read (counted at the differing words only) equal the plain read's
+        from assay_parsing import conll18
+
+        assert conll18.evaluate_columns(gold, shared) == conll18.evaluate_columns(gold, plain)
     return shared
 
 

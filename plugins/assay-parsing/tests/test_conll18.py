@@ -354,7 +354,11 @@ def _columns_scores(tmp_path, gold_text, system_text, run_parts=None):
     (tmp_path / "s.conllu").write_text(system_text, encoding="utf-8")
     g, s = read_columns(tmp_path / "g.conllu"), read_columns(tmp_path / "s.conllu")
     assert g is not None and s is not None
-    return conll18.evaluate_columns(g, s, run_parts=run_parts)
+    scores = conll18.evaluate_columns(g, s, run_parts=run_parts)
+    # the system read like the gold file (its lines equal to the gold's not split again; counted at the others)
+    like = read_columns(tmp_path / "s.conllu", like=g)
+    assert like == s and conll18.evaluate_columns(g, like) == scores
+    return scores
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -52,7 +52,8 @@ class Columns:
     nodes, comments, DEPS and MISC are not kept (the CoNLL 2018 basic scores do not read them).
     """
 
-    __slots__ = ("_lines", "bounds", "deprel", "feats", "form", "head", "lemma", "mwt", "source", "upos", "xpos")
+    __slots__ = ("_lines", "_shared", "bounds", "deprel", "feats", "form", "head", "lemma", "mwt", "source", "upos",
+                 "xpos")
     _FIELDS = ("bounds", "deprel", "feats", "form", "head", "lemma", "mwt", "upos", "xpos")
 
     def __init__(self, *, form: list[str], lemma: list[str], upos: list[str], xpos: list[str], feats: list[str],
@@ -63,6 +64,17 @@ class Columns:
         self.bounds, self.mwt, self.source = bounds, mwt, source
         #: what :func:`parse_columns` keeps to read another file ``like`` this one (see there), or None
         self._lines: _Lines | None = None
+        #: for columns read ``like`` another file: ``(that file's columns, the words whose line differs)``,
+        #: increasing; every other word has the same values in both (see shared_with)
+        self._shared: tuple[Columns, list[int]] | None = None
+
+    def shared_with(self, other: Columns) -> list[int] | None:
+        """The words whose values may differ from ``other``'s when these columns were read ``like`` it
+        (:func:`parse_columns`): every other word has the same FORM, LEMMA, UPOS, XPOS, FEATS, HEAD and
+        DEPREL in both, the sentences and multiword tokens are the same. None otherwise."""
+        if self._shared is not None and self._shared[0] is other:
+            return self._shared[1]
+        return None
 
     def __len__(self) -> int:
         return len(self.form)
@@ -256,6 +268,7 @@ def _like(like: Columns, tok: list[str], source: str, check_tree: bool) -> Colum
             return None
     out = Columns(form=form, lemma=lemma, upos=upos, xpos=xpos, feats=feats, head=head, deprel=deprel,
                   bounds=list(bounds), mwt=list(like.mwt), source=source)
+    out._shared = (like, words)
     return out
 
 

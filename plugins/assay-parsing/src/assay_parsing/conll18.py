@@ -44,8 +44,8 @@ import sys
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import accumulate, compress, count, repeat
-from operator import and_, contains, eq, not_
+from itertools import accumulate, chain, compress, count, repeat
+from operator import and_, contains, eq, itemgetter, not_, or_
 from typing import Any
 
 import attrs
@@ -435,10 +435,16 @@ def evaluate_columns(gold: Columns, system: Columns, *, where: str = "gold and s
     error names the place.
     """
     g_forms = "\n".join(gold.form)  # one pass over the strings; no FORM holds a newline
-    if gold.bounds == system.bounds and gold.mwt == system.mwt and g_forms == "\n".join(system.form):
-        plain = g_forms.isascii() and " " not in g_forms and all(t.isascii() and " " not in t for _, _, t in gold.mwt)
-        if not plain and _token_texts(gold) is None:  # a FORM without its spaces is empty: an error
+    differing = system.shared_with(gold)  # read like the gold file: the words whose line differs
+    if differing is not None:
+        same = all(gold.form[w] == system.form[w] for w in differing)
+    else:
+        same = gold.bounds == system.bounds and gold.mwt == system.mwt and g_forms == "\n".join(system.form)
+    if same:
+        if _blank_form(gold, g_forms):  # a FORM without its spaces is empty: an error
             return None
+        if differing is not None:
+            return _scores(_same_lines_but(gold, system, differing))
         return _scores(_same_tokens(gold, system, 0, gold.num_sentences, 0, system.num_sentences))
     g_text, s_text = _token_texts(gold), _token_texts(system)
     if g_text is None or s_text is None or "".join(g_text[0]) != "".join(s_text[0]):
@@ -532,6 +538,20 @@ def _token_texts(cols: Columns) -> tuple[list[str], list[int]] | None:
     return tokens, starts
 
 
+def _blank_form(cols: Columns, joined: str) -> bool:
+    """Whether a FORM of ``cols`` (a word's or a multiword token's; ``joined``: the words' joined) is empty once
+    its spaces (Unicode category Zs) are removed; only the FORMs that are not ASCII or hold a space are looked at."""
+    forms: Iterable[str] = ()
+    if not joined.isascii():
+        forms = compress(cols.form, map(not_, map(str.isascii, cols.form)))
+    elif " " in joined:
+        forms = compress(cols.form, map(contains, cols.form, repeat(" ")))
+    for form in chain(forms, (t for _, _, t in cols.mwt if not t.isascii() or " " in t)):
+        if all(unicodedata.category(c) == "Zs" for c in form):
+            return True
+    return False
+
+
 def _sentence_offsets(tokens: list[str], starts: list[int]) -> list[int]:
     """The character (spaces removed) where each sentence starts."""
     offsets = list(accumulate(map(len, tokens), initial=0))
@@ -623,4 +643,74 @@ def _same_tokens(gold: Columns, system: Columns, g0: int, g1: int, s0: int, s1: 
         "CLAS": [n_gold, n_system, clas.count(True), n_gold],
         "MLAS": [n_gold, n_system, mlas.count(True) - sum(mlas[i] for i in wrong), n_gold],
         "BLEX": [n_gold, n_system, list(map(and_, clas, lemmas)).count(True), n_gold],
+    }
+
+
+def _same_lines_but(gold: Columns, system: Columns, differing: list[int]) -> _Counts:
+    """The tallies of :func:`_same_tokens` over whole files where only the words ``differing`` may have other
+    values in the system file (its columns were read like the gold file's): every other word is right by
+    every measure, so the columns are compared at those words only."""
+    n = len(gold)
+    tokens = n - sum(stop - start - 1 for start, stop, _ in gold.mwt)
+    g_rel_all = _universal(gold.deprel)
+    g_content_all = list(map(CONTENT_DEPRELS.__contains__, g_rel_all))
+    n_gold = g_content_all.count(True)
+    d = len(differing)
+
+    def at(column: list[Any]) -> list[Any]:  # the values at the differing words
+        if d > 1:
+            return list(itemgetter(*differing)(column))
+        return [column[w] for w in differing]
+
+    upos = list(map(eq, at(gold.upos), at(system.upos)))
+    xpos = list(map(eq, at(gold.xpos), at(system.xpos)))
+    g_feats, s_feats = at(gold.feats), at(system.feats)
+    feats = list(map(eq, g_feats, s_feats))
+    for i in compress(count(), map(not_, feats)):
+        feats[i] = _universal_feats(g_feats[i]) == _universal_feats(s_feats[i])
+    g_lemma = at(gold.lemma)
+    lemmas = list(map(eq, g_lemma, at(system.lemma)))
+    for i in compress(count(), map(not_, lemmas)):
+        lemmas[i] = g_lemma[i] == "_"
+    g_head, s_head = at(gold.head), at(system.head)
+    heads = list(map(eq, g_head, s_head))
+    g_rel, s_rel = at(g_rel_all), _universal(at(system.deprel))
+    las = list(map(and_, heads, map(eq, g_rel, s_rel)))
+    g_content = at(g_content_all)
+    n_content = g_content.count(True)
+    n_system = n_gold - n_content + list(map(CONTENT_DEPRELS.__contains__, s_rel)).count(True)
+    tags = list(map(and_, upos, feats))
+    analysed = list(map(and_, las, tags))
+    wrong: set[int] = set()
+    bounds = gold.bounds
+    functional = map(or_, map(FUNCTIONAL_DEPRELS.__contains__, g_rel), map(FUNCTIONAL_DEPRELS.__contains__, s_rel))
+    for i in compress(count(), map(and_, functional, map(not_, analysed))):
+        w = differing[i]
+        first = bounds[bisect_right(bounds, w) - 1] - 1  # the position before the sentence's first word
+        if g_head[i] and g_rel[i] in FUNCTIONAL_DEPRELS:
+            wrong.add(first + g_head[i])
+        if s_head[i] and s_rel[i] in FUNCTIONAL_DEPRELS:
+            wrong.add(first + s_head[i])
+    mlas_ok = list(map(and_, g_content, analysed)).count(True)
+    for w in wrong:  # a content word right by itself, wrong for MLAS through a functional child
+        if g_content_all[w]:
+            i = bisect_left(differing, w)
+            mlas_ok -= analysed[i] if i < d and differing[i] == w else True
+    right = n - d  # the words that do not differ: right by every measure
+    right_content = n_gold - n_content
+    return {
+        "Tokens": [tokens, tokens, tokens, None],
+        "Sentences": [gold.num_sentences, system.num_sentences, gold.num_sentences, None],
+        "Words": [n, n, n, None],
+        "UPOS": [n, n, right + upos.count(True), n],
+        "XPOS": [n, n, right + xpos.count(True), n],
+        "UFeats": [n, n, right + feats.count(True), n],
+        "AllTags": [n, n, right + list(map(and_, tags, xpos)).count(True), n],
+        "Lemmas": [n, n, right + lemmas.count(True), n],
+        "UAS": [n, n, right + heads.count(True), n],
+        "LAS": [n, n, right + las.count(True), n],
+        "CLAS": [n_gold, n_system, right_content + list(map(and_, g_content, las)).count(True), n_gold],
+        "MLAS": [n_gold, n_system, right_content + mlas_ok, n_gold],
+        "BLEX": [n_gold, n_system, right_content + list(map(and_, map(and_, g_content, las), lemmas)).count(True),
+                 n_gold],
     }
