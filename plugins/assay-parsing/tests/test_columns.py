@@ -221,3 +221,19 @@ def test_damaged_system_files_read_like_the_gold_file(text, options):
     if parse_columns(base, multiword=multiword, check_tree=check_tree) is None:
         return
     _like(base, text, fmt)
+
+
+def test_a_file_read_with_other_options_shares_no_line(to_conllu):
+    # the gold file read without the tree check: a system file with the same (cyclic) sentence is read
+    # with the check in full, not through the lines it shares
+    text = to_conllu("1 a _ _ _ _ 0 root _ _", "2 b _ _ _ _ 3 dep _ _", "3 c _ _ _ _ 2 dep _ _", "",
+                     "1 d _ _ _ _ 0 root _ _", "")
+    loose = parse_columns(text, check_tree=False)
+    assert loose is not None
+    system = text.replace("1\td\t_", "1\tD\t_")
+    assert parse_columns(system, like=loose, check_tree=False) is not None
+    assert parse_columns(system, like=loose) is None  # the cycle in the first sentence is found
+    with_ranges = to_conllu("1-2 ab _ _ _ _ _ _ _ _", "1 a _ _ _ _ 0 root _ _", "2 b _ _ _ _ 1 dep _ _", "")
+    gold = parse_columns(with_ranges)
+    assert gold is not None
+    assert parse_columns(with_ranges.replace("\tdep", "\tobj"), like=gold, multiword=False) is None

@@ -126,10 +126,12 @@ class Columns:
 class _Lines:
     """The token lines of a file read by :func:`parse_columns`, kept to read another file like it."""
 
-    __slots__ = ("ids", "kinds", "others", "per_word", "tok")
+    __slots__ = ("ids", "kinds", "options", "others", "per_word", "tok")
 
-    def __init__(self, kinds: str, tok: list[str], ids: list[str], others: list[int], per_word: list[int]) -> None:
+    def __init__(self, kinds: str, tok: list[str], ids: list[str], others: list[int], per_word: list[int],
+                 options: tuple[bool, bool]) -> None:
         self.kinds, self.tok, self.ids, self.others, self.per_word = kinds, tok, ids, others, per_word
+        self.options = options  # (multiword, check_tree) of that read: another file shares its lines only alike
 
 
 def read_columns(path: str | os.PathLike[str], *, multiword: bool = True, check_tree: bool = True,
@@ -179,7 +181,8 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
     runs = [m.span() for m in _TOKEN_RUN.finditer(kinds)]
     sizes = [b - a for a, b in runs]  # token lines per sentence
     tok = list(compress(lines, map(eq, kinds, repeat("t"))))
-    if like is not None and like._lines is not None and like._lines.kinds == kinds:
+    if like is not None and like._lines is not None and like._lines.options == (multiword, check_tree) \
+            and like._lines.kinds == kinds:
         shared = _like(like, tok, source, check_tree)
         if shared is not None:
             return shared
@@ -218,7 +221,7 @@ def parse_columns(data: bytes | str, *, source: str = "<string>", multiword: boo
         return None
     columns_ = Columns(form=form, lemma=lemma, upos=upos, xpos=xpos, feats=feats, head=head, deprel=deprel,
                        bounds=bounds, mwt=mwt, source=source)
-    columns_._lines = _Lines(kinds, tok, ids, others, per_word)
+    columns_._lines = _Lines(kinds, tok, ids, others, per_word, (multiword, check_tree))
     return columns_
 
 
