@@ -99,7 +99,8 @@ def test_the_lean_reader_finds_what_importlib_metadata_finds(dists, monkeypatch)
     monkeypatch.setattr(sys, "path", [*sys.path, str(later)])
     groups = (ENTRY_POINT_GROUP, COMMAND_GROUP, "console_scripts")
     lean = read_entry_points(groups)
-    assert lean is not None
+    assert lean is not None, ([p for p in sys.path if os.path.isfile(p or ".") or p.endswith(".egg")],
+                              [f for f in sys.meta_path if hasattr(f, "find_distributions")])
     found = sorted(e.key() for e in lean)
     assert found == _reference(groups)
     assert [k for k in found if k[:2] == (COMMAND_GROUP, "hello")][0][3:] == ("zz-hello", "2.0")
@@ -111,6 +112,18 @@ def test_the_lean_reader_leaves_a_zip_on_sys_path_to_importlib_metadata(dists, m
     archive = dists / "some.zip"
     archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip archive
     monkeypatch.syspath_prepend(str(archive))
+    assert read_entry_points((ENTRY_POINT_GROUP,)) is None
+
+
+def test_the_lean_reader_leaves_another_distribution_finder_to_importlib_metadata(dists, monkeypatch):
+    class Finder:
+        def find_spec(self, *args, **kwargs):
+            return None
+
+        def find_distributions(self, *args, **kwargs):
+            return iter(())
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
     assert read_entry_points((ENTRY_POINT_GROUP,)) is None
 
 

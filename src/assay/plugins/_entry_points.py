@@ -8,8 +8,9 @@ the groups ``assay`` and ``assay.commands`` to find the one plugin to load
 every ``*.dist-info`` and ``*.egg-info`` folder of the folders on ``sys.path``, in order, the
 first distribution of a (normalized) name winning, with each distribution's name and version
 from its ``METADATA`` (``PKG-INFO``) header. Where it cannot read as plainly as that -- an entry
-of ``sys.path`` that is a file (a zip), an ``.egg`` folder, a finder on ``sys.meta_path`` other
-than the path finder that provides distributions, a file it cannot read or parse -- it answers
+of ``sys.path`` that is a file (a zip), an ``.egg`` folder, a finder on ``sys.meta_path`` that
+provides distributions otherwise than from the folders of ``sys.path``, a file it cannot read or
+parse -- it answers
 None and the caller uses :mod:`importlib.metadata`. The tests compare both on the installed
 environment and on throwaway distributions.
 """
@@ -61,10 +62,18 @@ def _normalize(name: str) -> str:
 
 
 def _plain_finders() -> bool:
-    """Whether the path finder is the only finder on ``sys.meta_path`` that provides distributions."""
+    """Whether the finders on ``sys.meta_path`` that provide distributions all search the folders of ``sys.path``:
+    the path finder, and the ``importlib_metadata`` backport's ``MetadataPathFinder`` (which another library may
+    have installed; it finds the same distributions, in the same order)."""
     from importlib.machinery import PathFinder
 
-    return all(finder is PathFinder for finder in sys.meta_path if hasattr(finder, "find_distributions"))
+    for finder in sys.meta_path:
+        if not hasattr(finder, "find_distributions") or finder is PathFinder:
+            continue
+        kind = type(finder)
+        if not (kind.__name__ == "MetadataPathFinder" and kind.__module__.split(".")[0] == "importlib_metadata"):
+            return False
+    return True
 
 
 def _header(folder: str) -> tuple[str | None, str | None]:
