@@ -133,10 +133,14 @@ def _cli_scores(capsys, *argv):
 
 
 @pytest.mark.parametrize("extra", [[], ["--shards", "3", "--executor", "threads"],
-                                   ["--shards", "8", "--workers", "2"]])
-def test_cli_equals_the_official_script_sequential_and_sharded(tmp_path, capsys, extra):
+                                   ["--shards", "8", "--workers", "2"], ["--workers", "2"]])
+def test_cli_equals_the_official_script_sequential_and_sharded(tmp_path, capsys, monkeypatch, extra):
+    from assay_parsing import parse_eval
+
     gold, system = _unzip(tmp_path, "cs_pud-gold"), _unzip(tmp_path, "cs_pud-udpipe")
     official = _official(gold, system)
+    if extra[-2:] == ["--workers", "2"] and "--shards" in extra:  # the processes executor, however few words
+        monkeypatch.setattr(parse_eval, "PARALLEL_ALIGN_WORDS", 0)
     ours = _cli_scores(capsys, *extra, gold, system)
     assert list(ours) == list(conll18.METRICS)
     for name in conll18.METRICS:
@@ -435,6 +439,36 @@ def test_cli_workers_with_nothing_to_align_say_so(tmp_path, capsys):
     assert main(["parse-eval", "--conll18", "--workers", "2", str(gold), str(system)]) == 0
     captured = capsys.readouterr()
     assert "no parallel work to do" in captured.err
-    retok = _unzip(tmp_path, "fr_gsd-sys-retok")
+    retok = _unzip(tmp_path, "fr_gsd-sys-retok")  # 25 sentences tokenized otherwise: too few words for workers
     assert main(["parse-eval", "--conll18", "--workers", "2", str(gold), str(retok)]) == 0
-    assert "no parallel work to do" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "parts are tokenized otherwise" in err and "aligned in this process" in err
+
+
+def test_cli_workers_align_the_parts_tokenized_otherwise_in_parallel(tmp_path, capsys, monkeypatch):
+    from assay.cli import main
+    from assay_parsing import conll18 as module
+    from assay_parsing import parse_eval
+
+    monkeypatch.setattr(parse_eval, "PARALLEL_ALIGN_WORDS", 100)
+    ran = []
+    task = parse_eval.conll18_task
+
+    def spy(group, shared):
+        ran.append(len(group.parts))
+        return task(group, shared)
+
+    monkeypatch.setattr(parse_eval, "conll18_task", spy)
+    gold, system = _unzip(tmp_path, "fr_gsd-gold"), _unzip(tmp_path, "fr_gsd-sys-retok")
+    assert main(["parse-eval", "--conll18", "--json", "--workers", "2", "--shards", "4", "--executor", "threads",
+                 str(gold), str(system)]) == 0
+    captured = capsys.readouterr()
+    assert "parse-eval:" not in captured.err  # run in parallel: nothing to say
+    assert len(ran) == 4 and sum(ran) == 25  # the 25 re-tokenized sentences, in 4 groups
+    import json
+
+    ours = {row["metric"]: row for row in json.loads(captured.out)["scores"]}
+    official = _official(gold, system)
+    for name in module.METRICS:
+        assert (ours[name]["gold"], ours[name]["system"], ours[name]["correct"]) == \
+            (official[name].gold_total, official[name].system_total, official[name].correct), name

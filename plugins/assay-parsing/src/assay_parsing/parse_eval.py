@@ -355,24 +355,41 @@ def conll18_task(task: PartGroup, shared: Any) -> dict[str, Any]:
     return conll18.evaluate_parts(task.parts)
 
 
+#: the gold words the parts tokenized otherwise must hold for the default executor (``--workers`` /
+#: ``--shards`` without ``--executor``) to align them in parallel: below, they are aligned in this
+#: process (about 0.4 s of work there, against the ~0.15 s of loading every plugin for the executor
+#: and starting its workers), and a line on stderr says so
+PARALLEL_ALIGN_WORDS = 50_000
+
+
 class _LazyExecutor:
-    """The executor of a sharded ``--conll18`` run, made on first use (only parts to align need one)."""
+    """The executor of a sharded ``--conll18`` run: only the parts tokenized otherwise need one.
+
+    An executor given (``--executor``, ``--spark``) runs them, however few; the default one
+    (``make``) is made only when they hold at least :data:`PARALLEL_ALIGN_WORDS` gold words.
+    ``note`` says what was done instead of a parallel run, for the command to print.
+    """
 
     def __init__(self, executor: Any = None, make: Any = None, num_shards: int | None = None) -> None:
         self.executor, self.make, self.num_shards = executor, make, num_shards
-        self.used = False
+        self.note: str | None = ("both files have the same sentences and tokens, so every word aligns with its "
+                                 "counterpart: counted in this process, no parallel work to do")
 
     def run_parts(self, parts: list[tuple[list[Any], list[Any]]]) -> list[dict[str, Any]]:
         from assay_parsing import conll18
 
-        self.used = True
         if self.executor is None:
+            words = sum(len(s.words) for gold, _ in parts for s in gold)
+            if words < PARALLEL_ALIGN_WORDS:
+                self.note = (f"{len(parts)} parts are tokenized otherwise ({words} gold words): aligned in this "
+                             f"process, fewer than the {PARALLEL_ALIGN_WORDS} words that pay for parallel workers")
+                return [conll18.evaluate_parts(parts)]
             self.executor = self.make()
+        self.note = None
         groups = self.num_shards or max(1, getattr(self.executor, "workers", 1) or 1) * 4
         size = -(-len(parts) // groups)
         tasks = [PartGroup(i, tuple(parts[k:k + size])) for i, k in enumerate(range(0, len(parts), size))]
-        return list(self.executor.run(conll18_task, tasks, None, desc="conll18")) if tasks else \
-            [conll18.evaluate_parts([])]
+        return list(self.executor.run(conll18_task, tasks, None, desc="conll18"))
 
     def close(self) -> None:
         if self.executor is not None:
@@ -402,8 +419,9 @@ def evaluate_conll18(gold_path: Path, system_path: Path, *, format: str | None =
     and the scores are counted over whole columns in this process; the parts between two
     sentence starts both files share whose tokenizations differ are aligned word by word -- in
     this process, or in parallel with ``executor`` (or the one ``make_executor()`` makes, only
-    when there is such a part), in ``num_shards`` groups of consecutive parts (default: four per
-    worker). The tallies add up, so the counts equal the sequential ones.
+    when they hold at least :data:`PARALLEL_ALIGN_WORDS` gold words), in ``num_shards`` groups of
+    consecutive parts (default: four per worker). The tallies add up, so the counts equal the
+    sequential ones.
     """
     return _evaluate_conll18(gold_path, system_path, format=format,
                              runner=_LazyExecutor(executor, make_executor, num_shards)
@@ -462,9 +480,8 @@ def run_conll18(args: argparse.Namespace) -> int:
     finally:
         if runner is not None:
             runner.close()
-    if runner is not None and not runner.used:
-        print("parse-eval: both files have the same sentences and tokens, so every word aligns with its "
-              "counterpart: counted in this process, no parallel work to do.", file=sys.stderr)
+    if runner is not None and runner.note is not None:
+        print(f"parse-eval: {runner.note}.", file=sys.stderr)
     sig = signature_of({"evaluation": [("conll18", conll18.evaluate)]})
     document = {"scores": conll18_to_list(scores), "signature": str(sig)}
     if args.output is not None:
