@@ -472,3 +472,33 @@ def test_cli_workers_align_the_parts_tokenized_otherwise_in_parallel(tmp_path, c
     for name in module.METRICS:
         assert (ours[name]["gold"], ours[name]["system"], ours[name]["correct"]) == \
             (official[name].gold_total, official[name].system_total, official[name].correct), name
+
+
+def test_columns_forms_with_spaces_align_through_their_characters(tmp_path, to_conllu):
+    # "New York" and "10 000" (a no-break space) are one word each in gold, two in the system: the spaces are
+    # not characters of the text, so the texts are equal and the other words align; checked against udeval
+    gold = to_conllu("1 Hi hi INTJ _ _ 0 root _ _", "", "1 New_York New_York PROPN _ _ 2 nsubj _ _",
+                     "2 has have VERB _ _ 0 root _ _", "3 10\u00a0000 10000 NUM _ _ 4 nummod _ _",
+                     "4 fans fan NOUN _ _ 2 obj _ _", "").replace("New_York", "New York")
+    system = to_conllu("1 Hi hi INTJ _ _ 0 root _ _", "", "1 New new PROPN _ _ 3 nsubj _ _",
+                       "2 York York PROPN _ _ 1 flat _ _", "3 has have VERB _ _ 0 root _ _",
+                       "4 10 10 NUM _ _ 6 nummod _ _", "5 000 000 NUM _ _ 4 flat _ _", "6 fans fan NOUN _ _ 3 obj _ _",
+                       "")
+    ours = _columns_scores(tmp_path, gold, system)
+    _assert_equal(ours, _official(tmp_path / "g.conllu", tmp_path / "s.conllu"))
+    assert (ours["Words"].gold, ours["Words"].system, ours["Words"].correct) == (5, 7, 3)  # Hi, has, fans
+    same = _columns_scores(tmp_path, gold, gold)  # alike: counted over columns, the spaces checked
+    assert same["LAS"].correct == same["LAS"].gold == 5
+
+
+def test_cli_a_form_of_spaces_only_is_the_readers_error(tmp_path, capsys, to_conllu):
+    from assay.cli import main
+
+    text = to_conllu("# sent_id = one", "1 a a X _ _ 0 root _ _", "2 SPACE SPACE X _ _ 1 dep _ _", "")
+    text = text.replace("\tSPACE\t", "\t\u3000\t", 1)
+    (tmp_path / "g.conllu").write_text(text, encoding="utf-8")
+    (tmp_path / "s.conllu").write_text(text, encoding="utf-8")
+    assert main(["parse-eval", "--conll18", str(tmp_path / "g.conllu"), str(tmp_path / "s.conllu")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("assay parse-eval: error: ") and "sentence 'one' at " in err and "g.conllu:1" in err
+    assert "a FORM is empty once its spaces are removed" in err

@@ -40,12 +40,13 @@ parts (this is how ``parse-eval`` shards unequal tokenizations).
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import accumulate, chain, compress, count, repeat
-from operator import and_, contains, eq, itemgetter, not_, or_
+from itertools import accumulate, compress, count
+from operator import and_, eq, itemgetter, not_, or_
 from typing import Any
 
 import attrs
@@ -456,20 +457,16 @@ def evaluate_columns(gold: Columns, system: Columns, *, where: str = "gold and s
     g_mwt, s_mwt = _mwt_by_sentence(gold), _mwt_by_sentence(system)
     totals: _Counts = _zero_counts()
     parts: list[tuple[int, int, int, int]] = []
-    run: list[int] | None = None  # [g0, g1, s0, s1] of the current stretch of sentences tokenized alike
+    alike: list[tuple[int, int]] = []  # (gold sentence, system sentence) of the sentences tokenized alike
     for (g0, s0), (g1, s1) in zip(cuts, ends):
         if g1 - g0 == 1 and s1 - s0 == 1 and g_mwt.get(g0, ()) == s_mwt.get(s0, ()) and \
                 gold.form[gold.bounds[g0]:gold.bounds[g1]] == system.form[system.bounds[s0]:system.bounds[s1]]:
-            if run is not None and run[1] == g0:
-                run[1], run[3] = g1, s1
-                continue
-            if run is not None:
-                _add_counts(totals, _same_tokens(gold, system, *run))
-            run = [g0, g1, s0, s1]
+            alike.append((g0, s0))
         else:
             parts.append((g0, g1, s0, s1))
-    if run is not None:
-        _add_counts(totals, _same_tokens(gold, system, *run))
+    if alike:  # counted together, over the columns of those sentences
+        g_alike, s_alike = _sentences_of(gold, [g for g, _ in alike]), _sentences_of(system, [s for _, s in alike])
+        _add_counts(totals, _same_tokens(g_alike, s_alike, 0, len(alike), 0, len(alike)))
     if parts:
         pairs = [(gold.sentences(g0, g1), system.sentences(s0, s1)) for g0, g1, s0, s1 in parts]
         for scores in (run_parts or _in_this_process)(pairs):
@@ -477,6 +474,36 @@ def evaluate_columns(gold: Columns, system: Columns, *, where: str = "gold and s
     if not cuts:  # both files empty
         return evaluate(UDFile(), UDFile(), where=where)
     return _scores(totals)
+
+
+def _sentences_of(cols: Columns, sentences: list[int]) -> Columns:
+    """The columns of some sentences of ``cols`` (increasing), as a file of their own."""
+    if sentences == list(range(cols.num_sentences)):
+        return cols
+    bounds = cols.bounds
+    stretches: list[list[int]] = []  # [first, last + 1] of consecutive sentences
+    for s in sentences:
+        if stretches and stretches[-1][1] == s:
+            stretches[-1][1] = s + 1
+        else:
+            stretches.append([s, s + 1])
+    columns: dict[str, list[Any]] = {k: [] for k in ("form", "lemma", "upos", "xpos", "feats", "head", "deprel")}
+    for k, out in columns.items():
+        column = getattr(cols, k)
+        for a, b in stretches:
+            out += column[bounds[a]:bounds[b]]
+    lengths = [bounds[s + 1] - bounds[s] for s in sentences]
+    new_bounds = list(accumulate(lengths, initial=0))
+    starts = dict(zip(sentences, new_bounds))
+    mwt = []
+    for start, stop, text in cols.mwt:
+        s = bisect_right(bounds, start) - 1
+        if s in starts:
+            shift = starts[s] - bounds[s]
+            mwt.append((start + shift, stop + shift, text))
+    return Columns(form=columns["form"], lemma=columns["lemma"], upos=columns["upos"], xpos=columns["xpos"],
+                   feats=columns["feats"], head=columns["head"], deprel=columns["deprel"], bounds=new_bounds,
+                   mwt=mwt, source=cols.source)
 
 
 def evaluate_parts(parts: Sequence[Part]) -> dict[str, Score]:
@@ -526,30 +553,33 @@ def _token_texts(cols: Columns) -> tuple[list[str], list[int]] | None:
         hidden = list(accumulate((stop - start - 1 for start, stop, _ in cols.mwt), initial=0))
         mwt_starts = [start for start, _, _ in cols.mwt]
         starts = [b - hidden[bisect_left(mwt_starts, b)] for b in cols.bounds]
-    joined = "".join(tokens)
-    if not joined.isascii() or " " in joined:
-        odd = set(compress(count(), map(not_, map(str.isascii, tokens))))
-        odd.update(compress(count(), map(contains, tokens, repeat(" "))))
-        tokens = list(tokens)
-        for i in odd:
-            tokens[i] = "".join(c for c in tokens[i] if unicodedata.category(c) != "Zs")
-            if not tokens[i]:
-                return None
+    tokens = list(tokens)
+    for i in _with_whitespace(tokens):  # a space (category Zs) is whitespace: only these can hold one
+        tokens[i] = "".join(c for c in tokens[i] if unicodedata.category(c) != "Zs")
+        if not tokens[i]:
+            return None
     return tokens, starts
 
 
+#: whitespace other than a newline (no FORM holds a newline); every character of category Zs is whitespace
+_WHITESPACE = re.compile(r"[^\S\n]")
+
+
+def _with_whitespace(texts: list[str], joined: str | None = None) -> list[int]:
+    """The positions of the texts that hold a whitespace character: one search of their join (``joined``, by
+    newlines, when at hand) tells whether there is any."""
+    if _WHITESPACE.search("\n".join(texts) if joined is None else joined) is None:
+        return []
+    return [i for i, t in enumerate(texts) if _WHITESPACE.search(t)]
+
+
 def _blank_form(cols: Columns, joined: str) -> bool:
-    """Whether a FORM of ``cols`` (a word's or a multiword token's; ``joined``: the words' joined) is empty once
-    its spaces (Unicode category Zs) are removed; only the FORMs that are not ASCII or hold a space are looked at."""
-    forms: Iterable[str] = ()
-    if not joined.isascii():
-        forms = compress(cols.form, map(not_, map(str.isascii, cols.form)))
-    elif " " in joined:
-        forms = compress(cols.form, map(contains, cols.form, repeat(" ")))
-    for form in chain(forms, (t for _, _, t in cols.mwt if not t.isascii() or " " in t)):
-        if all(unicodedata.category(c) == "Zs" for c in form):
-            return True
-    return False
+    """Whether a FORM of ``cols`` (a word's or a multiword token's; ``joined``: the words' joined by newlines) is
+    empty once its spaces (Unicode category Zs) are removed; only the FORMs that hold whitespace are looked at."""
+    forms = [cols.form[i] for i in _with_whitespace(cols.form, joined)]
+    mwt = [t for _, _, t in cols.mwt]
+    forms += [mwt[i] for i in _with_whitespace(mwt)]
+    return any(all(unicodedata.category(c) == "Zs" for c in form) for form in forms)
 
 
 def _sentence_offsets(tokens: list[str], starts: list[int]) -> list[int]:
