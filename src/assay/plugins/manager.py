@@ -185,7 +185,6 @@ class PluginSystem:
         self._registries: dict[str, Registry] = {kind: Registry(kind) for kind in KINDS}
         self._plugins: dict[str, PluginInfo] = {}
         self._loaded = False
-        self._builtins_loaded = False
         #: (distribution, entry-point name) of the entry points loaded before all were (load_command)
         self._loaded_entry_points: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
@@ -280,13 +279,13 @@ class PluginSystem:
         return self._finish(info, before, package)
 
     def load_command(self, command: str) -> Entry | None:
-        """The ``command`` entry, loading only the built-ins and the plugin that declares it; or None.
+        """The ``command`` entry, loading only the plugin that declares it; or None.
 
         A distribution may declare the commands its plugin registers in the entry-point group
         :data:`COMMAND_GROUP`. When exactly one installed ``assay`` entry point is declared for
         ``command`` and may load (``ASSAY_DISABLE_PLUGINS`` / ``ASSAY_LOAD_PLUGINS``), only it
-        is loaded (besides the built-ins), and the entry it registered is returned; the other
-        plugins load on the first registry lookup, as always. None, with nothing more loaded,
+        is loaded, and the entry it registered is returned; the other plugins, and the built-in
+        ones (which register no command), load on the first registry lookup, as always. None, with nothing more loaded,
         when the plugins are loaded already, when this system does not discover entry points,
         with ``ASSAY_STRICT_PLUGINS`` (every plugin is checked then), when no plugin or several
         declare ``command``, or when the declared plugin failed or did not register it (its
@@ -343,9 +342,6 @@ class PluginSystem:
                         self._interrupted = lambda: False
 
     def _load_builtins(self) -> None:
-        if self._builtins_loaded:
-            return
-        self._builtins_loaded = True
         for module_name in self._builtins:
             module = importlib.import_module(module_name)
             info, _ = self._add(module, module_name, module=module_name, builtin=True)

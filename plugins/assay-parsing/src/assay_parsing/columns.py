@@ -22,6 +22,11 @@ error naming the file and the line, or returns the sentences where the fast chec
 cautious. So the errors are exactly those of the format's reader, and a file this reader
 accepts is accepted by that reader with the same content (the tests check both, on valid
 and on broken files).
+
+A system file is read ``like`` its gold file (``read_columns(system, like=gold_columns)``):
+where it has the gold file's line layout, only its lines that differ from the gold file's are
+split and checked, the others' fields being the gold file's, and the columns remember which
+words those are (:meth:`Columns.shared_with`), so that the scores compare only them.
 """
 
 from __future__ import annotations
