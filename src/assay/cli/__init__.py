@@ -58,18 +58,19 @@ class _Parser(argparse.ArgumentParser):
         # argparse makes a formatter for every argument added (to check its metavar), each asking
         # shutil for the terminal size (shutil itself costs 3 ms to import); the width is the same
         try:
-            return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
+            width = _help_width(os.environ.get("COLUMNS"))
+            return self.formatter_class(prog=self.prog, width=width)  # type: ignore[call-arg]
         except TypeError:  # a plugin's formatter class that takes no width
             return super()._get_formatter()
 
 
 @functools.cache
-def _help_width() -> int:
-    """The width argparse gives its help: the terminal's (``COLUMNS`` first, else 80), less 2, as
-    ``shutil.get_terminal_size`` gives it to argparse."""
+def _help_width(columns_variable: str | None) -> int:
+    """The width argparse gives its help: ``COLUMNS``, else the terminal's, else 80, less 2, as
+    ``shutil.get_terminal_size`` gives it to argparse (asked once per value of ``COLUMNS``)."""
     try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
+        columns = int(columns_variable)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
         columns = 0
     if columns <= 0:
         try:
