@@ -53,12 +53,10 @@ import errno
 import json
 import math
 import os
-import tempfile
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from assay.errors import InvalidParameterError, SaveFormatError
 
@@ -98,9 +96,10 @@ def to_jsonable(x: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is imported: not imported here
+    if np is not None and isinstance(x, np.ndarray):
         return to_jsonable(x.tolist())
-    if isinstance(x, np.generic):
+    if np is not None and isinstance(x, np.generic):
         return to_jsonable(x.item())
     if isinstance(x, float):
         return _float(x)
@@ -298,6 +297,8 @@ def atomic_output(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterat
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # 3 ms to import: only when a file is written
+
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp" + target.suffix, dir=target.parent)
     os.close(fd)
     tmp = Path(name)

@@ -43,7 +43,6 @@ True
 from __future__ import annotations
 
 import functools
-import importlib.metadata as metadata
 import inspect
 import math
 import sys
@@ -328,6 +327,8 @@ def spec_of(obj: Any = None, label: str | None = None) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _module_distributions() -> Mapping[str, list[str]]:
+    import importlib.metadata as metadata  # imported when needed: 25 ms
+
     try:
         return metadata.packages_distributions()
     except Exception:  # noqa: BLE001 - broken metadata of some distribution: no versions, never a failed evaluation
@@ -336,6 +337,11 @@ def _module_distributions() -> Mapping[str, list[str]]:
 
 @functools.cache
 def _version(distribution: str) -> str | None:
+    recorded = _loaded_plugin_version(distribution)
+    if recorded is not None:
+        return recorded
+    import importlib.metadata as metadata
+
     try:
         return metadata.version(distribution)
     except Exception:  # noqa: BLE001 - not installed (PackageNotFoundError) or broken metadata
@@ -358,6 +364,22 @@ def _loaded_plugin_distribution(top: str) -> str | None:
         module, dist = getattr(info, "module", None), getattr(info, "distribution", None)
         if dist and module and module.split(".")[0] == top:
             return str(dist)
+    return None
+
+
+def _loaded_plugin_version(distribution: str) -> str | None:
+    """The version the plugin system recorded for a loaded plugin's distribution (read from the same metadata
+    as :func:`importlib.metadata.version`, when the plugin was loaded), or None."""
+    manager = sys.modules.get("assay.plugins.manager")
+    system = getattr(manager, "_SYSTEM", None)
+    plugins = getattr(system, "_plugins", None)
+    if not isinstance(plugins, Mapping):
+        return None
+    for info in plugins.values():
+        version = getattr(info, "version", None)
+        if getattr(info, "distribution", None) == distribution and getattr(info, "status", None) == "loaded" \
+                and isinstance(version, str):
+            return version
     return None
 
 

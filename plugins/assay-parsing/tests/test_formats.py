@@ -129,3 +129,24 @@ def test_read_reports_the_path(tmp_path, to_conllu):
 def test_dumps_rejects_non_sentences():
     with pytest.raises(TypeError, match="item 0 is dict"):
         ConlluFormat().dumps([{}])
+
+
+@pytest.mark.parametrize("rows, line, pattern", MALFORMED)
+def test_parse_eval_conll18_reports_the_readers_error(rows, line, pattern, to_conllu, tmp_path, capsys):
+    # the column reader of --conll18 leaves every malformed file to the format's reader, whose
+    # message names the file and the line; for the gold file and for the system file
+    from assay.cli import main
+    from assay_parsing.columns import parse_columns
+
+    text = to_conllu(*rows)
+    assert parse_columns(text) is None
+    good, bad = tmp_path / "good.conllu", tmp_path / "bad.conllu"
+    good.write_text(to_conllu(OK, ""), encoding="utf-8")
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(DataFormatError) as info:
+        ConlluFormat().read(bad)
+    for argv in ([good, bad], [bad, good]):
+        assert main(["parse-eval", "--conll18", *map(str, argv)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"assay parse-eval: error: {info.value}\n"
+        assert err.startswith(f"assay parse-eval: error: {bad}:{line}: ")

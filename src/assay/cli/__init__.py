@@ -23,7 +23,9 @@ warnings and progress to stderr; ``--json`` leaves only the JSON on stdout
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -31,7 +33,7 @@ from typing import Any, NoReturn
 from assay import __version__
 from assay.cli._errors import EXIT_INTERRUPTED, EXIT_USAGE, run_command
 from assay.cli._output import evaluator_lines_on_stdout
-from assay.cli._plugin_commands import add_plugin_commands
+from assay.cli._plugin_commands import add_declared_command, add_plugin_commands
 from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
@@ -52,13 +54,40 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n{self.format_usage()}")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument added (to check its metavar), each asking
+        # shutil for the terminal size (shutil itself costs 3 ms to import); the width is the same
+        try:
+            width = _help_width(os.environ.get("COLUMNS"))
+            return self.formatter_class(prog=self.prog, width=width)  # type: ignore[call-arg]
+        except TypeError:  # a plugin's formatter class that takes no width
+            return super()._get_formatter()
 
-def build_parser(*, plugin_commands: bool = True) -> argparse.ArgumentParser:
-    """The ``assay`` parser: assay's own commands, then (``plugin_commands``) the plugins'.
 
-    Adding the plugins' commands loads the plugins; :func:`main` does it only when the
-    command line needs them (no command, ``--help``, or a command that is not assay's own).
-    """
+@functools.cache
+def _help_width(columns_variable: str | None) -> int:
+    """The width argparse gives its help: ``COLUMNS``, else the terminal's, else 80, less 2, as
+    ``shutil.get_terminal_size`` gives it to argparse (asked once per value of ``COLUMNS``)."""
+    try:
+        columns = int(columns_variable)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+        columns = columns or 80
+    return columns - 2
+
+
+#: the names those modules register (checked by the tests): ``assay NAME`` with another NAME is a plugin's
+OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "ue", "evaluate", "compare",
+                                          "run", "table", "plot"})
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    """The ``assay`` parser without any command."""
     parser = _Parser(
         prog="assay",
         description="assay: plugin-based evaluation. Sharded evaluation with exact tallies, "
@@ -66,7 +95,18 @@ def build_parser(*, plugin_commands: bool = True) -> argparse.ArgumentParser:
         epilog="Run 'assay COMMAND --help' for the options of one command.",
     )
     parser.add_argument("--version", action="version", version=f"assay {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser
+
+
+def build_parser(*, plugin_commands: bool = True) -> argparse.ArgumentParser:
+    """The ``assay`` parser: assay's own commands, then (``plugin_commands``) the plugins'.
+
+    Adding the plugins' commands loads the plugins; :func:`main` does it only when the
+    command line needs them (no command, ``--help``, or a command that is not assay's own).
+    """
+    parser = _top_parser()
+    subparsers = _subparsers(parser)
     for module_name in COMMANDS:
         importlib.import_module(module_name).register(subparsers)
     if plugin_commands:
@@ -86,13 +126,22 @@ def _needs_plugin_commands(parser: argparse.ArgumentParser, argv: list[str]) -> 
 @warns_about_plugin_problems
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(plugin_commands=False)
-    if _needs_plugin_commands(parser, argv):
-        try:
-            add_plugin_commands(_subparsers(parser), builtin=set(_subparsers(parser).choices))
-        except KeyboardInterrupt:  # the user's Ctrl-C while the plugins load
-            print("assay: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+    command = argv[0] if argv and not argv[0].startswith("-") else None
+    try:
+        parser = None
+        if command is not None and command not in OWN_COMMANDS:
+            # 'assay NAME ...' for a plugin's NAME: a plugin that declares NAME is loaded alone, and the parser
+            # holds that command only (assay's own are not needed); otherwise as below
+            parser = _top_parser()
+            if not add_declared_command(_subparsers(parser), command):
+                parser = None
+        if parser is None:
+            parser = build_parser(plugin_commands=False)
+            if _needs_plugin_commands(parser, argv):  # 'assay', 'assay --help', 'assay NAME': every plugin
+                add_plugin_commands(_subparsers(parser), builtin=set(_subparsers(parser).choices))
+    except KeyboardInterrupt:  # the user's Ctrl-C while the plugins load
+        print("assay: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the sub-command's parser: "assay COMMAND: error: unrecognized arguments"
         (_subparser(parser, args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")

@@ -33,7 +33,6 @@ import json
 import os
 import re
 import sys
-import traceback
 from pathlib import Path, PurePath
 from types import TracebackType
 from typing import Any
@@ -307,11 +306,15 @@ def run_command(args: argparse.Namespace, parser: argparse.ArgumentParser | None
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         if _debug():
+            import traceback
+
             traceback.print_exc()
         print(f"{command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # no command exits on its own: this is a plugin or a library calling sys.exit()
         if _debug():
+            import traceback
+
             traceback.print_exc()
         print(f"{command}: internal error: SystemExit({exc.code!r}) raised inside the command "
               "(set ASSAY_DEBUG=1 for the traceback)", file=sys.stderr)
@@ -324,6 +327,8 @@ def _report(exc: Exception, command: str, parser: argparse.ArgumentParser | None
             argv: list[str] | None) -> int:
     """Print the one line for ``exc`` (after its traceback with ``ASSAY_DEBUG=1``); return the status."""
     if _debug():
+        import traceback
+
         traceback.print_exception(exc)
     message = describe(exc, parser, args, argv)
     if message is not None:

@@ -22,6 +22,25 @@ def _warn(message: str) -> None:
     print(f"assay: warning: {message}", file=sys.stderr)
 
 
+def add_declared_command(subparsers: argparse._SubParsersAction, command: str) -> bool:
+    """Add ``command`` alone when an installed plugin declares it (entry-point group ``assay.commands``).
+
+    Only that plugin is loaded (:meth:`~assay.plugins.PluginSystem.load_command`). False, with
+    nothing added, when no plugin or several declare it, or the declared one fails or does not
+    register it: the caller then loads every plugin (:func:`add_plugin_commands`), which
+    reports what is wrong. ``command`` must not be one of assay's own commands.
+    """
+    from assay.plugins import get_plugin_system
+
+    try:
+        entry = get_plugin_system().load_command(command)
+    except Exception:  # noqa: BLE001 - loading every plugin next reports what is wrong
+        return False
+    if entry is None:
+        return False
+    return _add(subparsers, entry, warn=False)  # a failure is reported by the full load that follows
+
+
 def add_plugin_commands(subparsers: argparse._SubParsersAction, builtin: set[str]) -> list[str]:
     """Add every registered plugin command to ``subparsers``; returns the names added.
 
@@ -29,8 +48,9 @@ def add_plugin_commands(subparsers: argparse._SubParsersAction, builtin: set[str
     """
     from assay.plugins import get_plugin_system
 
+    system = get_plugin_system()
     try:
-        registry = get_plugin_system().registry("command")
+        registry = system.registry("command")
         names = registry.names()
     except Exception as exc:  # noqa: BLE001 - a broken plugin system must not take assay's own commands down
         _warn(f"plugin commands are not available: {type(exc).__name__}: {' '.join(str(exc).split())}")
@@ -52,7 +72,7 @@ def add_plugin_commands(subparsers: argparse._SubParsersAction, builtin: set[str
     return added
 
 
-def _add(subparsers: argparse._SubParsersAction, entry: Any) -> bool:
+def _add(subparsers: argparse._SubParsersAction, entry: Any, *, warn: bool = True) -> bool:
     meta = entry.metadata
     help_text = meta.get("help") or entry.description or None
     try:
@@ -65,6 +85,8 @@ def _add(subparsers: argparse._SubParsersAction, entry: Any) -> bool:
         parser.set_defaults(func=entry.factory)
     except Exception as exc:  # noqa: BLE001 - one broken command must not break 'assay --help'
         _remove(subparsers, entry.name)
+        if not warn:
+            return False
         _warn(f"the command {entry.name!r} of plugin {entry.source} is not added: its add_arguments raised "
               f"{type(exc).__name__}: {' '.join(str(exc).split())}")
         return False

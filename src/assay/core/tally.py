@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # typing.Self is Python 3.11+; assay supports 3.10 (annotations are not evaluated)
     from typing_extensions import Self
 
+import sys
+
 import attrs
-import numpy as np
 
 from assay.errors import InvalidParameterError
 
@@ -57,13 +58,26 @@ _KIND = "assay_tally"
 _FN = "assay_tally_fn"
 
 
+class _NoArray:
+    """Stands for ``numpy.ndarray`` while numpy is not imported: then no value is an array (nothing is its instance)."""
+
+
+def _ndarray() -> Any:
+    """``numpy.ndarray`` once numpy is imported, else a class no value belongs to: a tally of plain ints
+    (the parsing scores, say) never imports numpy."""
+    return getattr(sys.modules.get("numpy"), "ndarray", _NoArray)
+
+
 
 def values_equal(a: Any, b: Any) -> bool:
     """Equality that compares numpy arrays (also inside lists and tuples) by shape and value."""
     if a is b:
         return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
+    ndarray = _ndarray()
+    if isinstance(a, ndarray) or isinstance(b, ndarray):
+        import numpy as np
+
+        return isinstance(a, ndarray) and isinstance(b, ndarray) and a.shape == b.shape \
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc" and b.dtype.kind in "fc"))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
@@ -87,7 +101,7 @@ def additive(default: Any = 0, **kwargs: Any) -> Any:
 def gathered(default: Any = (), **kwargs: Any) -> Any:
     """A field concatenated in merge order (tuples, lists, or numpy arrays along axis 0)."""
     kwargs.setdefault("eq", _EQ)
-    if isinstance(default, (list, np.ndarray)):  # a mutable default: one fresh copy per instance
+    if isinstance(default, (list, _ndarray())):  # a mutable default: one fresh copy per instance
         kwargs["factory"] = (lambda d=default: d.copy())
     else:
         kwargs["default"] = default
@@ -107,11 +121,12 @@ def kept(default: Any = None, fn: Callable[[Any, Any], Any] | None = None, **kwa
 
 
 def _add(name: str, owner: str, a: Any, b: Any) -> Any:
+    ndarray = _ndarray()
     if a is None:
-        return b.copy() if isinstance(b, np.ndarray) else b
+        return b.copy() if isinstance(b, ndarray) else b
     if b is None:
         return a
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape != b.shape:
+    if isinstance(a, ndarray) and isinstance(b, ndarray) and a.shape != b.shape:
         raise InvalidParameterError(
             f"Cannot merge {owner} states: the additive field {name!r} has shapes {a.shape} and {b.shape}."
         )
@@ -119,7 +134,10 @@ def _add(name: str, owner: str, a: Any, b: Any) -> Any:
 
 
 def _concat(name: str, owner: str, a: Any, b: Any) -> Any:
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+    ndarray = _ndarray()
+    if isinstance(a, ndarray) and isinstance(b, ndarray):
+        import numpy as np
+
         return np.concatenate([a, b], axis=0)
     if isinstance(a, tuple) and isinstance(b, (tuple, list)):
         return a + tuple(b)

@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.plugins.catalog import add_to_catalog, register_local_catalog
 from assay.plugins.hookspecs import hookimpl, hookspec
 from assay.plugins.manager import (
     BUILTIN_PLUGINS,
+    COMMAND_GROUP,
     ENTRY_POINT_GROUP,
     PluginInfo,
     PluginSystem,
@@ -29,6 +29,7 @@ __all__ = [
     "add_to_catalog",
     "register_local_catalog",
     "BUILTIN_PLUGINS",
+    "COMMAND_GROUP",
     "ENTRY_POINT_GROUP",
     "KINDS",
     "Entry",
@@ -58,6 +59,21 @@ __all__ = [
     "use_plugin_system",
     "warns_about_plugin_problems",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the catalog (inspect, file writing) is imported on first use: 'assay NAME' does not need it
+    if name in ("add_to_catalog", "register_local_catalog"):
+        from assay.plugins import catalog
+
+        value = getattr(catalog, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'assay.plugins' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers
+    from assay.plugins.catalog import add_to_catalog, register_local_catalog
 
 
 def get_registry(kind: str) -> Registry:

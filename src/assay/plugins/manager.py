@@ -43,7 +43,6 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from importlib import metadata as importlib_metadata
 from typing import Any
 
 import attrs
@@ -56,6 +55,7 @@ from assay.plugins.registry import KINDS, NAMESPACE_HOOKS, Entry, Registry
 
 __all__ = [
     "BUILTIN_PLUGINS",
+    "COMMAND_GROUP",
     "ENTRY_POINT_GROUP",
     "PluginInfo",
     "PluginSystem",
@@ -67,6 +67,11 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "assay"
+#: Entry-point group where a distribution declares the ``assay`` commands its plugin registers: the entry
+#: point's name is the command, its value the module of the distribution's ``assay`` entry point that
+#: registers it (``parse-eval = "assay_parsing.plugin"``). ``assay NAME`` then loads that plugin alone
+#: (:meth:`PluginSystem.load_command`).
+COMMAND_GROUP = "assay.commands"
 
 #: assay's own plugins, imported on first use and registered like any other.
 BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats",
@@ -180,6 +185,8 @@ class PluginSystem:
         self._registries: dict[str, Registry] = {kind: Registry(kind) for kind in KINDS}
         self._plugins: dict[str, PluginInfo] = {}
         self._loaded = False
+        #: (distribution, entry-point name) of the entry points loaded before all were (load_command)
+        self._loaded_entry_points: set[tuple[str, str]] = set()
         self._lock = threading.RLock()
         self._interrupted: Callable[[], bool] = lambda: False
 
@@ -203,15 +210,21 @@ class PluginSystem:
     def clashes(self) -> dict[str, dict[str, tuple[Entry, ...]]]:
         """kind -> ambiguous name -> the entries of the plugins that registered it."""
         self._ensure_loaded()
+        return self._clashes()
+
+    def _clashes(self) -> dict[str, dict[str, tuple[Entry, ...]]]:
         return {kind: amb for kind, reg in self._registries.items() if (amb := reg.ambiguous())}
 
     def problems_summary(self) -> str | None:
-        """One line on what went wrong while loading plugins, or None when nothing did (or nothing loaded)."""
-        if not self._loaded:
+        """One line on what went wrong while loading plugins, or None when nothing did (or nothing loaded).
+
+        After :meth:`load_command` loaded one plugin, it covers that plugin (and loads no other).
+        """
+        if not self._loaded and not self._loaded_entry_points:
             return None
         infos = list(self._plugins.values())
         failed = sum(p.status == "failed" for p in infos)
-        clashes = sum(len(names) for names in self.clashes().values())
+        clashes = sum(len(names) for names in self._clashes().values())
         replaced = sum(bool(p.replaced) for p in infos)
         parts = []
         if failed:
@@ -265,6 +278,52 @@ class PluginSystem:
         package = module.split(".")[0] if isinstance(module, str) else None
         return self._finish(info, before, package)
 
+    def load_command(self, command: str) -> Entry | None:
+        """The ``command`` entry, loading only the plugin that declares it; or None.
+
+        A distribution may declare the commands its plugin registers in the entry-point group
+        :data:`COMMAND_GROUP`. When exactly one installed ``assay`` entry point is declared for
+        ``command`` and may load (``ASSAY_DISABLE_PLUGINS`` / ``ASSAY_LOAD_PLUGINS``), only it
+        is loaded, and the entry it registered is returned; the other plugins, and the built-in
+        ones (which register no command), load on the first registry lookup, as always. None, with nothing more loaded,
+        when the plugins are loaded already, when this system does not discover entry points,
+        with ``ASSAY_STRICT_PLUGINS`` (every plugin is checked then), when no plugin or several
+        declare ``command``, or when the declared plugin failed or did not register it (its
+        failure is recorded): the caller then loads every plugin, as ``assay NAME`` did before.
+        """
+        if self._loaded or not self._entry_points or _strict():
+            return None
+        with self._lock:
+            if self._loaded:
+                return None
+            eps = _entry_points((ENTRY_POINT_GROUP, COMMAND_GROUP))
+            declared = [ep for ep in eps if ep.group == COMMAND_GROUP and ep.name == command]
+            if len(declared) != 1:
+                return None
+            dist = declared[0].dist_name
+            targets = [ep for ep in eps if ep.group == ENTRY_POINT_GROUP and ep.value == declared[0].value
+                       and ep.dist_name == dist]
+            if len(targets) != 1:
+                return None
+            ep = targets[0]
+            version = ep.dist_version
+            key = (dist or "", ep.name)
+            if key in self._loaded_entry_points or self._excluded({ep.name} | ({dist} if dist else set())):
+                return None
+            # the built-ins register no command: they load with the other plugins, on the first registry lookup
+            with watch_interrupts() as interrupted:
+                self._interrupted = interrupted
+                try:
+                    self._load_entry_point(ep, ep.name, dist, version)
+                finally:
+                    self._interrupted = lambda: False
+            self._loaded_entry_points.add(key)
+        found = self._registries["command"].candidates(command)
+        info = self._plugins.get(ep.name)
+        if len(found) == 1 and found[0].plugin == ep.name and info is not None and info.status == "loaded":
+            return found[0]
+        return None
+
     # ------------------------------------------------------------------ loading
     def _ensure_loaded(self) -> None:
         if self._loaded:
@@ -273,12 +332,7 @@ class PluginSystem:
             if self._loaded:
                 return
             self._loaded = True
-            for module_name in self._builtins:
-                module = importlib.import_module(module_name)
-                info, _ = self._add(module, module_name, module=module_name, builtin=True)
-                if info.status == "failed":  # a bug in assay itself: never hide it
-                    raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
-                self._plugins[info.name] = info
+            self._load_builtins()
             if self._entry_points:
                 with watch_interrupts() as interrupted:
                     self._interrupted = interrupted
@@ -287,11 +341,30 @@ class PluginSystem:
                     finally:
                         self._interrupted = lambda: False
 
-    def _load_entry_points(self) -> None:
+    def _load_builtins(self) -> None:
+        for module_name in self._builtins:
+            module = importlib.import_module(module_name)
+            info, _ = self._add(module, module_name, module=module_name, builtin=True)
+            if info.status == "failed":  # a bug in assay itself: never hide it
+                raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
+            self._plugins[info.name] = info
+
+    @staticmethod
+    def _excluded(names: set[str]) -> str | None:
+        """The variable that keeps a plugin (its entry-point and distribution names) from loading, or None."""
         deny = _env_list("ASSAY_DISABLE_PLUGINS") or set()
         allow = _env_list("ASSAY_LOAD_PLUGINS")
+        if names & deny:
+            return "ASSAY_DISABLE_PLUGINS"
+        if allow is not None and not names & allow:
+            return "ASSAY_LOAD_PLUGINS"
+        return None
+
+    def _load_entry_points(self) -> None:
+        from importlib import metadata as importlib_metadata  # ~25 ms to import: only when plugins are discovered
+
         eps = importlib_metadata.entry_points(group=ENTRY_POINT_GROUP)
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str]] = set(self._loaded_entry_points)  # load_command loaded these already
         for ep in sorted(eps, key=lambda e: ((e.dist.name if e.dist else "") or "", e.name)):
             dist = ep.dist.name if ep.dist else None
             version = ep.dist.version if ep.dist else None
@@ -302,8 +375,8 @@ class PluginSystem:
             names = {ep.name} | ({dist} if dist else set())
             # two distributions may use one entry-point name: keep both records
             name = ep.name if ep.name not in self._plugins else f"{ep.name}@{dist or len(self._plugins)}"
-            if names & deny or (allow is not None and not names & allow):
-                why = "ASSAY_DISABLE_PLUGINS" if names & deny else "ASSAY_LOAD_PLUGINS"
+            why = self._excluded(names)
+            if why:
                 self._plugins[name] = PluginInfo(
                     name, module=ep.value, distribution=dist, version=version,
                     status="disabled", error=f"not loaded because of {why}",
@@ -458,6 +531,23 @@ class PluginSystem:
             staged[name] = Entry(kind, name, factory, plugin_name, dict(metadata), **origin)
 
         return register
+
+
+def _entry_points(groups: tuple[str, ...]) -> list[Any]:
+    """The installed entry points of ``groups`` (objects with ``group``, ``name``, ``value``, ``dist_name``,
+    ``dist_version`` and ``load()``): read by :mod:`assay.plugins._entry_points` without importing
+    :mod:`importlib.metadata` (25 ms), or by it where that reader cannot tell."""
+    from assay.plugins._entry_points import LeanEntryPoint, read_entry_points
+
+    found = read_entry_points(groups)
+    if found is not None:
+        return found
+    from importlib import metadata as importlib_metadata
+
+    eps = importlib_metadata.entry_points()
+    return [LeanEntryPoint(ep.name, ep.value, group, ep.dist.name if ep.dist else None,
+                           ep.dist.version if ep.dist else None)
+            for group in groups for ep in eps.select(group=group)]
 
 
 _OWN_CODE = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(pluggy.__file__)))

@@ -338,45 +338,121 @@ def format_table(results: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- --conll18
 @attrs.frozen
-class CutGroup:
-    """A task of a sharded ``--conll18`` run: consecutive aligned cuts and where the last part ends."""
+class PartGroup:
+    """A task of a sharded ``--conll18`` run: consecutive parts whose tokenizations differ, to align word by word.
+
+    Each part is ``(gold sentences, system sentences)`` between two sentence starts both files share.
+    """
 
     index: int
-    cuts: tuple[tuple[int, int], ...]
-    end: tuple[int, int]
+    parts: tuple[tuple[list[Any], list[Any]], ...]
 
 
-def conll18_task(task: CutGroup, shared: tuple[Sequence[Any], Sequence[Any]]) -> dict[str, Any]:
-    """Executor task: the CoNLL 2018 tallies of one group of aligned segments."""
+def conll18_task(task: PartGroup, shared: Any) -> dict[str, Any]:
+    """Executor task: the CoNLL 2018 tallies of one group of parts (``shared`` is unused)."""
     from assay_parsing import conll18
 
-    gold, system = shared
-    return conll18.evaluate_segments(gold, system, task.cuts, task.end)
+    return conll18.evaluate_parts(task.parts)
+
+
+#: the gold words the parts tokenized otherwise must hold for the default executor (``--workers`` /
+#: ``--shards`` without ``--executor``) to align them in parallel: below, they are aligned in this
+#: process (about 0.4 s of work there, against the ~0.15 s of loading every plugin for the executor
+#: and starting its workers), and a line on stderr says so
+PARALLEL_ALIGN_WORDS = 50_000
+
+
+class _LazyExecutor:
+    """The executor of a sharded ``--conll18`` run: only the parts tokenized otherwise need one.
+
+    An executor given (``--executor``, ``--spark``) runs them, however few; the default one
+    (``make``) is made only when they hold at least :data:`PARALLEL_ALIGN_WORDS` gold words.
+    ``note`` says what was done instead of a parallel run, for the command to print.
+    """
+
+    def __init__(self, executor: Any = None, make: Any = None, num_shards: int | None = None) -> None:
+        self.executor, self.make, self.num_shards = executor, make, num_shards
+        self.note: str | None = ("both files have the same sentences and tokens, so every word aligns with its "
+                                 "counterpart: counted in this process, no parallel work to do")
+
+    def run_parts(self, parts: list[tuple[list[Any], list[Any]]]) -> list[dict[str, Any]]:
+        from assay_parsing import conll18
+
+        if self.executor is None:
+            words = sum(len(s.words) for gold, _ in parts for s in gold)
+            if words < PARALLEL_ALIGN_WORDS:
+                self.note = (f"{len(parts)} parts are tokenized otherwise ({words} gold words): aligned in this "
+                             f"process, fewer than the {PARALLEL_ALIGN_WORDS} words that pay for parallel workers")
+                return [conll18.evaluate_parts(parts)]
+            self.executor = self.make()
+        self.note = None
+        groups = self.num_shards or max(1, getattr(self.executor, "workers", 1) or 1) * 4
+        size = -(-len(parts) // groups)
+        tasks = [PartGroup(i, tuple(parts[k:k + size])) for i, k in enumerate(range(0, len(parts), size))]
+        return list(self.executor.run(conll18_task, tasks, None, desc="conll18"))
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.close()
+
+
+def _conll_format(spec: str) -> Any:
+    """The data format of ``spec``: assay-parsing's own class for a plain ``conllu`` / ``conllx`` (as the
+    registry would make it, without loading the other plugins), else the registered format."""
+    from assay_parsing.formats import ConlluFormat, ConllxFormat
+
+    own = {"conllu": ConlluFormat, "conllx": ConllxFormat}.get(spec)
+    if own is not None:
+        return own()
+    from assay.plugins import load_data_format
+
+    return load_data_format(spec)
 
 
 def evaluate_conll18(gold_path: Path, system_path: Path, *, format: str | None = None, executor: Any = None,
-                     num_shards: int | None = None) -> dict[str, Any]:
+                     num_shards: int | None = None, make_executor: Any = None) -> dict[str, Any]:
     """Every CoNLL 2018 score of a file pair (:mod:`assay_parsing.conll18`), in this process or sharded.
 
-    Both files are read whole (the alignment needs the text of both); a sharded run cuts them
-    where both start a sentence at the same character, gives each shard consecutive parts,
-    and adds the shards' tallies in shard order, so the counts equal the sequential ones.
+    Both files are read whole, column by column (:func:`assay_parsing.columns.read_columns`; a
+    file it does not vouch for is read by the format's reader, which names the error's place).
+    Where both files have the same sentences and tokens, every word aligns with its counterpart
+    and the scores are counted over whole columns in this process; the parts between two
+    sentence starts both files share whose tokenizations differ are aligned word by word -- in
+    this process, or in parallel with ``executor`` (or the one ``make_executor()`` makes, only
+    when they hold at least :data:`PARALLEL_ALIGN_WORDS` gold words), in ``num_shards`` groups of
+    consecutive parts (default: four per worker). The tallies add up, so the counts equal the
+    sequential ones.
     """
-    from assay.plugins import load_data_format
-    from assay_parsing import conll18
-    from assay_parsing.pairs import format_for
+    return _evaluate_conll18(gold_path, system_path, format=format,
+                             runner=_LazyExecutor(executor, make_executor, num_shards)
+                             if executor is not None or make_executor is not None else None)
 
-    fmt = load_data_format(format or format_for(gold_path))
-    gold, system = fmt.read(gold_path), fmt.read(system_path)
-    if executor is None:
-        return conll18.evaluate(conll18.load_sentences(gold), conll18.load_sentences(system),
-                                where=f"{gold_path} and {system_path}")
-    cuts = conll18.aligned_cuts(gold, system)
-    groups = conll18.split_cuts(cuts, num_shards or max(1, getattr(executor, "workers", 1) or 1) * 4)
-    ends = [g[0] for g in groups[1:]] + [(len(gold), len(system))]
-    tasks = [CutGroup(i, tuple(g), e) for i, (g, e) in enumerate(zip(groups, ends))]
-    parts = executor.run(conll18_task, tasks, (gold, system), desc="conll18")
-    return {name: sum((p[name] for p in parts[1:]), parts[0][name]) for name in conll18.METRICS}
+
+def _evaluate_conll18(gold_path: Path, system_path: Path, *, format: str | None,
+                      runner: _LazyExecutor | None) -> dict[str, Any]:
+    from assay_parsing import conll18
+    from assay_parsing.columns import Columns, read_columns
+    from assay_parsing.formats import _ConllFormat
+
+    spec = format or ("conllx" if Path(gold_path).suffix.lower() in (".conllx", ".conll") else "conllu")
+    fmt = _conll_format(spec)
+    where = f"{gold_path} and {system_path}"
+    if not isinstance(fmt, _ConllFormat):  # a registered format of another kind: its sentences
+        return conll18.evaluate(conll18.load_sentences(fmt.read(gold_path)),
+                                conll18.load_sentences(fmt.read(system_path)), where=where)
+
+    def read(path: Path, like: Columns | None = None) -> Columns:
+        columns = read_columns(path, multiword=fmt.multiword, check_tree=fmt.check_tree, like=like)
+        return columns if columns is not None else Columns.from_sentences(fmt.read(path), str(path))
+
+    gold = read(gold_path)
+    system = read(system_path, like=gold)  # the lines equal to the gold file's are not split again
+    scores = conll18.evaluate_columns(gold, system, where=where,
+                                      run_parts=runner.run_parts if runner is not None else None)
+    if scores is None:  # the texts differ, or a FORM is only spaces: the sentences' evaluation names the place
+        scores = conll18.evaluate(conll18.load_sentences(fmt.read(gold_path)),
+                                  conll18.load_sentences(fmt.read(system_path)), where=where)
+    return scores
 
 
 def conll18_to_list(scores: dict[str, Any]) -> list[dict[str, Any]]:
@@ -391,14 +467,21 @@ def run_conll18(args: argparse.Namespace) -> int:
     from assay_parsing import conll18
 
     parallel = any(v is not None for v in (args.shards, args.workers, args.executor, args.spark))
-    executor = make_executor(args.executor, spark=args.spark, workers=args.workers) if parallel else None
+    runner = None
+    if parallel:
+        if args.executor is not None or args.spark is not None:  # named: made (and checked) before reading
+            runner = _LazyExecutor(make_executor(args.executor, spark=args.spark, workers=args.workers),
+                                   num_shards=args.shards)
+        else:  # the default processes executor: made only when there are parts to align
+            runner = _LazyExecutor(make=lambda: make_executor(None, workers=args.workers), num_shards=args.shards)
     try:
         with spark_log(args):
-            scores = evaluate_conll18(args.gold, args.system, format=args.format, executor=executor,
-                                      num_shards=args.shards)
+            scores = _evaluate_conll18(args.gold, args.system, format=args.format, runner=runner)
     finally:
-        if executor is not None:
-            executor.close()
+        if runner is not None:
+            runner.close()
+    if runner is not None and runner.note is not None:
+        print(f"parse-eval: {runner.note}.", file=sys.stderr)
     sig = signature_of({"evaluation": [("conll18", conll18.evaluate)]})
     document = {"scores": conll18_to_list(scores), "signature": str(sig)}
     if args.output is not None:
