@@ -348,6 +348,14 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+def _recorded_plugins() -> list[Any]:
+    """The plugin system's records of its plugins, when a plugin system exists (nothing is created or loaded)."""
+    manager = sys.modules.get("assay.plugins.manager")
+    system = getattr(manager, "_SYSTEM", None)
+    plugins = getattr(system, "_plugins", None)
+    return list(plugins.values()) if isinstance(plugins, Mapping) else []
+
+
 def _loaded_plugin_distribution(top: str) -> str | None:
     """The distribution of an already loaded plugin whose module lives in the package ``top``.
 
@@ -355,12 +363,7 @@ def _loaded_plugin_distribution(top: str) -> str | None:
     every installed distribution (``packages_distributions``: about half a second with a few
     hundred installed). Nothing is imported or loaded here.
     """
-    manager = sys.modules.get("assay.plugins.manager")
-    system = getattr(manager, "_SYSTEM", None)
-    plugins = getattr(system, "_plugins", None)
-    if not isinstance(plugins, Mapping):
-        return None
-    for info in plugins.values():
+    for info in _recorded_plugins():
         module, dist = getattr(info, "module", None), getattr(info, "distribution", None)
         if dist and module and module.split(".")[0] == top:
             return str(dist)
@@ -370,12 +373,7 @@ def _loaded_plugin_distribution(top: str) -> str | None:
 def _loaded_plugin_version(distribution: str) -> str | None:
     """The version the plugin system recorded for a loaded plugin's distribution (read from the same metadata
     as :func:`importlib.metadata.version`, when the plugin was loaded), or None."""
-    manager = sys.modules.get("assay.plugins.manager")
-    system = getattr(manager, "_SYSTEM", None)
-    plugins = getattr(system, "_plugins", None)
-    if not isinstance(plugins, Mapping):
-        return None
-    for info in plugins.values():
+    for info in _recorded_plugins():
         version = getattr(info, "version", None)
         if getattr(info, "distribution", None) == distribution and getattr(info, "status", None) == "loaded" \
                 and isinstance(version, str):
