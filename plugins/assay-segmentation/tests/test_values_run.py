@@ -429,3 +429,22 @@ def test_generator_writes_split_files_and_ged_as_valuess_test_scripts(tmp_path):
 
         assert entry["ged"] == pytest.approx(2 * dist(s, y) - dist(s, s) - dist(y, y), abs=1e-12)
     assert metrics["mean"]["ged"] == pytest.approx(np.mean([e["ged"] for k, e in metrics.items() if k != "mean"]))
+
+
+@pytest.mark.parametrize("content, message", [
+    ({"train": []}, r"expected a JSON list of folds"),
+    ([], r"expected a JSON list of folds"),
+    ([{"train": [], "id_unlabeled_pool": []}], r"fold 0: ood_unlabeled_pool: expected a list of file names.*nothing"),
+    ([{"train": [], "id_unlabeled_pool": [3], "ood_unlabeled_pool": []}],
+     r"fold 0: id_unlabeled_pool: expected a list of file names.*\[3\]"),
+])
+def test_a_malformed_split_file_is_an_error_naming_the_file_and_the_fold(tmp_path, content, message):
+    from assay_segmentation.values_steps import read_splits
+
+    path = tmp_path / "splits.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(ValueError, match=r"splits\.json: " + message):
+        read_splits(path)
+    good = [{"train": ["a.npy"], "id_unlabeled_pool": [["b", "gta"]], "ood_unlabeled_pool": []}]
+    path.write_text(json.dumps(good))
+    assert read_splits(path) == good

@@ -32,6 +32,7 @@ for the prediction model, as that function would.
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from collections.abc import Callable
@@ -286,7 +287,24 @@ def read_splits(path: Path) -> Any:
                                     "converted from ValUES' splits.pkl).")
     from assay.jsonio import read_json
 
-    return read_json(path, what="split file")
+    splits = read_json(path, what="split file")
+    if not isinstance(splits, list) or not splits or not all(isinstance(fold, dict) for fold in splits):
+        raise InvalidParameterError(f"{path}: expected a JSON list of folds (objects with train, id_unlabeled_pool "
+                                    f"and ood_unlabeled_pool), got {_json_kind(splits)}")
+    for i, fold in enumerate(splits):
+        for key in ("train", "id_unlabeled_pool", "ood_unlabeled_pool"):
+            entries = fold.get(key)
+            if not isinstance(entries, list) or not all(
+                    isinstance(e, str) or (isinstance(e, list) and e and isinstance(e[0], str)) for e in entries):
+                raise InvalidParameterError(
+                    f"{path}: fold {i}: {key}: expected a list of file names (or [name, dataset] pairs), got "
+                    f"{'nothing' if entries is None else _json_kind(entries)}")
+    return splits
+
+
+def _json_kind(value: Any) -> str:
+    """How a JSON value reads in an error message: its type, and a short excerpt."""
+    return f"a JSON {type(value).__name__} {json.dumps(value)[:60]}"
 
 
 def _first_cycle_splits(base: str, shift: Any) -> Any:
