@@ -28,6 +28,10 @@ once per machine) and caches the machine code on disk (``cache=True``: ``__pycac
 this file, else numba's user-wide cache directory, or ``NUMBA_CACHE_DIR``). Where no location
 is writable the kernels compile in every process instead (``_kernels.CACHED`` is then False).
 
+A process loads numba only for an input of at least :data:`LOAD_MIN_VALUES` values (or when
+:func:`kernels` was called); smaller inputs take the numpy path until then, so that a script
+computing one ECE on a test set does not pay numba's start-up for a millisecond's work.
+
 The selector is :func:`kernels`; the tests replace it to run both paths.
 """
 
@@ -39,9 +43,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["backend", "kernels", "threshold", "top_label", "top_label_tallies", "vote_pairs"]
+__all__ = ["LOAD_MIN_VALUES", "backend", "kernels", "threshold", "top_label", "top_label_tallies", "vote_pairs"]
 
 _loaded: list[ModuleType | None] = []  # empty until the first call of kernels()
+
+#: the fewest values (``p.size``) for which a call loads numba and the kernels in a process that has not yet:
+#: loading costs about 0.4 s (numba's import and the cached machine code; 1-2 s the first time on a machine),
+#: which the one pass saves only on large inputs or over many calls (a bootstrap, a grid). Once loaded, every
+#: size uses them. 2**22 values: a (420,000, 10) probability matrix.
+LOAD_MIN_VALUES = 1 << 22
 
 #: per float dtype: the integer dtype of its bit patterns and the pattern of +inf
 _BITS = {np.dtype(np.float64): (np.int64, 0x7FF0000000000000), np.dtype(np.float32): (np.int32, 0x7F800000)}
@@ -85,6 +95,8 @@ def _prepare(p: np.ndarray, atol: float) -> tuple[ModuleType, np.ndarray, np.nda
     thr = threshold(p.dtype, p.shape[-1], atol)
     if not thr > 0:
         return None
+    if not _loaded and p.size < LOAD_MIN_VALUES:
+        return None  # not worth numba's import and the kernels' load for this input (LOAD_MIN_VALUES)
     k = kernels()
     if k is None:
         return None
