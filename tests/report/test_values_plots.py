@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import math
 
+import attrs
 import pandas as pd
 import pytest
 from assay_values_tree import values_checkout, values_table, write_tree
 
 from assay.cli import main
+from assay.errors import ConfigError, InvalidParameterError
 from assay.report import Column, ResultTable
 from assay.report.values_config import ValuesMetric, load_plot_config
 from assay.report.values_plots import bar_groups, dataset_tables, plot_values
@@ -140,3 +142,30 @@ def test_cli_plot_on_the_values_config(setup, tmp_path, capsys):
     assert [f["path"] for f in data["figures"]] == [str(tmp_path / "f" / "aggregation" / "al_improvement_ood.png")]
     assert main(["plot", str(configs / "plot_config.yaml"), "--config", "x.yaml"]) == 2
     assert "--config: not used with a ValUES plot config" in capsys.readouterr().err
+
+
+def test_datasets_draws_only_those_and_keeps_the_others_values_valid(setup, monkeypatch, tmp_path):
+    root, _ = setup
+    monkeypatch.delenv("USER", raising=False)  # GTA's published base_path names ${oc.env:USER}: unresolvable here
+    configs = root / "evaluation" / "configs"
+    config = load_plot_config(configs / "plot_config.yaml", [f"datasets.LIDC.base_path={root / 'lidc'}"])
+    with pytest.raises(ConfigError, match=r"datasets\.GTA\.base_path: .*USER"):  # GTA drawn: its path is needed
+        plot_values(config, save_path=tmp_path / "all", metrics=["auroc"], dimensions=["aggregation"], dpi=40)
+    (fig,) = plot_values(config, save_path=tmp_path / "lidc", metrics=["auroc"], dimensions=["aggregation"],
+                         datasets=["LIDC"], dpi=40)
+    assert fig.path == tmp_path / "lidc" / "aggregation" / "auroc.png" and fig.path.is_file()
+    # GTA's image_level hatch and its display name name what the config declares: valid although not drawn
+    assert "image_level" in config.hatches["aggregation"] and "GTA" in config.df_naming
+    # the LIDC bars alone, as ValUES computes them on the LIDC frames
+    frames = {k: v for k, v in _frames(root).items() if k.startswith("LIDC")}
+    metric = next(m for m in config.metrics if m.name == "auroc")
+    tables = dataset_tables(attrs.evolve(config, datasets={"LIDC": config.datasets["LIDC"]}))
+    groups, _, _ = bar_groups(tables, metric, None, "aggregation", rows="table")
+    expected = _values_bars(frames, metric, "auroc", "aggregation", metric.filter.get("aggregation", {}))
+    assert [g.dataset for g in groups] == list(expected)
+    for g in groups:
+        mu, stats = expected[g.dataset]
+        assert g.mu == pytest.approx(mu, rel=1e-12)
+        assert {k: v[0] for k, v in g.stats.items()} == pytest.approx({k: v[0] for k, v in stats.items()}, rel=1e-9)
+    with pytest.raises(InvalidParameterError, match=r"'datasets' parameter must name datasets .*\(LIDC, GTA\)"):
+        plot_values(config, save_path=tmp_path / "x", datasets=["LDIC"])

@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rows", choices=("distinct", "table"), default="distinct",
                    help="ValUES plot config: a bar averages every distinct value of the metric once (default) or "
                         "every table row, as ValUES' script does (a per-model metric then counts once per row)")
+    p.add_argument("--datasets", nargs="+", metavar="NAME",
+                   help="ValUES plot config: only these of its datasets (LIDC); the others are not read, and the "
+                        "values they declare stay valid in hatches, coloring, ordering and df_naming")
     p.add_argument("--allow-missing", action="store_true",
                    help="leave out cells whose result files are missing instead of failing")
     add_json(p, "the image file(s) written (an object with 'output'; with a ValUES config also 'figures')")
@@ -58,7 +61,7 @@ def _values(args: argparse.Namespace) -> int:
                                     "ValUES plot config -o/--output takes a FOLDER.")
     config = load_plot_config(args.results, args.overrides)
     results = plot_values(config, save_path=args.output, rows=args.rows, dimensions=args.along,
-                          metrics=args.metric, allow_missing=args.allow_missing)
+                          metrics=args.metric, datasets=args.datasets, allow_missing=args.allow_missing)
     drawn = [r for r in results if r.path is not None]
     if args.json:
         print_json({"output": str(args.output or config.save_path), "figures": [
@@ -80,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
 
     if is_values_config(args.results):
         return _values(args)
+    if args.datasets:
+        raise InvalidParameterError(f"--datasets: applies to a ValUES plot config (*.yaml); {args.results} is a "
+                                    "results folder")
     if args.overrides:
         raise InvalidParameterError(f"{args.overrides[0]!r}: KEY=VALUE overrides apply to a ValUES plot config "
                                     f"(*.yaml); {args.results} is a results folder")

@@ -98,6 +98,9 @@ class TableConfig:
     split_values: tuple[str, ...]
     metrics: tuple[ValuesMetric, ...]
     at: tuple[Any, ...] = ()
+    #: why ``base_path`` could not be resolved (a plot config's dataset naming an unset ``${oc.env:USER}``):
+    #: an error when the dataset is read, so that ``datasets=`` can leave it out
+    base_path_error: str = ""
 
 
 @attrs.frozen
@@ -354,8 +357,14 @@ def _table(cfg: Any, raw: dict[str, Any], file: str, at: tuple[Any, ...], *, nee
     for key in required:
         if key not in node:
             raise ConfigError(f"{file}: {key_path(at + (key,))}: expected a value (required), got none")
-    base = _resolved(cfg, at + ("base_path",), file)
-    if not isinstance(base, str) or not base:
+    base_error = ""
+    try:
+        base = _resolved(cfg, at + ("base_path",), file)
+    except ConfigError as exc:
+        if need_tasks:  # a table config's own base_path: always read
+            raise
+        base, base_error = "", str(exc)  # a plot config's dataset: an error only when it is drawn
+    if not base_error and (not isinstance(base, str) or not base):
         raise _fail(file, at + ("base_path",), "a folder (the first cycle's experiment root)", base)
     exps = tuple(_experiment(e, file, at + ("experiments", i)) for i, e in enumerate(_experiments(cfg, at, file)))
     split_name: str | None = None
@@ -382,7 +391,7 @@ def _table(cfg: Any, raw: dict[str, Any], file: str, at: tuple[Any, ...], *, nee
     if "ds_tasks" in node:
         metrics = _metrics(_resolved(cfg, at + ("ds_tasks",), file), file, at + ("ds_tasks",))
     return TableConfig(file=file, base_path=Path(base), experiments=exps, split_name=split_name,
-                       split_values=split_values, metrics=metrics, at=at)
+                       split_values=split_values, metrics=metrics, at=at, base_path_error=base_error)
 
 
 def load_table_config(path: str | Path, overrides: Sequence[str] = ()) -> TableConfig:

@@ -147,10 +147,30 @@ def bar_groups(tables: dict[str, ResultTable], metric: ValuesMetric, split: str 
     return groups, [k for k in order if k in present], changed
 
 
-def check_plot_config(config: PlotConfig, tables: dict[str, ResultTable]) -> None:
-    """Every value the plot config names must occur in the data: a typo is an error naming the key path."""
-    file = config.file
+def dataset_labels(config: PlotConfig) -> dict[str, str]:
+    """Each dataset label of the figures (``"LIDC Texture"``: one per split value) -> its ``datasets`` key."""
+    return {(f"{name} {value.title()}" if tc.split_name else name): name
+            for name, tc in config.datasets.items() for value in (tc.split_values if tc.split_name else ("",))}
+
+
+def declared_values(config: PlotConfig) -> dict[str, set[str]]:
+    """The values of each dimension that the config's datasets declare (their prediction models, uncertainty
+    types and aggregations), drawn or not."""
     values: dict[str, set[str]] = {d: set() for d in ("pred_model", "unc_type", "aggregation")}
+    for tc in config.datasets.values():
+        for exp in tc.experiments:
+            for model, settings in exp.prediction_models.items():
+                values["pred_model"].add(model)
+                values["unc_type"].update(settings["unc_types"])
+                values["aggregation"].update(settings["aggregations"])
+    return values
+
+
+def check_plot_config(config: PlotConfig, tables: dict[str, ResultTable]) -> None:
+    """Every value the plot config names must occur in the data or be declared by one of its datasets (one
+    left out with ``datasets=``, say): a typo is an error naming the key path."""
+    file = config.file
+    values = declared_values(config)
     for table in tables.values():
         for d in values:
             values[d].update(table.row_value(r, d) for r in table.rows)
@@ -159,7 +179,7 @@ def check_plot_config(config: PlotConfig, tables: dict[str, ResultTable]) -> Non
         if value not in values[dim]:
             options = sorted(values[dim])
             raise ConfigError(f"{file}: {key_path(at)}: unknown {dim} {value!r}.{close_match(value, options)} "
-                              f"Values in these results: {', '.join(options)}.")
+                              f"Values in these results and datasets: {', '.join(options)}.")
 
     for m in config.metrics:
         for along, drops in m.filter.items():
@@ -182,11 +202,12 @@ def check_plot_config(config: PlotConfig, tables: dict[str, ResultTable]) -> Non
     for dim, order in config.ordering.items():
         for i, v in enumerate(order):
             known(dim, v, ("ordering", dim, i))
-    labels = set(tables) | {m.name for m in config.metrics} | {v for vs in values.values() for v in vs}
+    every = list(dataset_labels(config))
+    labels = set(tables) | set(every) | {m.name for m in config.metrics} | {v for vs in values.values() for v in vs}
     for key in config.df_naming:
         if key not in labels:
             raise ConfigError(f"{file}: {key_path(('df_naming', key))}: unknown label {key!r}."
-                              f"{close_match(key, sorted(labels))} Labels are the datasets ({', '.join(tables)}), "
+                              f"{close_match(key, sorted(labels))} Labels are the datasets ({', '.join(every)}), "
                               "metric names and values of the dimensions.")
 
 
@@ -295,7 +316,8 @@ def _rgb(colour: str) -> tuple[float, float, float]:
 
 def plot_values(config: PlotConfig, *, save_path: str | Path | None = None, rows: str = "distinct",
                 dimensions: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
-                allow_missing: bool = False, dpi: int = 150, suffix: str = ".png") -> list[PlotResult]:
+                datasets: Sequence[str] | None = None, allow_missing: bool = False, dpi: int = 150,
+                suffix: str = ".png") -> list[PlotResult]:
     """Draw every figure of a ValUES plot config; return what was drawn and what was not (and why).
 
     Parameters
@@ -308,6 +330,10 @@ def plot_values(config: PlotConfig, *, save_path: str | Path | None = None, rows
         What a bar averages (see the module docstring); ``"table"`` reproduces ValUES' bars.
     dimensions, metrics : list of str, optional
         Only these dimensions / metric names.
+    datasets : list of str, optional
+        Only these keys of ``datasets`` (``["LIDC"]``); the others are neither read nor drawn,
+        and the values they declare stay valid in ``coloring``, ``hatches``, ``ordering``,
+        ``filter`` and ``df_naming``.
     """
     out_dir = Path(save_path) if save_path is not None else config.save_path
     if out_dir is None and config.save_path_error:
@@ -316,7 +342,14 @@ def plot_values(config: PlotConfig, *, save_path: str | Path | None = None, rows
         raise InvalidParameterError(f"{config.file}: save_path: expected the output folder (in the config, as "
                                     "save_path=... on the command line, or -o), got none")
     _pyplot()  # the missing-dependency error before any file is read
-    tables = dataset_tables(config, allow_missing=allow_missing)
+    unknown = [d for d in datasets or () if d not in config.datasets]
+    if unknown:
+        raise InvalidParameterError(f"The 'datasets' parameter must name datasets of {config.file} "
+                                    f"({', '.join(config.datasets)}).{close_match(unknown[0], list(config.datasets))} "
+                                    f"Got {unknown[0]!r} instead.")
+    drawn = attrs.evolve(config, datasets={k: v for k, v in config.datasets.items() if k in datasets}) \
+        if datasets else config
+    tables = dataset_tables(drawn, allow_missing=allow_missing)
     check_plot_config(config, tables)
     names = {m.name for m in config.metrics}
     for m in metrics or ():

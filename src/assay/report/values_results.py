@@ -176,6 +176,8 @@ def load_values_results(config: TableConfig, *, metrics: Iterable[ValuesMetric] 
         By default a missing result file is an error naming it; with ``True`` its cells read
         ``n/a (k of n missing)``.
     """
+    if config.base_path_error:
+        raise ConfigError(config.base_path_error)
     chosen = tuple(config.metrics if metrics is None else metrics)
     file = config.file
     groups = _groups(config)
