@@ -448,3 +448,14 @@ def test_a_malformed_split_file_is_an_error_naming_the_file_and_the_fold(tmp_pat
     good = [{"train": ["a.npy"], "id_unlabeled_pool": [["b", "gta"]], "ood_unlabeled_pool": []}]
     path.write_text(json.dumps(good))
     assert read_splits(path) == good
+
+
+def test_generator_command_line_errors_name_the_problem(tmp_path, capsys):
+    from assay_segmentation.values_tree import main as values_tree
+
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        values_tree([str(TOY), f"base_path={tmp_path / 't'}", "--splits", str(tmp_path / "afile")])
+    assert exit_.value.code == 2 and "--splits" in capsys.readouterr().err
+    assert values_tree([str(TOY), "base_pth=/x"]) == 2
+    assert "base_pth" in capsys.readouterr().err

@@ -156,6 +156,8 @@ def write_values_tree(config: str | Path | dict, *, overrides: Sequence[str] = (
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
+    from assay.errors import AssayError
+
     parser = argparse.ArgumentParser(prog="python -m assay_segmentation.values_tree",
                                      description="Write a synthetic ValUES experiment tree for a ValUES config.")
     parser.add_argument("config", type=Path, help="ValUES eval config (e.g. eval_config_toy.yaml)")
@@ -164,7 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--splits", type=Path, metavar="DIR",
                         help="also write the first-cycle split files under DIR (what base_splits_path names)")
     args = parser.parse_args(argv)
-    summary = write_values_tree(args.config, overrides=args.overrides, shape=args.size, splits_path=args.splits)
+    if args.splits is not None and args.splits.exists() and not args.splits.is_dir():
+        parser.error(f"--splits {args.splits}: exists and is not a folder")
+    try:
+        summary = write_values_tree(args.config, overrides=args.overrides, shape=args.size, splits_path=args.splits)
+    except (AssayError, OSError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {summary['files']} files for {summary['versions']} versions under {summary['base_path']}")
     return 0
 
