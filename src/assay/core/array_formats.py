@@ -96,12 +96,6 @@ class NpyFormat(ArrayFormat):
         except ValueError as exc:  # not a .npy file, or an object array (pickles)
             raise DataFormatError(f"not a .npy array without pickles ({exc})", source=source) from None
 
-    def read_array(self, path: Path) -> np.ndarray:
-        try:
-            return np.load(path, allow_pickle=False)
-        except ValueError as exc:
-            raise DataFormatError(f"not a .npy array without pickles ({exc})", source=str(path)) from None
-
     def save_array(self, buffer: io.BytesIO, array: np.ndarray) -> None:
         np.save(buffer, array, allow_pickle=False)
 
@@ -154,19 +148,18 @@ class NiftiFormat(ArrayFormat):
                 problems.append(f"{cls.__name__}: {type(exc).__name__}: {exc}")
         raise DataFormatError(f"not a NIfTI-1 or NIfTI-2 image ({'; '.join(problems)})", source=source)
 
-    def dumps_bytes(self, items: list[Any]) -> bytes:
-        if len(items) != 1:
-            raise InvalidParameterError(f"A {self.name} file holds one array; got {len(items)} items.")
+    def save_array(self, buffer: io.BytesIO, array: np.ndarray) -> None:
         nibabel = _nibabel("writing a NIfTI file")
-        array = np.asarray(items[0])
         image = nibabel.Nifti1Image(array.astype(np.uint8) if array.dtype == bool else array, np.eye(4))
-        return bytes(image.to_bytes())
+        buffer.write(image.to_bytes())
 
     def write(self, path: str | os.PathLike[str], array: Any) -> Path:
+        """Write ``array`` to ``path``, gzip-compressed when the name ends in ``.gz``."""
         p = Path(path)
+        if not p.name.endswith(".gz"):
+            return super().write(p, array)
         p.parent.mkdir(parents=True, exist_ok=True)
-        data = self.dumps_bytes([array])
-        p.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if p.name.endswith(".gz") else data)
+        p.write_bytes(gzip.compress(self.dumps_bytes([array]), compresslevel=6, mtime=0))
         return p
 
 
