@@ -27,7 +27,7 @@ import numpy as np
 
 from assay.core.formats import DataFormat, DataFormatError
 from assay.errors import InvalidParameterError, MissingDependencyError
-from assay.plugins.hookspecs import hookimpl
+from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["ArrayFormat", "NiftiFormat", "NpyFormat", "array_format_for", "array_suffixes"]
 
@@ -92,7 +92,8 @@ class NpyFormat(ArrayFormat):
 
     def load_array(self, data: bytes, *, source: str) -> np.ndarray:
         try:
-            return np.load(io.BytesIO(data), allow_pickle=False)
+            array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)  # a .npy file: one array
+            return array
         except ValueError as exc:  # not a .npy file, or an object array (pickles)
             raise DataFormatError(f"not a .npy array without pickles ({exc})", source=source) from None
 
@@ -195,7 +196,7 @@ def array_format_for(path: str | os.PathLike[str]) -> ArrayFormat:
 
 
 @hookimpl
-def assay_register_data_formats(register):
+def assay_register_data_formats(register: Register) -> None:
     example = {"array": [[0.0, 0.25], [0.5, 1.0]]}
     register("npy", NpyFormat, extensions=NpyFormat.extensions, binary=True,
              description="numpy .npy: one array per file (never pickles)", examples=[example])

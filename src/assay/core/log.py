@@ -43,10 +43,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from assay.core.result import EvaluationResult
+
+    _StreamHandler = logging.StreamHandler[TextIO]
+else:  # logging.StreamHandler is subscriptable at run time only from Python 3.11
+    _StreamHandler = logging.StreamHandler
 
 __all__ = ["ATTACHMENT_LABEL", "LOG_FORMAT", "LOGGER_NAME", "LOG_LABEL", "DefaultHandler", "default_handler",
            "log_labels", "log_result", "logger"]
@@ -62,7 +66,7 @@ ATTACHMENT_LABEL = "Unlabelled attachment accuracy"
 logger = logging.getLogger(LOGGER_NAME)
 
 
-class DefaultHandler(logging.StreamHandler):
+class DefaultHandler(_StreamHandler):
     """assay's console handler for ``EVALUATOR``: stderr, seed format, quiet once the app configures logging."""
 
     def __init__(self) -> None:

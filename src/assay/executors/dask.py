@@ -202,7 +202,8 @@ class DaskExecutor(Executor):
                    for i, task in enumerate(tasks)]
         try:
             self._wait(client, futures, labels, token, progress, desc)
-            return client.gather(futures)
+            results: list[Any] = client.gather(futures)
+            return results
         finally:
             # frees the results and the scattered model on the workers; a client that lost its
             # scheduler fails here with anything at all: keep the run's own error
@@ -282,7 +283,8 @@ class DaskExecutor(Executor):
 def _threads(client: Any) -> int:
     """The total worker threads of the client's cluster (at least 1)."""
     try:
-        return max(1, sum(client.nthreads().values()))
+        threads: int = sum(client.nthreads().values())
+        return max(1, threads)
     except Exception:  # noqa: BLE001 - a scheduler that does not answer: one wave per shard
         return 1
 
@@ -339,7 +341,8 @@ def _dumps_shared(fn: TaskFunction, shared: Any) -> bytes:
     import cloudpickle
 
     try:
-        return cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        data: bytes = cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        return data
     except Exception as exc:
         names = getattr(fn, "shared_names", None)
         parts = list(shared) if isinstance(shared, tuple) else [shared]

@@ -56,7 +56,7 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ from assay.errors import AssayError, EvaluationError, EvaluationTimeoutError, In
 from assay.executors._java import ensure_java_home
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
 from assay.plugins.deps import require
-from assay.plugins.hookspecs import hookimpl
+from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["SparkExecutor", "import_pyspark"]
 
@@ -369,7 +369,7 @@ class SparkExecutor(Executor):
             timer.daemon = True
             timer.start()
         try:
-            pairs = rdd.collect()
+            pairs: list[tuple[int, Any]] = rdd.collect()
             stop.set()
             if watcher is not None:
                 watcher.join(timeout=2)
@@ -417,7 +417,7 @@ class _Positions:
 
 
 @contextlib.contextmanager
-def _worker_python(sc: Any):
+def _worker_python(sc: Any) -> Iterator[None]:
     """Run this job's Python workers with the driver's interpreter on a local master, unless the user chose one.
 
     pyspark fixes ``sc.pythonExec`` when the context is created (``PYSPARK_PYTHON``, else
@@ -557,6 +557,6 @@ def regroup_files(sc: Any, shards: Sequence[PathShard]) -> list[PathShard]:
 
 
 @hookimpl
-def assay_register_executors(register):
+def assay_register_executors(register: Register) -> None:
     register("spark", SparkExecutor,
              description="Run shards as Apache Spark partitions, the model broadcast once (needs assay[spark])")
