@@ -27,6 +27,7 @@ import numpy as np
 
 from assay.core.formats import DataFormat, DataFormatError
 from assay.errors import InvalidParameterError, MissingDependencyError
+from assay.plugins import get_registry, load_data_format
 from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["ArrayFormat", "NiftiFormat", "NpyFormat", "array_format_for", "array_suffixes"]
@@ -103,7 +104,7 @@ class NpyFormat(ArrayFormat):
 
 def _nibabel(purpose: str) -> Any:
     try:
-        import nibabel
+        import nibabel  # deferred: nibabel, the optional extra 'nifti'
     except ImportError:
         raise MissingDependencyError("nibabel", extra="nifti", purpose=purpose) from None
     return nibabel
@@ -166,16 +167,12 @@ class NiftiFormat(ArrayFormat):
 
 def array_suffixes() -> tuple[str, ...]:
     """The file endings of every registered array format (longest first within a format)."""
-    from assay.plugins import get_registry
-
     return tuple(ext for entry in get_registry("data_format") if entry.metadata.get("binary")
                  for ext in entry.metadata.get("extensions", ()) or ())
 
 
 def array_format_for(path: str | os.PathLike[str]) -> ArrayFormat:
     """The registered array format whose extension ends ``path``'s name (the longest that does)."""
-    from assay.plugins import get_registry, load_data_format
-
     name = Path(path).name.lower()
     best: tuple[int, str] | None = None
     known = []

@@ -45,9 +45,10 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-if TYPE_CHECKING:  # pragma: no cover
-    from assay.core.result import EvaluationResult
+from assay.core.result import EvaluationResult, ratio
+from assay.errors import InvalidParameterError
 
+if TYPE_CHECKING:  # pragma: no cover
     _StreamHandler = logging.StreamHandler[TextIO]
 else:  # logging.StreamHandler is subscriptable at run time only from Python 3.11
     _StreamHandler = logging.StreamHandler
@@ -127,8 +128,6 @@ def log_labels(*evaluators: Any) -> tuple[str, str | None]:
     >>> log_labels(print)
     ('Unlabelled accuracy', 'Unlabelled attachment accuracy')
     """
-    from assay.errors import InvalidParameterError
-
     for ev in evaluators:
         for owner in (ev, getattr(ev, "__self__", None)):
             label = getattr(owner, "log_label", None) if owner is not None else None
@@ -163,8 +162,6 @@ def log_result(result: EvaluationResult, *, log: logging.Logger | None = None, l
     >>> log_result(EvaluationResult(6, 9, 1), log=demo, label="CLAS F1", attachment_label=None)
     CLAS F1: 0.666666666667 (6, 9)
     """
-    from assay.core.result import ratio
-
     log = logger if log is None else log
     correct, gold, sentences = result.correct_num, result.gold_set_size, result.sentence_num
     if result.feature_count is not None:

@@ -39,6 +39,7 @@ Nothing hangs, nothing is left behind:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import multiprocessing
 import os
@@ -162,8 +163,6 @@ def _die_with_parent(parent_pid: int, start_method: str) -> None:
             return
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
             libc = ctypes.CDLL(None, use_errno=True)
             armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
         except (OSError, AttributeError):  # pragma: no cover - no libc / no prctl

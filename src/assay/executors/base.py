@@ -242,7 +242,7 @@ def progress_bar(total: int, *, enabled: bool, desc: str | None = None) -> Any:
     """A tqdm bar over ``total`` tasks when ``enabled``, else an object with the same ``update``/``close``."""
     if not enabled:
         return _NoBar()
-    from tqdm.auto import tqdm  # imported only when a bar is drawn
+    from tqdm.auto import tqdm  # deferred: tqdm (with its auto-detection), imported only when a bar is drawn
 
     return tqdm(total=total, desc=desc or "shards", unit="shard", leave=False, file=sys.stderr)
 

@@ -48,12 +48,14 @@ start. ``ASSAY_SPARK_LOG=1`` in the environment keeps Spark's defaults; Spark se
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import os
 import pickle
 import re
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -63,6 +65,7 @@ from typing import Any
 from assay.core.pool import PathShard, split_evenly
 from assay.errors import AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors._java import ensure_java_home
+from assay.executors._spark_tasks import decode_failures, run_file_partition, run_task_partition
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
 from assay.plugins.deps import require
 from assay.plugins.hookspecs import Register, hookimpl
@@ -94,9 +97,7 @@ def _quiet_gateway(pyspark: Any, conf: Any) -> Any:
     """
     if pyspark.SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return None
-    import tempfile
-
-    from pyspark.java_gateway import launch_gateway
+    from pyspark.java_gateway import launch_gateway  # deferred: pyspark, the optional extra 'spark'
 
     log = tempfile.NamedTemporaryFile(prefix="assay-spark-jvm-", suffix=".log", delete=False)  # noqa: SIM115
     try:
@@ -277,7 +278,7 @@ class SparkExecutor(Executor):
                     "The spark executor with hadoop=True needs a path pool (DataPool.from_paths(...)), whose "
                     f"shards are groups of files. Got a task of type {type(bad[0]).__name__} instead."
                 )
-        from pyspark import cloudpickle
+        from pyspark import cloudpickle  # deferred: pyspark, the optional extra 'spark'
 
         sc = self.context
         labels = [task_label(task, i) for i, task in enumerate(tasks)]
@@ -314,8 +315,6 @@ class SparkExecutor(Executor):
 
     def _task_rdd(self, sc: Any, tasks: list[Any], labels: list[int], fn: TaskFunction,
                   token: str, broadcast: Any, done: Any) -> Any:
-        from assay.executors._spark_tasks import run_task_partition
-
         records = [(i, labels[i], task) for i, task in enumerate(tasks)]
         rdd = sc.parallelize(records, len(records))  # one record, so one shard, per partition
         return rdd.mapPartitionsWithIndex(functools.partial(run_task_partition, fn=fn, token=token,
@@ -323,8 +322,6 @@ class SparkExecutor(Executor):
 
     def _file_rdd(self, sc: Any, tasks: list[PathShard], labels: list[int], fn: TaskFunction,
                   token: str, broadcast: Any, done: Any) -> Any:
-        from assay.executors._spark_tasks import run_file_partition
-
         shards = regroup_files(sc, tasks)
         parts = []
         for shard in shards:
@@ -461,8 +458,6 @@ _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 def _translate(exc: BaseException, labels: list[int], python: str | None = None) -> BaseException | None:
     """The assay error for a failed Spark job, or None when ``exc`` is not a Spark job failure."""
-    from assay.executors._spark_tasks import decode_failures
-
     text = str(exc)
     missing = _NO_MODULE.search(text)
     if missing and not decode_failures(text):
@@ -507,8 +502,6 @@ def _translate(exc: BaseException, labels: list[int], python: str | None = None)
 def _unpickle(data: str | None) -> Any:
     if not data:
         return None
-    import base64
-
     try:
         return pickle.loads(base64.b64decode(data))
     except Exception:  # noqa: BLE001 - an exception class missing on the driver: use the text
