@@ -4,6 +4,7 @@ plugin; the old import paths still give the same objects, and without the plugin
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 import textwrap
@@ -128,3 +129,29 @@ def test_a_module_missing_inside_the_plugin_is_not_reported_as_the_plugin_missin
     with pytest.raises(ModuleNotFoundError, match="hydra") as info:
         import_moved("assay_segmentation.downstream.compose", "assay-segmentation", old="assay.downstream.compose")
     assert not isinstance(info.value, MissingDependencyError)
+
+
+_DECLARED_COMMAND = textwrap.dedent("""
+    import contextlib, io, json, sys
+    from assay.cli import OWN_COMMANDS, main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main([sys.argv[1], "--help"])
+        except SystemExit as exc:
+            code = exc.code
+    plugins = sorted(m for m in sys.modules if m.startswith("assay_") and "." not in m)
+    print(json.dumps({"code": code, "help": out.getvalue(), "plugins": plugins, "own": sorted(OWN_COMMANDS)}))
+""")
+
+
+@pytest.mark.parametrize(("command", "words"), [("run", "Hydra overrides of config keys"),
+                                                ("table", "--n-resamples"), ("plot", "--along DIM")])
+def test_the_commands_are_the_plugins_and_load_it_alone(command, words):
+    done = subprocess.run([sys.executable, "-c", _DECLARED_COMMAND, command], capture_output=True, text=True,
+                          timeout=120, check=True)
+    seen = json.loads(done.stdout)
+    assert command not in seen["own"]
+    assert seen["code"] == 0 and f"usage: assay {command}" in seen["help"] and words in seen["help"]
+    assert seen["plugins"] == ["assay_segmentation"]  # declared in assay.commands: the other plugins stay unloaded
