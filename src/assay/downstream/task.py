@@ -1,10 +1,11 @@
-"""The downstream-task protocol that ``assay_register_tasks`` plugins implement.
+"""The downstream-task protocol that ``assay_register_tasks`` plugins implement (the contract; the runner that
+calls it is the ValUES workflow of the ``assay-segmentation`` plugin, :mod:`assay_segmentation.downstream`).
 
 A task turns the images of one experiment version and split into a nested result tree
 ``{image_id: {unc_type: {aggregation: {"metrics": {...}}}}, "mean": {...}}`` (levels a
 metric does not depend on are left out; set-level metrics have only ``"mean"``).
 
-The runner (:func:`assay.downstream.run_experiments`) calls, for every version:
+The runner (:func:`assay_segmentation.downstream.run_experiments`) calls, for every version:
 
 1. when ``fit_split`` is set: :meth:`Task.fit_image` on each image of that split (in
    parallel), then :meth:`Task.fit` on the gathered values; the result is ``ctx.fitted``;
