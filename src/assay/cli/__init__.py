@@ -44,7 +44,6 @@ COMMANDS: tuple[str, ...] = (
     "assay.cli.plugins", "assay.cli.check_plugin",
     "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
-    "assay.cli.run", "assay.cli.table", "assay.cli.plot",
 )
 
 
@@ -82,8 +81,7 @@ def _help_width(columns_variable: str | None) -> int:
 
 
 #: the names those modules register (checked by the tests): ``assay NAME`` with another NAME is a plugin's
-OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "ue", "evaluate", "compare",
-                                          "run", "table", "plot"})
+OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "ue", "evaluate", "compare"})
 
 
 def _top_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import main
-from assay.downstream import ConfigError, load_config
+from assay_segmentation.downstream import ConfigError, load_config
 
 
 @pytest.fixture

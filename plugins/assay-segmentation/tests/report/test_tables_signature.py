@@ -7,9 +7,9 @@ import json
 import pytest
 
 from assay.cli import main
-from assay.downstream import write_json_atomic
 from assay.errors import ResultFileError
-from assay.report import load_results, render_table
+from assay_segmentation.downstream import write_json_atomic
+from assay_segmentation.report import load_results, render_table
 
 SIG = "tasks:segmentation_performance|aggregations:image_mean|assay:0.1.0|plugins:assay-segmentation=0.1.0"
 DICE = {1: 0.5, 2: 0.7}
@@ -80,7 +80,7 @@ def test_cli_table_prints_it(tmp_path, capsys, fmt):
 def test_plots_carry_it_as_a_footer(tmp_path):
     import matplotlib  # the plot extra, installed by make test; a missing one must fail
 
-    from assay.report import bar_plot
+    from assay_segmentation.report import bar_plot
 
     root = make(tmp_path / "r")
     # a second prediction model, so that the bars differ (a plot of one group has nothing to compare)

@@ -8,12 +8,12 @@ import pytest
 
 from assay.metrics.results import format_table
 from assay.render import Cell, Grid, render_grid, tex_escape
-from assay.report import load_results, render_table, to_grid
+from assay_segmentation.report import load_results, render_table, to_grid
 
 
 @pytest.fixture
 def table(tmp_path):
-    from assay.downstream import write_json_atomic
+    from assay_segmentation.downstream import write_json_atomic
 
     versions = []
     for pm, seed, value in (("A", 1, 0.5), ("A", 2, 0.7), ("B", 1, 0.9), ("B", 2, math.nan)):

@@ -13,9 +13,9 @@ from assay_values_tree import values_checkout, values_table, write_tree
 
 from assay.cli import main
 from assay.errors import ConfigError, InvalidParameterError
-from assay.report import Column, ResultTable
-from assay.report.values_config import ValuesMetric, load_plot_config
-from assay.report.values_plots import bar_groups, dataset_tables, plot_values
+from assay_segmentation.report import Column, ResultTable
+from assay_segmentation.report.values_config import ValuesMetric, load_plot_config
+from assay_segmentation.report.values_plots import bar_groups, dataset_tables, plot_values
 
 
 @pytest.fixture(scope="module")

@@ -22,11 +22,11 @@ from latex_check import compile_latex
 
 from assay.cli import main
 from assay.errors import ConfigError, MissingResultError, ResultFileError
-from assay.report import Column, ResultTable, render_table
-from assay.report.intervals import bootstrap_table
-from assay.report.tables import values_scale
-from assay.report.values_config import load_table_config
-from assay.report.values_results import load_values_results
+from assay_segmentation.report import Column, ResultTable, render_table
+from assay_segmentation.report.intervals import bootstrap_table
+from assay_segmentation.report.tables import values_scale
+from assay_segmentation.report.values_config import load_table_config
+from assay_segmentation.report.values_results import load_values_results
 
 TABLE = CONFIGS / "table_config_lidc.yaml"
 
@@ -246,7 +246,7 @@ def test_overrides_need_a_values_config(lidc, capsys):
 
 def _assay_results(root, per_image_mean_ok=True):
     """An 'assay run' output by hand: models A and B, seeds 1 and 2, per-image Dice on images i0, i1."""
-    from assay.downstream import write_json_atomic
+    from assay_segmentation.downstream import write_json_atomic
 
     dice = {("A", 1): (0.4, 0.6), ("A", 2): (0.5, 0.7), ("B", 1): (0.8, 0.9), ("B", 2): (0.7, 0.9)}
     versions = []
@@ -266,7 +266,7 @@ def _assay_results(root, per_image_mean_ok=True):
 
 
 def test_assay_results_get_intervals_from_their_per_image_entries(tmp_path, capsys):
-    from assay.report import load_results
+    from assay_segmentation.report import load_results
 
     table = load_results(_assay_results(tmp_path / "ok"))
     col = table.columns[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.downstream import ConfigError, build_grid, load_config
+from assay_segmentation.downstream import ConfigError, build_grid, load_config
 
 BASE = """
 base_path: data

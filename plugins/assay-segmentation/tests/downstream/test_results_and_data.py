@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from assay.downstream import list_images, load_image, read_json, write_json_atomic
 from assay.downstream.task import mean_tree
+from assay_segmentation.downstream import list_images, load_image, read_json, write_json_atomic
 
 
 def test_write_read_round_trip_with_nan(tmp_path):
@@ -72,3 +72,10 @@ def test_mean_tree():
         tree = mean_tree({"a": {"u": {"metrics": {"x": 1.0, "y": math.nan}}},
                           "b": {"u": {"metrics": {"x": 4.0, "y": 2.0}}}})
     assert tree == {"u": {"metrics": {"x": 2.5, "y": 2.0}}}
+
+
+def test_write_json_atomic_is_shared_with_jsonio():
+    import assay_segmentation.downstream.results as downstream_results
+    from assay import jsonio
+
+    assert downstream_results.write_json_atomic is jsonio.write_json_atomic

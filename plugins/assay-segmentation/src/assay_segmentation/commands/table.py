@@ -11,21 +11,32 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import add_json, add_metric, add_output, check_output, non_negative_int, probability
-from assay.cli._output import print_json
+from assay.cli.commands import (
+    add_json,
+    add_metric,
+    add_output,
+    check_output,
+    non_negative_int,
+    print_json,
+    probability,
+)
+
+#: the command's name, ``assay table``
+NAME = "table"
+#: the line of ``assay --help``
+HELP = "render 'assay run' results as a Markdown, LaTeX or HTML table"
+#: the text of ``assay table --help``
+DESCRIPTION = ("Collect the results of 'assay run' (or of a ValUES experiment tree, given a "
+               "ValUES table config such as table_config_lidc.yaml) into one table: rows are prediction "
+               "model x uncertainty type x aggregation, columns are task metrics per split, cells are "
+               "mean ± std over seeds, with a bootstrap interval over the test images where the result "
+               "files have per-image values. LaTeX and HTML colour each column from best to worst "
+               "(assay: green to red; ValUES: light yellow to dark red), following whether higher or "
+               "lower is better.")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "table", help="render 'assay run' results as a Markdown, LaTeX or HTML table",
-        description="Collect the results of 'assay run' (or of a ValUES experiment tree, given a "
-        "ValUES table config such as table_config_lidc.yaml) into one table: rows are prediction "
-        "model x uncertainty type x aggregation, columns are task metrics per split, cells are "
-        "mean ± std over seeds, with a bootstrap interval over the test images where the result "
-        "files have per-image values. LaTeX and HTML colour each column from best to worst "
-        "(assay: green to red; ValUES: light yellow to dark red), following whether higher or "
-        "lower is better.",
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``assay table``."""
     p.add_argument("results", type=Path, help="output folder of 'assay run', or a ValUES table config (*.yaml)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="with a ValUES table config: override a key of the composed config, as on ValUES' "
@@ -52,7 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the bootstrap (default: 0)")
     add_output(p, "file", "the table", default="print it on stdout")
     add_json(p, "the table's rows, columns and cells (mean, std and the values over --over)")
-    p.set_defaults(func=run)
 
 
 def is_values_config(path: Path) -> bool:
@@ -62,8 +72,8 @@ def is_values_config(path: Path) -> bool:
 
 def _values_table(args: argparse.Namespace) -> Any:
     from assay.errors import InvalidParameterError
-    from assay.report.values_config import load_table_config
-    from assay.report.values_results import load_values_results
+    from assay_segmentation.report.values_config import load_table_config
+    from assay_segmentation.report.values_results import load_values_results
 
     if args.over != "seed":
         raise InvalidParameterError("--over: a ValUES table averages over 'seed' (as ValUES' table does); "
@@ -85,8 +95,8 @@ def _values_table(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from assay.errors import InvalidParameterError
     from assay.jsonio import write_text_atomic
-    from assay.report import load_results, render_table
-    from assay.report.intervals import bootstrap_table
+    from assay_segmentation.report import load_results, render_table
+    from assay_segmentation.report.intervals import bootstrap_table
 
     if args.digits < 0:
         raise InvalidParameterError(f"--digits: expected a number of decimals >= 0, got {args.digits}")
@@ -123,11 +133,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def table_to_dict(table: Any, *, over: str, intervals: Any = None) -> dict[str, Any]:
-    """A :class:`assay.report.ResultTable` as plain data: the row dimensions, the columns, one cell per pair.
+    """A :class:`~assay_segmentation.report.ResultTable` as plain data: the row dimensions, the columns, one cell
+    per pair.
 
     Values are as stored (not scaled); a cell whose result files are partly missing has
     ``"missing": [k, n]`` (k of n files) and no values. With ``intervals``
-    (:class:`assay.report.intervals.TableIntervals`), a cell with per-image values has
+    (:class:`assay_segmentation.report.intervals.TableIntervals`), a cell with per-image values has
     ``"interval": [low, high]`` and, where it took part in the paired comparison with the
     best of its column, ``"not_worse_than_best": true | false``.
     """

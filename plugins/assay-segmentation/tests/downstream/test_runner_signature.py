@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import assay
-from assay.downstream import read_manifest, run_experiments
-from assay.report import load_results, render_table
+from assay_segmentation.downstream import read_manifest, run_experiments
+from assay_segmentation.report import load_results, render_table
 
 CONFIG = """
 base_path: data

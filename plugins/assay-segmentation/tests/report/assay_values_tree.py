@@ -23,7 +23,7 @@ import yaml
 
 CONFIGS = Path("/work/shared/data/values-configs")
 #: the stand-ins for the two training configs ValUES' GTA dataset config loads (examples/values/)
-STAND_INS = Path(__file__).resolve().parents[2] / "examples" / "values" / "uncertainty_modeling"
+STAND_INS = Path(__file__).resolve().parents[4] / "examples" / "values" / "uncertainty_modeling"
 
 
 def values_checkout(root: Path) -> Path:

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from assay.cli import main
-from assay.downstream import load_config, run_experiments
+from assay_segmentation.downstream import load_config, run_experiments
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "segmentation.yaml"
 
 

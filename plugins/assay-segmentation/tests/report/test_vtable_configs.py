@@ -16,9 +16,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
 from assay_values_tree import values_checkout, write_tree
 
 from assay.errors import ConfigError
-from assay.report.values_config import load_plot_config, load_table_config
-from assay.report.values_plots import plot_values
-from assay.report.values_results import load_values_results
+from assay_segmentation.report.values_config import load_plot_config, load_table_config
+from assay_segmentation.report.values_plots import plot_values
+from assay_segmentation.report.values_results import load_values_results
 
 
 @pytest.fixture(scope="module")

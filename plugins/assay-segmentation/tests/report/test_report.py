@@ -8,9 +8,9 @@ import sys
 import pytest
 from latex_check import compile_latex
 
-from assay.downstream import write_json_atomic
 from assay.errors import InvalidParameterError, MissingDependencyError
-from assay.report import bar_data, bar_plot, colour_scale, load_results, render_table
+from assay_segmentation.downstream import write_json_atomic
+from assay_segmentation.report import bar_data, bar_plot, colour_scale, load_results, render_table
 
 # dice (per model, split id) and auroc (per model x unc x agg, combined splits), two models x two seeds
 DICE = {("A", 1): 0.5, ("A", 2): 0.7, ("B", 1): 0.9, ("B", 2): 0.9}
@@ -154,7 +154,7 @@ def test_missing_manifest(tmp_path):
 
 
 def test_readable_names_and_df_naming_first():
-    from assay.report.plots import readable
+    from assay_segmentation.report.plots import readable
 
     assert readable("pred_model") == "Prediction model"
     assert readable("dice id") == "Dice ID" and readable("aurc ood") == "AURC OoD"
@@ -163,7 +163,7 @@ def test_readable_names_and_df_naming_first():
 
 
 def test_a_metric_equal_along_the_grouping_gets_no_panel(results):
-    from assay.report.plots import split_flat
+    from assay_segmentation.report.plots import split_flat
 
     t = load_results(results)
     data = bar_data(t, "pred_model")

@@ -9,19 +9,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from assay.cli._args import add_json, add_metric, add_output, check_output, flag
-from assay.cli._output import print_json
+from assay.cli.commands import add_json, add_metric, add_output, check_output, flag, print_json
+
+#: the command's name, ``assay plot``
+NAME = "plot"
+#: the line of ``assay --help``
+HELP = "bar plots of 'assay run' results (or of a ValUES plot config) aggregated along one dimension"
+#: the text of ``assay plot --help``
+DESCRIPTION = ("One bar chart per task metric: each bar is the mean (error bar: std) over "
+               "the rows with one value of DIM of the difference to the column mean, sign-flipped for "
+               "lower-is-better metrics, so higher is always better (ValUES' bar plots). Given a ValUES "
+               "plot config (plot_config.yaml), draws ValUES' figures: one per metric, split and "
+               "dimension, with one group of bars per dataset. Needs matplotlib (pip install 'assay[plot]').")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "plot", help="bar plots of 'assay run' results (or of a ValUES plot config) aggregated along one dimension",
-        description="One bar chart per task metric: each bar is the mean (error bar: std) over "
-        "the rows with one value of DIM of the difference to the column mean, sign-flipped for "
-        "lower-is-better metrics, so higher is always better (ValUES' bar plots). Given a ValUES "
-        "plot config (plot_config.yaml), draws ValUES' figures: one per metric, split and "
-        "dimension, with one group of bars per dataset. Needs matplotlib (pip install 'assay[plot]').",
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``assay plot``."""
     p.add_argument("results", type=Path, help="output folder of 'assay run', or a ValUES plot config (*.yaml)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="with a ValUES plot config: override a key of the composed config "
@@ -44,13 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-missing", action="store_true",
                    help="leave out cells whose result files are missing instead of failing")
     add_json(p, "the image file(s) written (an object with 'output'; with a ValUES config also 'figures')")
-    p.set_defaults(func=run)
 
 
 def _values(args: argparse.Namespace) -> int:
     from assay.errors import InvalidParameterError
-    from assay.report.values_config import load_plot_config
-    from assay.report.values_plots import plot_values
+    from assay_segmentation.report.values_config import load_plot_config
+    from assay_segmentation.report.values_plots import plot_values
 
     for name in ("config", "tasks"):
         if getattr(args, name):
@@ -76,10 +78,10 @@ def _values(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assay.cli.table import is_values_config
     from assay.configfile import load_yaml
     from assay.errors import InvalidParameterError
-    from assay.report import bar_plot, check_plot_options, load_results
+    from assay_segmentation.commands.table import is_values_config
+    from assay_segmentation.report import bar_plot, check_plot_options, load_results
 
     if is_values_config(args.results):
         return _values(args)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from assay.core.array_formats import ArrayFormat
-from assay.downstream import list_images, load_image, run_experiments
-from assay.downstream.data import read_array
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins import hookimpl
+from assay_segmentation.downstream import list_images, load_image, run_experiments
+from assay_segmentation.downstream.data import read_array
 
 
 def save_nifti(path, array, dtype=None):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.downstream import ConfigError, read_manifest, run_experiments
+from assay_segmentation.downstream import ConfigError, read_manifest, run_experiments
 
 CONFIG = """
 base_path: data

@@ -16,9 +16,9 @@ import pytest
 
 from assay.cli import main
 from assay.configfile import load_yaml
-from assay.downstream import ConfigError, build_grid, load_config, run_experiments
 from assay.errors import AssayError, MissingResultError, ResultFileError
-from assay.report import load_results, render_table
+from assay_segmentation.downstream import ConfigError, build_grid, load_config, run_experiments
+from assay_segmentation.report import load_results, render_table
 
 RUN = """
 base_path: data

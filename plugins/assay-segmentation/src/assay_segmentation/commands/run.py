@@ -14,17 +14,20 @@ import contextlib
 import sys
 from pathlib import Path
 
-from assay.cli._args import add_json, add_output, check_output
-from assay.cli._output import print_json
+from assay.cli.commands import add_json, add_output, check_output, print_json
+
+#: the command's name, ``assay run``
+NAME = "run"
+#: the line of ``assay --help``
+HELP = "run the downstream tasks of an experiment config (ValUES style)"
+#: the text of ``assay run --help``
+DESCRIPTION = ("Run every task of an experiment config for every experiment version "
+               "(prediction models x iterated parameters such as seeds) and write the nested JSON "
+               "results plus a manifest for 'assay table' and 'assay plot'. See docs/downstream.md.")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "run", help="run the downstream tasks of an experiment config (ValUES style)",
-        description="Run every task of an experiment config for every experiment version "
-        "(prediction models x iterated parameters such as seeds) and write the nested JSON "
-        "results plus a manifest for 'assay table' and 'assay plot'. See docs/downstream.md.",
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``assay run``."""
     p.add_argument("config", type=Path, help="experiment config (YAML): assay's own or ValUES' eval_config_*.yaml")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="Hydra overrides of config keys, e.g. base_path=/data/toy")
@@ -40,11 +43,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress lines on stderr (the summary line on stdout stays)")
     add_json(p, "the summary (versions, tasks, files written, seconds)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from assay.downstream import run_experiments
+    from assay_segmentation.downstream import run_experiments
 
     check_output(args)
     with contextlib.redirect_stdout(sys.stderr):  # the runner's "wrote FILE" lines are progress: stderr
