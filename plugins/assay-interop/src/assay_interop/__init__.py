@@ -14,9 +14,23 @@ The libraries are imported on first use.
 
 from __future__ import annotations
 
-from assay_interop.distributed import sync
-from assay_interop.huggingface import HuggingfaceMetric
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from assay_interop.sklearn_metrics import SklearnMetric
 from assay_interop.torch_metrics import TorchMetric
 
+if TYPE_CHECKING:
+    from assay_interop.distributed import sync
+    from assay_interop.huggingface import HuggingfaceMetric
+
 __all__ = ["HuggingfaceMetric", "SklearnMetric", "TorchMetric", "sync"]
+
+# imported on first use: the plugin's entry point (assay_interop.plugin) imports this package
+_LAZY = {"HuggingfaceMetric": "assay_interop.huggingface", "sync": "assay_interop.distributed"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'assay_interop' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)

@@ -16,7 +16,21 @@ importing these. See ``docs/unitxt.md`` and ``docs/unitxt-catalog.md``.
 
 from __future__ import annotations
 
-from assay_unitxt.operators import Copy, CopyFields, ListFieldValues, Rename, RenameFields
-from assay_unitxt.pipeline import MetricPipeline
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay_unitxt.operators import Copy, CopyFields, ListFieldValues, Rename, RenameFields
+    from assay_unitxt.pipeline import MetricPipeline
 
 __all__ = ["Copy", "CopyFields", "ListFieldValues", "MetricPipeline", "Rename", "RenameFields"]
+
+# the plugin's entry point (assay_unitxt.plugin) imports this package: it stays cheap, the names load on first use
+_WHERE = {"MetricPipeline": "assay_unitxt.pipeline", **dict.fromkeys(
+    ["Copy", "CopyFields", "ListFieldValues", "Rename", "RenameFields"], "assay_unitxt.operators")}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'assay_unitxt' has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)
