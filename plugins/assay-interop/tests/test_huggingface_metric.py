@@ -18,12 +18,12 @@ import pytest
 
 import assay
 from assay.errors import InvalidParameterError, MissingDependencyError, UnknownNameError
-from assay.metrics import HuggingfaceMetric
 from assay.plugins import _catalog_files
+from assay_interop.huggingface import HuggingfaceMetric
 
 pytestmark = pytest.mark.slow  # importing evaluate (datasets, pyarrow, pandas) takes seconds
 
-SCRIPT_DIR = Path(__file__).resolve().parents[1] / "data" / "hf_metrics" / "sum_match"
+SCRIPT_DIR = Path(__file__).resolve().parent / "data" / "hf_metrics" / "sum_match"
 PREDS = ["a", "b", "c"]
 REFS = [["a"], ["x"], ["c", "d"]]
 TASK_DATA = [{"weights": 1.0, "bonus": 0.5}, {"weights": 2.0, "bonus": 0.5}, {"weights": 1.0, "bonus": 0.5}]
@@ -114,7 +114,7 @@ def test_task_data_fields_are_checked():
 def test_stored_in_the_catalog_as_data(tmp_path):
     path = assay.add_to_catalog(unitxt_style(), "metrics.sum_match")
     data = json.loads(path.read_text())
-    assert data["__class__"] == "assay.metrics.huggingface.HuggingfaceMetric"
+    assert data["__class__"] == "assay_interop.huggingface.HuggingfaceMetric"
     assert data["args"]["prediction_type"] == {"__type__": "str"}
     m = assay.load_metric("metrics.sum_match")
     assert m.update(PREDS, REFS, TASK_DATA).compute_scores()["match"] == pytest.approx(1.0)

@@ -1,4 +1,4 @@
-"""One rank of the two-process ``assay.distributed.sync`` test (run by ``test_sync.py``).
+"""One rank of the two-process ``assay_interop.distributed.sync`` test (run by ``test_sync.py``).
 
 Usage: ``python gloo_worker.py RANK`` with ``MASTER_ADDR``, ``MASTER_PORT`` and
 ``WORLD_SIZE=2`` set. Prints one JSON object: each check's scores as ``float.hex``
@@ -15,7 +15,7 @@ import traceback
 import torch.distributed as dist
 from distsync_cases import batches, cases, encode, part
 
-import assay.distributed
+import assay_interop.distributed as distributed
 from assay.errors import InvalidParameterError
 from assay.plugins import load_metric
 
@@ -38,14 +38,14 @@ def error(fn) -> dict:
 def before_the_group(out: dict) -> None:
     """Rank 0, alone: no process group yet, then a group of one."""
     acc = cases()["accuracy"]
-    out["no_group"] = error(lambda: assay.distributed.sync(fed("accuracy", acc, 0)))
+    out["no_group"] = error(lambda: distributed.sync(fed("accuracy", acc, 0)))
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
         m = fed("roc_auc", cases()["roc_auc"], 0)
         alone = m.compute_scores()
         state = m.state.__getstate__()
-        same = assay.distributed.sync(m)
-        copy = assay.distributed.sync(m, inplace=False)
+        same = distributed.sync(m)
+        copy = distributed.sync(m, inplace=False)
         out["world_1"] = {
             "alone": encode(alone), "synced": encode(same.compute_scores()), "is_same": same is m,
             "copy_is_new": copy is not m, "copy": encode(copy.compute_scores()), "n": m.state.n,
@@ -65,7 +65,7 @@ def main() -> None:
         all_cases = cases()
         for key, case in all_cases.items():
             m = fed(case["metric"], case, rank)
-            merged = assay.distributed.sync(m)
+            merged = distributed.sync(m)
             out[key] = {"scores": encode(merged.compute_scores()), "n": merged.state.n, "is_same": merged is m}
             if not merged.additive:  # the merged intermediates, to check the rank order
                 out[key]["intermediates"] = [[float(v).hex() for v in row]
@@ -73,26 +73,26 @@ def main() -> None:
         # inplace=False: the local state stays this rank's own
         case = all_cases["roc_auc"]
         m = fed("roc_auc", case, rank)
-        merged = assay.distributed.sync(m, inplace=False)
+        merged = distributed.sync(m, inplace=False)
         out["not_inplace"] = {"merged": encode(merged.compute_scores()), "local": encode(m.compute_scores()),
                               "local_n": m.state.n, "merged_n": merged.state.n}
         # several metrics in one collective
         acc, ece = all_cases["accuracy"], all_cases["ece"]
-        both = assay.distributed.sync([fed(acc["metric"], acc, rank), fed(ece["metric"], ece, rank)])
+        both = distributed.sync([fed(acc["metric"], acc, rank), fed(ece["metric"], ece, rank)])
         out["several"] = [encode(both[0].compute_scores()), encode(both[1].compute_scores())]
         # different options on the two ranks: an error on both, no hang
-        out["mismatch"] = error(lambda: assay.distributed.sync(load_metric(f"ece[n_bins={10 + 5 * rank}]")))
+        out["mismatch"] = error(lambda: distributed.sync(load_metric(f"ece[n_bins={10 + 5 * rank}]")))
         # a group of one (rank 0 alone): a no-op there, an error on rank 1, which is not in it
         solo = dist.new_group([0])
         m = fed("accuracy", acc, rank)
-        out["subgroup"] = error(lambda: assay.distributed.sync(m, group=solo))
+        out["subgroup"] = error(lambda: distributed.sync(m, group=solo))
         out["subgroup"]["scores"] = encode(m.compute_scores())
         # a different number of metrics on the two ranks
-        out["count_mismatch"] = error(lambda: assay.distributed.sync([load_metric("accuracy")] * (1 + rank)))
+        out["count_mismatch"] = error(lambda: distributed.sync([load_metric("accuracy")] * (1 + rank)))
         # a different metric on the two ranks
-        out["class_mismatch"] = error(lambda: assay.distributed.sync(load_metric(["accuracy", "ece"][rank])))
+        out["class_mismatch"] = error(lambda: distributed.sync(load_metric(["accuracy", "ece"][rank])))
         # the process group still works after the errors
-        out["after_mismatch"] = encode(assay.distributed.sync(fed(acc["metric"], acc, rank)).compute_scores())
+        out["after_mismatch"] = encode(distributed.sync(fed(acc["metric"], acc, rank)).compute_scores())
     except Exception:  # noqa: BLE001 - report, then leave
         out["crash"] = traceback.format_exc()
     finally:

@@ -1,4 +1,4 @@
-"""``assay.distributed.sync`` across two real processes (``gloo`` over loopback).
+"""``assay_interop.distributed.sync`` (``assay.distributed.sync``) across two real processes (``gloo`` over loopback).
 
 One module-scoped run of ``gloo_worker.py`` on two ranks does every distributed check and
 prints JSON; the tests compare it, bit for bit (``float.hex``), with one process (this
@@ -20,7 +20,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
-import assay.distributed
+import assay_interop.distributed as distributed
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins import load_metric
 
@@ -209,22 +209,22 @@ def test_without_torch_the_error_names_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "torch.distributed", None)
     with pytest.raises(MissingDependencyError, match="pip install torch"):
-        assay.distributed.sync(load_metric("accuracy").update([1], [[1]]))
+        distributed.sync(load_metric("accuracy").update([1], [[1]]))
 
 
 @pytest.mark.parametrize("bad", ["accuracy", 3, [load_metric("accuracy"), "f1"]])
 def test_not_a_metric_is_an_error_naming_the_parameter(bad):
     with pytest.raises(InvalidParameterError, match="'metric' parameter of assay.distributed.sync"):
-        assay.distributed.sync(bad)
+        distributed.sync(bad)
 
 
 def test_inplace_must_be_a_bool():
     with pytest.raises(InvalidParameterError, match="'inplace' parameter"):
-        assay.distributed.sync(load_metric("accuracy"), inplace="no")
+        distributed.sync(load_metric("accuracy"), inplace="no")
 
 
 def test_importing_assay_does_not_import_torch():
-    code = "import sys, assay, assay.distributed; print('torch' in sys.modules)"
+    code = "import sys, assay, assay.distributed, assay_interop.distributed; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert out.stdout.strip() == "False"

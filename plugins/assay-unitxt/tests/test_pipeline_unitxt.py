@@ -14,9 +14,9 @@ import pytest
 
 import assay
 from assay.errors import EvaluationError, InvalidParameterError
-from assay.metrics import MetricPipeline
-from assay.metrics.operators import Copy, CopyFields, ListFieldValues, Rename
 from assay.plugins import _catalog_files
+from assay_unitxt.operators import Copy, CopyFields, ListFieldValues, Rename
+from assay_unitxt.pipeline import MetricPipeline
 
 PREDICTIONS = ["apple", "boy", "cat"]
 REFERENCES = [["apple2"], ["boys"], ["dogs"]]

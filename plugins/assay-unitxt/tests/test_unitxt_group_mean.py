@@ -18,14 +18,14 @@ import assay
 from assay import DataPool, EvaluatorBase
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric
-from assay.metrics.group_aggregations import (
+from assay_classic.text import UnitxtTokenOverlap as TokenOverlap
+from assay_unitxt.group_aggregations import (
     mean_subgroup_score,
     nan_mean,
     normalized_cohens_h,
     normalized_hedges_g,
     performance_drop_rate,
 )
-from assay_classic.text import UnitxtTokenOverlap as TokenOverlap
 
 PREDICTIONS = ["A B", "BC D", "C", "123", "BCD", "10", "  BD", "AB", "I am a dog", "AB C", "AB 1", "GMA", "0.123",
                "BD", "abc"]
