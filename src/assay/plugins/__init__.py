@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assay.plugins.declarations import DECLARATION_GROUPS, NAMESPACE_DECLARATION_GROUPS
 from assay.plugins.hookspecs import hookimpl, hookspec
 from assay.plugins.manager import (
+    BUILTIN_DECLARATIONS,
     BUILTIN_PLUGINS,
     COMMAND_GROUP,
     ENTRY_POINT_GROUP,
@@ -31,6 +32,7 @@ from assay.plugins.registry import KINDS, Entry, Registry
 __all__ = [
     "add_to_catalog",
     "register_local_catalog",
+    "BUILTIN_DECLARATIONS",
     "BUILTIN_PLUGINS",
     "COMMAND_GROUP",
     "DECLARATION_GROUPS",

@@ -60,6 +60,7 @@ from assay.plugins.names import split_qualifier
 from assay.plugins.registry import KINDS, NAMESPACE_HOOKS, Entry, Registry
 
 __all__ = [
+    "BUILTIN_DECLARATIONS",
     "BUILTIN_PLUGINS",
     "COMMAND_GROUP",
     "ENTRY_POINT_GROUP",
@@ -82,6 +83,17 @@ COMMAND_GROUP = DECLARATION_GROUPS["command"]
 #: assay's own plugins, imported on first use and registered like any other.
 BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats",
                                     "assay.core.array_formats", "assay.demo.builtin")
+
+#: the names each built-in plugin registers, declared as the installed plugins declare theirs (a test checks them
+#: against what the modules register): a lookup imports only the built-ins that declare the name, so
+#: ``load_metric("accuracy")`` imports no executor. A built-in module missing here loads on the first lookup.
+BUILTIN_DECLARATIONS: dict[str, dict[str, frozenset[str]]] = {
+    "assay.executors.builtin": {"executor": frozenset({"dask", "processes", "serial", "threads"})},
+    "assay.executors.spark": {"executor": frozenset({"spark"})},
+    "assay.core.formats": {"data_format": frozenset({"jsonl"})},
+    "assay.core.array_formats": {"data_format": frozenset({"nifti", "npy"})},
+    "assay.demo.builtin": {"demo_section": frozenset({"metrics"})},
+}
 
 _VALID_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 _HOOK_NAMES = tuple(KINDS.values()) + tuple(NAMESPACE_HOOKS.values())
@@ -205,7 +217,8 @@ class PluginSystem:
         self._plugins: dict[str, PluginInfo] = {}
         #: every plugin is loaded (or being loaded): lookups load nothing more
         self._loaded = False
-        self._builtins_loaded = False
+        #: the built-in modules loaded so far
+        self._loaded_builtins: set[str] = set()
         #: (distribution, entry-point name) of the entry points loaded (or tried, or disabled) so far
         self._loaded_entry_points: set[tuple[str, str]] = set()
         #: the installed entry points with their declarations (read on first need), and the declarations whose
@@ -381,8 +394,9 @@ class PluginSystem:
     def _resolve(self, kind: str, name: str | None) -> None:
         """Load what may register ``name`` of ``kind`` (None: everything): the plugins that declare it.
 
-        First the built-ins and every plugin that declares nothing (they may register anything); then
-        the plugins that declare the plain name, or the namespace of a qualified one. When the name is
+        First the built-ins that declare the name (:data:`BUILTIN_DECLARATIONS`) and every plugin that
+        declares nothing (it may register anything); then the plugins that declare the plain name, or
+        the namespace of a qualified one. When the name is
         still not registered (a name nobody declares, a stale declaration, a qualifier naming a
         plugin that did not register it), every plugin loads, so the answer -- and the error's close
         matches -- are what they were when every lookup loaded every plugin. ``ASSAY_STRICT_PLUGINS``
@@ -399,15 +413,17 @@ class PluginSystem:
             with watch_interrupts() as interrupted:
                 self._interrupted = interrupted
                 try:
-                    if not self._builtins_loaded:
-                        self._builtins_loaded = True
-                        self._load_builtins()
+                    qualifier, base = split_qualifier(name)
+                    namespace = f"{kind}_namespace"
+                    for module_name in self._builtins:
+                        declared = BUILTIN_DECLARATIONS.get(module_name)
+                        if declared is None or base in declared.get(kind, ()) or (
+                                qualifier is not None and qualifier in declared.get(namespace, ())):
+                            self._load_builtin(module_name)
                     sources = self._sources()
                     for source in sources:
                         if source.declared is None:
                             self._load_source(source)
-                    qualifier, base = split_qualifier(name)
-                    namespace = f"{kind}_namespace"
                     for source in sources:
                         if source.declares(kind, base) or (qualifier is not None
                                                            and source.declares(namespace, qualifier)):
@@ -446,9 +462,8 @@ class PluginSystem:
             if self._loaded:
                 return
             self._loaded = True
-            if not self._builtins_loaded:
-                self._builtins_loaded = True
-                self._load_builtins()
+            for module_name in self._builtins:
+                self._load_builtin(module_name)
             if self._entry_points:
                 with watch_interrupts() as interrupted:
                     self._interrupted = interrupted
@@ -458,13 +473,15 @@ class PluginSystem:
                     finally:
                         self._interrupted = lambda: False
 
-    def _load_builtins(self) -> None:
-        for module_name in self._builtins:
-            module = importlib.import_module(module_name)
-            info, _ = self._add(module, module_name, module=module_name, builtin=True)
-            if info.status == "failed":  # a bug in assay itself: never hide it
-                raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
-            self._plugins[info.name] = info
+    def _load_builtin(self, module_name: str) -> None:
+        if module_name in self._loaded_builtins:
+            return
+        self._loaded_builtins.add(module_name)
+        module = importlib.import_module(module_name)
+        info, _ = self._add(module, module_name, module=module_name, builtin=True)
+        if info.status == "failed":  # a bug in assay itself: never hide it
+            raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
+        self._plugins[info.name] = info
 
     @staticmethod
     def _excluded(names: set[str]) -> str | None:
