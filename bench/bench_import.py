@@ -86,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:52s} {medians[name] * 1e3:7.1f} ms {cpu_medians[name] * 1e3:7.1f} ms")
     ratio = medians["import assay"] / medians["import numpy"]
     print(f"  import assay / import numpy: {ratio:.2f}x (target <= 1.3x)")
-    lookup = medians["load_metric('accuracy')"]
-    before = medians["load_metric('accuracy'), every plugin loaded first"]
-    print(f"  load_metric('accuracy'): {lookup:.3f} s wall, {cpu_medians['load_metric(' + repr('accuracy') + ')']:.3f} s "
-          f"CPU (target <= 0.15 s); every plugin loaded first: {before:.3f} s ({before / lookup:.2f}x the time)")
+    name = "load_metric('accuracy')"
+    lookup, before = medians[name], medians[f"{name}, every plugin loaded first"]
+    print(f"  {name}: {lookup:.3f} s wall, {cpu_medians[name]:.3f} s CPU (target <= 0.15 s); every plugin loaded "
+          f"first: {before:.3f} s ({before / lookup:.2f}x the time)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"runs": args.runs, "median_s": medians, "median_cpu_s": cpu_medians,

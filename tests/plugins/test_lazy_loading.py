@@ -71,9 +71,9 @@ def imported_by(root: Path | None, code: str, **env: str) -> dict:
     environ.update(env)
     if root is not None:
         environ["PYTHONPATH"] = str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")
-    ours = sorted(p.stem for p in root.glob("*.py")) if root is not None else []
+    ours = FIRST_PARTY + tuple(sorted(p.stem for p in root.glob("*.py")) if root is not None else ())
     script = (f"import json, sys\nresult = {{}}\n{textwrap.dedent(code)}\n"
-              f"result['modules'] = sorted(m for m in sys.modules if m.split('.')[0] in {FIRST_PARTY + tuple(ours)!r})\n"
+              f"result['modules'] = sorted(m for m in sys.modules if m.split('.')[0] in {ours!r})\n"
               "print(json.dumps(result, default=str))")
     run = subprocess.run([sys.executable, "-c", script], env=environ, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -185,9 +185,9 @@ def test_a_name_nobody_declares_loads_every_plugin_before_answering(dists):
     with use_plugin_system(PluginSystem()) as system:
         assert assay.load_metric("zz_here").scale == 1  # registered but not declared: found by loading everything
         assert system.loaded
-    with use_plugin_system(PluginSystem()):  # declared but not registered: an unknown name, after loading all
-        with pytest.raises(UnknownNameError, match=r"No metric named 'zz_gone'"):
-            assay.load_metric("zz_gone")
+    # declared but not registered: an unknown name, after loading all
+    with use_plugin_system(PluginSystem()), pytest.raises(UnknownNameError, match=r"No metric named 'zz_gone'"):
+        assay.load_metric("zz_gone")
     assert stale in sys.modules
 
 
@@ -240,7 +240,8 @@ def test_a_declaration_for_a_module_that_is_no_entry_point_fails_the_check(dists
 
 
 def test_a_namespace_lookup_loads_only_the_namespace_plugin(dists):
-    space = write_dist(dists, "zz-space", metric_plugin(namespace="zzns"), declares={"assay.metric_namespaces": ["zzns"]})
+    space = write_dist(dists, "zz-space", metric_plugin(namespace="zzns"),
+                       declares={"assay.metric_namespaces": ["zzns"]})
     other = write_dist(dists, "zz-other", metric_plugin("zz_other"), declares={"assay.metrics": ["zz_other"]})
     with use_plugin_system(PluginSystem()) as system:
         assert assay.load_metric("zzns:Thing[k=1]") == ("resolved", "Thing", {"k": 1})
@@ -265,9 +266,9 @@ def test_strict_mode_checks_every_plugin_on_the_first_lookup(dists, monkeypatch)
     write_dist(dists, "zz-alpha", metric_plugin("zz_alpha_metric"), declares={"assay.metrics": ["zz_alpha_metric"]})
     write_dist(dists, "zz-broken", BROKEN, declares={"assay.metrics": ["zz_broken_metric"]})
     monkeypatch.setenv("ASSAY_STRICT_PLUGINS", "1")
-    with use_plugin_system(PluginSystem()):
-        with pytest.raises(PluginLoadError, match="Plugin 'zz_broken' failed .*broken on purpose"):
-            assay.load_metric("zz_alpha_metric")
+    with use_plugin_system(PluginSystem()), pytest.raises(PluginLoadError,
+                                                          match="Plugin 'zz_broken' failed .*broken on purpose"):
+        assay.load_metric("zz_alpha_metric")
 
 
 # --------------------------------------------------------------------------- broken plugins, reported by name

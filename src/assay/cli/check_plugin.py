@@ -80,10 +80,10 @@ def run_check_plugin(args: argparse.Namespace) -> int:
         print_json(report.to_dict())
     else:
         print(report.table())
-        hint = declaration_hint(plugin.infos, declared)
-        if hint:
+        declare = declaration_hint(plugin.infos, declared)
+        if declare:
             print()
-            print(hint)
+            print(declare)
         print()
         print(report.summary())
     return 0 if report.ok else EXIT_FAILED

@@ -63,7 +63,7 @@ class Source:
 
     @property
     def distribution(self) -> str | None:
-        return self.entry_point.dist_name  # type: ignore[no-any-return]
+        return self.entry_point.dist_name
 
     @property
     def key(self) -> tuple[str, str]:
