@@ -351,7 +351,7 @@ class PluginSystem:
         :data:`COMMAND_GROUP`. When exactly one installed ``assay`` entry point is declared for
         ``command`` and may load (``ASSAY_DISABLE_PLUGINS`` / ``ASSAY_LOAD_PLUGINS``), only it
         is loaded, and the entry it registered is returned; the other plugins, and the built-in
-        ones (which register no command), load on the first registry lookup, as always. None, with nothing more loaded,
+        ones (which register no command), load when a lookup needs them. None, with nothing more loaded,
         when the plugins are loaded already, when this system does not discover entry points,
         with ``ASSAY_STRICT_PLUGINS`` (every plugin is checked then), when no plugin or several
         declare ``command``, or when the declared plugin failed or did not register it (its
@@ -370,7 +370,7 @@ class PluginSystem:
             if source.key in self._loaded_entry_points or self._excluded(
                     {ep.name} | ({source.distribution} if source.distribution else set())):
                 return None
-            # the built-ins register no command: they load with the other plugins, on the first registry lookup
+            # the built-ins register no command: they load when a lookup needs them
             with watch_interrupts() as interrupted:
                 self._interrupted = interrupted
                 try:
