@@ -16,7 +16,8 @@ A lookup (``assay.load_metric("accuracy")``) then imports only the plugins that 
 (:meth:`assay.plugins.PluginSystem.load`). A plugin that declares at least one name is *declared*:
 its declaration is taken as complete, and ``assay check-plugin`` compares it with what the plugin
 registers (:func:`compare`). A plugin that declares nothing is loaded, as before this existed, on
-the first lookup of any name. Everything here is read from the installed ``entry_points.txt`` files
+the first lookup of any name. A plugin whose distribution contributes class-attribute handlers
+(group ``assay.metric_attributes``) and declares no names is declared as registering none. Everything here is read from the installed ``entry_points.txt`` files
 (:mod:`assay.plugins._entry_points`); nothing is imported.
 """
 
@@ -45,7 +46,10 @@ NAMESPACE_DECLARATION_GROUPS: dict[str, str] = {kind: "assay." + hook.removepref
 #: the keys of :attr:`Source.declared` and of :attr:`PluginInfo.registered`: a kind, or ``"<kind>_namespace"``
 _GROUP_KEYS: dict[str, str] = {**{group: kind for kind, group in DECLARATION_GROUPS.items()},
                                **{group: f"{kind}_namespace" for kind, group in NAMESPACE_DECLARATION_GROUPS.items()}}
-GROUPS: tuple[str, ...] = (ENTRY_POINT_GROUP, *_GROUP_KEYS)
+#: the group of the class-attribute handlers a distribution contributes (assay.metrics._attributes); a plugin
+#: whose distribution has entries here and declares no names is declared as registering none (assay-unitxt)
+ATTRIBUTE_GROUP = "assay.metric_attributes"
+GROUPS: tuple[str, ...] = (ENTRY_POINT_GROUP, *_GROUP_KEYS, ATTRIBUTE_GROUP)
 
 
 @attrs.frozen
@@ -88,6 +92,7 @@ def read_sources(entry_points: Iterable[Any]) -> tuple[list[Source], list[Any]]:
     by_target: dict[tuple[str, str], dict[str, set[str]]] = {}
     orphans = []
     targets = {(ep.dist_name or "", ep.value) for ep in plugins}
+    attribute_dists = {ep.dist_name or "" for ep in points if ep.group == ATTRIBUTE_GROUP}
     for ep in points:
         key = _GROUP_KEYS.get(ep.group)
         if key is None:
@@ -105,6 +110,8 @@ def read_sources(entry_points: Iterable[Any]) -> tuple[list[Source], list[Any]]:
             continue
         seen.add((ep.dist_name or "", ep.name))
         declared = by_target.get((ep.dist_name or "", ep.value))
+        if declared is None and (ep.dist_name or "") in attribute_dists:
+            declared = {}  # it contributes class-attribute handlers only: it registers no names
         # two distributions may use one entry-point name: the second is recorded as name@distribution
         name = ep.name if ep.name not in names else f"{ep.name}@{ep.dist_name or len(sources)}"
         names.add(name)
