@@ -5,6 +5,7 @@ save written by the old core UEManager (assay.uncertainty.manager), which the mo
 """
 import sys
 from pathlib import Path
+
 from assay.uncertainty import UEManager
 
 RECORDS = [
