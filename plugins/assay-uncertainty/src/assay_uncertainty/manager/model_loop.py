@@ -2,7 +2,7 @@
 
 ``UEManager(dataset, model=..., ...)`` hands the model to a *model backend*, found in
 the ``model_backend`` registry (``assay_register_model_backends``; ``assay-transformers``
-registers ``transformers``). The core never imports a backend or its libraries. For
+registers ``transformers``). The manager never imports a backend or its libraries. For
 each batch of ``batch_size`` examples, as LM-Polygraph's manager does:
 
 1. **statistics**: the backend's stat calculators (they read ``input_texts``, the
