@@ -67,7 +67,7 @@ def test_read_json_is_strict_and_names_file_and_position(tmp_path, raw, message)
         jsonio.read_json(tmp_path / "nope.json")
 
 
-@pytest.mark.parametrize("name", ["assay.jsonio", "assay.uncertainty._columns"])
+@pytest.mark.parametrize("name", ["assay.jsonio", "assay_uncertainty.manager._columns"])
 def test_docstring_examples(name):
     import doctest
     import importlib

@@ -42,7 +42,6 @@ __all__ = ["build_parser", "main"]
 COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
     "assay.cli.plugins", "assay.cli.check_plugin",
-    "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
 )
 
@@ -81,7 +80,7 @@ def _help_width(columns_variable: str | None) -> int:
 
 
 #: the names those modules register (checked by the tests): ``assay NAME`` with another NAME is a plugin's
-OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "ue", "evaluate", "compare"})
+OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "evaluate", "compare"})
 
 
 def _top_parser() -> argparse.ArgumentParser:

@@ -36,7 +36,7 @@ import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.uncertainty.model_loop import GENERATION_PARAMS
+from assay_uncertainty.manager.model_loop import GENERATION_PARAMS
 
 __all__ = ["GENERATION_PARAMS", "Generation", "HFModel", "check_generation_params"]
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import assay.uncertainty.persist as persist
+import assay_uncertainty.manager.persist as persist
 from assay.errors import SaveFormatError
 from assay.metrics.results import EvaluationResults, load_results
-from assay.uncertainty import UEManager
+from assay_uncertainty.manager import UEManager
 
 STEPS = ["tmp-created", "npz-written", "json-written", "tmp-complete", "old-moved", "new-moved", "old-removed"]
 #: the steps after which the new save is in place
@@ -33,7 +33,7 @@ NEW_AFTER = {"new-moved", "old-removed"}
 BUILD = textwrap.dedent("""
     import warnings
     import numpy as np
-    from assay.uncertainty import UEManager
+    from assay_uncertainty.manager import UEManager
 
     def build(seed, n=300):
         rng = np.random.default_rng(seed)
@@ -178,8 +178,8 @@ def test_mixed_pair_of_two_saves_never_loads(tmp_path, old_new):
 # ---------------------------------------------------------------- kill -9, in a subprocess
 CHILD = textwrap.dedent("""
     import sys, time
-    import assay.uncertainty.persist as persist
-    from assay.uncertainty import UEManager
+    import assay_uncertainty.manager.persist as persist
+    from assay_uncertainty.manager import UEManager
     run, step, marker, source = sys.argv[1:5]
     man = UEManager.load(source)
 
@@ -194,7 +194,7 @@ CHILD = textwrap.dedent("""
 
 LOOP = textwrap.dedent("""
     import sys
-    from assay.uncertainty import UEManager
+    from assay_uncertainty.manager import UEManager
     run, marker = sys.argv[1:3]
     mans = [UEManager.load(p) for p in sys.argv[3:5]]
     open(marker, "w").close()

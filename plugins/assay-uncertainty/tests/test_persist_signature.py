@@ -10,7 +10,7 @@ import pytest
 
 import assay
 from assay.errors import SaveFormatError
-from assay.uncertainty import UEManager
+from assay_uncertainty.manager import UEManager
 
 RECS = [{"log_probs": [-0.1], "correct": 1}, {"log_probs": [-2.0], "correct": 0},
         {"log_probs": [-0.5, -0.5], "correct": 1}]

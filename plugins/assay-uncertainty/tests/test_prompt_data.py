@@ -1,4 +1,5 @@
-"""Bad datasets for the model loop's prompts (assay.uncertainty.prompt_data): each is an error naming the place."""
+"""Bad datasets for the model loop's prompts (assay_uncertainty.manager.prompt_data): each is an error naming
+the place."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from assay.errors import InvalidParameterError, MissingDependencyError
-from assay.uncertainty.prompt_data import load_rows, prompt_records
+from assay_uncertainty.manager.prompt_data import load_rows, prompt_records
 
 ROWS = [{"q": f"question {i}", "a": f"answer {i}"} for i in range(6)]
 

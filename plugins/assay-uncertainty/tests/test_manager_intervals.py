@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from assay.errors import InvalidParameterError, SaveFormatError
-from assay.uncertainty import Estimator, UEManager, UEMetric
+from assay.uncertainty import Estimator, UEMetric
+from assay_uncertainty.manager import UEManager
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from assay_ue_references import MeanUncertainty, percentile, ref_auc, ref_indices, ref_prr

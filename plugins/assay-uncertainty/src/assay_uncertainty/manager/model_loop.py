@@ -2,7 +2,7 @@
 
 ``UEManager(dataset, model=..., ...)`` hands the model to a *model backend*, found in
 the ``model_backend`` registry (``assay_register_model_backends``; ``assay-transformers``
-registers ``transformers``). The core never imports a backend or its libraries. For
+registers ``transformers``). The manager never imports a backend or its libraries. For
 each batch of ``batch_size`` examples, as LM-Polygraph's manager does:
 
 1. **statistics**: the backend's stat calculators (they read ``input_texts``, the
@@ -22,7 +22,7 @@ The dataset is what the stored-output path reads (records, columns or a file) wi
 ``correct``, ``id`` ...) are kept and read by the generation metrics.
 
 What is kept in ``stats`` (and saved): the stored-output fields (see
-:mod:`assay.uncertainty.inputs`: ``answer``, ``log_probs``, ``token_entropies``,
+:mod:`assay_uncertainty.manager.inputs`: ``answer``, ``log_probs``, ``token_entropies``,
 ``sample_texts``, ``sample_log_probs`` ... and the dataset's fields), ``input_texts``, and
 the statistics named in ``save_stats`` (``greedy_log_probs`` is a ``(T, V)`` array per
 example: only saved when asked for). A loaded manager re-runs estimators and rescoring
@@ -115,7 +115,7 @@ def run_model_loop(man: Any) -> None:
     from assay.executors.base import progress_bar, show_progress
     from assay.uncertainty.base import check_level
     from assay.uncertainty.graph import plan_calculators
-    from assay.uncertainty.inputs import FIELDS
+    from assay_uncertainty.manager.inputs import FIELDS
 
     backend = resolve_model_backend(man.model, man.model_options)
     man.notes.append(f"model run: {backend!r}, batch_size={man.batch_size}, max_new_tokens={man.max_new_tokens}, "

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from assay.errors import SaveFormatError
-from assay.uncertainty import UEManager
+from assay_uncertainty.manager import UEManager
 
 RECORDS = [
     {"id": "a", "answer": "x", "log_probs": [-0.1, -0.2], "correct": 1, "claim_spans": [[0, 1], [1, 2]],
@@ -428,7 +428,7 @@ def test_unsaveable_stat_is_skipped_with_a_warning(tmp_path):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from assay.uncertainty._columns import decode_column, encode_column  # noqa: E402
+from assay_uncertainty.manager._columns import decode_column, encode_column  # noqa: E402
 
 _LEAVES = {
     "float": st.floats(allow_nan=True, allow_infinity=True),

@@ -1,8 +1,8 @@
 """Pictures for uncertainty results: reliability diagrams, risk-coverage curves, rejection curves (PNG).
 
-matplotlib is optional (``pip install 'assay[plot]'``) and imported only when drawing.
+matplotlib is optional (``pip install 'assay-uncertainty[plot]'``) and imported only when drawing.
 The curves are computed here with plain numpy (ties in uncertainty grouped, as in the
-metrics), so the core needs no plugin to draw them.
+metrics), so drawing them needs no metric object.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependencyError("matplotlib", extra="plot", purpose="uncertainty plots") from None
+        raise MissingDependencyError("matplotlib", purpose="uncertainty plots") from None
     return plt
 
 

@@ -1,4 +1,4 @@
-"""All-or-nothing saves of a :class:`~assay.uncertainty.manager.UEManager`, and checked loads.
+"""All-or-nothing saves of a :class:`~assay_uncertainty.manager.ue_manager.UEManager`, and checked loads.
 
 A save is a folder holding ``manager.json`` and ``arrays.npz``:
 
@@ -49,7 +49,7 @@ import numpy as np
 from assay.errors import InvalidParameterError, SaveFormatError
 from assay.jsonio import decode_number, dumps, fsync_dir, read_json, to_jsonable
 from assay.provenance import Signature, signature_of
-from assay.uncertainty._columns import LEAF_KINDS, decode_column, encode_column
+from assay_uncertainty.manager._columns import LEAF_KINDS, decode_column, encode_column
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_manager", "manager_signature", "save_manager", "saved_folder"]
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from assay.cli.ue import load_config
 from assay.errors import ConfigError
+from assay_uncertainty.command.ue import load_config
 
 GOOD = {"model": {"path": "m", "batch_size": 2, "generation_params": {"top_k": 5}},
         "dataset": {"path": "d.jsonl", "text_column": "q"}, "seed": [1, 2],

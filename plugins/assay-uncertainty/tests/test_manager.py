@@ -8,15 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from assay.uncertainty import (
-    Estimator,
-    StatCalculator,
-    StatDependencyError,
-    UEDataError,
-    UEManager,
-    load_ue_data,
-    plan_calculators,
-)
+from assay.uncertainty import Estimator, StatCalculator, StatDependencyError, plan_calculators
+from assay_uncertainty.manager import UEDataError, UEManager, load_ue_data
 
 
 class Calc(StatCalculator):

@@ -7,8 +7,9 @@ import pytest
 
 from assay.errors import InvalidParameterError
 from assay.plugins import PluginSystem, use_plugin_system
-from assay.uncertainty import Estimator, StatCalculator, UEManager
-from assay.uncertainty.model_loop import resolve_model_backend
+from assay.uncertainty import Estimator, StatCalculator
+from assay_uncertainty.manager import UEManager
+from assay_uncertainty.manager.model_loop import resolve_model_backend
 
 RECORDS = [{"input": "x" * (i + 1), "reference": "yes" if i < 2 else "no"} for i in range(5)]
 

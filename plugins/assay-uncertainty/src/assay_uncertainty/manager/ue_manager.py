@@ -34,7 +34,7 @@ each resample re-sorts the examples once per UE metric and pair.
 checksums) and ``arrays.npz`` (estimations, generation-metric values and ``stats``; ragged
 ones flat with their lengths), all or nothing; ``UEManager.load(path)`` verifies and reads
 them back without pickle, ``rescore`` computes further UE metrics on the saved values,
-and the saved ``stats`` let estimators run again (see :mod:`assay.uncertainty.persist`).
+and the saved ``stats`` let estimators run again (see :mod:`assay_uncertainty.manager.persist`).
 """
 
 from __future__ import annotations
@@ -55,12 +55,12 @@ from assay.metrics.significance import Comparison
 from assay.plugins.names import parse_name
 from assay.render import Grid, render_grid
 from assay.uncertainty.base import Estimator, GenerationMetric, StatCalculator, UEMetric, check_level
-from assay.uncertainty.comparisons import compare_estimators, compare_to_best
 from assay.uncertainty.graph import plan_calculators
-from assay.uncertainty.inputs import load_ue_data, records_to_columns
-from assay.uncertainty.persist import FORMAT_VERSION, load_manager, save_manager  # noqa: F401 - FORMAT_VERSION kept here
-from assay.uncertainty.tables import manager_grid
 from assay.validation import check_int, check_number, check_seed
+from assay_uncertainty.manager.comparisons import compare_estimators, compare_to_best
+from assay_uncertainty.manager.inputs import load_ue_data, records_to_columns
+from assay_uncertainty.manager.persist import FORMAT_VERSION, load_manager, save_manager  # noqa: F401 - FORMAT_VERSION kept here
+from assay_uncertainty.manager.tables import manager_grid
 
 __all__ = ["UEManager"]
 
@@ -105,7 +105,7 @@ class UEManager:
     Parameters
     ----------
     data : path, list of records, or mapping of columns
-        Stored model outputs (see :mod:`assay.uncertainty.inputs` for the schema).
+        Stored model outputs (see :mod:`assay_uncertainty.manager.inputs` for the schema).
     estimators : sequence of registered names or :class:`Estimator`
     gen_metrics : sequence of names from :data:`~assay.uncertainty.gen_metrics.GENERATION_METRICS`
         or :class:`GenerationMetric` instances
@@ -115,7 +115,7 @@ class UEManager:
     nan_policy : {"drop", "raise"}
     model : optional; a folder path, a ``(model, tokenizer)`` pair or a backend object
         Run this language model over ``data`` (records with an ``input`` prompt) instead of
-        reading stored outputs; see :mod:`assay.uncertainty.model_loop` (needs a model backend
+        reading stored outputs; see :mod:`assay_uncertainty.manager.model_loop` (needs a model backend
         such as ``pip install assay-transformers``). The remaining parameters apply to it:
     model_options : mapping passed to the backend (``type``, ``device``, ``dtype``, ``load_args``)
     batch_size, max_new_tokens, samples_n : int
@@ -205,7 +205,7 @@ class UEManager:
         if isinstance(data, (str, os.PathLike)):
             return records_to_columns(load_ue_data(data), source=str(data))
         if isinstance(data, Mapping):
-            from assay.uncertainty.inputs import columns_to_records
+            from assay_uncertainty.manager.inputs import columns_to_records
 
             return records_to_columns(columns_to_records(data), source="<columns>")
         return records_to_columns(data)
@@ -267,7 +267,7 @@ class UEManager:
                          max_new_tokens: int, samples_n: int, generation_params: Mapping[str, Any] | None,
                          seed: int, ignore_exceptions: bool, save_stats: Sequence[str],
                          progress: bool | None) -> None:
-        from assay.uncertainty.model_loop import check_loop_options
+        from assay_uncertainty.manager.model_loop import check_loop_options
 
         check_loop_options(batch_size=batch_size, max_new_tokens=max_new_tokens, samples_n=samples_n, seed=seed,
                            save_stats=save_stats)
@@ -293,7 +293,7 @@ class UEManager:
     def __call__(self) -> dict[tuple[str, str, str, str], float]:
         """Compute statistics, estimations, generation metrics and UE metrics; return ``metrics``."""
         if self.model is not None:
-            from assay.uncertainty.model_loop import run_model_loop
+            from assay_uncertainty.manager.model_loop import run_model_loop
 
             run_model_loop(self)
             self.model = None  # the model ran once; a second call scores the statistics now stored
@@ -573,14 +573,14 @@ class UEManager:
     def signature(self) -> Any:
         """The provenance :class:`~assay.provenance.Signature`: estimators, generation and UE metrics
         with their options and conventions, assay and plugin versions (saved in ``manager.json``)."""
-        from assay.uncertainty.persist import manager_signature
+        from assay_uncertainty.manager.persist import manager_signature
 
         return manager_signature(self)
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save into the folder ``path``, all or nothing: ``manager.json`` (names, metrics, manifest) and
-        ``arrays.npz`` (values and statistics); no pickle. See :mod:`assay.uncertainty.persist`."""
+        ``arrays.npz`` (values and statistics); no pickle. See :mod:`assay_uncertainty.manager.persist`."""
         return save_manager(self, path)
 
     @classmethod

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from assay.errors import MissingDependencyError
-from assay.uncertainty.plots import plot_rejection, rejection_curve, reliability_bins, risk_coverage_curve
+from assay_uncertainty.manager.plots import plot_rejection, rejection_curve, reliability_bins, risk_coverage_curve
 
 U = np.array([0.1, 0.2, 0.3, 0.4])
 Q = np.array([1.0, 1.0, 0.0, 1.0])
@@ -41,5 +41,5 @@ def test_reliability_bins():
 
 def test_missing_matplotlib_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(MissingDependencyError, match=r"pip install 'assay\[plot\]'"):
+    with pytest.raises(MissingDependencyError, match=r"pip install matplotlib"):
         plot_rejection({"msp": (U, Q)}, tmp_path / "x.png")

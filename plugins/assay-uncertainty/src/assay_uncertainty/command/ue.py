@@ -1,5 +1,8 @@
 """``assay ue CONFIG.yaml``: score uncertainty estimators on stored model outputs.
 
+A command of this plugin, added to ``assay`` through the ``assay_register_commands`` hook
+(:mod:`assay_uncertainty.plugin`; it was ``assay.cli.ue`` before issue 23).
+
 The config (YAML, read with :func:`assay.configfile.load_yaml`: safe, bounded, UTF-8)::
 
     data: outputs.jsonl            # JSON Lines / .json / .npz, relative to the config file
@@ -12,7 +15,7 @@ The config (YAML, read with :func:`assay.configfile.load_yaml`: safe, bounded, U
 
 Or, instead of ``data``, run a model (needs a model backend: ``pip install assay-transformers``)
 with ``model:`` and ``dataset:`` sections and ``seed: [...]`` (one saved manager per seed in
-``save_path/seed-<s>``); see :mod:`assay.cli._ue_model` and docs/transformers.md.
+``save_path/seed-<s>``); see :mod:`assay_uncertainty.command.model_sections` and docs/transformers.md.
 
 Writes the saved manager (``manager.json`` + ``arrays.npz``), ``table.md`` (estimator x UE
 metric for each level and generation metric) and the PNG plots into the output folder,
@@ -33,19 +36,29 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from assay.cli._args import add_json, add_metric, add_output, check_output, flag, non_negative_int, probability
-from assay.cli._output import json_mode, print_json
+from assay.cli.commands import (
+    add_json,
+    add_metric,
+    add_output,
+    check_output,
+    flag,
+    json_mode,
+    non_negative_int,
+    print_json,
+    probability,
+)
 
 KEYS = {"data", "estimators", "gen_metrics", "ue_metrics", "save_path", "nan_policy", "plots", "model", "dataset",
         "seed"}
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "ue", help="score uncertainty estimators on stored model outputs (a YAML config)",
-        description="Compute uncertainty estimators, generation metrics and UE metrics (PRR, AURC, ROC-AUC ...) "
-        "on stored model outputs described by a YAML config; write the saved manager, a Markdown table and plots.",
-    )
+HELP = "score uncertainty estimators on stored model outputs (a YAML config)"
+DESCRIPTION = ("Compute uncertainty estimators, generation metrics and UE metrics (PRR, AURC, ROC-AUC ...) on stored "
+               "model outputs described by a YAML config; write the saved manager, a Markdown table and plots.")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``assay ue`` (the parser is made by assay: :mod:`assay.cli._plugin_commands`)."""
     p.add_argument("config", type=Path, help="YAML config (keys: " + ", ".join(sorted(KEYS)) + ")")
     add_metric(p, "a registered UE metric, with overrides: 'prr[max_rejection=0.5]'; replaces ue_metrics of "
                "the config")
@@ -58,7 +71,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="level of the intervals and of the paired test, between 0 and 1 (default 0.95)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="resampling seed, >= 0 (default 0)")
     add_json(p, "the scores (one object per level, estimator, generation metric and UE metric)")
-    p.set_defaults(func=run)
 
 
 _SPEC_KINDS = {"estimators": "estimator", "ue_metrics": "ue_metric"}
@@ -116,8 +128,8 @@ def load_config(path: Path) -> dict:
         raise ConfigError(f"{path}: (top level): expected a mapping of keys ({', '.join(sorted(KEYS))}), "
                           f"got {type(cfg).__name__}")
     check_keys(cfg, sorted(KEYS), file=path)
-    if "model" in cfg or "dataset" in cfg or "seed" in cfg:  # the model loop (assay.cli._ue_model)
-        from assay.cli._ue_model import check_model_sections
+    if "model" in cfg or "dataset" in cfg or "seed" in cfg:  # the model loop (assay_uncertainty.command.model_sections)
+        from assay_uncertainty.command.model_sections import check_model_sections
 
         check_model_sections(cfg, path)
     for key in ("estimators", "gen_metrics", "ue_metrics") if "model" in cfg else (
@@ -141,7 +153,7 @@ def load_config(path: Path) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assay.uncertainty import UEManager
+    from assay_uncertainty.manager import UEManager
 
     cfg = load_config(args.config)
     check_output(args)
@@ -150,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     base = args.config.parent
     out = args.output or base / str(cfg.get("save_path", "ue-run"))
     if "model" in cfg:
-        from assay.cli._ue_model import run_seeds
+        from assay_uncertainty.command.model_sections import run_seeds
 
         with json_mode(args):
             runs = run_seeds(cfg, args, base, out, lambda m, folder: _compute_and_write(m, folder, cfg, args))
@@ -207,7 +219,7 @@ def _compute_and_write(man: Any, out: Path, cfg: dict, args: argparse.Namespace)
     """
     from assay.jsonio import write_text_atomic
     from assay.render import render_grid
-    from assay.uncertainty.tables import manager_grid, marks_for
+    from assay_uncertainty.manager.tables import manager_grid, marks_for
 
     man()
     man.save(out)
@@ -223,7 +235,7 @@ def _compute_and_write(man: Any, out: Path, cfg: dict, args: argparse.Namespace)
     write_text_atomic(out / "table.md", text)
     print(text)
     if cfg.get("plots", True) and not args.no_plots:
-        from assay.uncertainty.plots import draw_all
+        from assay_uncertainty.manager.plots import draw_all
 
         written = draw_all(man, out)
         print(f"{len(written)} plot(s) written to {out}")

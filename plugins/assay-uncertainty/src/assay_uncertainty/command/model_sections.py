@@ -64,7 +64,7 @@ def _str(cfg: dict, key: str, path: Path, at: str) -> None:
 def check_model_sections(cfg: dict, path: Path) -> None:
     """Check ``model``, ``dataset`` and ``seed``; errors are ``ConfigError`` naming the key path."""
     from assay.configfile import check_keys
-    from assay.uncertainty.model_loop import GENERATION_PARAMS
+    from assay_uncertainty.manager.model_loop import GENERATION_PARAMS
 
     if "data" in cfg:
         raise _fail(path, "data", "no 'data' beside 'model' (the model generates the outputs; the prompts come "
@@ -115,7 +115,7 @@ def check_model_sections(cfg: dict, path: Path) -> None:
 
 def records_of(cfg: dict, base: Path) -> list[dict[str, Any]]:
     """The model loop's records from the ``dataset`` section."""
-    from assay.uncertainty.prompt_data import load_rows, prompt_records
+    from assay_uncertainty.manager.prompt_data import load_rows, prompt_records
 
     d = cfg["dataset"]
     source = base / d["path"]
@@ -127,8 +127,8 @@ def records_of(cfg: dict, base: Path) -> list[dict[str, Any]]:
 
 def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[tuple[int | None, Path, Any]]:
     """Run the model once per seed; ``write(man, folder)`` computes, saves and prints each manager."""
-    from assay.uncertainty import UEManager
-    from assay.uncertainty.model_loop import resolve_model_backend
+    from assay_uncertainty.manager import UEManager
+    from assay_uncertainty.manager.model_loop import resolve_model_backend
 
     m = cfg["model"]
     records = records_of(cfg, base)
