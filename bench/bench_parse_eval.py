@@ -43,7 +43,10 @@ import tempfile
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ud"
+#: ``shared/data/ud`` beside the checkout (``../shared`` of the repository, or of a worktree's parent folders)
+DATA = next((p / "shared" / "data" / "ud" for p in Path(__file__).resolve().parents
+             if (p / "shared" / "data" / "ud").is_dir()),
+            Path(__file__).resolve().parents[2] / "shared" / "data" / "ud")
 
 
 def las_of(text: str) -> float:

@@ -38,7 +38,7 @@ def median_s(fn, repeat: int) -> float:
 
 
 def bench_run(tmp: Path, repeat: int, workers: int) -> None:
-    from assay.downstream import load_config, run_experiments
+    from assay_segmentation.downstream import load_config, run_experiments
     from assay_segmentation.synthetic import generate
 
     example = Path(__file__).resolve().parents[1] / "examples" / "segmentation.yaml"

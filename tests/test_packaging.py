@@ -3,6 +3,7 @@ extras it names, and the optional engines (Spark, torch, Dask, ...) stay optiona
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -23,7 +24,8 @@ PYPROJECTS = sorted(
 SETUP_SH = ROOT / "scripts" / "setup.sh"
 # Libraries that only some users install: importing assay and discovering every plugin must not
 # import them (the import happens when the executor / metric that needs them is created).
-OPTIONAL = ("pyspark", "py4j", "torch", "torchmetrics", "dask", "distributed", "matplotlib", "sklearn")
+OPTIONAL = ("pyspark", "py4j", "torch", "torchmetrics", "dask", "distributed", "matplotlib", "sklearn", "hydra",
+            "omegaconf", "nibabel")
 
 
 def _load(path: Path) -> dict:
@@ -86,6 +88,64 @@ def test_setup_installs_only_extras_that_exist():
 def test_every_plugin_defines_the_test_extra_setup_installs(path):
     assert "$plugin[test]" in _setup_sh()
     assert "test" in _load(path)["project"].get("optional-dependencies", {})
+
+
+def test_the_core_depends_on_exactly_numpy_pluggy_attrs_pyyaml_tqdm():
+    project = _load(ROOT / "pyproject.toml")["project"]
+    assert sorted(Requirement(r).name.lower() for r in project["dependencies"]) == [
+        "attrs", "numpy", "pluggy", "pyyaml", "tqdm"]
+
+
+def test_the_values_workflow_plugin_declares_what_it_imports():
+    # hydra-core and omegaconf compose the configs, matplotlib draws, nibabel reads NIfTI trees
+    project = _load(ROOT / "plugins" / "assay-segmentation" / "pyproject.toml")["project"]
+    declared = {Requirement(r).name for r in project["dependencies"]}
+    assert {"hydra-core", "omegaconf", "matplotlib", "nibabel"} <= declared
+    commands = project["entry-points"]["assay.commands"]
+    assert commands == dict.fromkeys(("run", "table", "plot"), "assay_segmentation.plugin")
+
+
+#: libraries no module of the core may import at module level (issue 23): a function may, to defer one
+HEAVY = ("hydra", "omegaconf", "matplotlib", "torch", "transformers", "pyspark", "dask")
+
+
+def _module_level_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """``(line, module)`` of the imports that run when the module is imported (not in a function or class body's
+    functions, not under ``if TYPE_CHECKING:``)."""
+    found: list[tuple[int, str]] = []
+
+    def walk(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                walk(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.append((node.lineno, node.module))
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    walk(value)
+
+    walk(tree.body)
+    return found
+
+
+def test_module_level_imports_finds_what_runs_at_import():
+    tree = ast.parse("import torch\nif TYPE_CHECKING:\n    import dask\ntry:\n    from hydra import x\n"
+                     "except ImportError:\n    pass\ndef f():\n    import matplotlib\nclass C:\n    import pyspark\n")
+    assert _module_level_imports(tree) == [(1, "torch"), (5, "hydra"), (11, "pyspark")]
+
+
+def test_no_core_module_imports_a_heavy_library_at_module_level():
+    offenders = [f"{path.relative_to(ROOT)}:{line}: {module}"
+                 for path in sorted((ROOT / "src" / "assay").rglob("*.py"))
+                 for line, module in _module_level_imports(ast.parse(path.read_text(encoding="utf-8")))
+                 if module.split(".")[0] in HEAVY]
+    assert offenders == []
 
 
 def test_spark_is_an_extra_not_a_dependency():

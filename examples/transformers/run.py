@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.uncertainty import GenerationMetric, UEManager
-from assay.uncertainty.prompt_data import prompt_records
+from assay.uncertainty import GenerationMetric
 from assay_transformers.demo import ESTIMATORS, make_tiny_model, qa_rows
+from assay_uncertainty.manager import UEManager
+from assay_uncertainty.manager.prompt_data import prompt_records
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,213 +1,22 @@
-"""Merge streaming metric states across ``torch.distributed`` processes.
+"""Moved: ``sync`` (merging metric states across ``torch.distributed`` processes) now lives in the
+assay-interop plugin, :mod:`assay_interop.distributed`.
 
-In a data-parallel training loop every process updates its own copy of a metric with its
-part of the data. :func:`sync` gathers the metric **states** of every process of the group
-(``torch.distributed.all_gather_object``: the state is pickled, sent over the process
-group's own connections, no file and no lock) and merges them in rank order, rank 0 first,
-with :meth:`assay.metrics.Metric.merge`. Every rank then holds the same merged state, so
-``compute`` gives the same numbers everywhere: the numbers of one process that saw rank 0's
-data, then rank 1's, and so on (see :func:`sync` for what "the same" means bit for bit).
-
-Hugging Face ``accelerate`` and Lightning run on ``torch.distributed`` process groups, so
-:func:`sync` works there unchanged. torch is imported only when :func:`sync` runs:
-importing :mod:`assay` or this module never imports torch.
+This module keeps the old import path working (and catalog entries that name
+``assay.distributed.<name>`` loading): each name is imported from :mod:`assay_interop.distributed`
+when first read, and without the plugin reading it raises
+:class:`~assay.errors.MissingDependencyError` naming ``pip install assay-interop``.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
 from typing import Any
 
-from assay.errors import InvalidParameterError, MissingDependencyError
-from assay.metrics.base import Metric, metric_name
+from assay.plugins.deps import moved_to_plugin
 
 __all__ = ["sync"]
 
-#: option values compared across ranks (a metric whose options differ between ranks is an error)
-_SIMPLE = (str, int, float, bool, type(None))
+_moved = moved_to_plugin(__name__, dict.fromkeys(__all__, "assay_interop.distributed"), package="assay-interop")
 
 
-def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool = True
-         ) -> Metric | list[Metric]:
-    """Gather the states of ``metric`` from every process of ``group`` and merge them in rank order.
-
-    A collective call: every process of the group must call it, with the same metric (the
-    same class and options) in the same position, like any ``torch.distributed`` collective.
-    Only the metric's state crosses the wire (``MetricState``: the summed statistics of an
-    additive metric, the gathered intermediates of the others), with the class name and the
-    simple-valued options, which are checked to agree on every rank.
-
-    Parameters
-    ----------
-    metric : Metric or sequence of Metric
-        A streaming metric (after ``update`` calls), or several, synced in one collective.
-    group : torch.distributed.ProcessGroup, optional
-        The process group (default: the default group of ``init_process_group``). Ranks are
-        the ranks within this group.
-    inplace : bool
-        ``True`` (default): each metric's own state becomes the merged state, and the metric
-        is returned. ``False``: the local state is left as it was and a merged copy is
-        returned (``sync(m, inplace=False).compute()`` scores everything seen so far while
-        each process keeps accumulating only its own data).
-
-    Returns
-    -------
-    Metric or list of Metric
-        The merged metric(s), in the shape given; the same on every rank.
-
-    Raises
-    ------
-    MissingDependencyError
-        torch is not installed (``pip install torch``).
-    InvalidParameterError
-        ``metric`` is not an assay metric; no process group is initialised; this process is
-        not a member of ``group``; or the metrics differ between ranks (number, class or
-        options), which the message names (on every rank).
-
-    Notes
-    -----
-    Every rank merges the same gathered bytes in the same order, so every rank gets the
-    same state bit for bit. Gathered (non-additive) metrics concatenate their intermediates
-    in rank order: the result is, bit for bit, one process's over the concatenation of the
-    ranks' data (rank 0's first), however each rank batched its updates. Additive metrics
-    add their totals in rank order: integer statistics (counts) are exact in any order;
-    floating-point sums equal, bit for bit, one process that made the same ``update`` calls
-    rank after rank when each rank made one ``update`` (otherwise they may differ in the
-    last bits, as any change of summation order does). A world size of 1 changes nothing
-    (no communication). After an in-place sync every rank holds everyone's data: call
-    ``reset`` before accumulating the next epoch, or use ``inplace=False``.
-
-    With the NCCL backend, ``all_gather_object`` stages the pickled state on the current
-    CUDA device: call ``torch.cuda.set_device(local_rank)`` first (``accelerate`` and
-    Lightning do).
-
-    Examples
-    --------
-    >>> import torch.distributed as dist  # doctest: +SKIP
-    >>> dist.init_process_group("gloo")  # doctest: +SKIP
-    >>> m = assay.load_metric("accuracy")  # doctest: +SKIP
-    >>> for preds, refs in my_shard_of_the_data:  # doctest: +SKIP
-    ...     m.update(preds, refs)
-    >>> assay.distributed.sync(m).compute_scores()  # doctest: +SKIP
-    {'accuracy': ..., 'score': ..., 'score_name': 'accuracy'}
-    """
-    single = isinstance(metric, Metric)
-    metrics: list[Metric] = [metric] if isinstance(metric, Metric) else _check_metrics(metric)
-    inplace = _check_bool(inplace, "inplace")
-    dist = _torch_distributed()
-    if not dist.is_available() or not dist.is_initialized():
-        raise InvalidParameterError(
-            "assay.distributed.sync: no torch.distributed process group is initialised; call "
-            "torch.distributed.init_process_group(...) on every process first (accelerate and Lightning "
-            "do it when they launch several processes)."
-        )
-    world = dist.get_world_size(group)
-    if world < 1:  # torch's answer on a process outside the group
-        raise InvalidParameterError(
-            f"The 'group' parameter of assay.distributed.sync is a process group this process (global rank "
-            f"{dist.get_rank()}) is not a member of; only its members may call sync with it."
-        )
-    if world == 1:
-        merged = metrics if inplace else [_copy(m) for m in metrics]
-    else:
-        payload = [(_identity(m), m.state.__getstate__()) for m in metrics]
-        gathered: list[Any] = [None] * world
-        dist.all_gather_object(gathered, payload, group=group)
-        _check_agree(metrics, gathered)
-        merged = [_merge(m, i, gathered) for i, m in enumerate(metrics)]
-        if inplace:
-            for m, total in zip(metrics, merged):
-                m.state.__setstate__(total.state.__getstate__())
-            merged = metrics
-    return merged[0] if single else list(merged)
-
-
-def _torch_distributed() -> Any:
-    try:
-        import torch.distributed as dist
-    except ImportError:
-        raise MissingDependencyError("torch", purpose="assay.distributed.sync") from None
-    return dist
-
-
-def _check_metrics(metrics: Any) -> list[Metric]:
-    if isinstance(metrics, (str, bytes)) or not isinstance(metrics, Sequence):
-        raise InvalidParameterError(
-            "The 'metric' parameter of assay.distributed.sync must be an assay Metric or a sequence of them; "
-            f"got {type(metrics).__name__}: {metrics!r:.80}."
-        )
-    out = list(metrics)
-    for i, m in enumerate(out):
-        if not isinstance(m, Metric):
-            raise InvalidParameterError(
-                f"The 'metric' parameter of assay.distributed.sync must hold assay Metrics; item {i} is a "
-                f"{type(m).__name__}: {m!r:.80}."
-            )
-    return out
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of assay.distributed.sync must be True or False; got {value!r:.80}."
-        )
-    return value
-
-
-def _identity(metric: Metric) -> tuple[str, dict[str, str]]:
-    """The class and the simple-valued public options of ``metric`` (compared across ranks)."""
-    cls = type(metric)
-    options = {k: repr(v) for k, v in sorted(vars(metric).items()) if not k.startswith("_") and _simple(v)}
-    return f"{cls.__module__}.{cls.__qualname__}", options
-
-
-def _simple(value: Any) -> bool:
-    if isinstance(value, (tuple, list)):
-        return all(isinstance(v, _SIMPLE) for v in value)
-    return isinstance(value, _SIMPLE)
-
-
-def _check_agree(metrics: list[Metric], gathered: list[Any]) -> None:
-    """Every rank synced the same metrics (class and simple options) as rank 0; else an error naming the difference."""
-    for rank, payload in enumerate(gathered):
-        if len(payload) != len(gathered[0]):
-            raise InvalidParameterError(
-                f"assay.distributed.sync: rank {rank} synced {len(payload)} metric(s) and rank 0 synced "
-                f"{len(gathered[0])}; every rank must sync the same metrics."
-            )
-    for rank, payload in enumerate(gathered):
-        for index, metric in enumerate(metrics):
-            where = f" (item {index} of the metrics synced)" if len(metrics) > 1 else ""
-            ref_name, ref_options = gathered[0][index][0]
-            name, options = payload[index][0]
-            if name != ref_name:
-                raise InvalidParameterError(
-                    f"assay.distributed.sync: rank {rank} synced a metric of class {name} and rank 0 one of class "
-                    f"{ref_name}{where}; every rank must sync the same metric."
-                )
-            for key in sorted(set(ref_options) | set(options)):
-                a, b = ref_options.get(key, "<unset>"), options.get(key, "<unset>")
-                if a != b:
-                    raise InvalidParameterError(
-                        f"assay.distributed.sync: metric {metric_name(metric)!r}{where} has {key}={b} on rank {rank} "
-                        f"and {key}={a} on rank 0; every rank must sync the same metric with the same options."
-                    )
-
-
-def _merge(metric: Metric, index: int, gathered: list[Any]) -> Metric:
-    """The ``index``-th metric with every rank's state merged in rank order, rank 0 first."""
-    total = metric.clone()
-    scratch = metric.clone()
-    for payload in gathered:
-        scratch.state.__setstate__(payload[index][1])
-        total.merge(scratch)
-    total.state.start = gathered[0][index][1].get("start", 0)
-    return total
-
-
-def _copy(metric: Metric) -> Metric:
-    """A metric with the same options and a copy of ``metric``'s state."""
-    out = metric.clone()
-    out.state.__setstate__(copy.deepcopy(metric.state.__getstate__()))
-    return out
+def __getattr__(name: str) -> Any:
+    return _moved(name)

@@ -3,7 +3,7 @@
 Each formula here exists once; the core, the metrics and the plugins call these functions
 (``assay_classic`` for ``roc_auc`` and its classification scores, ``assay_uncertainty`` for
 the ROC-AUC UE metric and the calibration errors, ``assay_segmentation`` for the ValUES
-detection and calibration scores, :mod:`assay.uncertainty.plots` for reliability
+detection and calibration scores, :mod:`assay_uncertainty.manager.plots` for reliability
 diagrams). They take plain numpy arrays, check nothing beyond what the formula needs
 (the callers validate their inputs with :mod:`assay.validation`) and return plain floats
 or arrays.

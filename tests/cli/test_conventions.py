@@ -112,8 +112,8 @@ def test_listing_json_is_only_json(argv, capsys):
 
 
 def test_run_json_sends_the_progress_to_stderr(monkeypatch, tmp_path, capsys):
-    import assay.downstream as downstream
-    from assay.downstream.runner import RunSummary
+    import assay_segmentation.downstream as downstream  # 'assay run' is a command of assay-segmentation
+    from assay_segmentation.downstream import RunSummary
 
     def fake_run(config, *, output, executor, verbose, **options):  # options: overrides, tasks, allow_import
         print("progress line")  # what the runner prints on the way

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import pickle
 import warnings
 
 import numpy as np
@@ -15,11 +14,10 @@ from assay_metric_samples import (
     SampleExactMatch,
     SampleF1,
     SampleMedianAE,
-    lowercase,
 )
 
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
-from assay.metrics import Metric, MetricPipeline, divide
+from assay.metrics import Metric, divide
 
 
 class NeedsMissing(SampleAccuracy):
@@ -123,24 +121,6 @@ def test_vectorized_and_row_wise_reduce_agree():
     np.testing.assert_allclose(many, [0.75, np.nan, 0.5])
     f1 = SampleF1().reduce_totals_many(np.array([[2.0, 1.0, 1.0], [0.0, 0.0, 0.0]]))["f1"]
     np.testing.assert_allclose(f1, [4 / 6, 0.0])
-
-
-def test_pipeline_preprocess_and_rename():
-    p = MetricPipeline(SampleExactMatch(), preprocess=[lowercase], rename={"em": "em_lower"})
-    out = p.update(["A", "B"], [["a"], ["c"]]).compute_scores()
-    assert out["em_lower"] == 0.5 and out["score_name"] == "em_lower"
-    assert p.ci_scores == ["em_lower", "len_ratio"]
-    p2 = pickle.loads(pickle.dumps(p))
-    assert p2.compute_scores()["em_lower"] == 0.5
-    with pytest.raises(InvalidParameterError, match="must be a Metric"):
-        MetricPipeline(object())
-
-
-def test_pipeline_checks_wrapped_prediction_type_after_preprocess():
-    p = MetricPipeline(SampleF1(), preprocess=[lambda i: {**i, "prediction": int(i["prediction"])}])
-    assert p.update(["1", "0"], [[1], [1]]).compute_scores()["f1"] == pytest.approx(2 / 3)
-    with pytest.raises(InvalidParameterError, match="instance 0"):
-        MetricPipeline(SampleF1()).update(["1"], [[1]])
 
 
 def test_clone_has_empty_state_and_same_options():

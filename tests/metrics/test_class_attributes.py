@@ -1,4 +1,8 @@
-"""Metric class attributes assay would ignore are errors at class creation (issue 10)."""
+"""Metric class attributes assay would ignore are errors at class creation (issue 10).
+
+unitxt's attributes (reduction_map, _requirements_list ...) are tested with the plugin that honours them,
+plugins/assay-unitxt/tests/test_unitxt_class_attributes.py; the handler mechanism in test_attribute_handlers.py.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import pytest
 
 import assay
 from assay.errors import InvalidParameterError
-from assay.metrics import BulkInstanceMetric, GlobalMetric, InstanceMetric, Metric
+from assay.metrics import BulkInstanceMetric, InstanceMetric, Metric
 
 
 def _make(base, body: dict, name="SumAccuracy"):
@@ -18,20 +22,9 @@ def _make(base, body: dict, name="SumAccuracy"):
 
 
 @pytest.mark.parametrize("attr,value,expect", [
-    # a reduction assay does not implement: the error names what is honoured
-    ("reduction_map", {"group_max": {"agg_func": ["var", len, True]}},
-     r"'group_max' are not supported.*'mean', 'max', 'median', 'weighted_win_rate', 'group_mean'"),
-    ("reduction_map", {"mean": ["sum_accuracy"], "median": ["sum_accuracy"]}, r"listed under both 'mean' and 'median'"),
-    ("reduction_map", ["mean"], r"must be a dict"),
-    ("reduction_map", {"mean": ["other"]}, r"main_score 'sum_accuracy' is not among"),
-    ("reduction_map", {"max": ["other"]}, r"main_score 'sum_accuracy' is not among"),
-    # unitxt options assay honours are type-checked
+    # options of every metric are type-checked
     ("single_reference_per_prediction", "yes", r"it must be a bool"),
-    ("_requirements_list", "sacrebleu", r"it must be a list of pip requirements"),
-    ("process_single_instances", False, r"only a GlobalMetric honours it"),
     ("n_resamples", -1, r"it must be None or an int >= 0"),
-    ("implemented_reductions", ["mean", "max"], r"not supported by assay.*'weighted_win_rate'"),
-    ("score_prefix", "m_", r"not supported by assay.*constructor"),
     ("main_scroe", "x", r"did you mean 'main_score'"),
     ("higher_is_beter", False, r"did you mean 'higher_is_better'"),
     ("tolerance", 0.1, r"not supported by assay.*annotate it"),
@@ -49,24 +42,6 @@ def test_unsupported_or_misspelt_attribute_is_an_error(attr, value, expect):
 def test_known_attribute_with_a_wrong_type_is_an_error(attr, value):
     with pytest.raises(InvalidParameterError, match=rf"SumAccuracy .*declares {attr!r}: it must be"):
         _make(InstanceMetric, {attr: value})
-
-
-def test_reduction_map_mean_is_honoured():
-    # unitxt's tutorial form: reduction_map = {"mean": [...]}; both listed scores are averaged
-    cls = _make(InstanceMetric, {"reduction_map": {"mean": ["sum_accuracy", "extra"]}})
-    res = assay.evaluate([[1, 2], [2, 2], [0, 0]], [[3], [3], [0]], metrics=[cls()], n_resamples=0)
-    g = res[0]["score"]["global"]
-    assert g["sum_accuracy"] == pytest.approx(2 / 3) and g["extra"] == 1.0  # hits: 3, 4 != 3, 0
-
-
-def test_process_single_instances_on_a_global_metric_is_type_checked():
-    with pytest.raises(InvalidParameterError, match=r"'process_single_instances': it must be a bool"):
-        type("G", (GlobalMetric,), {"main_score": "s", "process_single_instances": 0})
-
-
-def test_reduction_map_on_a_global_metric_is_rejected():
-    with pytest.raises(InvalidParameterError, match="not an InstanceMetric"):
-        type("G", (GlobalMetric,), {"main_score": "s", "reduction_map": {"mean": ["s"]}})
 
 
 def test_own_options_are_allowed_when_annotated_or_read():

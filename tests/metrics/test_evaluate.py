@@ -193,19 +193,6 @@ def test_no_instances_warns_and_gives_nan():
     assert res.info["ci_notes"]["accuracy"] == "no instances to resample" and len(res) == 0
 
 
-def test_pipeline_in_evaluate_renames_scores_and_intervals():
-    from assay_metric_samples import lowercase
-
-    from assay.metrics import MetricPipeline
-
-    p = MetricPipeline(SampleExactMatch(), preprocess=[lowercase], rename={"em": "em_lower"})
-    res = assay.evaluate(["A", "B", "c", "D"], [["a"], ["x"], ["c"], ["d"]], metrics=[p], n_resamples=300, seed=0)
-    g = res.global_scores
-    assert g["score_name"] == "em_lower" and g["em_lower"] == 0.75  # 'B' vs 'x' is the only miss
-    assert {"em_lower_ci_low", "em_lower_ci_high", "len_ratio_ci_low"} <= set(g) and "em" not in g
-    assert res[1]["score"]["instance"]["em_lower"] == 0.0
-
-
 def test_bca_for_a_non_additive_metric_matches_a_hand_computation_on_the_same_draw():
     from statistics import NormalDist
 

@@ -8,7 +8,6 @@ from assay_metric_samples import SampleAccuracy
 
 import assay
 from assay.errors import InvalidParameterError
-from assay.metrics import MetricPipeline
 from assay.metrics.ci import intervals
 from assay.metrics.resample import Resampler
 
@@ -87,10 +86,3 @@ def test_catalog_prefix_of_a_registered_sample_metric_is_checked(samples_system)
 
     with pytest.raises(InvalidParameterError, match="'score_prefix'"):
         resolve_metric("sample_accuracy[score_prefix=7]")
-
-
-@pytest.mark.parametrize("kwargs", [{"main_score": 5}, {"main_score": ""}, {"rename": {"accuracy": 1}},
-                                    {"rename": ["accuracy"]}, {"score_prefix": 0}])
-def test_pipeline_options_are_checked(kwargs):
-    with pytest.raises(InvalidParameterError):
-        MetricPipeline(SampleAccuracy(), **kwargs)

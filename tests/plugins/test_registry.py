@@ -108,7 +108,7 @@ def test_register_plugin_clash_keeps_both_and_makes_the_name_ambiguous(system):
     assert "scaled" in system.registry("metric") and "fake:scaled" in system.registry("metric")
     assert [e.name for e in system.registry("metric")] == ["fresh", "scaled_up"]  # iteration skips ambiguous
     assert system.problems_summary() == (
-        "assay: warning: 1 name clash (run 'assay plugins' for details)")
+        "assay: warning: 1 name clash (metric 'scaled': fake and other) (run 'assay plugins' for details)")
 
 
 def test_one_plugin_registering_a_name_twice_fails_that_plugin(system):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,3 +30,12 @@ def test_pip_installed_template_is_discovered(tmp_path):
             "print(f({'gold': ['A', 'PUNCT', 'B'], 'pred': ['A', 'X', 'C']}, None))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "(1, 2)"
+    # the template declares its names: the lookup imported it and no first-party plugin
+    code += "; import sys; print(sorted(m for m in sys.modules if m.startswith('assay_')))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "['assay_template', 'assay_template.plugin']"
+    # and its declaration matches what it registers
+    check = subprocess.run([sys.executable, "-m", "assay", "check-plugin", "assay-template", "--json"], env=env,
+                           capture_output=True, text=True)
+    rows = [r for r in json.loads(check.stdout)["results"] if r["check"] == "declaration"]
+    assert [(r["name"], r["status"]) for r in rows] == [("template", "PASS")], rows

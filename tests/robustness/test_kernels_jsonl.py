@@ -93,7 +93,7 @@ def test_data_format_uses_the_one_reader_and_writer():
 
 
 def test_ue_data_uses_the_one_reader(tmp_path):
-    from assay.uncertainty.inputs import UEDataError, load_ue_data
+    from assay_uncertainty.manager.inputs import UEDataError, load_ue_data
 
     recs, text = _records_with_separators()
     (tmp_path / "d.jsonl").write_text(text, encoding="utf-8")

@@ -10,7 +10,6 @@ import os
 import numpy as np
 import pytest
 
-import assay.downstream.results as downstream_results
 from assay import jsonio
 from assay.errors import SaveFormatError
 
@@ -31,10 +30,6 @@ def test_decode_number_and_numbers():
             jsonio.decode_number(bad, where="field x")
     out = jsonio.decode_numbers({"a": ["Infinity", None, "text"], "b": 3})
     assert out["a"][0] == math.inf and math.isnan(out["a"][1]) and out["a"][2] == "text" and out["b"] == 3
-
-
-def test_write_json_atomic_is_shared_with_downstream():
-    assert downstream_results.write_json_atomic is jsonio.write_json_atomic
 
 
 def test_atomic_write_failures_keep_the_old_file_and_leave_no_temporary(tmp_path, monkeypatch):
@@ -72,7 +67,7 @@ def test_read_json_is_strict_and_names_file_and_position(tmp_path, raw, message)
         jsonio.read_json(tmp_path / "nope.json")
 
 
-@pytest.mark.parametrize("name", ["assay.jsonio", "assay.uncertainty._columns"])
+@pytest.mark.parametrize("name", ["assay.jsonio", "assay_uncertainty.manager._columns"])
 def test_docstring_examples(name):
     import doctest
     import importlib

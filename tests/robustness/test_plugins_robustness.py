@@ -140,8 +140,9 @@ def test_broken_plugin_is_contained_and_named(case, install, capsys):
     assert broken["status"] == ("failed" if field == "error" else "loaded")
     if field == "error":
         assert broken["registered"] == {}  # all or nothing
-    what = {"error": "1 plugin failed to load", "clashes": "1 name clash",
-            "replaced": "1 plugin replaced assay functions"}[field]
+    who = f"rb_{case} from rb-b-{case}"  # issue 27 item 18: the line names the plugins
+    what = {"error": f"1 plugin failed to load ({who})", "clashes": "1 name clash (metric 'rb_metric': rb_a_good "
+            "and rb_clash)", "replaced": f"1 plugin replaced assay functions ({who})"}[field]
     assert err.splitlines()[-1] == f"assay: warning: {what} (run 'assay plugins' for details)"
     assert "Traceback" not in err
 
@@ -184,8 +185,12 @@ def test_text_report_shows_every_problem_and_the_others(install, capsys):
     assert "replaced: assay.plugins.names.parse_value" in out
     assert out.rstrip().endswith(f" plugins, {len(failed)} failed to load, 1 ambiguous name, "
                                  "2 replaced assay functions")
-    assert err.splitlines()[-1] == (f"assay: warning: {len(failed)} plugins failed to load, 1 name clash, "
-                                    "2 plugins replaced assay functions (run 'assay plugins' for details)")
+    first = ", ".join(f"rb_{case} from rb-b-{case}" for case in sorted(failed)[:3])  # in load order: by distribution
+    assert err.splitlines()[-1] == (
+        f"assay: warning: {len(failed)} plugins failed to load ({first} and {len(failed) - 3} more), 1 name clash "
+        "(metric 'rb_metric': rb_a_good and rb_clash), 2 plugins replaced assay functions (rb_patch_at_import from "
+        "rb-b-patch_at_import, rb_patch_at_registration from rb-b-patch_at_registration) (run 'assay plugins' for "
+        "details)")
     assert sum("assay: warning" in line for line in err.splitlines()) == 1
 
 
@@ -203,8 +208,9 @@ def test_no_warning_when_all_is_well_or_nothing_was_loaded(install, capsys):
     with use_plugin_system(system):
         assert problems_summary() is None  # not loaded yet: nothing to say, and nothing loaded by asking
         assert not system.loaded
-        system.registry("metric")
-        assert problems_summary() == "assay: warning: 1 plugin failed to load (run 'assay plugins' for details)"
+        system.registry("metric").names()
+        assert problems_summary() == ("assay: warning: 1 plugin failed to load (rb_sys_exit from rb-b-sys_exit) "
+                                      "(run 'assay plugins' for details)")
     fine = PluginSystem(entry_points=False)
     with use_plugin_system(fine):
         fine.registry("metric")
@@ -230,8 +236,10 @@ def test_cli_subprocess_lists_everything_once_and_warns_once(install):
     assert infos["rb_sys_exit"]["status"] == infos["rb_keyboard_interrupt"]["status"] == "failed"
     assert infos["rb_patch_lazy_export"]["replaced"] == ["assay.load_metric"]
     assert run.stderr.splitlines() == [
-        "assay: warning: 3 plugins failed to load, 1 name clash, 1 plugin replaced assay functions "
-        "(run 'assay plugins' for details)"]
+        "assay: warning: 3 plugins failed to load (rb_keyboard_interrupt from rb-b-keyboard_interrupt, "
+        "rb_misspelt_hook from rb-b-misspelt_hook, rb_sys_exit from rb-b-sys_exit), 1 name clash (metric "
+        "'rb_metric': rb_a_good and rb_clash), 1 plugin replaced assay functions (rb_patch_lazy_export from "
+        "rb-b-patch_lazy_export) (run 'assay plugins' for details)"]
     # a command that never loads plugins says nothing
     quiet = subprocess.run([sys.executable, "-m", "assay", "--version"], env=env, capture_output=True, text=True,
                            timeout=120)
@@ -259,8 +267,8 @@ def test_other_commands_end_with_the_same_single_warning_line(install, capsys):
     code, out, err = run_cli(["list", "metric"], capsys)
     assert code == 0
     assert "rb-a-good:rb_metric" in out and "rb_after" in out
-    assert err == ("assay: warning: 1 plugin failed to load, 1 name clash "
-                   "(run 'assay plugins' for details)\n")
+    assert err == ("assay: warning: 1 plugin failed to load (rb_sys_exit from rb-b-sys_exit), 1 name clash "
+                   "(metric 'rb_metric': rb_a_good and rb_clash) (run 'assay plugins' for details)\n")
 
 
 def test_two_distributions_with_one_entry_point_name_both_stay_on_record(tmp_path, monkeypatch):

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import assay
-from assay.downstream import ImageData, TaskContext
-from assay.downstream.grid import ExperimentVersion
+from assay.downstream import ExperimentVersion, ImageData, TaskContext
 
 
 def version(unc_types=("u",), aggregations=("a",), tmp: Path = Path("/nonexistent")) -> ExperimentVersion:

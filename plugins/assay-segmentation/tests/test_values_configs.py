@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.downstream import load_config
 from assay.errors import ConfigError
+from assay_segmentation.downstream import load_config
 
 #: ValUES' published eval configs, unchanged (the toy and LIDC ones and the files they read)
 CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "evaluation" / "configs"
@@ -30,7 +30,7 @@ def test_toy_config_loads_unchanged_with_base_path_overridden(tmp_path):
     # threshold_path: ${base_path}/threshold_analysis.json, interpolated after the override
     aggs = cfg["task_params"]["aggregation"]["function"]["aggregations"]
     assert aggs["threshold"]["threshold_path"] == f"{tmp_path}/threshold_analysis.json"
-    from assay.downstream.values import build_values_grid
+    from assay_segmentation.downstream.values import build_values_grid
 
     versions = build_values_grid(cfg)
     assert len(versions) == 15

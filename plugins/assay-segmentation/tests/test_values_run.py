@@ -18,8 +18,8 @@ import nibabel
 import numpy as np
 import pytest
 
-from assay.downstream import run_experiments
 from assay.errors import ConfigError
+from assay_segmentation.downstream import run_experiments
 
 CONFIGS = Path(__file__).resolve().parents[3] / "examples" / "values" / "evaluation" / "configs"
 TOY = CONFIGS / "eval_config_toy.yaml"

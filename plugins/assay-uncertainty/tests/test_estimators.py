@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from assay.plugins import PluginSystem, use_plugin_system
-from assay.uncertainty import UEManager
 from assay_uncertainty import plugin
+from assay_uncertainty.manager import UEManager
 
 LN = math.log
 

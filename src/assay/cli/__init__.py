@@ -42,9 +42,7 @@ __all__ = ["build_parser", "main"]
 COMMANDS: tuple[str, ...] = (
     "assay.cli.demo",
     "assay.cli.plugins", "assay.cli.check_plugin",
-    "assay.cli.ue",
     "assay.cli.evaluate", "assay.cli.compare",
-    "assay.cli.run", "assay.cli.table", "assay.cli.plot",
 )
 
 
@@ -82,8 +80,7 @@ def _help_width(columns_variable: str | None) -> int:
 
 
 #: the names those modules register (checked by the tests): ``assay NAME`` with another NAME is a plugin's
-OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "ue", "evaluate", "compare",
-                                          "run", "table", "plot"})
+OWN_COMMANDS: frozenset[str] = frozenset({"demo", "plugins", "list", "check-plugin", "evaluate", "compare"})
 
 
 def _top_parser() -> argparse.ArgumentParser:

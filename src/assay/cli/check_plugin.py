@@ -1,7 +1,8 @@
 """``assay check-plugin DIST [--json] [--kind KIND ...] [-k NAME]``: the conformance suite of an installed plugin.
 
 Runs, on every name the distribution registered, the checks of its kind (see
-:mod:`assay.testing.conformance`) and prints one line per check, ``name  kind  check
+:mod:`assay.testing.conformance`), and checks that each plugin's declared names are the names it
+registers (:mod:`assay.testing.declaration_checks`), and prints one line per check, ``name  kind  check
 PASS | FAIL(reason) | SKIP(reason)``, then a summary line. Exit status: 0 when no check
 failed (skips allowed), 1 when one failed, 2 for a usage error (an unknown
 distribution, a filter that selects nothing). For plugin authors' CI.
@@ -27,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run assay's conformance and invariance checks on every name an installed plugin "
         "distribution registered (metrics: order, chunking, shard-then-merge, one at a time, pickling, "
         "evaluate versus update/compute, bad inputs; other kinds: the checks of their protocol) and print "
-        "one line per check: PASS, FAIL(reason) or SKIP(reason). Exit status 0 when no check failed, 1 when "
-        "one did, 2 for a usage error. Plugins declare sample inputs with examples=[...] (docs/plugins.md).",
+        "one line per check: PASS, FAIL(reason) or SKIP(reason); the declaration check compares the names each "
+        "plugin declares in its entry points with the names it registers. Exit status 0 when no check failed, 1 "
+        "when one did, 2 for a usage error. Plugins declare sample inputs with examples=[...] (docs/plugins.md).",
     )
     p.add_argument("dist", metavar="DIST", help="the distribution (pip name, e.g. assay-classic) or its entry-point "
                                                 "name; 'assay' checks the built-ins")
@@ -47,7 +49,9 @@ def _matches(name: str, pattern: str) -> bool:
 
 
 def run_check_plugin(args: argparse.Namespace) -> int:
+    from assay.plugins import get_plugin_system
     from assay.testing.conformance import PluginReport, check_entries, find_plugin, load_results
+    from assay.testing.declaration_checks import declaration_hint, declaration_results
 
     plugin = find_plugin(args.dist)
     entries = list(plugin.entries)
@@ -69,11 +73,17 @@ def run_check_plugin(args: argparse.Namespace) -> int:
             raise InvalidParameterError(f"{flag(args, 'name')} {' '.join(args.name)}: matches none of the names "
                                         f"{plugin.distribution} registered.{hint}")
         entries = selected
-    report = PluginReport(plugin.distribution, plugin.version, tuple(load_results(plugin) + check_entries(entries)))
+    declared = declaration_results(plugin.infos, get_plugin_system())
+    report = PluginReport(plugin.distribution, plugin.version,
+                          tuple(load_results(plugin) + declared + check_entries(entries)))
     if args.json:
         print_json(report.to_dict())
     else:
         print(report.table())
+        declare = declaration_hint(plugin.infos, declared)
+        if declare:
+            print()
+            print(declare)
         print()
         print(report.summary())
     return 0 if report.ok else EXIT_FAILED

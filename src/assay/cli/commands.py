@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from assay.cli._args import (
                              add_json,
+                             add_metric,
                              add_output,
                              check_output,
                              flag,
@@ -44,6 +45,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_USAGE",
     "add_json",
+    "add_metric",
     "add_output",
     "add_verbose",
     "check_output",

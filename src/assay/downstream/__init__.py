@@ -1,9 +1,14 @@
-"""Downstream tasks for uncertainty maps (the ValUES workflow).
+"""Downstream tasks for uncertainty maps: the contract a task plugin implements.
 
-Many prediction models x uncertainty types x aggregations x seeds, each evaluated on
-several downstream tasks registered by plugins (``assay-segmentation`` registers OoD
-detection, failure detection, calibration, ambiguity modelling, segmentation
-performance and AL improvement), written as nested JSON result trees::
+A downstream task (registered with ``assay_register_tasks``) is a :class:`Task` that turns
+the :class:`ImageData` of one :class:`ExperimentVersion` and split into a nested result
+tree, its metrics described by :class:`MetricInfo` (see :mod:`assay.downstream.task`).
+
+The ValUES workflow that runs tasks (experiment configs composed with Hydra, the grid of
+versions, result trees, ``assay run``) lives in the ``assay-segmentation`` plugin
+(:mod:`assay_segmentation.downstream`); its names still import from here, loaded on first
+use, and without the plugin they are a :class:`~assay.errors.MissingDependencyError`
+naming ``pip install assay-segmentation``::
 
     from assay.downstream import run_experiments
     summary = run_experiments("examples/segmentation.yaml", executor="processes[workers=4]")
@@ -14,12 +19,13 @@ Then ``assay table RESULTS`` and ``assay plot RESULTS --along pred_model`` (see
 
 from __future__ import annotations
 
-from assay.downstream.config import ConfigError, load_config, validate_config
-from assay.downstream.data import ImageData, list_images, load_image
-from assay.downstream.grid import ExperimentVersion, build_grid
-from assay.downstream.results import MANIFEST, read_json, read_manifest, write_json_atomic
-from assay.downstream.runner import RunSummary, run_experiments
-from assay.downstream.task import MetricInfo, Task, TaskContext, mean_tree
+from assay._relocated import alias_module
+from assay.downstream.task import ExperimentVersion, ImageData, MetricInfo, Task, TaskContext, mean_tree
+from assay.errors import ConfigError
+
+#: the names of the ValUES workflow, now in assay_segmentation.downstream (assay-segmentation)
+_MOVED = ("MANIFEST", "RunSummary", "build_grid", "list_images", "load_config", "load_image", "read_json",
+          "read_manifest", "run_experiments", "validate_config", "write_json_atomic")
 
 __all__ = [
     "MANIFEST",
@@ -41,3 +47,10 @@ __all__ = [
     "validate_config",
     "write_json_atomic",
 ]
+
+__getattr__, _moved_dir = alias_module(__name__, "assay_segmentation.downstream", "assay-segmentation", names=_MOVED)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MOVED))
+

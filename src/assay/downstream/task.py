@@ -1,10 +1,11 @@
-"""The downstream-task protocol that ``assay_register_tasks`` plugins implement.
+"""The downstream-task protocol that ``assay_register_tasks`` plugins implement (the contract; the runner that
+calls it is the ValUES workflow of the ``assay-segmentation`` plugin, :mod:`assay_segmentation.downstream`).
 
 A task turns the images of one experiment version and split into a nested result tree
 ``{image_id: {unc_type: {aggregation: {"metrics": {...}}}}, "mean": {...}}`` (levels a
 metric does not depend on are left out; set-level metrics have only ``"mean"``).
 
-The runner (:func:`assay.downstream.run_experiments`) calls, for every version:
+The runner (:func:`assay_segmentation.downstream.run_experiments`) calls, for every version:
 
 1. when ``fit_split`` is set: :meth:`Task.fit_image` on each image of that split (in
    parallel), then :meth:`Task.fit` on the gathered values; the result is ``ctx.fitted``;
@@ -28,13 +29,76 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
+import numpy as np
 
-from assay.downstream.data import ImageData
-from assay.downstream.grid import ExperimentVersion
+from assay.errors import InvalidParameterError
 
-__all__ = ["MetricInfo", "Task", "TaskContext", "mean_tree"]
+__all__ = ["ExperimentVersion", "ImageData", "MetricInfo", "Task", "TaskContext", "mean_tree"]
 
 LEVELS = ("unc_type", "aggregation")
+
+
+@attrs.frozen
+class ExperimentVersion:
+    """One experiment version: a prediction model with one value of every iterated parameter.
+
+    ``data_dir`` holds the version's splits (``data_dir / split``); results go to
+    ``output_dir / split``. ``aggregations`` maps the name used in results to the
+    registered aggregation spec (``"patch_max[patch_size=10]"``).
+    """
+
+    experiment: str
+    pred_model: str
+    params: dict[str, Any]
+    version_name: str
+    unc_types: tuple[str, ...]
+    aggregations: dict[str, str]
+    data_dir: Path
+    output_dir: Path
+    references: str | None = None
+    settings: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def key(self) -> str:
+        """A stable identifier: ``pred_model/version_name``."""
+        return f"{self.pred_model}/{self.version_name}"
+
+    def group_params(self, over: str = "seed") -> dict[str, Any]:
+        """The parameters without ``over``: versions with equal group params differ only in ``over``."""
+        return {k: v for k, v in self.params.items() if k != over}
+
+    def reference_dir(self, split: str, base_path: str) -> Path | None:
+        if self.references is None:
+            return None
+        return Path(self.references.format(split=split, base_path=base_path, **self.params))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.experiment, "pred_model": self.pred_model, "params": self.params,
+            "version_name": self.version_name, "unc_types": list(self.unc_types),
+            "aggregations": dict(self.aggregations), "data_dir": str(self.data_dir),
+            "output_dir": str(self.output_dir),
+        }
+
+
+@attrs.frozen
+class ImageData:
+    """The arrays of one image of one experiment version and split (what tasks receive)."""
+
+    image_id: str
+    split: str
+    pred_seg: np.ndarray | None = None
+    pred_samples: np.ndarray | None = None
+    ref_segs: np.ndarray | None = None
+    uncertainty: dict[str, np.ndarray] = attrs.field(factory=dict)
+    aggregated: dict[str, dict[str, float]] = attrs.field(factory=dict)
+
+    def require(self, kind: str) -> np.ndarray:
+        value = self.uncertainty.get(kind) if kind not in ("pred_seg", "pred_samples", "ref_segs") \
+            else getattr(self, kind)
+        if value is None:
+            raise InvalidParameterError(f"Image {self.image_id!r} of split {self.split!r} has no {kind!r} array.")
+        return value
 
 
 @attrs.frozen

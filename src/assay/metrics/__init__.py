@@ -62,8 +62,9 @@ conformance suite: a list of dicts with ``predictions``, ``references``, optiona
 ``task_data``, ``overrides`` and ``global_target``), ``needs_references`` (default
 ``True``: missing references are an error; ``False`` for metrics of the predictions
 alone). Anything else a metric class declares must be read by its methods or annotated
-as its own option (``tolerance: float = 0``); unknown, misspelt or unsupported unitxt
-attributes are an error when the class is created (see ``docs/metrics.md``). The
+as its own option (``tolerance: float = 0``); unknown or misspelt attributes are an error
+when the class is created (see ``docs/metrics.md``), and unitxt's attributes
+(``reduction_map`` ...) need the assay-unitxt plugin (``docs/unitxt.md``). The
 constructor takes keyword-only options and ``score_prefix`` (a ``str``:
 ``super().__init__(score_prefix=score_prefix)``); the
 registry checks catalog overrides (``"f1[average=macro]"``) against that signature.
@@ -85,11 +86,11 @@ then ``assay.evaluate(predictions, references, metrics=["exact_match"])`` and te
 
 from __future__ import annotations
 
+from typing import Any
+
 from assay.metrics.base import Metric, MetricState, check_prediction_type, divide
-from assay.metrics.huggingface import HuggingfaceMetric
 from assay.metrics.kinds import BulkInstanceMetric, GlobalMetric, InstanceMetric
-from assay.metrics.operators import Copy, ListFieldValues, Rename
-from assay.metrics.pipeline import MetricPipeline
+from assay.plugins.deps import moved_to_plugin
 
 __all__ = [
     "BulkInstanceMetric",
@@ -109,9 +110,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # evaluate / compare live in assay.metrics.api (imported on use)
+#: names that moved to plugins -> the plugin module that defines them now (read on first use)
+_MOVED_UNITXT = {"MetricPipeline": "assay_unitxt.pipeline", "Copy": "assay_unitxt.operators",
+                 "Rename": "assay_unitxt.operators", "ListFieldValues": "assay_unitxt.operators"}
+_moved_unitxt = moved_to_plugin(__name__, _MOVED_UNITXT, package="assay-unitxt")
+_moved_interop = moved_to_plugin(__name__, {"HuggingfaceMetric": "assay_interop.huggingface"}, package="assay-interop")
+
+
+def __getattr__(name: str) -> Any:
     if name in ("evaluate", "compare", "EvaluationResults", "Comparison"):
-        from assay.metrics import api
+        from assay.metrics import api  # evaluate / compare live in assay.metrics.api (imported on use)
 
         return getattr(api, name)
-    raise AttributeError(f"module 'assay.metrics' has no attribute {name!r}")
+    if name in _MOVED_UNITXT:
+        return _moved_unitxt(name)
+    return _moved_interop(name)

@@ -2,27 +2,37 @@
 
 A metric class may only declare what assay honours; anything else would be silently
 ignored and the metric would compute something other than what its author wrote (a
-unitxt ``reduction_map = {"max": ...}``, a misspelt ``main_scroe``). At class creation
-(``Metric.__init_subclass__``) every attribute the class body defines is checked:
+unitxt ``reduction_map = {"max": ...}`` without the plugin that honours it, a misspelt
+``main_scroe``). At class creation (``Metric.__init_subclass__``) every attribute the class
+body defines is checked:
 
-1. unitxt options assay honours (:data:`UNITXT_OPTIONS`: ``single_reference_per_prediction``,
-   ``_requirements_list``, ``process_single_instances``, ``n_resamples``) are type-checked.
-   A name assay knows to be unsupported (:data:`UNSUPPORTED`: unitxt options assay does
-   not implement) is an error that says what to do instead.
-2. ``reduction_map`` is honoured only with the reductions the class lists in
-   ``_supported_reductions`` (``InstanceMetric`` / ``BulkInstanceMetric``: ``"mean"``,
-   ``"max"``, ``"median"``, ``"weighted_win_rate"``: a list of score names; ``"group_mean"``:
-   unitxt's ``{"agg_func": [...], "score_fields": [...]}``); anything else is an error naming
-   the supported ones.
-3. A name a base class defines (``main_score``, ``prediction_type`` ...) is an override;
+1. An attribute a plugin gives meaning to is passed to that plugin's **class-attribute
+   handler** (below): the attributes of :data:`PLUGIN_ATTRIBUTES` (unitxt's ``reduction_map``,
+   ``subgroup_column``, ``process_single_instances``, ``_requirements_list`` and a
+   ``compute`` that takes arguments, all honoured by assay-unitxt) always; any other
+   attribute when no other rule accepts it (a handler may then accept it, or reject it with
+   a better message). A plugin attribute with no handler installed is a
+   :class:`~assay.errors.MissingDependencyError` naming the ``pip install``.
+2. A name a base class defines (``main_score``, ``prediction_type`` ...) is an override;
    its value is type-checked (:data:`OPTION_CHECKS`).
-4. Methods, properties, nested classes, private names (``_x``), dunders and constants
+3. Methods, properties, nested classes, private names (``_x``), dunders and constants
    (``ALL_CAPS``) are the class's own business.
-5. Any other public attribute is the class's own option when a method of the class (or
+4. Any other public attribute is the class's own option when a method of the class (or
    of a base) reads it, or when it is annotated in the class body
-   (``relative_tolerance: float = 0``, unitxt's dataclass-like field) -- unless the name
+   (``relative_tolerance: float = 0``, a dataclass-like field) -- unless the name
    is a close match of a known attribute and nothing reads it (a typo). Otherwise it
    is an error naming the class, the attribute and the close matches.
+
+Class-attribute handlers
+------------------------
+A plugin declares a handler per attribute name in the entry-point group
+:data:`ATTRIBUTE_GROUP` (``reduction_map = "assay_unitxt.attributes:reduction_map"``), so the
+core finds it without importing the plugin; the plugin is imported when a class body first
+declares the attribute. ``handler(cls, attr, value)`` runs after the class is created and before
+the rest of the rule: it checks ``value`` (raising :class:`~assay.errors.InvalidParameterError`
+that names the class) and may adapt the class (set class attributes, methods, or
+:attr:`~assay.metrics.InstanceMetric.instance_reduction`). :func:`register_attribute_handler`
+registers one in the running process (tests, scripts).
 """
 
 from __future__ import annotations
@@ -36,27 +46,90 @@ from typing import Any
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
-from assay.metrics._unitxt import check_group_mean
+from assay.errors import InvalidParameterError, MissingDependencyError
+from assay.plugins._entry_points import read_entry_points
 
-__all__ = ["OPTION_CHECKS", "UNITXT_OPTIONS", "UNSUPPORTED", "check_class_attributes"]
+__all__ = ["ATTRIBUTE_GROUP", "OPTION_CHECKS", "PLUGIN_ATTRIBUTES", "attribute_handler", "check_class_attributes",
+           "register_attribute_handler"]
 
-#: unitxt (and other) metric attributes assay does not implement -> what to do instead
-UNSUPPORTED: dict[str, str] = {
-    "requirements_list": "declare _requirements_list = ['pip-requirement'] (unitxt's spelling) or requirements = "
-                         "{'module': 'pip-distribution'} (checked with an install hint)",
-    "implemented_reductions": "assay's InstanceMetric and BulkInstanceMetric honour the reductions "
-                              "'mean', 'max', 'median', 'weighted_win_rate' and 'group_mean' in reduction_map",
-    "confidence_level": "pass confidence_level= to assay.evaluate()",
-    "reference_field": "map the field in a MetricPipeline preprocess step",
-    "prediction_field": "map the field in a MetricPipeline preprocess step",
-    "task_data_field": "map the field in a MetricPipeline preprocess step",
-    "aggregator": "write the global score in reduce() (or use InstanceMetric's mean)",
-    "aggregating_function_name": "write the global score in reduce() (or use InstanceMetric's mean)",
-    "score_prefix": "score_prefix is set per instance: pass score_prefix= to the constructor or the catalog "
-                    "name (name[score_prefix=m_])",
+#: the entry-point group of class-attribute handlers (entry point name = attribute name)
+ATTRIBUTE_GROUP = "assay.metric_attributes"
+
+#: A class-attribute handler: ``handler(cls, attr, value)`` checks the value and may adapt the class.
+AttributeHandler = Callable[[type, str, Any], None]
+
+
+def _takes_arguments(fn: Any) -> bool:
+    """A ``compute`` with parameters besides ``self``: unitxt's per-instance / per-collection method."""
+    fn = getattr(fn, "__func__", fn)
+    if not callable(fn):
+        return False
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return len(params) > 1
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+#: attributes a first-party plugin gives meaning to -> (its distribution, when a body value needs it): a class
+#: body that declares one needs the plugin's handler (the distribution is the install hint when it is missing)
+PLUGIN_ATTRIBUTES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "reduction_map": ("assay-unitxt", _always),
+    "subgroup_column": ("assay-unitxt", _always),
+    "process_single_instances": ("assay-unitxt", _always),
+    "_requirements_list": ("assay-unitxt", _always),
+    # assay's compute() is the streaming one; compute(self, references, prediction, task_data) is unitxt's
+    "compute": ("assay-unitxt", _takes_arguments),
 }
 
+_handlers: dict[str, AttributeHandler] = {}
+_declared: dict[str, Any] | None = None  # entry points of ATTRIBUTE_GROUP by name, read on first need
+
+
+def register_attribute_handler(name: str, handler: AttributeHandler) -> None:
+    """Give the class attribute ``name`` a handler in this process (plugins declare theirs as entry points)."""
+    if not isinstance(name, str) or not name.isidentifier() or not callable(handler):
+        raise InvalidParameterError(
+            f"register_attribute_handler needs an attribute name and a callable handler(cls, attr, value); got "
+            f"{name!r}, "
+            f"{handler!r:.60}.")
+    _handlers[name] = handler
+
+
+def _declared_handlers() -> dict[str, Any]:
+    global _declared
+    if _declared is None:
+        points: Any = read_entry_points([ATTRIBUTE_GROUP])
+        if points is None:  # a layout the lean reader does not read: importlib.metadata's answer
+            import importlib.metadata  # deferred: about 25 ms to import, needed only on this rare path
+
+            points = importlib.metadata.entry_points(group=ATTRIBUTE_GROUP)
+        _declared = {}
+        for point in points:
+            _declared.setdefault(point.name, point)
+    return _declared
+
+
+def attribute_handler(name: str) -> AttributeHandler | None:
+    """The handler of class attribute ``name``: registered in this process, else declared by an installed plugin."""
+    handler = _handlers.get(name)
+    if handler is not None:
+        return handler
+    point = _declared_handlers().get(name)
+    if point is None:
+        return None
+    try:
+        handler = point.load()
+    except Exception as exc:  # a broken plugin is named, with its own error
+        raise InvalidParameterError(
+            f"The handler of the metric class attribute {name!r} ({point.value}, entry point group "
+            f"{ATTRIBUTE_GROUP!r}) failed to load: {type(exc).__name__}: {exc}") from exc
+    _handlers[name] = handler
+    return handler
 
 # the names prediction_type accepts as strings (None: any type)
 _STR_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "list": list,
@@ -110,21 +183,7 @@ OPTION_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
                 "None or a positive int"),
     "examples": (lambda v: v is None or (isinstance(v, list) and all(isinstance(x, Mapping) for x in v)),
                  "None or a list of dicts"),
-}
-
-
-def _is_requirements_list(v: Any) -> bool:
-    if isinstance(v, Mapping):
-        return all(isinstance(k, str) and isinstance(d, str) for k, d in v.items())
-    return isinstance(v, (list, tuple)) and all(isinstance(x, str) and x.strip() for x in v)
-
-
-#: unitxt options assay honours on every metric class (see docs/unitxt.md)
-UNITXT_OPTIONS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "single_reference_per_prediction": (_is_bool, "a bool"),
-    "process_single_instances": (_is_bool, "a bool"),
-    "_requirements_list": (_is_requirements_list, "a list of pip requirements (['nltk>=3.6.6']) or a dict of "
-                                                  "module name to install instructions"),
     "n_resamples": (lambda v: v is None or (isinstance(v, numbers.Integral) and not isinstance(v, bool)
                                             and int(v) >= 0), "None or an int >= 0"),
 }
@@ -176,47 +235,31 @@ def _fail(cls: type, attr: str, why: str) -> InvalidParameterError:
     return InvalidParameterError(f"Metric class {cls.__qualname__} (module {cls.__module__}) declares {attr!r}: {why}")
 
 
-def _check_reduction_map(cls: type, value: Any) -> None:
-    supported = tuple(getattr(cls, "_supported_reductions", ()))
-    if value is None:
-        return
-    if not isinstance(value, Mapping):
-        raise _fail(cls, "reduction_map", f"it must be a dict such as {{'mean': ['accuracy']}}; got "
-                                          f"{type(value).__name__} {value!r:.80}.")
-    bad = [k for k in value if k not in supported]
-    if bad:
-        honoured = (f"assay honours {', '.join(repr(r) for r in supported)}" if supported
-                    else f"{cls.__qualname__} is not an InstanceMetric or BulkInstanceMetric, so no reduction_map "
-                         "is honoured (write the global score in reduce())")
-        raise _fail(cls, "reduction_map", f"the reduction(s) {', '.join(repr(k) for k in bad)} are not supported by "
-                                          f"assay; {honoured}.")
-    seen: dict[str, str] = {}
-    for k, names in value.items():
-        if k == "group_mean":
-            check_group_mean(names, lambda why: _fail(cls, "reduction_map", why))
-            if len(value) > 1:
-                raise _fail(cls, "reduction_map", "'group_mean' cannot be combined with other reductions in one "
-                                                  "class (its global scores are group aggregates); declare a second "
-                                                  "metric class for the other reduction.")
-            main = vars(cls).get("main_score", getattr(cls, "main_score", None))
-            names = list(names.get("score_fields") or [main])
-        if not _is_str_seq(names) or not names:
-            raise _fail(cls, "reduction_map", f"reduction {k!r} must list score names (e.g. ['accuracy']); got "
-                                              f"{names!r:.80}.")
-        for name in names:
-            if name in seen and seen[name] != k:
-                raise _fail(cls, "reduction_map", f"score {name!r} is listed under both {seen[name]!r} and {k!r}; "
-                                                  "one global score cannot have two reductions.")
-            seen[name] = k
-    main = vars(cls).get("main_score", getattr(cls, "main_score", None))
-    if isinstance(main, str) and main not in seen:
-        raise _fail(cls, "reduction_map", f"main_score {main!r} is not among the reduced scores {list(seen)}.")
+def _plugin_attribute(cls: type, attr: str, value: Any) -> None:
+    """Run the handler of a :data:`PLUGIN_ATTRIBUTES` attribute, or name the plugin to install."""
+    handler = attribute_handler(attr)
+    if handler is None:
+        dist = PLUGIN_ATTRIBUTES[attr][0]
+        err = MissingDependencyError(dist, purpose=f"the attribute {attr!r} of metric class {cls.__qualname__} "
+                                                   f"(module {cls.__module__})")
+        raise err
+    handler(cls, attr, value)
 
 
 def check_class_attributes(cls: type, root: type) -> None:
-    """Raise :class:`InvalidParameterError` if the body of ``cls`` declares an attribute assay would ignore."""
-    body = vars(cls)
+    """Raise :class:`InvalidParameterError` if the body of ``cls`` declares an attribute assay would ignore.
+
+    Runs the class-attribute handlers of plugins first (see the module's docstring).
+    """
+    own = cls.__module__.startswith("assay.")  # assay's own bases declare nothing a plugin handles
+    body = dict(vars(cls))
     annotations = body.get("__annotations__", {}) or {}
+    if not own:
+        for attr in list(body):
+            plugin = PLUGIN_ATTRIBUTES.get(attr)
+            if plugin is not None and plugin[1](body[attr]):
+                _plugin_attribute(cls, attr, body[attr])
+        body = dict(vars(cls))  # a handler may have adapted the class (unitxt's compute -> compute_instance)
     known: set[str] = set()
     for base in cls.__mro__[1:]:
         known.update(vars(base))
@@ -227,21 +270,8 @@ def check_class_attributes(cls: type, root: type) -> None:
         if attr.startswith("__") and attr.endswith("__"):
             continue
         value = body.get(attr)
-        if attr in UNITXT_OPTIONS:
-            option = UNITXT_OPTIONS[attr]
-            if attr == "process_single_instances" and attr not in known and not cls.__module__.startswith("assay."):
-                raise _fail(cls, attr, "only a GlobalMetric honours it (an InstanceMetric or BulkInstanceMetric "
-                                       "always has instance scores); set per_instance = False to skip instance "
-                                       "scores of a Metric.")
-            if attr in body and not option[0](value):
-                raise _fail(cls, attr, f"it must be {option[1]}; got {type(value).__name__} {value!r:.80}.")
-            continue
-        if attr in UNSUPPORTED:
-            raise _fail(cls, attr, f"this attribute is not supported by assay (it would be ignored); "
-                                   f"{UNSUPPORTED[attr]}.")
-        if attr == "reduction_map":
-            _check_reduction_map(cls, value)
-            continue
+        if attr in PLUGIN_ATTRIBUTES and not own:
+            continue  # handled above (or, compute(self), the streaming method)
         if attr in known:
             check = OPTION_CHECKS.get(attr)
             if check is not None and attr in body and not _is_behaviour(value, cls) and not check[0](value):
@@ -253,12 +283,16 @@ def check_class_attributes(cls: type, root: type) -> None:
             read = _names_read(cls)
         if attr in read:
             continue  # an option of the class's own, read by its methods
+        if attr in annotations and not difflib.get_close_matches(attr, known_public, n=1, cutoff=0.8):
+            continue  # a declared option of the class's own (dataclass-like field)
+        handler = None if own else attribute_handler(attr)
+        if handler is not None:  # a plugin knows this name (and accepts it, or says what to do instead)
+            handler(cls, attr, value)
+            continue
         close = difflib.get_close_matches(attr, known_public, n=3, cutoff=0.8)
         if close:
             raise _fail(cls, attr, f"this is not an attribute assay's {root.__name__} knows and nothing reads it; "
                                    f"did you mean {', '.join(repr(c) for c in close)}?")
-        if attr in annotations:
-            continue  # a declared option of the class's own (dataclass-like field)
         hint = difflib.get_close_matches(attr, known_public, n=3, cutoff=0.6)
         raise _fail(cls, attr, "this attribute is not supported by assay: no base class knows it and no method of "
                                "the class reads it, so it would be silently ignored. If it is an option of your "

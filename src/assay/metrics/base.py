@@ -25,11 +25,11 @@ from assay.core.tally import Tally, additive, gathered, kept
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import _resolve_type, check_class_attributes
+from assay.metrics._fields import field_signature, set_fields
 from assay.metrics._params import check_str
-from assay.metrics._unitxt import check_requirements_list, field_signature, set_fields
 from assay.validation import as_array
 
-__all__ = ["Metric", "MetricState", "divide", "check_prediction_type"]
+__all__ = ["Metric", "MetricState", "check_prediction_type", "divide", "metric_name"]
 
 
 # --------------------------------------------------------------------------- type checks
@@ -106,6 +106,7 @@ def check_prediction_type(metric: Any, predictions: Any, *, offset: int = 0) -> 
 
 
 def metric_name(metric: Any) -> str:
+    """The name a metric is known by in messages: its registered (catalog) name, else its class name."""
     return getattr(metric, "name", None) or type(metric).__name__
 
 
@@ -226,15 +227,12 @@ class Metric:
         Set ``False`` for metrics of the predictions alone (ensemble disagreement).
 
     single_reference_per_prediction : bool
-        unitxt's check: every instance must have exactly one reference (an error names
+        Every instance must have exactly one reference (unitxt's check; an error names
         the first instance that has another number).
     n_resamples : int or None
         ``None`` (default): the intervals use ``assay.evaluate``'s ``n_resamples``. ``0``
-        (or unitxt's ``None`` written in a class body, or ``1``): no intervals for this
-        metric. An int ``>= 2``: this metric's intervals use that many resamples.
-    _requirements_list : list of str or dict
-        unitxt's spelling of ``requirements``: pip requirements (``["nltk>=3.6.6"]``,
-        version checked) or ``{"module": "install instructions"}``; checked on first use.
+        (or ``None`` written in a class body, unitxt's spelling, or ``1``): no intervals for
+        this metric. An int ``>= 2``: this metric's intervals use that many resamples.
 
     Notes
     -----
@@ -243,10 +241,13 @@ class Metric:
     0``): annotated options are keywords of the constructor
     (``SumAccuracy(relative_tolerance=0.1)``) and of catalog names
     (``sum_accuracy[relative_tolerance=0.1]``) when the class keeps the base
-    ``__init__``. Anything else (a typo such as ``main_scroe``, or a unitxt attribute
-    assay does not implement such as ``reduction_map = {"group_mean": ...}``) is an
-    :class:`~assay.errors.InvalidParameterError` when the class is created. See
-    ``docs/metrics.md`` ("Class attributes") and ``docs/unitxt.md`` for the rule.
+    ``__init__``. Anything else (a typo such as ``main_scroe``) is an
+    :class:`~assay.errors.InvalidParameterError` when the class is created. unitxt's
+    attributes (``reduction_map``, ``_requirements_list``, a ``compute(self, references,
+    prediction, task_data)`` ...) are honoured by the assay-unitxt plugin through a
+    class-attribute handler; without it they are a :class:`~assay.errors.MissingDependencyError`
+    naming ``pip install assay-unitxt``. See ``docs/metrics.md`` ("Class attributes") and
+    ``docs/unitxt.md`` for the rule.
     """
 
     name: str | None = None
@@ -263,10 +264,6 @@ class Metric:
     needs_references: bool = True
     single_reference_per_prediction: bool = False
     n_resamples: int | None = None
-    #: unitxt's requirements: pip requirements or ``{module: install instructions}``
-    _requirements_list: Sequence[str] | Mapping[str, str] = ()
-    #: reductions of ``reduction_map`` (unitxt's spelling) the class honours; none here
-    _supported_reductions: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -316,7 +313,6 @@ class Metric:
         for module, dist in dict(self.requirements).items():
             if importlib.util.find_spec(module) is None:
                 raise MissingDependencyError(dist or module, purpose=f"metric {metric_name(self)!r}")
-        check_requirements_list(self, f"metric {metric_name(self)!r}")
 
     def map_all(self, predictions: Any, references: Any = None, task_data: Any = None, *,
                 offset: int = 0) -> Any:

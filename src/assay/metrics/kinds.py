@@ -1,4 +1,4 @@
-"""unitxt's three kinds of metric, and pipelines, built on :class:`~assay.metrics.Metric`.
+"""The three kinds of metric of unitxt's design, built on :class:`~assay.metrics.Metric`.
 
 - :class:`InstanceMetric`: a score per instance; the global score is their mean
   (NaN instance scores are left out of the mean, as unitxt does). Additive: the
@@ -8,30 +8,68 @@
 - :class:`GlobalMetric`: the score is a function of the whole collection (corpus
   BLEU, ROC AUC); ``reduce`` re-runs it on any subset, instance scores run it on one
   instance.
-- :class:`MetricPipeline` (in :mod:`assay.metrics.pipeline`): pre-processing steps, a wrapped metric, score renames.
+
+unitxt's own spellings on these bases (``compute(self, references, prediction,
+task_data)``, ``reduction_map`` with ``max`` / ``median`` / ``weighted_win_rate`` /
+``group_mean``, ``process_single_instances``, ``_requirements_list``) and
+``MetricPipeline`` are the assay-unitxt plugin's: it honours them through class-attribute
+handlers (:mod:`assay.metrics._attributes`) and, for reductions other than the mean, an
+:class:`InstanceReduction` set on the class.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from assay.errors import EvaluationError
-from assay.metrics._unitxt import (
-    REDUCTIONS,
-    adapt_compute,
-    group_key_of,
-    group_reduce,
-    group_score_name,
-    reduce_rows,
-)
 from assay.metrics.base import Metric, divide, metric_name
-from assay.metrics.pipeline import MetricPipeline  # re-exported: it moved to assay.metrics.pipeline
+from assay.plugins.deps import moved_to_plugin
 
-__all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "MetricPipeline"]
+__all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "InstanceReduction", "MetricPipeline"]  # noqa: F822
+
+# assay.metrics.kinds.MetricPipeline, an older path: the class is assay-unitxt's now
+_moved = moved_to_plugin(__name__, {"MetricPipeline": "assay_unitxt.pipeline"}, package="assay-unitxt")
+
+
+def __getattr__(name: str) -> Any:
+    return _moved(name)
+
+
+class InstanceReduction(Protocol):
+    """How the instance scores of an instance or bulk metric become global scores, when not their mean.
+
+    Set as the class attribute ``instance_reduction`` (by a plugin's class-attribute handler:
+    assay-unitxt's ``reduction_map``). The rows it receives are an instance's scores followed
+    by their "is defined" flags (``2k`` floats for ``k`` score names).
+
+    ``additive``: the global scores are still the means (the rows are summed statistics;
+    only :meth:`score_names` applies). Otherwise :meth:`reduce` receives the gathered
+    intermediates (what :meth:`attach` made of the rows).
+    """
+
+    additive: bool
+
+    def score_names(self, metric: Any) -> tuple[str, ...] | None:
+        """The instance score names (``None``: ``score_names`` or ``[main_score]``)."""
+
+    def attach(self, rows: np.ndarray, task_data: Sequence[Any] | None, metric: Any) -> Any:
+        """The intermediates of a batch from its rows (and its task_data, e.g. a group key per row)."""
+
+    def rows(self, intermediates: Any) -> Any:
+        """The rows back from intermediates (what :meth:`attach` made)."""
+
+    def reduce(self, intermediates: Any, metric: Any) -> dict[str, Any]:
+        """The global scores of gathered intermediates (non-additive reductions)."""
+
+    def reduction_of(self, name: str) -> str:
+        """The reduction of score ``name`` (``"mean"`` scores may be proportions: Wilson intervals)."""
+
+    def resample_groups_by(self) -> str | None:
+        """A task_data key whose groups the intervals resample as units, or None."""
 
 
 def _as_score_dict(value: Any, names: Sequence[str], metric: Metric) -> dict[str, float]:
@@ -49,77 +87,46 @@ class _MeanOfInstances(Metric):
     """Shared machinery of instance and bulk metrics: a reduction of per-instance scores.
 
     The intermediate of an instance is its row of scores followed by "is defined"
-    flags. With the mean only (the default) the rows are additive statistics; with
-    another reduction of ``reduction_map`` (``max``, ``median``, ``weighted_win_rate``)
-    the rows are gathered and reduced as a collection.
+    flags. With the mean (the default) the rows are additive statistics; a class whose
+    ``instance_reduction`` is not additive gathers the rows (with what its
+    :meth:`InstanceReduction.attach` adds) and reduces the collection.
     """
 
     additive = True
     vectorized = True
     #: names of the per-instance scores (default: ``[main_score]``)
     score_names: Sequence[str] | None = None
-    #: unitxt's spelling: ``{"mean": [score names], "max": [...], ...}`` or ``{"group_mean": {...}}``
-    #: (see docs/unitxt.md)
-    reduction_map: Mapping[str, Any] | None = None
-    #: unitxt's ``group_mean``: the task_data field that splits a group into sub-groups for the aggregation
-    subgroup_column: str | None = None
-    _supported_reductions = tuple(REDUCTIONS)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        rmap = vars(cls).get("reduction_map")
-        if rmap:
-            additive = all(REDUCTIONS[how] for how in rmap)
-            cls.additive = additive
-            cls.vectorized = additive
-
-    @property
-    def _group_spec(self) -> Mapping[str, Any] | None:
-        return (self.reduction_map or {}).get("group_mean")
+    #: how instance scores become global scores when not their mean (None: the mean); see :class:`InstanceReduction`
+    instance_reduction: ClassVar[InstanceReduction | None] = None
 
     @property
     def resample_groups_by(self) -> str | None:
-        """``"group_id"`` when a ``group_mean`` reduction resamples the groups as units (unitxt's ``fixed_``)."""
-        spec = self._group_spec
-        return "group_id" if spec is not None and spec["agg_func"][2] else None
+        """A task_data key whose groups the intervals resample as units (unitxt's ``fixed_`` group_mean), or None."""
+        r = self.instance_reduction
+        return r.resample_groups_by() if r is not None else None
 
     @property
     def names(self) -> tuple[str, ...]:
         if self.score_names:
             return tuple(self.score_names)
-        spec = self._group_spec
-        if spec is not None:
-            return tuple(spec.get("score_fields") or (self.main_score,))
-        if self.reduction_map:
-            return tuple(dict.fromkeys(name for names in self.reduction_map.values() for name in names))
-        return (self.main_score,)
+        r = self.instance_reduction
+        names = r.score_names(self) if r is not None else None
+        return tuple(names) if names else (self.main_score,)
 
     @property
     def n_stats(self) -> int:  # type: ignore[override]
         return 2 * len(self.names)
 
-    def _reduction_of(self) -> dict[str, str]:
-        out = dict.fromkeys(self.names, "mean")
-        if self._group_spec is not None:
-            return dict.fromkeys(self.names, "group_mean")
-        for how, names in (self.reduction_map or {}).items():
-            out.update(dict.fromkeys(names, how))
-        return out
-
     def _grouped(self, rows: np.ndarray, task_data: Sequence[Any] | None) -> Any:
-        """With ``group_mean``: each row with its ``(group, subgroup)`` from ``task_data``; else the rows."""
-        if self._group_spec is None:
-            return rows
-        tds = task_data if task_data is not None else [None] * len(rows)
-        owner = metric_name(self)
-        return [(row, *group_key_of(td, self.subgroup_column, i, owner)) for i, (row, td) in enumerate(zip(rows, tds))]
+        """The intermediates of a batch: its rows, or what the reduction attaches to them."""
+        r = self.instance_reduction
+        return rows if r is None else r.attach(rows, task_data, self)
 
     def _plain_rows(self, intermediates: Any) -> np.ndarray:
-        if self._group_spec is not None:
-            k = len(self.names)
-            return np.asarray([item[0] for item in intermediates], dtype=float).reshape(-1, 2 * k)
+        r = self.instance_reduction
+        if r is not None:
+            intermediates = r.rows(intermediates)
         return np.asarray(intermediates, dtype=float).reshape(-1, 2 * len(self.names))
-
 
     def _rows(self, scores: Sequence[Any]) -> np.ndarray:
         names = self.names
@@ -136,14 +143,9 @@ class _MeanOfInstances(Metric):
         return np.concatenate([np.where(ok, vals, 0.0), ok.astype(float)], axis=1)
 
     def reduce(self, totals: np.ndarray) -> dict[str, Any]:
-        spec = self._group_spec
-        if spec is not None:  # (row, group, subgroup) items: unitxt's group_mean
-            # each group score under its own name (the main score) and under unitxt's name,
-            # [fixed_]group_<agg>_<score> (a score_prefix goes in front, as for every assay score)
-            values = group_reduce(totals, self.names, spec, self.subgroup_column)
-            return {**values, **{group_score_name(spec, name): v for name, v in values.items()}}
-        if not self.additive:  # gathered rows: reduce the collection (max, median, win rate)
-            return reduce_rows(np.asarray(totals, dtype=float), self.names, self._reduction_of())
+        r = self.instance_reduction
+        if r is not None and not r.additive:
+            return r.reduce(totals, self)
         totals = np.asarray(totals, dtype=float)
         k = len(self.names)
         sums, counts = totals[..., :k], totals[..., k:]
@@ -173,9 +175,9 @@ class _MeanOfInstances(Metric):
         k = len(self.names)
         arr = self._plain_rows(intermediates)
         out: dict[str, tuple[float, float]] = {}
-        reduction_of = self._reduction_of()
+        r = self.instance_reduction
         for j, name in enumerate(self.names):
-            if reduction_of[name] != "mean":
+            if r is not None and r.reduction_of(name) != "mean":
                 continue
             ok = arr[:, k + j] > 0
             v = arr[ok, j]
@@ -202,15 +204,10 @@ class InstanceMetric(_MeanOfInstances):
     >>> ExactMatch().update(["a", "b"], [["a"], ["c"]]).compute_scores()["exact_match"]
     0.5
 
-    unitxt's spelling runs as written: ``compute(self, references, prediction,
-    task_data)`` (moved to ``compute_instance`` when the class is created; ``task_data``
-    is ``{}`` when none is given), ``reduction_map = {"mean": [...]}`` (also ``"max"``,
-    ``"median"``, ``"weighted_win_rate"``), annotated options as constructor keywords.
+    Annotated options are constructor keywords. unitxt's spelling (``compute(self,
+    references, prediction, task_data)``, ``reduction_map``) runs as written with the
+    assay-unitxt plugin (``docs/unitxt.md``).
     """
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        adapt_compute(cls, "instance")
-        super().__init_subclass__(**kwargs)
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float | Mapping[str, float]:
         raise NotImplementedError(f"{type(self).__name__} must implement compute_instance()")
@@ -232,12 +229,9 @@ class BulkInstanceMetric(_MeanOfInstances):
 
     Implement :meth:`compute_bulk`, returning one float or dict per instance (as
     :meth:`InstanceMetric.compute_instance` does for one). unitxt's
-    ``compute(self, references, predictions, task_data)`` returning a list runs as written.
+    ``compute(self, references, predictions, task_data)`` returning a list runs as written
+    with the assay-unitxt plugin.
     """
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        adapt_compute(cls, "bulk")
-        super().__init_subclass__(**kwargs)
 
     def compute_bulk(self, predictions: Sequence[Any], references: Sequence[Any] | None,
                      task_data: Sequence[Any] | None) -> Sequence[float | Mapping[str, float]]:
@@ -268,21 +262,11 @@ class GlobalMetric(Metric):
     ``compute_global`` on every resample, so prefer an additive :class:`Metric` when the
     score is a function of summed statistics.
 
-    unitxt's spelling runs as written: ``compute(self, references, predictions,
-    task_data)`` (note the order; moved to ``compute_global`` when the class is created),
-    ``process_single_instances = False`` (no instance scores; ``per_instance`` follows
-    it), ``single_reference_per_prediction``, ``n_resamples = 0`` and
-    ``_requirements_list``.
+    ``single_reference_per_prediction`` and ``n_resamples = 0`` are options of every
+    metric. unitxt's spelling (``compute(self, references, predictions, task_data)``,
+    ``process_single_instances``, ``_requirements_list``) runs as written with the
+    assay-unitxt plugin.
     """
-
-    #: unitxt: score each instance alone too (instance scores); ``per_instance`` follows it
-    process_single_instances: bool = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        adapt_compute(cls, "global")
-        super().__init_subclass__(**kwargs)
-        if "process_single_instances" in vars(cls) and "per_instance" not in vars(cls):
-            cls.per_instance = bool(vars(cls)["process_single_instances"])
 
     def compute_global(self, predictions: list[Any], references: list[Any],
                        task_data: list[Any]) -> float | Mapping[str, float]:

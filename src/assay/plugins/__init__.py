@@ -1,4 +1,6 @@
-"""assay's plugin system: hook specs, safe entry-point loading, registries, ``name[k=v]`` lookup.
+"""assay's plugin system: hook specs, safe entry-point loading on demand, registries, ``name[k=v]`` lookup.
+
+A lookup imports only the plugins that declare the name (:mod:`assay.plugins.declarations`).
 
 >>> import assay
 >>> assay.load_executor("threads[workers=2]").workers
@@ -9,8 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from assay.plugins.declarations import DECLARATION_GROUPS, NAMESPACE_DECLARATION_GROUPS
 from assay.plugins.hookspecs import hookimpl, hookspec
 from assay.plugins.manager import (
+    BUILTIN_DECLARATIONS,
     BUILTIN_PLUGINS,
     COMMAND_GROUP,
     ENTRY_POINT_GROUP,
@@ -28,9 +32,12 @@ from assay.plugins.registry import KINDS, Entry, Registry
 __all__ = [
     "add_to_catalog",
     "register_local_catalog",
+    "BUILTIN_DECLARATIONS",
     "BUILTIN_PLUGINS",
     "COMMAND_GROUP",
+    "DECLARATION_GROUPS",
     "ENTRY_POINT_GROUP",
+    "NAMESPACE_DECLARATION_GROUPS",
     "KINDS",
     "Entry",
     "PluginInfo",

@@ -7,9 +7,12 @@ A catalog entry is a JSON file, data and never code (no pickle, no source text):
 
 ``__class__`` names what to build: a name a plugin registered (optionally qualified by its
 distribution, ``"assay-classic:token_overlap"``), or the dotted path of a class
-(``"__main__.SumAccuracy"``, ``"assay.metrics.pipeline.MetricPipeline"``). A dotted path is
-resolved only in a module this process has already imported, or in assay's own modules;
-loading an entry never imports anyone else's code. ``args`` are the constructor's keyword
+(``"__main__.SumAccuracy"``, ``"assay_unitxt.pipeline.MetricPipeline"``). A dotted path is
+resolved only in a module this process has already imported, in assay's own modules, or in
+the package of an installed assay plugin (a distribution with an entry point in the group
+``assay``); loading an entry never imports anyone else's code. Entries written before a class
+moved to a plugin name its old path (``"assay.metrics.pipeline.MetricPipeline"``), which
+still resolves (the old module re-exports the name). ``args`` are the constructor's keyword
 arguments; a nested object is ``{"__class__": ..., "args": {...}}`` and a built-in type
 ``{"__type__": "str"}``.
 
@@ -37,6 +40,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError, SaveFormatError, UnknownNameError
 from assay.jsonio import read_json
+from assay.plugins._entry_points import read_entry_points
 
 __all__ = [
     "CATALOG_ENV",
@@ -157,6 +161,16 @@ def _bad(path: Path, msg: str) -> SaveFormatError:
     return SaveFormatError(f"Catalog entry {str(path)!r}: {msg}", path=path)
 
 
+def _plugin_packages() -> set[str]:
+    """The top-level packages of the installed assay plugins (their entry points in the group ``assay``)."""
+    points: Any = read_entry_points(["assay"])
+    if points is None:  # a layout the lean reader does not read: importlib.metadata's answer
+        import importlib.metadata  # deferred: about 25 ms to import, needed only on this rare path
+
+        points = importlib.metadata.entry_points(group="assay")
+    return {str(point.value).partition(":")[0].partition(".")[0].strip() for point in points}
+
+
 def resolve_class(name: str, path: Path, registry: Any) -> Callable[..., Any]:
     """What ``__class__`` names: a registered factory, or a class of an imported (or assay) module."""
     if not isinstance(name, str) or not name:
@@ -166,7 +180,8 @@ def resolve_class(name: str, path: Path, registry: Any) -> Callable[..., Any]:
         return lambda **kw: entry.create(**kw)
     module_name, _, qual = name.rpartition(".")
     module = sys.modules.get(module_name) if module_name else None
-    if module is None and (module_name == "assay" or module_name.startswith("assay.")):
+    if module is None and (module_name == "assay" or module_name.startswith("assay.")
+                           or module_name.partition(".")[0] in _plugin_packages()):
         try:
             module = importlib.import_module(module_name)
         except ImportError:

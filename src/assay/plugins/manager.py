@@ -1,9 +1,13 @@
 """Plugin discovery and safe loading.
 
 The :class:`PluginSystem` owns a pluggy ``PluginManager`` and the registries. Nothing
-happens on import: the first registry lookup imports the built-in plugins (assay's own
-executors and data formats, registered through the same hooks as anyone else's), then
-each entry point of the group ``assay``, one at a time.
+happens on import. Plugins load on demand: the first lookup of a name imports the built-in
+plugins (assay's own executors and data formats, registered through the same hooks as
+anyone else's) and every plugin that declares no names, then the plugins that declare that
+name (:mod:`assay.plugins.declarations`: one entry point per name, in the group of its kind),
+and nothing else; a name no plugin declares, a listing of a registry (``names()``,
+iteration), :attr:`PluginSystem.plugins` (``assay plugins``) and ``ASSAY_STRICT_PLUGINS``
+load every entry point of the group ``assay``, one at a time, in order of distribution.
 
 What can go wrong with a third-party plugin, and what assay does:
 
@@ -50,10 +54,13 @@ import pluggy
 
 from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError
 from assay.plugins import hookspecs, patches
+from assay.plugins.declarations import DECLARATION_GROUPS, ENTRY_POINT_GROUP, GROUPS, Source, read_sources
 from assay.plugins.guard import is_real_interrupt, stdout_to_stderr, watch_interrupts
+from assay.plugins.names import split_qualifier
 from assay.plugins.registry import KINDS, NAMESPACE_HOOKS, Entry, Registry
 
 __all__ = [
+    "BUILTIN_DECLARATIONS",
     "BUILTIN_PLUGINS",
     "COMMAND_GROUP",
     "ENTRY_POINT_GROUP",
@@ -66,16 +73,27 @@ __all__ = [
     "warns_about_plugin_problems",
 ]
 
-ENTRY_POINT_GROUP = "assay"
 #: Entry-point group where a distribution declares the ``assay`` commands its plugin registers: the entry
 #: point's name is the command, its value the module of the distribution's ``assay`` entry point that
 #: registers it (``parse-eval = "assay_parsing.plugin"``). ``assay NAME`` then loads that plugin alone
-#: (:meth:`PluginSystem.load_command`).
-COMMAND_GROUP = "assay.commands"
+#: (:meth:`PluginSystem.load_command`). The other kinds have groups of their own
+#: (:data:`assay.plugins.declarations.DECLARATION_GROUPS`).
+COMMAND_GROUP = DECLARATION_GROUPS["command"]
 
 #: assay's own plugins, imported on first use and registered like any other.
 BUILTIN_PLUGINS: tuple[str, ...] = ("assay.executors.builtin", "assay.executors.spark", "assay.core.formats",
                                     "assay.core.array_formats", "assay.demo.builtin")
+
+#: the names each built-in plugin registers, declared as the installed plugins declare theirs (a test checks them
+#: against what the modules register): a lookup imports only the built-ins that declare the name, so
+#: ``load_metric("accuracy")`` imports no executor. A built-in module missing here loads on the first lookup.
+BUILTIN_DECLARATIONS: dict[str, dict[str, frozenset[str]]] = {
+    "assay.executors.builtin": {"executor": frozenset({"dask", "processes", "serial", "threads"})},
+    "assay.executors.spark": {"executor": frozenset({"spark"})},
+    "assay.core.formats": {"data_format": frozenset({"jsonl"})},
+    "assay.core.array_formats": {"data_format": frozenset({"nifti", "npy"})},
+    "assay.demo.builtin": {"demo_section": frozenset({"metrics"})},
+}
 
 _VALID_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 _HOOK_NAMES = tuple(KINDS.values()) + tuple(NAMESPACE_HOOKS.values())
@@ -117,6 +135,19 @@ def _strict() -> bool:
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _listing(items: list[str], most: int = 3) -> str:
+    """``a, b, c and 2 more``: the first ``most`` items of a warning line."""
+    shown = ", ".join(items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def _who(info: PluginInfo) -> str:
+    """A plugin as a warning line names it: its entry-point name, and its distribution when that differs."""
+    if info.distribution and info.distribution != info.name:
+        return f"{info.name} from {info.distribution}"
+    return info.name
 
 
 def _hook_problems(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
@@ -182,19 +213,45 @@ class PluginSystem:
         self.pm.add_hookspecs(hookspecs)
         self._entry_points = entry_points
         self._builtins = tuple(builtins)
-        self._registries: dict[str, Registry] = {kind: Registry(kind) for kind in KINDS}
+        self._registries: dict[str, Registry] = {kind: Registry(kind, resolve=self._resolve) for kind in KINDS}
         self._plugins: dict[str, PluginInfo] = {}
+        #: every plugin is loaded (or being loaded): lookups load nothing more
         self._loaded = False
-        #: (distribution, entry-point name) of the entry points loaded before all were (load_command)
+        #: the built-in modules loaded so far
+        self._loaded_builtins: set[str] = set()
+        #: (distribution, entry-point name) of the entry points loaded (or tried, or disabled) so far
         self._loaded_entry_points: set[tuple[str, str]] = set()
+        #: the installed entry points with their declarations (read on first need), and the declarations whose
+        #: module is no ``assay`` entry point of their distribution
+        self._source_list: list[Source] | None = None
+        self._stale_declarations: list[Any] = []
+        #: (kind, name) lookups whose plugins are loaded
+        self._resolved: set[tuple[str, str | None]] = set()
         self._lock = threading.RLock()
         self._interrupted: Callable[[], bool] = lambda: False
 
     # ------------------------------------------------------------------ public API
     @property
     def loaded(self) -> bool:
-        """Whether plugins have been loaded (a registry was used); reading this loads nothing."""
+        """Whether every plugin has been loaded (``assay plugins``, a listing, a name no plugin declares);
+        reading this loads nothing. A lookup of a declared name loads only the plugins that declare it."""
         return self._loaded
+
+    def loaded_plugins(self) -> list[PluginInfo]:
+        """The plugins loaded (or tried, or disabled) so far, in load order; loads nothing."""
+        return list(self._plugins.values())
+
+    def sources(self) -> list[Source]:
+        """Every installed ``assay`` entry point with the names it declares (:mod:`assay.plugins.declarations`);
+        reads the installed metadata, imports no plugin."""
+        with self._lock:
+            return list(self._sources()) if self._entry_points else []
+
+    def stale_declarations(self) -> list[Any]:
+        """Declarations whose value is no ``assay`` entry point of their distribution (each with ``group``,
+        ``name``, ``value``, ``dist_name``); reads the installed metadata, imports no plugin."""
+        self.sources()
+        return list(self._stale_declarations)
 
     @property
     def plugins(self) -> list[PluginInfo]:
@@ -213,35 +270,44 @@ class PluginSystem:
         return self._clashes()
 
     def _clashes(self) -> dict[str, dict[str, tuple[Entry, ...]]]:
-        return {kind: amb for kind, reg in self._registries.items() if (amb := reg.ambiguous())}
+        return {kind: amb for kind, reg in self._registries.items() if (amb := reg._ambiguous())}
 
     def problems_summary(self) -> str | None:
-        """One line on what went wrong while loading plugins, or None when nothing did (or nothing loaded).
+        """One line on what went wrong while loading plugins, naming the plugins, or None when nothing did
+        (or nothing loaded).
 
-        After :meth:`load_command` loaded one plugin, it covers that plugin (and loads no other).
+        It covers the plugins loaded so far (after a lookup that loaded only the plugins declaring a name,
+        or :meth:`load_command`, those) and loads no other.
         """
-        if not self._loaded and not self._loaded_entry_points:
+        if not self._plugins:
             return None
         infos = list(self._plugins.values())
-        failed = sum(p.status == "failed" for p in infos)
-        clashes = sum(len(names) for names in self._clashes().values())
-        replaced = sum(bool(p.replaced) for p in infos)
+        failed = [p for p in infos if p.status == "failed"]
+        clashes = [(kind, name, found) for kind, names in self._clashes().items() for name, found in names.items()]
+        replaced = [p for p in infos if p.replaced]
         parts = []
         if failed:
-            parts.append(f"{_plural(failed, 'plugin')} failed to load")
+            parts.append(f"{_plural(len(failed), 'plugin')} failed to load ({_listing([_who(p) for p in failed])})")
         if clashes:
-            parts.append(f"{_plural(clashes, 'name clash', 'name clashes')}")
+            parts.append(f"{_plural(len(clashes), 'name clash', 'name clashes')} ("
+                         + _listing([f"{kind} {name!r}: {' and '.join(e.plugin for e in found)}"
+                                     for kind, name, found in clashes]) + ")")
         if replaced:
-            parts.append(f"{_plural(replaced, 'plugin')} replaced assay functions")
+            parts.append(f"{_plural(len(replaced), 'plugin')} replaced assay functions "
+                         f"({_listing([_who(p) for p in replaced])})")
         if not parts:
             return None
         return f"assay: warning: {', '.join(parts)} (run 'assay plugins' for details)"
 
     def registry(self, kind: str) -> Registry:
-        """The registry of ``kind`` (one of :data:`~assay.plugins.registry.KINDS`)."""
+        """The registry of ``kind`` (one of :data:`~assay.plugins.registry.KINDS`).
+
+        Its lookups load plugins on demand: ``name in registry``, ``get``, ``load`` and ``candidates``
+        load the plugins that declare the name (:meth:`_resolve`); listing it (``names()``, iterating,
+        ``ambiguous()``, ``namespaces()``) loads every plugin.
+        """
         if kind not in KINDS:
             Registry(kind)  # raises with close matches
-        self._ensure_loaded()
         return self._registries[kind]
 
     def load(self, kind: str, spec: str, /, **overrides: Any) -> Any:
@@ -285,7 +351,7 @@ class PluginSystem:
         :data:`COMMAND_GROUP`. When exactly one installed ``assay`` entry point is declared for
         ``command`` and may load (``ASSAY_DISABLE_PLUGINS`` / ``ASSAY_LOAD_PLUGINS``), only it
         is loaded, and the entry it registered is returned; the other plugins, and the built-in
-        ones (which register no command), load on the first registry lookup, as always. None, with nothing more loaded,
+        ones (which register no command), load when a lookup needs them. None, with nothing more loaded,
         when the plugins are loaded already, when this system does not discover entry points,
         with ``ASSAY_STRICT_PLUGINS`` (every plugin is checked then), when no plugin or several
         declare ``command``, or when the declared plugin failed or did not register it (its
@@ -296,58 +362,126 @@ class PluginSystem:
         with self._lock:
             if self._loaded:
                 return None
-            eps = _entry_points((ENTRY_POINT_GROUP, COMMAND_GROUP))
-            declared = [ep for ep in eps if ep.group == COMMAND_GROUP and ep.name == command]
-            if len(declared) != 1:
+            declaring = [source for source in self._sources() if source.declares("command", command)]
+            if len(declaring) != 1:
                 return None
-            dist = declared[0].dist_name
-            targets = [ep for ep in eps if ep.group == ENTRY_POINT_GROUP and ep.value == declared[0].value
-                       and ep.dist_name == dist]
-            if len(targets) != 1:
+            source = declaring[0]
+            ep = source.entry_point
+            if source.key in self._loaded_entry_points or self._excluded(
+                    {ep.name} | ({source.distribution} if source.distribution else set())):
                 return None
-            ep = targets[0]
-            version = ep.dist_version
-            key = (dist or "", ep.name)
-            if key in self._loaded_entry_points or self._excluded({ep.name} | ({dist} if dist else set())):
-                return None
-            # the built-ins register no command: they load with the other plugins, on the first registry lookup
+            # the built-ins register no command: they load when a lookup needs them
             with watch_interrupts() as interrupted:
                 self._interrupted = interrupted
                 try:
-                    self._load_entry_point(ep, ep.name, dist, version)
+                    self._load_source(source)
                 finally:
                     self._interrupted = lambda: False
-            self._loaded_entry_points.add(key)
-        found = self._registries["command"].candidates(command)
-        info = self._plugins.get(ep.name)
-        if len(found) == 1 and found[0].plugin == ep.name and info is not None and info.status == "loaded":
+        found = self._registries["command"]._entries.get(command, ())
+        info = self._plugins.get(source.name)
+        if len(found) == 1 and found[0].plugin == source.name and info is not None and info.status == "loaded":
             return found[0]
         return None
 
     # ------------------------------------------------------------------ loading
+    def _sources(self) -> list[Source]:
+        """The installed ``assay`` entry points with their declarations, read once (nothing imported)."""
+        if self._source_list is None:
+            found = _entry_points(GROUPS)
+            self._source_list, self._stale_declarations = read_sources(found)
+        return self._source_list
+
+    def _resolve(self, kind: str, name: str | None) -> None:
+        """Load what may register ``name`` of ``kind`` (None: everything): the plugins that declare it.
+
+        First the built-ins that declare the name (:data:`BUILTIN_DECLARATIONS`) and every plugin that
+        declares nothing (it may register anything); then the plugins that declare the plain name, or
+        the namespace of a qualified one. When the name is
+        still not registered (a name nobody declares, a stale declaration, a qualifier naming a
+        plugin that did not register it), every plugin loads, so the answer -- and the error's close
+        matches -- are what they were when every lookup loaded every plugin. ``ASSAY_STRICT_PLUGINS``
+        loads every plugin on the first lookup.
+        """
+        if self._loaded or (kind, name) in self._resolved:
+            return
+        if name is None or not self._entry_points or _strict():
+            self._ensure_loaded()
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            with watch_interrupts() as interrupted:
+                self._interrupted = interrupted
+                try:
+                    qualifier, base = split_qualifier(name)
+                    namespace = f"{kind}_namespace"
+                    for module_name in self._builtins:
+                        declared = BUILTIN_DECLARATIONS.get(module_name)
+                        if declared is None or base in declared.get(kind, ()) or (
+                                qualifier is not None and qualifier in declared.get(namespace, ())):
+                            self._load_builtin(module_name)
+                    sources = self._sources()
+                    for source in sources:
+                        if source.declared is None:
+                            self._load_source(source)
+                    for source in sources:
+                        if source.declares(kind, base) or (qualifier is not None
+                                                           and source.declares(namespace, qualifier)):
+                            self._load_source(source)
+                finally:
+                    self._interrupted = lambda: False
+            registry = self._registries[kind]
+            if not (qualifier is not None and qualifier in registry._namespaces):
+                found = registry._entries.get(base, ())
+                if not found or (qualifier is not None and not any(e.matches(qualifier) for e in found)):
+                    self._ensure_loaded()
+                    return
+            self._resolved.add((kind, name))
+
+    def _load_source(self, source: Source) -> None:
+        """Load one ``assay`` entry point unless it is loaded already or excluded (recorded as disabled)."""
+        if source.key in self._loaded_entry_points:
+            return
+        self._loaded_entry_points.add(source.key)
+        ep = source.entry_point
+        dist, version = source.distribution, ep.dist_version
+        why = self._excluded({ep.name} | ({dist} if dist else set()))
+        if why:
+            self._plugins[source.name] = PluginInfo(
+                source.name, module=ep.value, distribution=dist, version=version,
+                status="disabled", error=f"not loaded because of {why}",
+            )
+            return
+        self._load_entry_point(ep, source.name, dist, version)
+
     def _ensure_loaded(self) -> None:
+        """Load every plugin not loaded yet: the built-ins, then each entry point in order."""
         if self._loaded:
             return
         with self._lock:
             if self._loaded:
                 return
             self._loaded = True
-            self._load_builtins()
+            for module_name in self._builtins:
+                self._load_builtin(module_name)
             if self._entry_points:
                 with watch_interrupts() as interrupted:
                     self._interrupted = interrupted
                     try:
-                        self._load_entry_points()
+                        for source in self._sources():
+                            self._load_source(source)
                     finally:
                         self._interrupted = lambda: False
 
-    def _load_builtins(self) -> None:
-        for module_name in self._builtins:
-            module = importlib.import_module(module_name)
-            info, _ = self._add(module, module_name, module=module_name, builtin=True)
-            if info.status == "failed":  # a bug in assay itself: never hide it
-                raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
-            self._plugins[info.name] = info
+    def _load_builtin(self, module_name: str) -> None:
+        if module_name in self._loaded_builtins:
+            return
+        self._loaded_builtins.add(module_name)
+        module = importlib.import_module(module_name)
+        info, _ = self._add(module, module_name, module=module_name, builtin=True)
+        if info.status == "failed":  # a bug in assay itself: never hide it
+            raise PluginLoadError(f"Built-in plugin {module_name} failed: {info.error}")
+        self._plugins[info.name] = info
 
     @staticmethod
     def _excluded(names: set[str]) -> str | None:
@@ -359,30 +493,6 @@ class PluginSystem:
         if allow is not None and not names & allow:
             return "ASSAY_LOAD_PLUGINS"
         return None
-
-    def _load_entry_points(self) -> None:
-        from importlib import metadata as importlib_metadata  # ~25 ms to import: only when plugins are discovered
-
-        eps = importlib_metadata.entry_points(group=ENTRY_POINT_GROUP)
-        seen: set[tuple[str, str]] = set(self._loaded_entry_points)  # load_command loaded these already
-        for ep in sorted(eps, key=lambda e: ((e.dist.name if e.dist else "") or "", e.name)):
-            dist = ep.dist.name if ep.dist else None
-            version = ep.dist.version if ep.dist else None
-            key = (dist or "", ep.name)
-            if key in seen:  # the same distribution found twice on sys.path
-                continue
-            seen.add(key)
-            names = {ep.name} | ({dist} if dist else set())
-            # two distributions may use one entry-point name: keep both records
-            name = ep.name if ep.name not in self._plugins else f"{ep.name}@{dist or len(self._plugins)}"
-            why = self._excluded(names)
-            if why:
-                self._plugins[name] = PluginInfo(
-                    name, module=ep.value, distribution=dist, version=version,
-                    status="disabled", error=f"not loaded because of {why}",
-                )
-                continue
-            self._load_entry_point(ep, name, dist, version)
 
     def _load_entry_point(self, ep: Any, name: str, dist: str | None, version: str | None) -> None:
         before = patches.take()
@@ -500,7 +610,7 @@ class PluginSystem:
     def _check_namespaces(self, plugin_name: str, spaces: dict[str, dict[str, Entry]]) -> None:
         """A namespace belongs to one plugin: another plugin registering it again fails to load."""
         for kind, entries in spaces.items():
-            taken = self._registries[kind].namespaces()
+            taken = self._registries[kind]._namespaces
             for ns in entries:
                 if ns in taken:
                     raise DuplicateRegistrationError(

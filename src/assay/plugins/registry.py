@@ -145,18 +145,28 @@ class Registry:
     entries that load by their plain name; ``names()`` lists every registered name.
     """
 
-    def __init__(self, kind: str, entries: dict[str, Entry] | None = None) -> None:
+    def __init__(self, kind: str, entries: dict[str, Entry] | None = None, *,
+                 resolve: Callable[[str, str | None], None] | None = None) -> None:
         if kind not in KINDS:
             raise InvalidParameterError(f"Unknown plugin kind {kind!r}.{_close(kind, list(KINDS))}")
         self.kind = kind
         self._entries: dict[str, tuple[Entry, ...]] = {}
         self._namespaces: dict[str, Entry] = {}
+        #: ``resolve(kind, name)`` loads the plugins that may register ``name`` (None: every plugin) before a
+        #: lookup answers; set by the plugin system that fills this registry (plugins loaded on demand)
+        self._resolve = resolve
         for entry in (entries or {}).values():
             self._add(entry)
+
+    def _need(self, name: str | None) -> None:
+        """Load what may register ``name`` (a plain or qualified name; None: everything) before answering."""
+        if self._resolve is not None:
+            self._resolve(self.kind, name)
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
+        self._need(name)
         qualifier, base = split_qualifier(name)
         if qualifier in self._namespaces:
             return True  # resolved on load: the namespace's resolver decides whether the name exists
@@ -165,28 +175,38 @@ class Registry:
         return sum(e.matches(qualifier) for e in self._entries.get(base, ())) == 1
 
     def __iter__(self) -> Iterator[Entry]:
+        self._need(None)
         return iter([found[0] for _, found in sorted(self._entries.items()) if len(found) == 1])
 
     def __len__(self) -> int:
+        self._need(None)
         return len(self._entries)
 
     def __repr__(self) -> str:
-        return f"<Registry {self.kind}: {', '.join(self.names()) or 'empty'}>"
+        return f"<Registry {self.kind}: {', '.join(sorted(self._entries)) or 'empty'}>"
 
     def names(self) -> list[str]:
         """Every registered name, ambiguous ones included, sorted."""
+        self._need(None)
         return sorted(self._entries)
 
     def candidates(self, name: str) -> tuple[Entry, ...]:
         """Every entry registered under the plain ``name`` (two or more when it is ambiguous)."""
+        self._need(name)
         return self._entries.get(name, ())
 
     def namespaces(self) -> dict[str, Entry]:
         """The registered namespaces (``"torchmetrics"`` ...), each with the entry of its resolver."""
+        self._need(None)
         return dict(sorted(self._namespaces.items()))
 
     def ambiguous(self) -> dict[str, tuple[Entry, ...]]:
         """The names registered by more than one plugin, with their entries."""
+        self._need(None)
+        return self._ambiguous()
+
+    def _ambiguous(self) -> dict[str, tuple[Entry, ...]]:
+        """:meth:`ambiguous` among the entries registered so far (loads nothing)."""
         return {name: found for name, found in sorted(self._entries.items()) if len(found) > 1}
 
     def qualified_name(self, entry: Entry) -> str:
@@ -210,6 +230,7 @@ class Registry:
         AmbiguousNameError
             The name is registered by several plugins and the qualifier does not pick one.
         """
+        self._need(name)
         qualifier, base = split_qualifier(name)
         if qualifier is not None and qualifier in self._namespaces:
             return self._in_namespace(qualifier, base)
@@ -219,7 +240,7 @@ class Registry:
             if local is not None:
                 return local
         if not found:
-            known = self.names()
+            known = sorted(self._entries)
             hint = _close(base, known)
             if not known:
                 hint = f" No {self.kind} is registered: is the plugin that provides it installed (assay plugins)?"

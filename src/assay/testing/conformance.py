@@ -29,6 +29,7 @@ from assay.errors import InvalidParameterError, UnknownNameError
 from assay.plugins import KINDS, PluginInfo, PluginSystem, get_plugin_system
 from assay.plugins.registry import Entry
 from assay.render import Grid, render_grid
+from assay.testing.declaration_checks import declaration_results
 from assay.testing.floor_checks import FLOOR_CHECKS, check_command, check_demo_section, check_generation_metric
 from assay.testing.kind_checks import (
     CHECKS,
@@ -221,5 +222,5 @@ def check_plugin(dist: str, *, kinds: Iterable[str] | None = None, names: Iterab
     wanted_names = set(names) if names is not None else None
     entries = [e for e in plugin.entries if (wanted_kinds is None or e.kind in wanted_kinds)
                and (wanted_names is None or e.name in wanted_names)]
-    results = load_results(plugin) + check_entries(entries, system)
+    results = load_results(plugin) + declaration_results(plugin.infos, system) + check_entries(entries, system)
     return PluginReport(plugin.distribution, plugin.version, tuple(results))

@@ -1,8 +1,18 @@
-"""Uncertainty estimation over stored model outputs (LM-Polygraph's manager, torch-uncertainty's metrics).
+"""Uncertainty estimation contracts: the bases plugins implement, and the statistics graph.
 
 Orientation contract: estimators return uncertainty (higher = more uncertain), quality is
-higher = better, failure labels are 1 = failure. The plugin ``assay-uncertainty``
-registers the estimators, stat calculators, UE metrics, calibration and ensemble metrics.
+higher = better, failure labels are 1 = failure. The core keeps only the contracts
+(:class:`Estimator`, :class:`StatCalculator`, :class:`GenerationMetric`, :class:`UEMetric`,
+``LEVELS`` and the checks, the statistics dependency graph) and the live view of the
+registered generation metrics (``GENERATION_METRICS``). The plugin ``assay-uncertainty``
+registers the estimators, stat calculators, UE metrics, calibration and ensemble metrics, and
+owns LM-Polygraph's manager: ``UEManager`` with its persistence, tables, plots and
+comparisons, and the ``assay ue`` command (:mod:`assay_uncertainty.manager`).
+
+``UEManager``, ``UEDataError``, ``load_ue_data`` and ``records_to_columns`` still import
+from here: they are looked up in ``assay_uncertainty.manager`` on first access, and raise
+:class:`~assay.errors.MissingDependencyError` (``pip install assay-uncertainty``) when that
+plugin is not installed.
 
 >>> from assay.uncertainty import UEManager                      # doctest: +SKIP
 >>> man = UEManager("outputs.jsonl", estimators=["msp"], gen_metrics=["accuracy"],
@@ -12,6 +22,10 @@ registers the estimators, stat calculators, UE metrics, calibration and ensemble
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
+from assay.errors import MissingDependencyError
 from assay.uncertainty.base import (
                                     LEVELS,
                                     Estimator,
@@ -23,8 +37,15 @@ from assay.uncertainty.base import (
 )
 from assay.uncertainty.gen_metrics import GENERATION_METRICS
 from assay.uncertainty.graph import StatDependencyError, plan_calculators
-from assay.uncertainty.inputs import UEDataError, load_ue_data, records_to_columns
-from assay.uncertainty.manager import UEManager
+
+#: names that live in the plugin assay-uncertainty: name -> its module there (a string, so the core
+#: imports no plugin; the import-linter contract "core-imports-no-plugin" checks that)
+MOVED: dict[str, str] = {
+    "UEManager": "assay_uncertainty.manager",
+    "UEDataError": "assay_uncertainty.manager",
+    "load_ue_data": "assay_uncertainty.manager",
+    "records_to_columns": "assay_uncertainty.manager",
+}
 
 __all__ = [
     "GENERATION_METRICS",
@@ -42,3 +63,23 @@ __all__ = [
     "plan_calculators",
     "records_to_columns",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names in ``MOVED``, from assay-uncertainty; a missing plugin names the ``pip install`` to run."""
+    module_name = MOVED.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'assay.uncertainty' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("assay_uncertainty", module_name):  # the plugin is there; something it needs is not
+            raise
+        raise MissingDependencyError(
+            "assay-uncertainty", purpose=f"assay.uncertainty.{name} (it lives in the plugin assay-uncertainty)"
+        ) from exc
+    return getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(MOVED))

@@ -199,7 +199,6 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     import warnings
 
     from assay import DataPool
-    from assay.core.evaluator import SHARDS_PER_WORKER
     from assay.core.log import log_labels, log_result
     from assay.core.result import EvaluationResult, UndefinedMetricWarning
     from assay.executors.builtin import SerialExecutor
@@ -213,6 +212,9 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
             parts = serial.run(tally_shard, pool.shards(num_shards), evaluators, desc="parse-eval")
         mode = "sequential"
     else:
+        # only here: assay.core.evaluator imports the resampling engine (numpy), which a sequential run never needs
+        from assay.core.evaluator import SHARDS_PER_WORKER
+
         workers = max(1, int(getattr(executor, "workers", 1) or 1))
         shards = pool.shards(num_shards or pool.num_shards or SHARDS_PER_WORKER * workers)
         if _remote_workers(executor):  # they may not see the files: ship each shard's bytes instead

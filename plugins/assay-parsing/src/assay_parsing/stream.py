@@ -226,10 +226,12 @@ class _LazyPool(DataPool):
 
     def shards(self, num_shards: int | None = None) -> list[Any]:
         """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
-        from assay.validation import check_int
+        if num_shards is None:  # the pool's own count: nothing to check (and assay.validation imports numpy)
+            n = self.num_shards or 1
+        else:
+            from assay.validation import check_int
 
-        n = check_int(num_shards, "num_shards", low=1, owner=f"{type(self).__name__}.shards",
-                      allow_none=True) or self.num_shards or 1
+            n = check_int(num_shards, "num_shards", low=1, owner=f"{type(self).__name__}.shards")
         return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
 
 

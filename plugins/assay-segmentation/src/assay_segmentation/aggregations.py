@@ -430,7 +430,7 @@ class ThresholdMean:
     """Threshold-based aggregation: the mean of the values at or above ``threshold``.
 
     ``mean(u[u >= t])``, and 0 when no value reaches ``t`` (ValUES). Without an explicit
-    ``threshold``, :mod:`assay.downstream` finds one per prediction model and uncertainty
+    ``threshold``, :mod:`assay_segmentation.downstream` finds one per prediction model and uncertainty
     type on the validation split with :func:`find_threshold` and calls
     :meth:`with_threshold`.
     """

@@ -52,8 +52,8 @@ def _same_results(a: Path, b: Path) -> bool:
 
 
 def run(out_dir: Path) -> None:
-    from assay.downstream import run_experiments
-    from assay.report import bar_plot, load_results, render_table
+    from assay_segmentation.downstream import run_experiments
+    from assay_segmentation.report import bar_plot, load_results, render_table
     from assay_segmentation.synthetic import generate
 
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""The assay plugin of assay-segmentation: registers the ValUES aggregations and downstream tasks.
+"""The assay plugin of assay-segmentation: registers the ValUES aggregations, downstream tasks and the
+commands ``assay run``, ``assay table`` and ``assay plot``.
 
 Cheap to import: only numpy, attrs and assay (scipy and scikit-learn are needed only by the tests).
 """
@@ -82,3 +83,13 @@ def assay_register_demo_sections(register):
              title="ValUES-style downstream tasks on synthetic uncertainty maps, tables and bar plots")
     register("values", _run_values_demo, order=41,
              title="ValUES' own toy config, unchanged, on a synthetic ValUES experiment tree (NIfTI)")
+
+
+@hookimpl
+def assay_register_commands(register):
+    # declared in pyproject.toml too (group assay.commands), so 'assay run ...' loads this plugin alone
+    from assay_segmentation.commands import plot, run, table
+
+    for command in (run, table, plot):
+        register(command.NAME, command.run, help=command.HELP, description=command.DESCRIPTION,
+                 add_arguments=command.add_arguments)

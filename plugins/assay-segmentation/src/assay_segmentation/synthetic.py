@@ -10,7 +10,7 @@ majority vote); OoD images get larger errors. Uncertainty maps:
   OoD images (how much depends on the model's ``ood_awareness``);
 - ``predictive_uncertainty``: their sum.
 
-Layout (what :mod:`assay.downstream` reads)::
+Layout (what :mod:`assay_segmentation.downstream` reads)::
 
     ROOT/splits.json                                      first-cycle split file
     ROOT/references/SPLIT/ID.npy                          (n_raters, *shape)

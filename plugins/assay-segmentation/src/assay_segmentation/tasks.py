@@ -13,10 +13,11 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from assay.downstream import ImageData, MetricInfo, Task, TaskContext, load_image, mean_tree
+from assay.downstream import ImageData, MetricInfo, Task, TaskContext, mean_tree
 from assay.errors import InvalidParameterError
 from assay.validation import check_choice
 from assay_segmentation import active_learning as al
+from assay_segmentation.downstream.data import load_image
 from assay_segmentation.measures import NCC_CONVENTIONS, al_improvement, dice, ged, ncc
 from assay_segmentation.scores import adaptive_ece, auroc, fit_platt, fpr_at_tpr, platt_confidence, values_ace
 

@@ -25,8 +25,8 @@ def find_config() -> Path | None:
 
 
 def run(out_dir: Path) -> None:
-    from assay.downstream import run_experiments
     from assay.jsonio import read_json
+    from assay_segmentation.downstream import run_experiments
     from assay_segmentation.values_tree import write_values_tree
 
     config = find_config()

@@ -1,7 +1,7 @@
 """ValUES' evaluation functions as assay steps on ValUES' experiment tree (``assay run eval_config_*.yaml``).
 
 Each class does what the ValUES function it stands for does, with the same inputs, result
-files, file names and JSON keys (see :mod:`assay.downstream.values_runner` for the step
+files, file names and JSON keys (see :mod:`assay_segmentation.downstream.values_runner` for the step
 protocol). The ValUES dotted paths resolve to them through the aliases of the registered
 names (:mod:`assay_segmentation.plugin`):
 

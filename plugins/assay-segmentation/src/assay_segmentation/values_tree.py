@@ -1,6 +1,6 @@
 """A synthetic experiment tree in ValUES' layout (NIfTI), for the versions a ValUES config describes.
 
-For every version of the config (``assay.downstream.values.build_values_grid``) and every
+For every version of the config (``assay_segmentation.downstream.values.build_values_grid``) and every
 split asked for, the generator writes what ValUES' test scripts write::
 
     BASE/<naming_scheme_pred_model>/test_results/<version>/<split>/
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from assay.downstream.data import write_array
-from assay.downstream.values import ValuesVersion, build_values_grid
 from assay.jsonio import write_json_atomic
+from assay_segmentation.downstream.data import write_array
+from assay_segmentation.downstream.values import ValuesVersion, build_values_grid
 from assay_segmentation.measures import dice, ged
 from assay_segmentation.synthetic import _difficulty, _predict, _references, _rng, _uncertainties
 
@@ -123,7 +123,7 @@ def write_values_tree(config: str | Path | dict, *, overrides: Sequence[str] = (
     ``config`` is a config file (loaded with ``overrides``, e.g. ``["base_path=/tmp/toy"]``)
     or a loaded config. Deterministic: the same arguments write the same files.
     """
-    from assay.downstream import load_config
+    from assay_segmentation.downstream import load_config
 
     cfg = load_config(config, overrides) if not isinstance(config, dict) else config
     splits = dict(splits or SPLITS)

@@ -38,7 +38,7 @@ def qa_path() -> Path:
 
 def qa_rows(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The rows of a QA file (default :func:`qa_path`)."""
-    from assay.uncertainty.prompt_data import load_rows
+    from assay_uncertainty.manager.prompt_data import load_rows
 
     return load_rows(qa_path() if path is None else path)
 
@@ -159,8 +159,8 @@ def run(out_dir: Path, *, steps: int = 150, samples_n: int = 5, n_resamples: int
 
 
 def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
-    from assay.uncertainty import UEManager
-    from assay.uncertainty.prompt_data import prompt_records
+    from assay_uncertainty.manager import UEManager
+    from assay_uncertainty.manager.prompt_data import prompt_records
 
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = qa_rows()

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.uncertainty.model_loop import GENERATION_PARAMS
+from assay_uncertainty.manager.model_loop import GENERATION_PARAMS
 
 __all__ = ["GENERATION_PARAMS", "check_generation_params"]
 

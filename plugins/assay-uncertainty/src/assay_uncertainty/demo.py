@@ -71,7 +71,7 @@ def generate_records(n: int = 400, *, seed: int = 0, n_samples: int = 5, n_membe
 
 
 def run(out_dir: Path) -> None:
-    from assay.uncertainty import UEManager
+    from assay_uncertainty.manager import UEManager
 
     out_dir.mkdir(parents=True, exist_ok=True)
     records = generate_records(400, seed=7)
@@ -104,7 +104,7 @@ def run(out_dir: Path) -> None:
           f"mean disagreement {dis:.4f}, mean mutual information {mi:.4f}")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (JSON + .npz, no pickle) in {saved}")
-    from assay.uncertainty import UEManager as _M
+    from assay_uncertainty.manager import UEManager as _M
 
     again = _M.load(saved).rescore(["augrc", "spearman"])
     best = max((k for k in again if k[3] == "spearman"), key=lambda k: again[k])

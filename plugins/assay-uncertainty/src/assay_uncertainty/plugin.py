@@ -106,6 +106,25 @@ def assay_register_generation_metrics(register):
         register(name, cls, level=cls.level, description=about[name])
 
 
+def _run_ue(args):
+    from assay_uncertainty.command import ue
+
+    return ue.run(args)
+
+
+def _ue_arguments(parser):
+    from assay_uncertainty.command import ue
+
+    ue.add_arguments(parser)
+
+
+@hookimpl
+def assay_register_commands(register):
+    from assay_uncertainty.command import ue
+
+    register("ue", _run_ue, help=ue.HELP, description=ue.DESCRIPTION, add_arguments=_ue_arguments)
+
+
 def _run_demo(out_dir):
     from assay_uncertainty.demo import run
 

@@ -1,0 +1,152 @@
+"""The ``model:``, ``dataset:`` and ``seed:`` sections of an ``assay ue`` config (the model loop).
+
+::
+
+    model:
+      path: tiny-model              # a local model folder, relative to the config file
+      type: causal                  # optional: causal | seq2seq (default: from the model's config)
+      device: cpu                   # optional (default: CUDA when available, else CPU)
+      dtype: float32                # optional: float32 | float16 | bfloat16 | float64
+      load_args: {}                 # optional: more from_pretrained arguments
+      batch_size: 4                 # optional (1)
+      max_new_tokens: 16            # optional (100)
+      samples_n: 5                  # optional (10): sampled answers per example
+      generation_params: {temperature: 1.0, top_k: 50, top_p: 0.95, stop_strings: ["\\n"]}
+      ignore_exceptions: false      # optional
+      save_stats: [greedy_log_probs]  # optional
+    dataset:
+      path: qa.jsonl                # .jsonl / .json / .csv, or a datasets folder (needs `datasets`)
+      split: test                   # for a datasets folder with several splits
+      text_column: question
+      label_column: answer          # optional: the reference (a string) or references (a list)
+      template: "Q: {text}\\nA:"     # optional; {few_shot} places the demonstrations
+      few_shot: 2                   # optional: the first rows as demonstrations
+      few_shot_template: "Q: {text}\\nA: {label}\\n"
+      subsample: 100                # optional: rows drawn with the dataset seed
+      size: 50                      # optional: the first rows (after subsampling)
+      seed: 0                       # optional: the subsampling seed
+    seed: [1, 2, 3]                 # one run and one saved manager per seed, in save_path/seed-<s>
+
+Every unknown key is a ``ConfigError`` naming its key path (``model.batchsize``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+MODEL_KEYS = ("path", "type", "device", "dtype", "load_args", "batch_size", "max_new_tokens", "samples_n",
+              "generation_params", "ignore_exceptions", "save_stats")
+DATASET_KEYS = ("path", "split", "text_column", "label_column", "template", "few_shot", "few_shot_template",
+                "subsample", "size", "seed")
+
+__all__ = ["DATASET_KEYS", "MODEL_KEYS", "check_model_sections", "run_seeds"]
+
+
+def _fail(path: Path, at: str, expected: str, got: Any) -> Exception:
+    from assay.errors import ConfigError
+
+    return ConfigError(f"{path}: {at}: expected {expected}, got {got!r:.120}")
+
+
+def _int(cfg: dict, key: str, path: Path, at: str, minimum: int) -> None:
+    if key in cfg:
+        v = cfg[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise _fail(path, f"{at}.{key}", f"an integer >= {minimum}", v)
+
+
+def _str(cfg: dict, key: str, path: Path, at: str) -> None:
+    if key in cfg and not (isinstance(cfg[key], str) and cfg[key]):
+        raise _fail(path, f"{at}.{key}", "a non-empty string", cfg[key])
+
+
+def check_model_sections(cfg: dict, path: Path) -> None:
+    """Check ``model``, ``dataset`` and ``seed``; errors are ``ConfigError`` naming the key path."""
+    from assay.configfile import check_keys
+    from assay_uncertainty.manager.model_loop import GENERATION_PARAMS
+
+    if "data" in cfg:
+        raise _fail(path, "data", "no 'data' beside 'model' (the model generates the outputs; the prompts come "
+                                  "from 'dataset')", cfg["data"])
+    for section, keys in (("model", MODEL_KEYS), ("dataset", DATASET_KEYS)):
+        if section not in cfg:
+            raise _fail(path, section, "this section (a model run needs 'model' and 'dataset')", None)
+        if not isinstance(cfg[section], dict):
+            raise _fail(path, section, "a mapping of keys", cfg[section])
+        check_keys(cfg[section], keys, file=path, path=(section,))
+        if "path" not in cfg[section]:
+            raise _fail(path, f"{section}.path", "a path (required)", None)
+    model, data = cfg["model"], cfg["dataset"]
+    for key in ("path", "device", "load_args"):
+        if key != "load_args":
+            _str(model, key, path, "model")
+    if model.get("type", "causal") not in ("causal", "seq2seq"):
+        raise _fail(path, "model.type", "causal or seq2seq", model["type"])
+    if model.get("dtype", "float32") not in ("float32", "float16", "bfloat16", "float64"):
+        raise _fail(path, "model.dtype", "float32, float16, bfloat16 or float64", model["dtype"])
+    for key in ("load_args", "generation_params"):
+        if key in model and not isinstance(model[key], dict):
+            raise _fail(path, f"model.{key}", "a mapping", model[key])
+    check_keys(model.get("generation_params", {}), GENERATION_PARAMS, file=path, path=("model", "generation_params"),
+               what="generation parameter")
+    for key in ("batch_size", "max_new_tokens", "samples_n"):
+        _int(model, key, path, "model", 1)
+    if not isinstance(model.get("ignore_exceptions", False), bool):
+        raise _fail(path, "model.ignore_exceptions", "true or false", model["ignore_exceptions"])
+    stats = model.get("save_stats", [])
+    if not isinstance(stats, list) or not all(isinstance(s, str) for s in stats):
+        raise _fail(path, "model.save_stats", "a list of statistic names", stats)
+    for key in ("path", "split", "text_column", "label_column", "template", "few_shot_template"):
+        _str(data, key, path, "dataset")
+    if "template" in data and "{text}" not in data["template"]:
+        raise _fail(path, "dataset.template", "a template containing {text}", data["template"])
+    for key in ("few_shot", "subsample", "size", "seed"):
+        _int(data, key, path, "dataset", 0)
+    seeds = cfg.get("seed")
+    if seeds is not None:
+        seeds = [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
+        if not isinstance(seeds, list) or not seeds or not all(
+                isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+            raise _fail(path, "seed", "an integer >= 0 or a non-empty list of them", cfg["seed"])
+        if len(set(seeds)) != len(seeds):
+            raise _fail(path, "seed", "distinct seeds (one saved manager each)", cfg["seed"])
+
+
+def records_of(cfg: dict, base: Path) -> list[dict[str, Any]]:
+    """The model loop's records from the ``dataset`` section."""
+    from assay_uncertainty.manager.prompt_data import load_rows, prompt_records
+
+    d = cfg["dataset"]
+    source = base / d["path"]
+    rows = load_rows(source, split=d.get("split"))
+    opts = {k: d[k] for k in ("label_column", "template", "few_shot", "few_shot_template", "subsample", "size",
+                              "seed") if k in d}
+    return prompt_records(rows, text_column=d.get("text_column", "input"), source=str(source), **opts)
+
+
+def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[tuple[int | None, Path, Any]]:
+    """Run the model once per seed; ``write(man, folder)`` computes, saves and prints each manager."""
+    from assay_uncertainty.manager import UEManager
+    from assay_uncertainty.manager.model_loop import resolve_model_backend
+
+    m = cfg["model"]
+    records = records_of(cfg, base)
+    options = {k: m[k] for k in ("type", "device", "dtype", "load_args") if k in m}
+    backend = resolve_model_backend(str(base / m["path"]), options)  # loaded once for every seed
+    raw = cfg.get("seed")
+    seeds: list[int | None] = [None] if raw is None else ([raw] if isinstance(raw, int) else list(raw))
+    done = []
+    for seed in seeds:
+        folder = out if seed is None else out / f"seed-{seed}"
+        man = UEManager(records, estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
+                        ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"),
+                        model=backend, batch_size=m.get("batch_size", 1),
+                        max_new_tokens=m.get("max_new_tokens", 100), samples_n=m.get("samples_n", 10),
+                        generation_params=m.get("generation_params"), seed=seed,
+                        ignore_exceptions=m.get("ignore_exceptions", False), save_stats=m.get("save_stats", ()))
+        if seed is not None:
+            print(f"## seed {seed}\n")
+        write(man, folder)
+        done.append((seed, folder, man))
+    return done

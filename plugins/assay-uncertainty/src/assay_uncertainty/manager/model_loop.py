@@ -1,0 +1,199 @@
+"""The manager's model loop: run a language model over the dataset batch by batch.
+
+``UEManager(dataset, model=..., ...)`` hands the model to a *model backend*, found in
+the ``model_backend`` registry (``assay_register_model_backends``; ``assay-transformers``
+registers ``transformers``). The manager never imports a backend or its libraries. For
+each batch of ``batch_size`` examples, as LM-Polygraph's manager does:
+
+1. **statistics**: the backend's stat calculators (they read ``input_texts``, the
+   prompts) and the registered ones, ordered by the statistics graph;
+2. **estimators** on the batch's statistics;
+3. **generation metrics** on the batch's statistics.
+
+The batches' values are then joined and the UE metrics scored once, as for stored
+outputs. With ``ignore_exceptions=True`` an estimator or generation metric that raises
+is dropped for the rest of the run: the manager warns, adds a note naming it, the batch
+and the error, and lists it in ``failed``. With ``False`` (the default) the error
+propagates. A statistic calculator that raises always propagates (nothing could be
+computed from the batch).
+
+The dataset is what the stored-output path reads (records, columns or a file) with an
+``input`` field: the prompt of each example; other fields (``reference``, ``references``,
+``correct``, ``id`` ...) are kept and read by the generation metrics.
+
+What is kept in ``stats`` (and saved): the stored-output fields (see
+:mod:`assay_uncertainty.manager.inputs`: ``answer``, ``log_probs``, ``token_entropies``,
+``sample_texts``, ``sample_log_probs`` ... and the dataset's fields), ``input_texts``, and
+the statistics named in ``save_stats`` (``greedy_log_probs`` is a ``(T, V)`` array per
+example: only saved when asked for). A loaded manager re-runs estimators and rescoring
+from these without the model. A note records the run (the backend's ``repr``, batch size,
+``max_new_tokens``, ``samples_n``, generation parameters, seed); notes are saved.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+
+__all__ = ["GENERATION_PARAMS", "INSTALL_HINT", "resolve_model_backend", "run_model_loop"]
+
+#: the keys of ``generation_params`` (what every model backend understands)
+GENERATION_PARAMS = ("temperature", "top_k", "top_p", "stop_strings", "repetition_penalty")
+
+#: what to install when no model backend is
+INSTALL_HINT = "pip install assay-transformers"
+
+#: statistics the loop always computes (the gen metrics read ``answer`` without declaring it)
+BASE_STATS = ("answer", "log_probs", "token_entropies")
+
+
+def resolve_model_backend(model: Any, options: Mapping[str, Any] | None = None) -> Any:
+    """The backend object for ``model``: ``model`` itself when it has ``calculators``, else the first
+    registered model backend that accepts it, created with ``options``."""
+    options = dict(options or {})
+    if callable(getattr(model, "calculators", None)):
+        if options:
+            raise InvalidParameterError(
+                f"'model_options' ({', '.join(sorted(options))}) apply when the model is loaded by a backend; "
+                "the model given is already a backend object.")
+        return model
+    from assay.plugins import get_registry
+
+    entries = list(get_registry("model_backend"))
+    if not entries:
+        raise InvalidParameterError(
+            f"UEManager(model=...) needs a model backend, and none is installed: for Hugging Face models, "
+            f"{INSTALL_HINT} (see docs/transformers.md).")
+    for entry in entries:
+        accepts = getattr(entry.factory, "accepts", None)
+        if accepts is None or accepts(model):
+            return entry.create(model=model, **options)
+    names = ", ".join(e.name for e in entries)
+    shown = str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__
+    raise InvalidParameterError(f"No installed model backend ({names}) accepts the model {shown!r:.120}.")
+
+
+def _slice(column: Any, start: int, stop: int) -> Any:
+    return column[start:stop]
+
+
+def _calculators(man: Any, backend: Any) -> list[Any]:
+    from assay.plugins import get_registry
+
+    calcs = list(man._extra_calcs)
+    calcs.extend(backend.calculators(max_new_tokens=man.max_new_tokens, generation_params=man.generation_params,
+                                     samples_n=man.samples_n, seed=man.seed))
+    for entry in get_registry("stat_calculator"):
+        try:
+            calcs.append(entry.create())
+        except Exception:  # noqa: BLE001 - a calculator that needs options cannot be a default producer
+            continue
+    return calcs
+
+
+def _batch_values(values: Any, n: int, who: str, start: int) -> list[Any]:
+    """An estimator's or metric's values for a batch of ``n`` examples, as a list (one item per example)."""
+    if (isinstance(values, np.ndarray) and values.ndim >= 1) or isinstance(values, (list, tuple)):
+        items = list(values)
+    else:
+        raise InvalidParameterError(f"{who} returned a {type(values).__name__} for the batch starting at example "
+                                    f"{start}; expected one value per example.")
+    if len(items) != n:
+        raise InvalidParameterError(f"{who} returned {len(items)} values for the batch of {n} examples starting at "
+                                    f"example {start}.")
+    return items
+
+
+def run_model_loop(man: Any) -> None:
+    """Fill ``man.stats``, ``man.estimations`` and ``man.gen_metrics`` by running the model (module docstring)."""
+    from assay.executors.base import progress_bar, show_progress
+    from assay.uncertainty.base import check_level
+    from assay.uncertainty.graph import plan_calculators
+    from assay_uncertainty.manager.inputs import FIELDS
+
+    backend = resolve_model_backend(man.model, man.model_options)
+    man.notes.append(f"model run: {backend!r}, batch_size={man.batch_size}, max_new_tokens={man.max_new_tokens}, "
+                     f"samples_n={man.samples_n}, generation_params={man.generation_params}, seed={man.seed}")
+    data = man.stats
+    n = man.n_examples
+    needed: dict[str, list[str]] = {s: ["the model loop"] for s in BASE_STATS}
+    for name, obj in [*man._estimators, *man._gen]:
+        for dep in getattr(obj, "dependencies", ()):
+            needed.setdefault(dep, []).append(repr(name))
+    for stat in man.save_stats:
+        needed.setdefault(stat, []).append("save_stats")
+    plan = plan_calculators(needed, data.keys(), _calculators(man, backend))
+    active = {"estimator": list(man._estimators), "generation metric": list(man._gen)}
+    collected: dict[tuple[str, str], list[Any]] = {}
+    columns: dict[str, list[Any]] = {}
+    keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
+    size = man.batch_size
+    n_batches = (n + size - 1) // size
+    bar = progress_bar(n_batches, enabled=show_progress(man.progress, n_batches), desc="UEManager batches")
+    try:
+        for b in range(n_batches):
+            start, stop = b * size, min(n, (b + 1) * size)
+            stats = {k: _slice(v, start, stop) for k, v in data.items()}
+            for calc in plan:
+                out = calc(stats)
+                for stat in calc.stats:
+                    if stat not in out:
+                        raise InvalidParameterError(
+                            f"Stat calculator {calc.name or type(calc).__name__!r} declared {stat!r} but did not "
+                            "return it.")
+                    if stat not in stats:
+                        stats[stat] = list(out[stat])
+            for role, objs in active.items():
+                for name, obj in list(objs):
+                    try:
+                        values = _batch_values(obj(stats), stop - start, f"{role} {name!r}", start)
+                    except Exception as exc:
+                        if not man.ignore_exceptions:
+                            raise
+                        objs.remove((name, obj))
+                        collected.pop((role, name), None)
+                        note = (f"{role} {name!r} raised {type(exc).__name__} on the batch of examples {start} to "
+                                f"{stop - 1} ({exc}); dropped for the rest of the run (ignore_exceptions=True).")
+                        man.notes.append(note)
+                        man.failed[name] = f"{type(exc).__name__}: {exc}"
+                        warnings.warn(f"UEManager: {note}", RuntimeWarning, stacklevel=3)
+                        continue
+                    collected.setdefault((role, name), []).extend(values)
+            for key, value in stats.items():
+                if key not in data and key in keep:  # the rest (T x V rows ...) is dropped with the batch
+                    columns.setdefault(key, []).extend(value)
+            bar.update(1)
+    finally:
+        bar.close()
+    data.update(columns)
+    man.stats = data
+    for name, est in active["estimator"]:
+        level = check_level(getattr(est, "level", "sequence"), owner=f"estimator {name!r}")
+        man.estimations[(level, name)] = man._checked(collected.get(("estimator", name), []), level,
+                                                      f"estimator {name!r}")
+        man.levels[name] = level
+    for name, gm in active["generation metric"]:
+        level = check_level(gm.level, owner=f"generation metric {name!r}")
+        man.gen_metrics[(level, name)] = man._checked(collected.get(("generation metric", name), []), level,
+                                                      f"generation metric {name!r}")
+    man.estimator_names = [n for n, _ in active["estimator"]]
+    man.gen_metric_names = [n for n, _ in active["generation metric"]]
+
+
+def check_loop_options(*, batch_size: Any, max_new_tokens: Any, samples_n: Any, seed: Any,
+                       save_stats: Sequence[Any]) -> None:
+    """Validate the model-loop parameters of ``UEManager``; errors name the parameter."""
+    for name, value in (("batch_size", batch_size), ("max_new_tokens", max_new_tokens), ("samples_n", samples_n)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise InvalidParameterError(f"The {name!r} parameter must be an integer >= 1; got {value!r}.")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise InvalidParameterError(f"The 'seed' parameter must be an integer >= 0 or None; got {seed!r}.")
+    if isinstance(save_stats, str) or not all(isinstance(s, str) for s in save_stats):
+        raise InvalidParameterError(f"The 'save_stats' parameter must be a list of statistic names; got "
+                                    f"{save_stats!r}.")
