@@ -287,7 +287,10 @@ class MutualInformation(_EnsembleEstimator):
 class VariationRatio(_EnsembleEstimator):
     r"""``1 - #{n : argmax p_n = c*} / N`` with ``c* = argmax mean_n p_n``.
 
-    ``probabilistic=True``: ``1 - mean_n p_n[c*]``.
+    ``probabilistic=True``: ``1 - mean_n p_n[c*]``. The default is ``probabilistic=False``;
+    torch-uncertainty's ``VariationRatio`` defaults to ``probabilistic=True`` and reads its
+    input members first (:class:`assay_uncertainty.ensemble.VariationRatio` gives the values
+    each gives on torch-uncertainty's docstring example).
     """
 
     name = "variation_ratio"
