@@ -37,7 +37,7 @@ from assay.core.pool import split_evenly
 from assay.errors import InvalidParameterError
 from assay_parsing import formats as _formats
 from assay_parsing.evaluators import TokenizationError, check_same_words
-from assay_parsing.formats import _decode, open_data_file, read_lines
+from assay_parsing.formats import _decode, check_line_length, open_data_file, read_lines
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["PairPool", "PairShard", "SentenceIndex", "SentencePool", "SentenceShard", "index_sentences", "iter_pairs",
@@ -84,7 +84,7 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = N
         offset, lineno, tail, inside = 0, 1, b"", False  # offset and lineno of tail's first byte
         while True:
             block = f.read(chunk_bytes)
-            data = tail + block
+            data = check_line_length(tail + block, source, lineno)
             if block:
                 cut = data.rfind(b"\n") + 1
                 if not cut:
@@ -224,11 +224,15 @@ class _LazyPool(DataPool):
         return self  # type: ignore[return-value]
 
     def shards(self, num_shards: int | None = None) -> list[Any]:
-        """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
+        """Contiguous byte ranges of the file(s), sentence counts differing by at most one.
+
+        At most one shard per sentence (at least one shard): a larger count is clamped to the data.
+        """
         from assay.validation import check_int
 
         n = check_int(num_shards, "num_shards", low=1, owner=f"{type(self).__name__}.shards",
                       allow_none=True) or self.num_shards or 1
+        n = min(n, max(len(self), 1))  # more shards than sentences would only be empty ones
         return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
 
 
