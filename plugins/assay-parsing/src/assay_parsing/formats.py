@@ -294,6 +294,9 @@ class _ConllFormat(DataFormat):
                     yield builder.finish(lineno)
             elif line[0] == "#":
                 builder.comment(line, lineno)
+            elif line[0] == "\ufeff":
+                raise builder.error("the line starts with a byte-order mark (U+FEFF: the file was saved as "
+                                    "'UTF-8 with BOM'); CoNLL files are plain UTF-8: remove the mark", lineno)
             else:
                 builder.add(line.split("\t"), lineno)
         if builder.start is not None:

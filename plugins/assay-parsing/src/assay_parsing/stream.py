@@ -36,7 +36,7 @@ from assay import DataPool, load_data_format
 from assay.core.pool import split_evenly
 from assay.errors import InvalidParameterError
 from assay_parsing import formats as _formats
-from assay_parsing.evaluators import TokenizationError, check_same_words
+from assay_parsing.evaluators import CONLL18_HINT, TokenizationError, check_same_words
 from assay_parsing.formats import _decode, check_line_length, open_data_file, read_lines
 from assay_parsing.sentence import Sentence, SentencePair
 
@@ -362,7 +362,7 @@ def open_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *, 
         where = f"; the first sentence whose words differ is {described}" if described else ""
         raise InvalidParameterError(
             f"The gold file {gold_path!r} has {len(g)} sentences and the system file {system_path!r} "
-            f"has {len(s)}{where}. Gold and system must have the same sentences and words.")
+            f"has {len(s)}{where}. Gold and system must have the same sentences and words." + CONLL18_HINT)
     return PairPool(g, s, fmt, name, num_shards)
 
 
@@ -382,7 +382,7 @@ def iter_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *,
             ng, ns = (n, n + _count_rest(system_path, extra)) if g is None else (n + _count_rest(gold_path, extra), n)
             raise TokenizationError(
                 f"The gold file has {ng} sentences and the system file {ns}; the first unmatched one is "
-                f"{extra.describe()}. Gold and system must have the same sentences.")
+                f"{extra.describe()}. Gold and system must have the same sentences." + CONLL18_HINT)
         check_same_words(g, s)
         yield SentencePair(g, s)
 
