@@ -1,4 +1,4 @@
-"""The ``torchmetrics:`` and ``sklearn:`` metrics get assay's input checks: NaN and infinity are errors (issue 27, item 7).
+"""``torchmetrics:`` and ``sklearn:`` metrics get assay's input checks: NaN and infinity are errors (issue 27, item 7).
 
 Before, the wrapped metrics passed them through: torchmetrics' ``BinaryAccuracy`` on
 ``[nan, 1.0, 0.0]`` gave 0.667 (NaN thresholded as a wrong 0) and ``BinaryAUROC`` with a NaN

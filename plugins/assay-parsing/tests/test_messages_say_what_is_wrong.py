@@ -23,7 +23,8 @@ from assay_parsing.evaluators import TokenizationError
 from assay_parsing.stream import iter_pairs
 
 GOLD = "1\tHola\thola\tINTJ\t_\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
-SPLIT = "1\tHo\tho\tINTJ\t_\t_\t0\troot\t_\t_\n2\tla\tla\tX\t_\t_\t1\tdep\t_\t_\n3\t!\t!\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
+SPLIT = ("1\tHo\tho\tINTJ\t_\t_\t0\troot\t_\t_\n2\tla\tla\tX\t_\t_\t1\tdep\t_\t_\n"
+         "3\t!\t!\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n")
 
 
 def test_a_tokenization_difference_points_to_conll18(tmp_path, capsys):

@@ -55,7 +55,7 @@ def test_a_first_line_longer_than_the_limit_is_an_error_naming_file_and_line(fif
     with open(long, "wb") as f:
         f.write(b"# " + b"x" * (MAX_LINE_BYTES + 10) + b"\n")
         f.write(fifty[0].read_bytes())
-    where = rf"long\.conllu:1: line 1 is longer than 16,777,216 bytes"
+    where = r"long\.conllu:1: line 1 is longer than 16,777,216 bytes"
     if reader == "iter_lines":
         with pytest.raises(DataFormatError, match=where):
             list(iter_lines(long))

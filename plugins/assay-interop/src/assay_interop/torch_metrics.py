@@ -30,7 +30,8 @@ references. Numeric predictions and targets get assay's input check: a NaN or in
 :class:`~assay.errors.InvalidParameterError` naming the metric and the position (torchmetrics
 itself would count ``BinaryAccuracy`` on ``[nan, 1.0, 0.0]`` as 0.667, and ``BinaryAUROC``
 with a NaN score as 1.0), except for the metrics with a ``nan_strategy`` option (``MeanMetric``,
-``SumMetric`` ...), which handle NaN as that option says. Extra ``update`` arguments (retrieval ``indexes``) are not supported.
+``SumMetric`` ...), which handle NaN as that option says. Extra ``update`` arguments (retrieval
+``indexes``) are not supported.
 """
 
 from __future__ import annotations

@@ -137,10 +137,10 @@ def values_ace(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
 
     ``n_bins`` equal-width bins on [0, 1]; bin ``b`` holds confidences in ``[lo, hi)``
     (1.0 in the last bin; each confidence compared with the edges themselves:
-    :func:`assay.functional.equal_width_bins` with ``closed="left"``); ``acc_b`` is the fraction correct and ``conf_b`` the mean
-    confidence in the bin. Unlike ECE the bins are not weighted by their size, and unlike
-    adaptive ECE the bins are not equal-mass (ValUES calls this ACE). NaN with a warning
-    on empty input.
+    :func:`assay.functional.equal_width_bins` with ``closed="left"``); ``acc_b`` is the fraction
+    correct and ``conf_b`` the mean confidence in the bin. Unlike ECE the bins are not weighted
+    by their size, and unlike adaptive ECE the bins are not equal-mass (ValUES calls this ACE).
+    NaN with a warning on empty input.
     """
     check_int(n_bins, "n_bins", low=1, owner="values_ace")
     c, y = _conf_correct(confidence, correct, "values_ace")
