@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.errors import MissingDependencyError
+from assay.plugins.deps import require
 from assay.uncertainty.base import Estimator
 from assay.validation import check_choice
 from assay_uncertainty import ensemble as _ens
@@ -121,11 +121,9 @@ LEXICAL_METRICS = ("rougeL", "rouge1", "rouge2", "rougeL-whitespace", "exact")
 
 def _rouge_score(kind: str) -> Any:
     """``f(a, b)``: rouge-score's ``kind`` F-measure with the Porter stemmer, as LM-Polygraph scores samples."""
-    try:
-        # deferred: rouge-score imports nltk's stemmer and absl, which only this estimator needs
-        from rouge_score import rouge_scorer
-    except ImportError:
-        raise MissingDependencyError("rouge-score", purpose=f"lexical_similarity[metric={kind}]") from None
+    # deferred: rouge-score imports nltk's stemmer and absl, which only this estimator needs
+    rouge_scorer = require("rouge_score.rouge_scorer", package="rouge-score",
+                           purpose=f"lexical_similarity[metric={kind}]")
     scorer = rouge_scorer.RougeScorer([kind], use_stemmer=True)
     return lambda a, b: float(scorer.score(a, b)[kind].fmeasure)
 
