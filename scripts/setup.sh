@@ -17,7 +17,7 @@ VENV=${VENV:-.venv}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 cd "$(dirname "$0")/.."
 
-STEPS=6
+STEPS=7
 STEP=0
 STARTED=$SECONDS
 LOG="$VENV/setup.log"
@@ -140,7 +140,8 @@ else
     show_warnings
 fi
 
-# 6. assay, every plugin (editable) and what the tests use.
+# 6. assay, every plugin (editable) and what the tests use (step 7 adds the peers installed without
+# their dependencies).
 
 args=(-e ".[test,plot,spark,dask,dev,fast]")
 for plugin in plugins/*/; do
@@ -155,4 +156,17 @@ begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the
 pip_install --no-build-isolation "${args[@]}" "torch==$TORCH_VERSION"
 finish "done"
 show_warnings
+# 7. The peer libraries the differential tests run live, WITHOUT their dependencies: each plugin's
+# test-peers-no-deps.txt pins them (torch-uncertainty, lm-polygraph). Their full dependency trees
+# (Lightning, vLLM, OpenAI clients ...) are not needed for the modules the tests load, and an
+# unpinned resolve of them would replace the torch installed in step 5.
+peer_files=(plugins/*/test-peers-no-deps.txt)
+if [ -e "${peer_files[0]}" ]; then
+    begin "peer libraries for the differential tests (--no-deps)"
+    peer_args=()
+    for f in "${peer_files[@]}"; do peer_args+=(-r "$f"); done
+    pip_install --no-deps "${peer_args[@]}"
+    finish "$(cat "${peer_files[@]}" | grep -v '^ *#' | grep -v '^ *$' | paste -sd ' ')"
+    show_warnings
+fi
 echo "setup: ready in $((SECONDS - STARTED)) s: $VENV has assay and $(printf '%s\n' "$plugins" | paste -sd ' ') (pip's log: $LOG)"

@@ -30,8 +30,13 @@ from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, Word
 
 #: Bytes read at a time by the streaming readers (cut at a line end, so never inside a character).
 CHUNK_BYTES = 1 << 20
+#: The longest line the streaming readers accept (bytes, newline excluded): a CoNLL line is a few hundred
+#: bytes, a ``# text`` comment a few thousand; a longer one is an error naming the file and the line
+#: (a 2 GiB line would otherwise be gathered chunk by chunk, copying it again for every chunk).
+MAX_LINE_BYTES = 16 << 20
 
-__all__ = ["ConlluFormat", "ConllxFormat", "check_tree", "iter_lines", "read_lines"]
+__all__ = ["MAX_LINE_BYTES", "ConlluFormat", "ConllxFormat", "check_line_length", "check_tree", "iter_lines",
+           "read_lines"]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
@@ -102,7 +107,7 @@ def read_lines(f: Any, *, source: str, offset: int = 0, size: int | None = None,
         if not block:  # the last line: what follows the last newline, maybe empty, as split() gives
             yield _decode(tail, source, lineno, offset)
             return
-        data = tail + block
+        data = check_line_length(tail + block, source, lineno)
         cut = data.rfind(b"\n") + 1
         if not cut:
             tail = data
@@ -113,6 +118,16 @@ def read_lines(f: Any, *, source: str, offset: int = 0, size: int | None = None,
         lineno += len(lines)
         offset += cut
         tail = data[cut:]
+
+
+def check_line_length(data: bytes, source: str, lineno: int) -> bytes:
+    """``data`` (read from the start of line ``lineno``); a DataFormatError naming the file and the line when
+    that first line is longer than :data:`MAX_LINE_BYTES` (the only line of ``data`` that can be: the
+    others began inside the last chunk read)."""
+    if len(data) > MAX_LINE_BYTES and data.find(b"\n", 0, MAX_LINE_BYTES + 1) < 0:
+        raise DataFormatError(f"line {lineno} is longer than {MAX_LINE_BYTES:,} bytes without a line end (a CoNLL "
+                              "line is a few hundred); is this a CoNLL-U / CoNLL-X file?", source=source, line=lineno)
+    return data
 
 
 def open_data_file(source: str) -> Any:
@@ -279,6 +294,9 @@ class _ConllFormat(DataFormat):
                     yield builder.finish(lineno)
             elif line[0] == "#":
                 builder.comment(line, lineno)
+            elif line[0] == "\ufeff":
+                raise builder.error("the line starts with a byte-order mark (U+FEFF: the file was saved as "
+                                    "'UTF-8 with BOM'); CoNLL files are plain UTF-8: remove the mark", lineno)
             else:
                 builder.add(line.split("\t"), lineno)
         if builder.start is not None:
