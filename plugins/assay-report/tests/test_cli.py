@@ -1,0 +1,131 @@
+"""'assay report' on each kind of input, and its errors: one line naming the path, exit 2, no page."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from assay.cli import main
+from assay_report.sources import build_report, detect
+
+
+def _report(args, capsys):
+    code = main(["report", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_detect_tells_each_kind_by_its_format(evaluation_files, comparison_file, parse_eval_files, manager_dir,
+                                              tmp_path, build):
+    run = build.run(tmp_path / "run", models=2, seeds=2, unc_types=["softmax"])
+    assert detect(evaluation_files[0])[0] == "evaluation"
+    assert detect(comparison_file)[0] == "comparison"
+    assert detect(parse_eval_files[0])[0] == "parse-eval"
+    assert detect(manager_dir)[0] == "uemanager"
+    assert detect(run)[0] == "run"
+
+
+def test_one_page_from_every_kind_at_once(evaluation_files, comparison_file, parse_eval_files, manager_dir,
+                                          tmp_path, build, capsys):
+    run = build.run(tmp_path / "run", models=2, seeds=2, unc_types=["softmax"])
+    out = tmp_path / "all.html"
+    code, stdout, err = _report([*evaluation_files, comparison_file, *parse_eval_files, manager_dir, run,
+                                 "-o", out, "--json", "--n-resamples", "50"], capsys)
+    assert code == 0, err
+    doc = json.loads(stdout)
+    assert doc["output"] == str(out) and doc["bytes"] == out.stat().st_size
+    assert [s["kind"] for s in doc["sources"]] == ["evaluation", "evaluation", "comparison", "parse-eval",
+                                                   "parse-eval", "uemanager", "run"]
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+    assert "default-src 'none'" in text  # the Content-Security-Policy that keeps the page off the network
+
+
+def test_the_page_inlines_plotly_and_references_nothing_outside(evaluation_files, tmp_path, capsys):
+    import re
+
+    out = tmp_path / "r.html"
+    assert _report([evaluation_files[0], "-o", out], capsys)[0] == 0
+    text = out.read_text(encoding="utf-8")
+    assert "Plotly" in text and "plotly.js" in text.lower()
+    # no element loads anything by URL: no src= / href= on script, link, img, iframe
+    assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)\s*=", text, re.I)
+
+
+@pytest.mark.parametrize("damage", ["empty-folder", "damaged-json", "not-a-result", "missing"])
+def test_bad_input_is_one_line_naming_the_path_and_no_page(tmp_path, capsys, damage, evaluation_files):
+    if damage == "empty-folder":
+        bad = tmp_path / "nothing-here"
+        bad.mkdir()
+    elif damage == "damaged-json":
+        bad = tmp_path / "broken.json"
+        bad.write_text(evaluation_files[0].read_text(encoding="utf-8")[:200], encoding="utf-8")
+    elif damage == "not-a-result":
+        bad = tmp_path / "list.json"
+        bad.write_text("[1, 2, 3]", encoding="utf-8")
+    else:
+        bad = tmp_path / "absent.json"
+    out = tmp_path / "report.html"
+    code, stdout, err = _report([evaluation_files[0], bad, "-o", out], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("assay report: error: ") and str(bad) in lines[0], err
+    assert not out.exists() and not list(tmp_path.glob(".report.html*")) and stdout == ""
+
+
+def test_two_runs_with_different_metrics_are_refused_naming_the_second(tmp_path, capsys, build):
+    a = build.run(tmp_path / "a", models=1, seeds=1, unc_types=["softmax"])
+    b = build.run(tmp_path / "b", models=1, seeds=1, unc_types=["softmax"], metric_names=("auroc",))
+    out = tmp_path / "report.html"
+    code, _, err = _report([a, b, "-o", out], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{b}: its tasks and metrics" in err and not out.exists()
+
+
+def test_two_evaluations_of_different_metrics_are_refused(tmp_path, capsys, evaluation_files):
+    import assay
+
+    other = assay.evaluate(["a", "b"], ["a", "a"], metrics=["accuracy"], n_resamples=0).save(tmp_path / "o.json")
+    code, _, err = _report([evaluation_files[0], other, "-o", tmp_path / "r.html"], capsys)
+    assert code == 2 and f"{other}: its scores" in err and not (tmp_path / "r.html").exists()
+
+
+def test_a_failed_rebuild_leaves_the_previous_page_whole(tmp_path, capsys, evaluation_files):
+    out = tmp_path / "r.html"
+    assert _report([evaluation_files[0], "-o", out], capsys)[0] == 0
+    before = out.read_bytes()
+    assert _report([tmp_path / "absent.json", "-o", out], capsys)[0] == 2
+    assert out.read_bytes() == before
+
+
+def test_output_that_is_a_folder_is_refused_before_reading(tmp_path, capsys, evaluation_files):
+    code, _, err = _report([evaluation_files[0], "-o", tmp_path], capsys)
+    assert code == 2 and "is a directory" in err
+
+
+def test_run_table_is_the_mean_and_std_over_seeds(tmp_path, build):
+    run = build.run(tmp_path / "run", models=2, seeds=3, unc_types=["softmax", "ensemble"],
+                    value=lambda m, s, unc, metric: m + s / 10 + (0.5 if unc == "ensemble" else 0))
+    report = build_report([run])
+    (table,) = report.sections
+    labels = [c.label for c in table.columns]
+    assert labels == ["pred_model", "unc_type", "aggregation", "ood: auroc", "ood: aurc"]
+    rows = {r[:2]: r for r in table.rows}
+    # model 1, ensemble: values 1.5, 1.6, 1.7 -> mean 1.6, sample std 0.1
+    mean, std = rows[("model1", "ensemble")][3]
+    assert mean == pytest.approx(1.6) and std == pytest.approx(0.1)
+    # auroc: higher is better -> model1/ensemble is best; aurc: lower is better -> model0/softmax
+    best = {(table.rows[r][0], table.rows[r][1], c) for r, c in table.best}
+    assert best == {("model1", "ensemble", 3), ("model0", "softmax", 4)}
+
+
+def test_report_command_loads_only_its_own_plugin(tmp_path, evaluation_files):
+    code = ("import sys; from assay.cli import main; "
+            f"rc = main(['report', {str(evaluation_files[0])!r}, '-o', {str(tmp_path / 'r.html')!r}]); "
+            "print(sorted(m for m in sys.modules if m.startswith('assay_') and not m.startswith('assay_report')))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "[]"
