@@ -17,6 +17,7 @@ from assay.metrics.api import load_results
 from assay_report.page import write
 from assay_report.sources import build_report
 
+
 def _num(text: str) -> float:
     return float("nan") if text == "NaN" else float(text)
 
@@ -80,7 +81,7 @@ def test_clicking_a_header_sorts_and_again_reverses(tmp_path, evaluation_files, 
     before = o.cells(table)
     o.page.click(f"#{table} thead th:nth-child(2) button")  # prediction, text
     got = [r[1] for r in o.cells(table)]
-    assert got == sorted((r[1] for r in before))
+    assert got == sorted(r[1] for r in before)
     assert o.page.get_attribute(f"#{table} thead th:nth-child(2)", "aria-sort") == "ascending"
     o.page.click(f"#{table} thead th:nth-child(4) button")  # accuracy, numeric
     o.page.click(f"#{table} thead th:nth-child(4) button")  # ... descending
@@ -111,10 +112,12 @@ def _charts(o):
     return o.page.eval_on_selector_all(
         ".chart", "ds => ds.map(d => ({title: d.parentElement.querySelector('h2').textContent, "
                   "series: d.data.map(t => ({name: t.name, n: t.x.length, visible: t.visible, "
-                  "x: Array.from(t.x), y: Array.from(t.y)})), drawn: d.querySelectorAll('.scatterlayer .trace').length}))")
+                  "x: Array.from(t.x), y: Array.from(t.y)})), "
+                  "drawn: d.querySelectorAll('.scatterlayer .trace').length}))")
 
 
-def test_uncertainty_charts_have_one_series_per_estimator_and_the_right_points(tmp_path, manager_dir, open_report, shot):
+def test_uncertainty_charts_have_one_series_per_estimator_and_the_right_points(tmp_path, manager_dir, open_report,
+                                                                              shot):
     o = open_report(_write(tmp_path, [manager_dir]))
     man = assay.UEManager.load(manager_dir)
     q = np.asarray(man.gen_metrics[("sequence", "accuracy")], float)

@@ -129,3 +129,28 @@ def test_report_command_loads_only_its_own_plugin(tmp_path, evaluation_files):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_values_layout_tree_is_the_mean_and_std_over_seeds_and_survives_a_move(tmp_path):
+    import shutil
+
+    written = tmp_path / "written"
+    versions = []
+    for seed, rate in (("1", 0.25), ("2", 0.75)):
+        exp = written / "Softmax" / f"seed{seed}"
+        exp.mkdir(parents=True)
+        tree = {"mean": {"predictive": {"patch": {"metrics": {"auroc": rate, "rate": 1 - rate}}}}}
+        (exp / "ood.json").write_text(json.dumps(tree), encoding="utf-8")
+        versions.append({"pred_model": "Softmax", "params": {"seed": seed}, "version_name": f"seed{seed}",
+                         "exp_path": str(exp), "unc_types": ["predictive"], "aggregations": ["patch"]})
+    manifest = {"layout": "values", "base_path": str(written), "tasks": ["ood"], "versions": versions}
+    (written / "assay-values-run.json").write_text(json.dumps(manifest), encoding="utf-8")
+    moved = tmp_path / "moved"
+    shutil.move(written, moved)
+    (table,) = build_report([moved]).sections
+    assert [c.label for c in table.columns][3:] == ["ood: auroc", "ood: rate"]
+    (row,) = table.rows
+    assert row[:3] == ("Softmax", "predictive", "patch")
+    # 0.25 and 0.75: mean 0.5, sample std sqrt(((0.25)^2 * 2) / 1) = 0.353553...
+    assert row[3] == [0.5, pytest.approx(0.3535533905932738)] and row[4][0] == 0.5
+    assert table.best == ()  # the ValUES manifest declares no direction

@@ -9,7 +9,8 @@ Five kinds of input, told apart by their saved format (never by the file name):
 - ``uemanager``: a folder saved by :meth:`assay.UEManager.save` (``manager.json``), read with
   :meth:`assay.UEManager.load`;
 - ``run``: the output folder of ``assay run`` (its manifest ``assay-results.json`` and the result
-  trees it lists).
+  trees it lists), or a ValUES-layout tree (``assay-values-run.json``: each version's
+  ``<exp_path>/<task>.json``).
 
 Every problem is an :class:`~assay.errors.AssayError` whose message starts with the path.
 """
@@ -35,7 +36,7 @@ __all__ = ["KINDS", "build_report", "detect", "group_key"]
 
 KINDS = ("evaluation", "comparison", "parse-eval", "uemanager", "run")
 EVALUATION_FORMAT = "assay.evaluation/1"
-MANAGER_FILE, RUN_MANIFEST = "manager.json", "assay-results.json"
+MANAGER_FILE, RUN_MANIFEST, VALUES_MANIFEST = "manager.json", "assay-results.json", "assay-values-run.json"
 COMPARISON_KEYS = ("score_a", "score_b", "difference", "ci_low", "ci_high", "p_value_randomization")
 EXPECTED = ("an assay result: a results or comparison JSON file ('assay evaluate -o', 'assay compare -o'), "
             "a 'parse-eval --json' file, a saved UEManager folder (manager.json) or an 'assay run' output "
@@ -48,7 +49,7 @@ def detect(path: Path) -> tuple[str, Any]:
     if path.is_dir():
         if (path / MANAGER_FILE).is_file():
             return "uemanager", None
-        if (path / RUN_MANIFEST).is_file():
+        if (path / RUN_MANIFEST).is_file() or (path / VALUES_MANIFEST).is_file():
             return "run", None
         raise ResultFileError(f"{path}: this folder holds no assay result (expected {EXPECTED}).")
     if not path.exists():
@@ -75,7 +76,8 @@ def group_key(path: Path) -> tuple[Any, ...]:
     if kind == "parse-eval":
         return (kind, tuple(s.get("metric") for s in data["scores"]), all("f1" in s for s in data["scores"]))
     if kind == "run":
-        manifest = read_json(path / RUN_MANIFEST, what="the manifest of 'assay run'")
+        name = RUN_MANIFEST if (path / RUN_MANIFEST).is_file() else VALUES_MANIFEST
+        manifest = read_json(path / name, what="the manifest of 'assay run'")
         tasks = manifest.get("tasks") if isinstance(manifest, dict) else None
         return (kind, json.dumps(tasks, sort_keys=True, default=str))
     return (kind,)
@@ -165,8 +167,8 @@ def _evaluations(items: list[tuple[Path, Any]], labels: dict[Path, str], *, n_re
         g = res.global_scores
         rows = tuple((name, _cell(g[name], g.get(f"{name}_ci_low"), g.get(f"{name}_ci_high")))
                      for name in _score_names(g))
-        sections.append(Table(f"Scores of {labels[path]}", (Column("score", "text"), Column("value", spread="interval")),
-                              rows, notes=(f"{g.get('num_of_instances', len(res))} instances; main score: "
+        columns = (Column("score", "text"), Column("value", spread="interval"))
+        sections.append(Table(f"Scores of {labels[path]}", columns, rows, notes=(f"{g.get('num_of_instances', len(res))} instances; main score: "
                                            f"{g.get('score_name')}",)))
     else:
         sections += _compare_systems(loaded, labels, n_resamples=n_resamples, seed=seed)
@@ -333,7 +335,7 @@ def _parse_evals(items: list[tuple[Path, Any]], labels: dict[Path, str], **_: An
     if len(parsed) == 1:
         path, kind, scores = parsed[0]
         if kind == "conll18":
-            keys = ("precision", "recall", "f1", "aligned_accuracy", "gold", "system", "correct")
+            keys: tuple[str, ...] = ("precision", "recall", "f1", "aligned_accuracy", "gold", "system", "correct")
         else:
             keys = ("value", "correct", "total", "sentences")
         cols = (Column("metric", "text"),) + tuple(Column(k, "num" if k in _FRACTIONS else "int") for k in keys)
@@ -380,9 +382,10 @@ def _managers(items: list[tuple[Path, Any]], labels: dict[Path, str], *, n_resam
 
 def _manager_tables(man: Any, label: str, *, n_resamples: int | None, seed: int) -> list[Table | Chart]:
     out: list[Table | Chart] = []
-    options: dict[str, Any] = {"seed": seed}
-    if n_resamples is not None:
-        options["n_resamples"] = n_resamples
+    rounds = man.n_resamples if n_resamples is None else n_resamples
+    # rounds 0 (a manager saved without intervals, and no --n-resamples): no tests, the best marked only;
+    # compare_to_best with one round still names the best and the UE metric's direction, cheaply
+    options: dict[str, Any] = {"seed": seed, "n_resamples": rounds or 1}
     groups = dict.fromkeys((k[0], k[2]) for k in man.metrics)
     for level, gen in groups:
         keys = [k for k in man.metrics if k[0] == level and k[2] == gen]
@@ -409,19 +412,28 @@ def _manager_tables(man: Any, label: str, *, n_resamples: int | None, seed: int)
                 best.append((ests.index(winner), c))
                 for est, comp in comps.items():
                     hib = bool(comp.higher_is_better)
-                    if math.isfinite(comp.ci_low) and math.isfinite(comp.ci_high) and comp.better != "a":
+                    if rounds and math.isfinite(comp.ci_low) and math.isfinite(comp.ci_high) and comp.better != "a":
                         tied.append((ests.index(est), c))
             columns.append(Column(ue, spread="interval", higher_is_better=hib))
-        settings = f"{man.n_resamples} resamples" if man.n_resamples else "no intervals saved"
+        settings = f"{man.n_resamples} resamples" if man.n_resamples else "none saved"
+        tests = (f"Bold: not significantly worse than the best of its column (UEManager.compare_to_best, paired "
+                 f"bootstrap, {rounds} resamples, seed {seed}); ▲ marks the best." if rounds else
+                 "▲ marks the best of each column; no significance test (the manager was saved without intervals: "
+                 "give --n-resamples to test).")
         out.append(Table(f"{label}: UE metrics, {level} level, quality = {gen}", tuple(columns),
                          tuple(tuple(r) for r in rows), tuple(best), tuple(tied),
-                         (f"Bold: not significantly worse than the best of its column (UEManager.compare_to_best, "
-                          f"paired bootstrap); ▲ marks the best. Intervals: {settings}.",)))
+                         (f"{tests} Intervals: {settings}.",)))
     return out
 
 
 def _flat(x: Any, level: str) -> np.ndarray:
     return np.asarray(x if level == "sequence" else np.concatenate([np.asarray(a, float) for a in x]), dtype=float)
+
+
+def _series(name: str, x: np.ndarray, y: np.ndarray, style: str) -> Series:
+    """A series of at most :data:`curves.MAX_POINTS` points (:func:`curves.thin`)."""
+    tx, ty = curves.thin(x, y)
+    return Series(name, tuple(tx.tolist()), tuple(ty.tolist()), style=style)
 
 
 def _manager_charts(man: Any, label: str) -> list[Table | Chart]:
@@ -440,20 +452,20 @@ def _manager_charts(man: Any, label: str) -> list[Table | Chart]:
                 continue
             u, q = u_all[ok], q_all[ok]
             cov, risk = curves.risk_coverage(u, q)
-            risk_series.append(Series(est, *map(tuple, curves.thin(cov, risk)), style="step"))
+            risk_series.append(_series(est, cov, risk, "step"))
             frac, kept, _, _ = curves.rejection(u, q)
-            rej_series.append(Series(est, *map(tuple, curves.thin(frac, kept))))
+            rej_series.append(_series(est, frac, kept, "line"))
             if np.all((q == 0) | (q == 1)) and u.min() >= 0 and u.max() <= 1:
                 conf, acc, _ = curves.reliability(1 - u, q)
-                rel_series.append(Series(f"1 - {est}", tuple(conf), tuple(acc), style="markers"))
+                rel_series.append(Series(f"1 - {est}", tuple(conf.tolist()), tuple(acc.tolist()), style="markers"))
         if not risk_series:
             continue
         q = q_all[np.isfinite(q_all)]
         ocov, orisk = curves.oracle_risk_coverage(q)
         frac, _, best, rand = curves.rejection(np.zeros(q.size), q)
-        risk_series += [Series("oracle", *map(tuple, curves.thin(ocov, orisk)), style="dash"),
+        risk_series += [_series("oracle", ocov, orisk, "dash"),
                         Series("random", (0.0, 1.0), (1 - rand, 1 - rand), style="dot")]
-        rej_series += [Series("oracle", *map(tuple, curves.thin(frac, best)), style="dash"),
+        rej_series += [_series("oracle", frac, best, "dash"),
                        Series("random", (0.0, 1.0), (rand, rand), style="dot")]
         thinned = (f"Series of more than {curves.MAX_POINTS} points are drawn at {curves.MAX_POINTS} evenly spaced "
                    "points.",)
@@ -487,8 +499,65 @@ def _node(tree: dict[str, Any], unc: str, agg: str, levels: list[str]) -> Any:
     return node.get("metrics", node) if isinstance(node, dict) else None
 
 
+def _mean_std(vals: list[float]) -> Any:
+    """``[mean, sample std]`` of the non-NaN values (std NaN for one value); None for none."""
+    vals = [x for x in vals if not math.isnan(x)]
+    if not vals:
+        return None
+    mean = math.fsum(vals) / len(vals)
+    std = math.sqrt(math.fsum((x - mean) ** 2 for x in vals) / (len(vals) - 1)) if len(vals) > 1 else math.nan
+    return [number(mean), number(std)]
+
+
+def _values_table(path: Path) -> tuple[Source, list[str], list[Column], list[list[Any]]]:
+    """A ValUES-layout tree (``assay-values-run.json``): rows (pred_model, unc_type, aggregation) over seeds.
+
+    Its manifest declares no metric direction, so nothing is marked."""
+    manifest_path = path / VALUES_MANIFEST
+    manifest = _tree(manifest_path, "the manifest of a ValUES-layout run")
+    versions, tasks = manifest.get("versions"), manifest.get("tasks")
+    if not isinstance(versions, list) or not isinstance(tasks, list):
+        raise ResultFileError(f"{manifest_path}: expected 'versions' and 'tasks' (lists).")
+    base = Path(str(manifest.get("base_path") or path))
+    cells: dict[tuple[str, ...], dict[str, list[float]]] = {}
+    col_keys: list[str] = []
+    for i, v in enumerate(versions):
+        try:
+            exp = Path(v["exp_path"])
+            rows = [(str(v["pred_model"]), str(unc), str(agg)) for unc in v["unc_types"]
+                    for agg in (v["aggregations"] or ["-"])]
+        except (KeyError, TypeError):
+            raise ResultFileError(f"{manifest_path}: versions[{i}]: expected pred_model, exp_path, unc_types and "
+                                  "aggregations.") from None
+        if not exp.is_dir() and exp.is_relative_to(base):  # a tree moved since it was written
+            exp = path / exp.relative_to(base)
+        for task in tasks:
+            file = exp / f"{task}.json"
+            if not file.is_file():
+                raise ResultFileError(f"{file}: listed by {manifest_path} but missing.")
+            tree = _tree(file, "a result tree of a ValUES-layout run")
+            for row in rows:
+                node = tree.get("mean", {}).get(row[1], {})
+                node = node.get(row[2], node) if isinstance(node, dict) else {}
+                metrics = node.get("metrics", {}) if isinstance(node, dict) else {}
+                for name, value in metrics.items() if isinstance(metrics, dict) else ():
+                    key = f"{task}: {name}"
+                    if key not in col_keys:
+                        col_keys.append(key)
+                    if _is_number(value):
+                        cells.setdefault(row, {}).setdefault(key, []).append(float(value))
+    columns = [Column(k, "text") for k in ("pred_model", "unc_type", "aggregation")]
+    columns += [Column(k, spread="std") for k in col_keys]
+    rows_ = [list(row) + [_mean_std(per.get(k, [])) for k in col_keys] for row, per in cells.items()]
+    source = Source(str(path), "run", f"ValUES layout; {len(versions)} versions; tasks {', '.join(map(str, tasks))}",
+                    str(manifest.get("signature") or ""))
+    return source, col_keys, columns, rows_
+
+
 def _run_table(path: Path) -> tuple[Source, list[str], list[Column], list[list[Any]]]:
     """The manifest's versions averaged over seeds: (source, columns' keys, columns, rows)."""
+    if not (path / RUN_MANIFEST).is_file():
+        return _values_table(path)
     manifest_path = path / RUN_MANIFEST
     manifest = _tree(manifest_path, "the manifest of 'assay run'")
     versions, tasks = manifest.get("versions"), manifest.get("tasks")
@@ -518,7 +587,7 @@ def _run_table(path: Path) -> tuple[Source, list[str], list[Column], list[list[A
             raise ResultFileError(f"{manifest_path}: versions[{i}]: expected pred_model, params, unc_types, "
                                   "aggregations and output_dir.") from None
         for unc, agg in version_rows:
-            cells.setdefault((*prefix, pred, str(unc), str(agg)), {})
+            cells.setdefault(prefix + (pred, str(unc), str(agg)), {})
         for j, (_key, info, m, split) in enumerate(specs):
             file = out_dir / info["file_name"] if split is None else out_dir / split / info["file_name"]
             if file not in cache:
@@ -528,18 +597,11 @@ def _run_table(path: Path) -> tuple[Source, list[str], list[Column], list[list[A
             for unc, agg in version_rows:
                 node = _node(cache[file], str(unc), str(agg), list(m.get("levels", [])))
                 value = float(node[m["name"]]) if isinstance(node, dict) and m["name"] in node else math.nan
-                cells[(*prefix, pred, str(unc), str(agg))].setdefault(j, []).append(value)
+                cells[prefix + (pred, str(unc), str(agg))].setdefault(j, []).append(value)
     rows = []
     for row_key, per_col in cells.items():
         row: list[Any] = list(row_key)
-        for j in range(len(specs)):
-            vals = [x for x in per_col.get(j, []) if not math.isnan(x)]
-            if not vals:
-                row.append(None)
-                continue
-            mean = math.fsum(vals) / len(vals)
-            std = math.sqrt(math.fsum((x - mean) ** 2 for x in vals) / (len(vals) - 1)) if len(vals) > 1 else math.nan
-            row.append([number(mean), number(std)])
+        row += [_mean_std(per_col.get(j, [])) for j in range(len(specs))]
         rows.append(row)
     source = Source(str(path), "run", f"{len(versions)} versions; tasks {', '.join(tasks)}",
                     str(manifest.get("signature") or ""))
@@ -548,16 +610,16 @@ def _run_table(path: Path) -> tuple[Source, list[str], list[Column], list[list[A
 
 def _runs(items: list[tuple[Path, Any]], labels: dict[Path, str], **_: Any
           ) -> tuple[list[Source], list[Table | Chart]]:
-    tables = [(p, *_run_table(p)) for p, _ in items]
-    first_path, _, first_keys, first_cols, _ = tables[0]
-    for path, _, keys, cols, _ in tables[1:]:
+    tables = [(p, *_run_table(p)) for p, _data in items]
+    first_path, _first_src, first_keys, first_cols, _first_rows = tables[0]
+    for path, _src, keys, cols, _rows in tables[1:]:
         if keys != first_keys or [c.label for c in cols] != [c.label for c in first_cols]:
             raise ResultFileError(f"{path}: its tasks and metrics ({', '.join(keys)}) differ from those of "
                                   f"{first_path} ({', '.join(first_keys)}); a report compares runs of the same "
                                   "metrics.")
     several = len(tables) > 1
     columns = ([Column("run", "text")] if several else []) + first_cols
-    rows = [([labels[p]] if several else []) + r for p, _, _, _, rs in tables for r in rs]
+    rows = [([labels[p]] if several else []) + r for p, _src, _keys, _cols, rs in tables for r in rs]
     best = []
     for c, col in enumerate(columns):
         if col.kind != "num" or col.higher_is_better is None:
@@ -565,7 +627,9 @@ def _runs(items: list[tuple[Path, Any]], labels: dict[Path, str], **_: Any
         values = [r[c][0] if isinstance(r[c], list) else None for r in rows]
         best += [(r, c) for r in _best_rows(values, col.higher_is_better)]
     title = "Runs compared" if several else f"Results of {labels[first_path]}"
+    marked = any(c.higher_is_better is not None for c in columns)
     table = Table(title, tuple(columns), tuple(tuple(r) for r in rows), tuple(best), (),
-                  ("Mean ± sample standard deviation over seeds; ▲ marks the best mean of each column (no "
-                   "significance test: the run's tables give none).",))
+                  ("Mean ± sample standard deviation over seeds; " + (
+                      "▲ marks the best mean of each column (no significance test: the run's tables give none)."
+                      if marked else "nothing is marked: the ValUES manifest declares no metric direction."),))
     return [t[1] for t in tables], [table]
