@@ -168,8 +168,8 @@ def _evaluations(items: list[tuple[Path, Any]], labels: dict[Path, str], *, n_re
         rows = tuple((name, _cell(g[name], g.get(f"{name}_ci_low"), g.get(f"{name}_ci_high")))
                      for name in _score_names(g))
         columns = (Column("score", "text"), Column("value", spread="interval"))
-        sections.append(Table(f"Scores of {labels[path]}", columns, rows, notes=(f"{g.get('num_of_instances', len(res))} instances; main score: "
-                                           f"{g.get('score_name')}",)))
+        note = f"{g.get('num_of_instances', len(res))} instances; main score: {g.get('score_name')}"
+        sections.append(Table(f"Scores of {labels[path]}", columns, rows, notes=(note,)))
     else:
         sections += _compare_systems(loaded, labels, n_resamples=n_resamples, seed=seed)
     for path, res in loaded:
