@@ -8,8 +8,9 @@ Two pages, each built once and opened ``--repeats`` times in a fresh browser pag
 ``grid``   a saved UEManager of ``--estimators`` column estimators x ``--ue-metrics`` UE metrics
            (every registered sequence-level UE metric that scores a binary quality, in name order,
            then the same again under a second generation metric until there are that many columns)
-           over ``--examples`` stored outputs: its tables with the best and not-worse marks (paired
-           tests of 100 resamples) and its risk-coverage, rejection and reliability charts.
+           over ``--examples`` stored outputs, saved without intervals: its table with the best of
+           each column marked and its risk-coverage, rejection and reliability charts (50 series
+           each, 400 points per curve).
 ``rows``   an ``assay run`` output folder with ``--rows`` result rows (models x 4 uncertainty types,
            two seeds, two metrics): one table of mean +- std.
 
@@ -195,7 +196,7 @@ def main() -> int:
                  "rows": run_folder(folder, args.rows)}
         for name, source in cases.items():
             start = time.perf_counter()
-            report = build_report([source], n_resamples=100)
+            report = build_report([source])  # the grid's manager has no intervals: the best marked, no tests
             page = write(report, folder / f"{name}.html")
             built = time.perf_counter() - start
             peer = (plotly_peer if name == "grid" else table_peer)(report, folder / f"{name}-peer.html")

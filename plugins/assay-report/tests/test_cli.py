@@ -154,3 +154,14 @@ def test_values_layout_tree_is_the_mean_and_std_over_seeds_and_survives_a_move(t
     # 0.25 and 0.75: mean 0.5, sample std sqrt(((0.25)^2 * 2) / 1) = 0.353553...
     assert row[3] == [0.5, pytest.approx(0.3535533905932738)] and row[4][0] == 0.5
     assert table.best == ()  # the ValUES manifest declares no direction
+
+
+def test_unpaired_systems_get_the_best_marked_and_a_note_instead_of_a_test(tmp_path):
+    import assay
+
+    a = assay.evaluate(["x", "y", "x"], ["x", "y", "y"], metrics=["accuracy"], n_resamples=0).save(tmp_path / "a.json")
+    b = assay.evaluate(["x", "y"], ["x", "x"], metrics=["accuracy"], n_resamples=0).save(tmp_path / "b.json")
+    table = build_report([a, b], n_resamples=20).sections[0]
+    assert table.best == ((0, 1),)  # 2/3 > 1/2, higher is better (the results' own info)
+    assert table.tied == ()
+    assert any("b.json not tested against the best" in n for n in table.notes)

@@ -215,6 +215,8 @@ def _compare_systems(loaded: list[tuple[Path, Any]], labels: dict[Path, str], *,
                 continue
             comp = _paired(loaded[b][1], res, name, rounds, seed)
             if comp is None:
+                notes.append(f"{name}: {labels[loaded[r][0]]} not tested against the best (the results are not "
+                             "paired on the same instances, or no metric of them reports this score).")
                 continue
             if comp.better != "a":
                 tied.append((r, c))
