@@ -405,7 +405,10 @@ def _manager_tables(man: Any, label: str, *, n_resamples: int | None, seed: int)
                 rows[r].append(None if value is None else
                                _cell(value, *interval) if interval else _cell(value))
             try:
-                winner, comps = man.compare_to_best(level, gen, ue, **options)
+                if rounds:
+                    winner, comps = man.compare_to_best(level, gen, ue, **options)
+                else:  # no tests: one cheap comparison gives the direction, the best is picked as compare_to_best does
+                    winner, comps = _best_only(man, level, gen, ue, ests, seed)
             except AssayError:  # a saved custom UE metric that cannot be loaded again: values only
                 columns.append(Column(ue, spread="interval"))
                 continue
@@ -426,6 +429,20 @@ def _manager_tables(man: Any, label: str, *, n_resamples: int | None, seed: int)
                          tuple(tuple(r) for r in rows), tuple(best), tuple(tied),
                          (f"{tests} Intervals: {settings}.",)))
     return out
+
+
+def _best_only(man: Any, level: str, gen: str, ue: str, ests: list[str], seed: int) -> tuple[str | None, dict]:
+    """``(best, {one other: its Comparison})`` of a column without tests: the first finite value that is the
+    highest (or lowest, by the UE metric's direction) of the column, like ``UEManager.compare_to_best``."""
+    finite = [e for e in ests if _finite(man.metrics.get((level, e, gen, ue)))]
+    if not finite:
+        return None, {}
+    if len(finite) == 1:
+        return finite[0], {}
+    comp = man.compare((level, finite[0], gen, ue), (level, finite[1], gen, ue), n_resamples=1, seed=seed)
+    pick = max if comp.higher_is_better else min
+    best = pick(finite, key=lambda e: man.metrics[(level, e, gen, ue)])
+    return best, {finite[1] if best != finite[1] else finite[0]: comp}
 
 
 def _flat(x: Any, level: str) -> np.ndarray:
