@@ -44,15 +44,22 @@ def test_one_page_from_every_kind_at_once(evaluation_files, comparison_file, par
     assert "default-src 'none'" in text  # the Content-Security-Policy that keeps the page off the network
 
 
-def test_the_page_inlines_plotly_and_references_nothing_outside(evaluation_files, tmp_path, capsys):
+def test_the_page_inlines_plotly_when_it_has_charts_and_references_nothing_outside(evaluation_files, manager_dir,
+                                                                                     tmp_path, capsys):
     import re
 
-    out = tmp_path / "r.html"
-    assert _report([evaluation_files[0], "-o", out], capsys)[0] == 0
-    text = out.read_text(encoding="utf-8")
-    assert "Plotly" in text and "plotly.js" in text.lower()
-    # no element loads anything by URL: no src= / href= on script, link, img, iframe
-    assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)\s*=", text, re.I)
+    from assay_report.page import plotly_js
+
+    charts, tables = tmp_path / "charts.html", tmp_path / "tables.html"
+    assert _report([manager_dir, "-o", charts], capsys)[0] == 0
+    assert _report([evaluation_files[0], "-o", tables], capsys)[0] == 0
+    shipped = plotly_js()
+    assert shipped[:2000] in charts.read_text(encoding="utf-8")  # the plotly package's own file, inlined
+    assert shipped[:2000] not in tables.read_text(encoding="utf-8")  # a page of tables does without it
+    for page in (charts, tables):
+        # no element loads anything by URL: no src= / href= on script, link, img, iframe
+        assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)\s*=", page.read_text(encoding="utf-8"),
+                             re.I)
 
 
 @pytest.mark.parametrize("damage", ["empty-folder", "damaged-json", "not-a-result", "missing"])

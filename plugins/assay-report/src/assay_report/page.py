@@ -1,7 +1,8 @@
 """One self-contained HTML page: the report's data, its script and style, and plotly.js, inlined.
 
-The page fetches nothing: plotly.js comes from the ``plotly`` Python package's own copy
-(``plotly/package_data/plotly.min.js``, read from disk, never downloaded), and a
+The page fetches nothing: plotly.js (inlined only in a page that has a chart) comes from the
+``plotly`` Python package's own copy (``plotly/package_data/plotly.min.js``, read from disk,
+never downloaded), and a
 Content-Security-Policy (``default-src 'none'``) stops the browser from loading anything
 else. The data is stored once, as compact JSON; the page's script (``assets/report.js``)
 draws the tables and charts from it. Written atomically (:func:`assay.jsonio.write_text_atomic`):
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from assay.errors import MissingDependencyError
 from assay.jsonio import to_jsonable, write_text_atomic
-from assay_report.model import Report
+from assay_report.model import Chart, Report
 
 __all__ = ["ASSETS", "plotly_js", "render", "write"]
 
@@ -50,6 +51,9 @@ def render(report: Report) -> str:
     css = (ASSETS / "report.css").read_text(encoding="utf-8")
     app = (ASSETS / "report.js").read_text(encoding="utf-8")
     title = html.escape(report.title)
+    # plotly.js (about 4.8 MB) only when there is a chart: a page of tables loads without parsing it
+    has_chart = any(isinstance(sec, Chart) for sec in report.sections)
+    plotly = f"<script>{_script(plotly_js())}</script>\n" if has_chart else ""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -68,8 +72,7 @@ def render(report: Report) -> str:
 file to see them.</p></noscript>
 <main id="report"></main>
 <script type="application/json" id="assay-report-data">{data}</script>
-<script>{_script(plotly_js())}</script>
-<script>{_script(app)}</script>
+{plotly}<script>{_script(app)}</script>
 </body>
 </html>
 """
