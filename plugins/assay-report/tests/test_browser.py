@@ -171,7 +171,7 @@ def test_hovering_a_point_shows_its_values(tmp_path, manager_dir, open_report):
         " const t = d.data[0]; const r = d.querySelector('.nsewdrag').getBoundingClientRect();"
         " return [r.left + xa.l2p(t.x[2]), r.top + ya.l2p(t.y[2]), t.x[2], t.y[2]]; }")
     o.page.mouse.move(x, y)
-    label = o.page.wait_for_selector(".hoverlayer .hovertext", timeout=5000).text_content()
+    label = o.page.wait_for_selector(".hoverlayer .hovertext", timeout=15000).text_content()
     assert f"{want_x:.4f}" in label and f"{want_y:.4f}" in label and "est0" in label
 
 
@@ -181,10 +181,10 @@ def test_clicking_a_legend_entry_hides_its_series(tmp_path, manager_dir, open_re
     assert chart.locator(".scatterlayer .trace").count() == 5  # 3 estimators, oracle, random
     chart.locator(".legend .traces").first.click()
     # plotly waits out its double-click interval before it toggles
-    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === 'legendonly'", timeout=5000)
+    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === 'legendonly'", timeout=15000)
     assert chart.locator(".scatterlayer .trace").count() == 4
     chart.locator(".legend .traces").first.click()
-    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === true", timeout=5000)
+    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === true", timeout=15000)
 
 
 def test_comparison_parse_eval_and_run_pages(tmp_path, comparison_file, parse_eval_files, build, open_report, shot):
