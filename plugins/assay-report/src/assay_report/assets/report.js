@@ -4,8 +4,9 @@
  * Charts: plotly.js (inlined), one trace per series; clicking a legend entry toggles it. */
 (function () {
   "use strict";
-  // Okabe-Ito: distinguishable with the common colour-vision deficiencies; dashes tell series apart in print.
-  var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+  // Okabe-Ito, its black swapped for wine (black is the oracle): distinguishable with the common colour-vision
+  // deficiencies; past eight series the dash and marker change, which tells series apart in print.
+  var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#882255"];
   var DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"];
   var data = JSON.parse(document.getElementById("assay-report-data").textContent);
 
