@@ -4,9 +4,10 @@ Two systems scored on the same instances are compared on the difference
 ``delta = score(b) - score(a)`` (``a`` is the baseline):
 
 paired bootstrap
-    Both systems are resampled with the **same** indices (one draw of the shared
-    :class:`~assay.metrics.resample.Resampler`); ``delta_b`` is the difference on
-    resample ``b``. Interval: percentile of ``delta_b``. Two-sided p-value of
+    Both systems are resampled with the **same** weights (one draw of the shared
+    :class:`~assay.metrics.resample.Resampler`, the Poisson bootstrap of ``evaluate``; an
+    additive metric's two statistics blocks are resampled as one, so the draw is shared);
+    ``delta_b`` is the difference on resample ``b``. Interval: percentile of ``delta_b``. Two-sided p-value of
     ``delta = 0`` by the shift method (Berg-Kirkpatrick et al. 2012), with the +1
     correction: ``p = (1 + #{|delta_b - delta| >= |delta|}) / (B + 1)``.
 approximate randomization
@@ -35,7 +36,7 @@ from assay.metrics._params import check_resampling, check_seed, new_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.catalog import resolve_metric
 from assay.metrics.intervals import percentile_interval
-from assay.metrics.resample import MAX_DISTINCT, Resampler
+from assay.metrics.resample import MAX_DISTINCT, Resampler, check_cost
 from assay.provenance import check_signatures
 
 __all__ = ["Comparison", "compare"]
@@ -186,7 +187,8 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         compares them anyway, with the differences in ``notes``. Version differences are
         only noted.
     """
-    n_resamples = check_resampling(n_resamples, confidence_level, owner="assay.compare")
+    n_resamples = check_cost(check_resampling(n_resamples, confidence_level, owner="assay.compare"),
+                             owner="assay.compare")
     seed = check_seed(seed, owner="assay.compare")
     if n_resamples < 1:
         raise InvalidParameterError("'n_resamples' must be at least 1 for a comparison.")
@@ -210,7 +212,7 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         warnings.simplefilter("ignore", RuntimeWarning)
         sa, sb = ma.scores_of(ia)[name], mb.scores_of(ib)[name]
         delta = sb - sa
-        rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups)
+        rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups, owner="assay.compare")
         boot = _bootstrap_deltas(rs, ma, ia, ib, name)
         perm = _randomization_deltas(rs, ma, ia, ib, name, np.random.default_rng([seed, 1]))
     lo, hi, why = percentile_interval(boot, confidence_level)
