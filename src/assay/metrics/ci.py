@@ -20,7 +20,7 @@ from assay.errors import InvalidParameterError
 from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.intervals import bca_interval, percentile_interval, wilson_interval
-from assay.metrics.resample import Resampler
+from assay.metrics.resample import Resampler, empty_note
 
 __all__ = ["CI_METHODS", "bootstrap_scores", "intervals", "jackknife_scores"]
 
@@ -28,14 +28,15 @@ CI_METHODS = ("percentile", "bca", "wilson")
 
 
 def bootstrap_scores(resampler: Resampler, metrics: Sequence[Metric], inters: Sequence[Any],
-                     names: Sequence[Sequence[str]]) -> list[dict[str, np.ndarray]]:
-    """Bootstrap values of the scores ``names[i]`` of ``metrics[i]``: arrays of shape ``(B,)``.
+                     names: Sequence[Sequence[str]]) -> list[tuple[dict[str, np.ndarray], int]]:
+    """Bootstrap values of the scores ``names[i]`` of ``metrics[i]`` and how many empty replicates were left
+    out (:func:`~assay.metrics.resample.drop_empty`): arrays of shape ``(B - dropped,)``.
 
     Each metric is resampled on its own from the shared scheme (an additive metric through
     its summed statistics, the others by re-running ``reduce``): a metric's interval does not
     depend on which other metrics are evaluated beside it, and equals a sharded run's.
     """
-    return [resampler.scores(m, inter, nm) if nm else {} for m, inter, nm in zip(metrics, inters, names)]
+    return [resampler.scores(m, inter, nm) if nm else ({}, 0) for m, inter, nm in zip(metrics, inters, names)]
 
 
 def jackknife_scores(resampler: Resampler, metric: Metric, inter: Any, names: Sequence[str]
@@ -114,6 +115,7 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
         inters = [t[1] if t is not None else inter for inter, t in zip(inters, twins)]
     boots = bootstrap_scores(rs, metrics, inters, need_boot)
     for i, m in enumerate(metrics):
+        values, dropped = boots[i]
         jack: dict[str, np.ndarray] | None = None
         if method == "bca" and need_boot[i]:
             jack, jnote = jackknife_scores(rs, m, inters[i], need_boot[i])
@@ -122,10 +124,13 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
                     notes.setdefault((m.score_prefix or "") + s, jnote)
         for s in need_boot[i]:
             if jack is not None:  # method == "bca"
-                lo, hi, why = bca_interval(boots[i][s], estimates[i][s], jack[s], confidence_level)
+                lo, hi, why = bca_interval(values[s], estimates[i][s], jack[s], confidence_level)
             else:
-                lo, hi, why = percentile_interval(boots[i][s], confidence_level)
+                lo, hi, why = percentile_interval(values[s], confidence_level)
             result[i][s] = (lo, hi)
+            if dropped:
+                why = "; ".join(filter(None, [why, empty_note(dropped, n_resamples)]))
             if why:
-                notes[(m.score_prefix or "") + s] = why
+                key = (m.score_prefix or "") + s
+                notes[key] = f"{notes[key]}; {why}" if key in notes else why
     return result, notes

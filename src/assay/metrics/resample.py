@@ -61,7 +61,8 @@ from assay.metrics._params import check_confidence_level, check_n_resamples, che
 from assay.metrics.base import take
 
 __all__ = ["BLOCK", "DROPPED", "FEW", "MAX_DISTINCT", "MAX_WEIGHTS", "UNPOSITIONED", "PoissonReplicates",
-           "Resampler", "Resampling", "block_weights", "check_cost", "codes", "gathered_scores",
+           "Resampler", "Resampling", "additive_scores", "block_weights", "check_cost", "codes", "drop_empty",
+           "empty_note", "gathered_scores",
            "poisson_weights", "shard_replicates"]
 
 #: positions per block of weights (a constant: changing it changes every interval)
@@ -201,42 +202,47 @@ def _lex_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return s[starts], counts
 
 
-def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``sum_v N_v * uniq[v]`` with ``N_v ~ Poisson(counts[v])`` (the block's few-distinct-rows draw)."""
+def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, counts: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_v N_v * uniq[v]`` with ``N_v ~ Poisson(counts[v])`` (the block's few-distinct-rows draw), and ``sum_v N_v``."""
     rng = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, stream, block, 1])))
     draws = rng.poisson(counts.astype(float), size=(R, len(counts))).astype(float)
     out = np.zeros((R, uniq.shape[1]))
     for t in range(len(counts)):  # elementwise, row after row: the same bits wherever it runs
         out += draws[:, t:t + 1] * uniq[t]
-    return out
+    return out, draws.sum(axis=1)
 
 
-def _position_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray) -> np.ndarray:
-    """``sum_i w_bi rows[i]`` with the block's per-position weights, in position order, replicates in chunks."""
+def _position_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_i w_bi rows[i]`` with the block's per-position weights, in position order, and ``sum_i w_bi``."""
     out = np.empty((R, rows.shape[1]))
-    step = _chunk_rows(R, BLOCK * 4)
+    size = np.empty(R)
+    step = _chunk_rows(R, BLOCK * (rows.shape[1] + 1))
     for r0 in range(0, R, step):
-        w = block_weights(seed, min(step, R - r0), stream, block, r0)[:, :len(rows)].astype(float)
+        w = block_weights(seed, min(step, R - r0), stream, block, r0)[:, :len(rows)]
+        size[r0:r0 + len(w)] = w.sum(axis=1)
         out[r0:r0 + len(w)] = np.ascontiguousarray(
-            (rows[:, :, None] * np.ascontiguousarray(w.T)[:, None, :]).sum(axis=0).T)
-    return out
+            (rows[:, :, None] * np.ascontiguousarray(w.T, dtype=float)[:, None, :]).sum(axis=0).T)
+    return out, size
 
 
 def _block_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray, parts: Sequence[int]) -> np.ndarray:
-    """The block's replicate sums ``(R, k)``: each column group of ``parts`` (one metric each) on its own.
+    """The block's replicate sums ``(R, k + len(parts))``: each column group of ``parts`` (one metric each)
+    on its own, then each group's replicate size (its weights' sum) in a column of its own.
 
     A function of the block's rows only (a shard and the parent compute the same bits).
     """
-    out = np.empty((R, rows.shape[1]))
+    k = rows.shape[1]
+    out = np.zeros((R, k + len(parts)))
     at = 0
-    for width in parts:
+    for j, width in enumerate(parts):
         cols = rows[:, at:at + width]
-        if len(cols) == 0:
-            out[:, at:at + width] = 0.0
-        else:
+        if len(cols):
             few = _lex_groups(cols)
-            out[:, at:at + width] = (_few_sum(seed, R, stream, block, *few) if few is not None
-                                     else _position_sum(seed, R, stream, block, cols))
+            sums, size = (_few_sum(seed, R, stream, block, *few) if few is not None
+                          else _position_sum(seed, R, stream, block, cols))
+            out[:, at:at + width] = sums
+            out[:, k + j] = size
         at += width
     return out
 
@@ -337,6 +343,10 @@ class PoissonReplicates(Tally):
 
     def totals(self) -> np.ndarray:
         """The replicate totals of the additive statistics: ``(R, width)``, identical for any sharding."""
+        return self.sums()[0]
+
+    def sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(totals (R, width), sizes (R, len(parts)))``: each group's replicate size is its weights' sum."""
         rs = self.resampling
         nodes = dict(self.nodes)
         if self.unit == "file":
@@ -351,7 +361,9 @@ class PoissonReplicates(Tally):
                 rows = np.concatenate([r for _, r in pieces], axis=0)
                 nodes[(0, block)] = _block_sum(rs.seed, rs.n_resamples, 0, block, rows, self.parts or (self.width,))
         total = _tree(nodes, units, _top(units), 0) if units else None
-        return np.zeros((rs.n_resamples, self.width)) if total is None else total
+        if total is None:
+            total = np.zeros((rs.n_resamples, self.width + len(self.parts)))
+        return total[:, :self.width], total[:, self.width:]
 
 
 def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | None,
@@ -403,7 +415,7 @@ def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | N
                 progress.update()
         units = len(blocks)
         value = _tree({(0, b): v for b, v in blocks.items()}, units, _top(units), 0) if units else None
-        leaves[f] = np.zeros((R, k)) if value is None else value
+        leaves[f] = np.zeros((R, k + len(parts))) if value is None else value
     progress.close()
     files = [f for f, _ in file_counts]
     nodes = _dyadic(leaves, files[0], files[-1] + 1) if files and k else {}
@@ -441,39 +453,71 @@ def merge_replicates(a: Any, b: Any) -> Any:
 # ---------------------------------------------------------------------------- gathered metrics
 def gathered_scores(metric: Any, inter: Any, names: Sequence[str], n_resamples: int,
                     chunks: Iterable[tuple[int, np.ndarray]], units: Callable[[np.ndarray], np.ndarray] | None = None
-                    ) -> dict[str, np.ndarray]:
+                    ) -> tuple[dict[str, np.ndarray], int]:
     """Replicate values of ``names`` for a gathered metric: ``reduce`` of each replicate's rows.
 
     ``chunks`` yields ``(first replicate, weights (chunk, n_units))``; ``units`` maps a unit
     index array to instance indices (clusters), identity by default. Item ``i`` appears
-    ``w_bi`` times, in position order.
+    ``w_bi`` times, in position order. Returns the values of the non-empty replicates
+    (:func:`drop_empty`) and how many were empty.
     """
     out = {s: np.full(n_resamples, np.nan) for s in names}
+    size = np.zeros(n_resamples)
     with warnings.catch_warnings(), np.errstate(all="ignore"), \
             _progress(n_resamples, n_resamples * max(1, len(inter)) * 20, "bootstrap resamples") as bar:
         warnings.simplefilter("ignore", RuntimeWarning)
         for r0, w in chunks:
             index = np.arange(w.shape[1])
+            size[r0:r0 + len(w)] = w.sum(axis=1)
             for r in range(len(w)):
+                if not size[r0 + r]:
+                    bar.update()
+                    continue  # an empty replicate: left out (drop_empty)
                 pick = np.repeat(index, w[r])
                 sc = metric.reduce(take(inter, units(pick) if units is not None else pick))
                 for s in names:
                     out[s][r0 + r] = float(sc[s])
                 bar.update()
-    return out
+    return drop_empty(out, size)
 
 
-def replicate_scores(metric: Any, replicates: PoissonReplicates, cols: slice | None, totals: np.ndarray | None,
-                     names: Iterable[str]) -> dict[str, np.ndarray]:
-    """The replicate values of the scores ``names`` of a sharded run's ``metric`` (arrays of shape ``(R,)``)."""
+def drop_empty(values: Mapping[str, np.ndarray], size: np.ndarray) -> tuple[dict[str, np.ndarray], int]:
+    """The replicate values without the replicates that drew no instance, and how many those were.
+
+    A Poisson replicate is empty with probability ``e^-n`` (``n`` items, or clusters): its score
+    is that of no data. The interval is that of the Poisson bootstrap given a non-empty
+    replicate (what the multinomial bootstrap always draws); the caller notes how many were left out.
+    """
+    keep = size > 0
+    dropped = int(np.count_nonzero(~keep))
+    if not dropped:
+        return dict(values), 0
+    return {s: v[keep] for s, v in values.items()}, dropped
+
+
+def empty_note(dropped: int, n_resamples: int) -> str:
+    """The note of an interval whose replicates included empty ones."""
+    return (f"{dropped} of {n_resamples} Poisson replicates drew no instance (each does with probability e^-n) "
+            "and are left out")
+
+
+def additive_scores(metric: Any, totals: np.ndarray, size: np.ndarray, names: Iterable[str]
+                    ) -> tuple[dict[str, np.ndarray], int]:
+    """Replicate values of ``names`` from an additive metric's replicate totals (empty replicates left out)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        many = metric.reduce_totals_many(totals)
+    return drop_empty({n: np.asarray(many[n], dtype=float) for n in names}, size)
+
+
+def replicate_scores(metric: Any, replicates: PoissonReplicates, cols: slice | None, sums: Any,
+                     part: int | None, names: Iterable[str]) -> tuple[dict[str, np.ndarray], int]:
+    """The replicate values of the scores ``names`` of a sharded run's ``metric`` and the empty replicates left out."""
     names = list(names)
     R = replicates.resampling.n_resamples
     if metric.additive:
-        assert totals is not None and cols is not None
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            many = metric.reduce_totals_many(totals[:, cols])
-        return {n: np.asarray(many[n], dtype=float) for n in names}
+        assert sums is not None and cols is not None and part is not None
+        return additive_scores(metric, sums[0][:, cols], sums[1][:, part], names)
     return gathered_scores(metric, metric.state.intermediates(), names, R, replicates.weight_chunks())
 
 
@@ -589,21 +633,24 @@ class Resampler:
 
     def totals(self, stats: np.ndarray, parts: Sequence[int] = ()) -> np.ndarray:
         """Replicate totals ``(R, k)`` of additive ``stats`` (``(n, k)``); ``parts`` as in :func:`shard_replicates`."""
+        return self.sums(stats, parts)[0]
+
+    def sums(self, stats: np.ndarray, parts: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """``(totals (R, k), sizes (R, len(parts) or 1))``: the replicate totals and each group's weight sum."""
         su = self.unit_stats(np.asarray(stats, dtype=float))
         if self.unit_strata is None:
-            return shard_replicates(self.resampling, su, start=0, parts=parts).totals()
+            return shard_replicates(self.resampling, su, start=0, parts=tuple(parts) or (su.shape[1],)).sums()
         out = np.empty((self.n_resamples, su.shape[1]))
         for r0, w in self.weight_chunks():
             out[r0:r0 + len(w)] = w.astype(float) @ su
-        return out
+        return out, np.full((self.n_resamples, max(1, len(parts))), float(self.n_units))
 
-    def scores(self, metric: Any, inter: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
-        """Replicate values of ``names`` for ``metric`` (additive: from :meth:`totals`; else ``reduce`` per replicate)."""
+    def scores(self, metric: Any, inter: Any, names: Sequence[str]) -> tuple[dict[str, np.ndarray], int]:
+        """Replicate values of ``names`` for ``metric`` (additive: from :meth:`sums`; else ``reduce`` per
+        replicate), without the empty replicates, and how many those were (:func:`drop_empty`)."""
         if metric.additive:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore", RuntimeWarning)
-                many = metric.reduce_totals_many(self.totals(np.asarray(inter, dtype=float)))
-            return {s: np.asarray(many[s], dtype=float) for s in names}
+            totals, size = self.sums(np.asarray(inter, dtype=float))
+            return additive_scores(metric, totals, size[:, 0], names)
         return gathered_scores(metric, inter, names, self.n_resamples, self.weight_chunks(),
                                self.unit_instances if self.groups is not None else None)
 

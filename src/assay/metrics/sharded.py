@@ -30,6 +30,8 @@ from assay.metrics.intervals import percentile_interval
 from assay.metrics.resample import (
     UNPOSITIONED,
     PoissonReplicates,
+    additive_scores,
+    empty_note,
     Resampler,
     Resampling,
     check_cost,
@@ -146,7 +148,8 @@ class MetricsTally(Tally):
                 cols.append(None)
         n = reps.n
         check_cost(rs.n_resamples, n, at, owner="the evaluator's n_resamples")
-        totals = reps.totals() if n and at else None
+        sums = reps.sums() if n and at else None
+        parts = iter(range(len(reps.parts)))
         out: dict[str, Any] = {}
         undefined, skipped = [], []
         for i, (m, sc) in enumerate(zip(self.metrics, computed)):
@@ -155,10 +158,13 @@ class MetricsTally(Tally):
             if n and names and not m.additive and len(m.state.intermediates()) != m.state.n:
                 skipped.append(metric_name(m))  # keeps its own state (e.g. a torchmetrics wrapper): no rows to weight
                 continue
-            boots = self._replicates(m, reps, cols[i], totals, names) if n else {}
+            part = next(parts, None) if m.additive else None
+            boots, dropped = self._replicates(m, reps, cols[i], sums, part, names) if n else ({}, 0)
             for s in names:
                 if n:
                     lo, hi, why = percentile_interval(boots[s], level)
+                    if dropped:
+                        why = "; ".join(filter(None, [why, empty_note(dropped, rs.n_resamples)]))
                 else:
                     lo, hi, why = math.nan, math.nan, "no instances to resample"
                 out[f"{pre}{s}_ci_low"], out[f"{pre}{s}_ci_high"] = lo, hi
@@ -176,8 +182,8 @@ class MetricsTally(Tally):
         return out
 
     @staticmethod
-    def _replicates(m: Metric, reps: PoissonReplicates, cols: slice | None, totals: Any,
-                    names: list[str]) -> dict[str, Any]:
+    def _replicates(m: Metric, reps: PoissonReplicates, cols: slice | None, sums: Any, part: int | None,
+                    names: list[str]) -> tuple[dict[str, Any], int]:
         """Replicate values of ``names``: a gathered metric with an additive twin once the data is seen
         (macro-F1's discovered labels) is resampled through the twin, as :func:`assay.evaluate` does."""
         if not m.additive and names:
@@ -187,15 +193,12 @@ class MetricsTally(Tally):
                 rows = np.asarray(rows, dtype=float)
                 rs = reps.resampling
                 if reps.unit == "block":  # positions 0..n-1 of stream 0: the in-memory engine's numbers
-                    sums = Resampler(reps.n, n_resamples=rs.n_resamples, seed=rs.seed).totals(rows)
+                    totals, size = Resampler(reps.n, n_resamples=rs.n_resamples, seed=rs.seed).sums(rows)
                 else:
-                    sums = shard_replicates(rs, rows, start=None,
-                                            file_counts=[(f, c) for f, _, c in reps.segments]).totals()
-                with warnings.catch_warnings(), np.errstate(all="ignore"):
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    many = tm.reduce_totals_many(sums)
-                return {s: np.asarray(many[s], dtype=float) for s in names}
-        return replicate_scores(m, reps, cols, totals, names)
+                    totals, size = shard_replicates(rs, rows, start=None, parts=(rows.shape[1],),
+                                                    file_counts=[(f, c) for f, _, c in reps.segments]).sums()
+                return additive_scores(tm, totals, size[:, 0], names)
+        return replicate_scores(m, reps, cols, sums, part, names)
 
 
 def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any], refs: list[Any], tds: list[Any],
