@@ -100,7 +100,7 @@ def make_label_items(n, labels=4, seed=0):
     return [(int(p), int(g)) for p, g in zip(pred, gold)]
 
 
-def reference_totals(seed, n_resamples, rows, stream=0, block=4096, few=64):
+def reference_totals(seed, n_resamples, rows, stream=0, block=4096, few=256):
     """The documented Poisson bootstrap totals of additive ``rows``, written out independently of assay.
 
     Per block of ``block`` positions: with at most ``few`` distinct rows, ``N_v ~ Poisson(count_v)`` per

@@ -68,7 +68,7 @@ __all__ = ["BLOCK", "DROPPED", "FEW", "MAX_DISTINCT", "MAX_WEIGHTS", "UNPOSITION
 #: positions per block of weights (a constant: changing it changes every interval)
 BLOCK = 4096
 #: a block with at most this many distinct statistics rows draws one Poisson(count) per row
-FEW = 64
+FEW = 256
 #: the randomization test's binomial path: at most this many distinct difference rows
 MAX_DISTINCT = 256
 #: the most weights (``n_resamples`` x items, items rounded up to a block) one resampling may draw
@@ -189,17 +189,32 @@ def segment_weights(seed: int, n_resamples: int, segments: Sequence[tuple[int, i
 
 
 # ---------------------------------------------------------------------------- one block's sum
-def _lex_groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Distinct rows of a block in ``lexsort(rows.T)`` order and their counts, or None if more than :data:`FEW`."""
-    if rows.shape[1] == 0:
+def _varying(rows: np.ndarray) -> np.ndarray:
+    """The columns of ``rows`` that are not constant (NaN counts as varying)."""
+    if not rows.shape[1] or not len(rows):
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero([not np.all(rows[:, j] == rows[0, j]) for j in range(rows.shape[1])])
+
+
+def _lex_groups(rows: np.ndarray, varying: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Distinct rows of a block in ``lexsort(rows.T)`` order and their counts, or None if more than :data:`FEW`.
+
+    Columns constant in the block do not change that (stable) order nor its groups, so the sort
+    uses only ``varying`` (any superset of the block's varying columns gives the same result).
+    """
+    if varying is None:
+        varying = _varying(rows)
+    if len(varying) == 0:
         return rows[:1], np.array([len(rows)])
-    order = np.lexsort(rows.T)
-    s = rows[order]
-    starts = np.concatenate([[0], np.flatnonzero(np.any(s[1:] != s[:-1], axis=1)) + 1])
+    keys = rows[:, varying]
+    order = np.argsort(keys[:, 0], kind="stable") if len(varying) == 1 else np.lexsort(keys.T)
+    s = keys[order]
+    change = s[1:] != s[:-1]
+    starts = np.concatenate([[0], np.flatnonzero(change if len(varying) == 1 else np.any(change, axis=1)) + 1])
     if len(starts) > FEW:
         return None
     counts = np.diff(np.concatenate([starts, [len(s)]]))
-    return s[starts], counts
+    return rows[order[starts]], counts
 
 
 def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, counts: np.ndarray
@@ -209,7 +224,11 @@ def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, count
     draws = rng.poisson(counts.astype(float), size=(R, len(counts))).astype(float)
     out = np.zeros((R, uniq.shape[1]))
     for t in range(len(counts)):  # elementwise, row after row: the same bits wherever it runs
-        out += draws[:, t:t + 1] * uniq[t]
+        nz = np.flatnonzero(uniq[t])  # adding a zero product changes nothing: skip (label-count rows are sparse)
+        if len(nz) == uniq.shape[1]:
+            out += draws[:, t:t + 1] * uniq[t]
+        elif len(nz):
+            out[:, nz] += draws[:, t:t + 1] * uniq[t, nz]
     return out, draws.sum(axis=1)
 
 
@@ -226,7 +245,8 @@ def _position_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray) 
     return out, size
 
 
-def _block_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray, parts: Sequence[int]) -> np.ndarray:
+def _block_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray, parts: Sequence[int],
+               varying: Sequence[np.ndarray] | None = None) -> np.ndarray:
     """The block's replicate sums ``(R, k + len(parts))``: each column group of ``parts`` (one metric each)
     on its own, then each group's replicate size (its weights' sum) in a column of its own.
 
@@ -238,7 +258,7 @@ def _block_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray, par
     for j, width in enumerate(parts):
         cols = rows[:, at:at + width]
         if len(cols):
-            few = _lex_groups(cols)
+            few = _lex_groups(cols, None if varying is None else varying[j])
             sums, size = (_few_sum(seed, R, stream, block, *few) if few is not None
                           else _position_sum(seed, R, stream, block, cols))
             out[:, at:at + width] = sums
@@ -380,6 +400,8 @@ def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | N
     if sum(parts) != k:
         raise InvalidParameterError(f"The column groups {parts} do not add up to the {k} statistics columns.")
     leaves: dict[int, np.ndarray] = {}
+    bounds = np.cumsum((0, *parts))
+    varying = [_varying(rows[:, a:b]) for a, b in zip(bounds[:-1], bounds[1:])]  # once, not per block
     progress = _progress(-(-len(rows) // BLOCK), R * len(rows), "bootstrap blocks")
     if start is not None:
         n = len(rows)
@@ -393,7 +415,7 @@ def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | N
                 edges = [(start, first_full * BLOCK), (end_full * BLOCK, stop)]
                 for block in range(first_full, end_full):
                     lo = block * BLOCK - start
-                    leaves[block] = _block_sum(rs.seed, R, 0, block, rows[lo:lo + BLOCK], parts)
+                    leaves[block] = _block_sum(rs.seed, R, 0, block, rows[lo:lo + BLOCK], parts, varying)
                     progress.update()
             for a, b in edges:
                 while a < b:  # a range may cross one block boundary when the shard is inside two blocks
@@ -411,7 +433,7 @@ def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | N
         blocks = {}
         if k:
             for b in range(-(-count // BLOCK)):
-                blocks[b] = _block_sum(rs.seed, R, f, b, part[b * BLOCK:(b + 1) * BLOCK], parts)
+                blocks[b] = _block_sum(rs.seed, R, f, b, part[b * BLOCK:(b + 1) * BLOCK], parts, varying)
                 progress.update()
         units = len(blocks)
         value = _tree({(0, b): v for b, v in blocks.items()}, units, _top(units), 0) if units else None
