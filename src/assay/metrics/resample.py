@@ -156,7 +156,19 @@ def block_weights(seed: int, n_resamples: int, stream: int, block: int, first: i
     if first:
         bits.advance(first * BLOCK // 4)  # Philox yields four 64-bit words per step, one per uniform
     u = np.random.Generator(bits).random((n_resamples, BLOCK))
-    return np.searchsorted(_CDF, u, side="right").astype(np.int64)
+    return _invert(u)
+
+
+def _invert(u: np.ndarray) -> np.ndarray:
+    """``numpy.searchsorted(_CDF, u, side="right")`` (how many CDF values are <= u), int64, faster:
+    six vectorized comparisons, and the search only for the rare ``u >= P(W <= 5)`` (about 6e-4)."""
+    w = (u >= _CDF[0]).view(np.int8).astype(np.int64)
+    for c in _CDF[1:6]:
+        w += u >= c
+    tail = u >= _CDF[5]
+    if tail.any():
+        w[tail] = np.searchsorted(_CDF, u[tail], side="right")
+    return w
 
 
 def poisson_weights(seed: int, n_resamples: int, stream: int, start: int, stop: int, first: int = 0) -> np.ndarray:
@@ -207,6 +219,9 @@ def _lex_groups(rows: np.ndarray, varying: np.ndarray | None = None) -> tuple[np
     if len(varying) == 0:
         return rows[:1], np.array([len(rows)])
     keys = rows[:, varying]
+    head = keys[:FEW + 1]
+    if len(head) > FEW and len(np.unique(head, axis=0) if len(varying) > 1 else np.unique(head)) > FEW:
+        return None  # more than FEW distinct rows already among the first FEW + 1: no need to sort the block
     order = np.argsort(keys[:, 0], kind="stable") if len(varying) == 1 else np.lexsort(keys.T)
     s = keys[order]
     change = s[1:] != s[:-1]
