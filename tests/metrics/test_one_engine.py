@@ -61,7 +61,7 @@ def test_evaluate_equals_the_sharded_evaluators(scores_case, executor, num_shard
                                             metrics=[FloatMAE(), MedianScore()], n_resamples=R, seed=3)
     keys = ["mae", "median", "score", "mae_ci_low", "mae_ci_high", "median_ci_low", "median_ci_high",
             "score_ci_low", "score_ci_high"]
-    _assert_same(g, par.metrics, [k for k in keys if not k in ("mae", "score")])
+    _assert_same(g, par.metrics, [k for k in keys if k not in ("mae", "score")])
     assert g["mae"] == pytest.approx(par.metrics["mae"], rel=1e-12)  # a float sum, added shard by shard
 
 

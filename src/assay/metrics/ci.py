@@ -65,7 +65,8 @@ def jackknife_scores(resampler: Resampler, metric: Metric, inter: Any, names: Se
 
 def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Sequence[dict[str, float]], *,
               n: int, n_resamples: int, confidence_level: float, method: str, seed: int,
-              groups: Any = None, strata: Any = None, owner: str = "assay.evaluate") -> tuple[list[dict[str, tuple[float, float]]], dict[str, str]]:
+              groups: Any = None, strata: Any = None, owner: str = "assay.evaluate",
+              ) -> tuple[list[dict[str, tuple[float, float]]], dict[str, str]]:
     """Intervals of every metric's ``ci_scores``; returns (per metric ``{raw name: (low, high)}``, notes).
 
     Notes are keyed by the prefixed score name and explain NaN or one-point intervals.

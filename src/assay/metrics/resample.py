@@ -234,7 +234,7 @@ def _lex_groups(rows: np.ndarray, varying: np.ndarray | None = None) -> tuple[np
 
 def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, counts: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
-    """``sum_v N_v * uniq[v]`` with ``N_v ~ Poisson(counts[v])`` (the block's few-distinct-rows draw), and ``sum_v N_v``."""
+    """``sum_v N_v * uniq[v]`` with ``N_v ~ Poisson(counts[v])`` (the block's few-rows draw), and ``sum_v N_v``."""
     rng = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, stream, block, 1])))
     draws = rng.poisson(counts.astype(float), size=(R, len(counts))).astype(float)
     out = np.zeros((R, uniq.shape[1]))
@@ -602,7 +602,7 @@ class Resampler:
             raise InvalidParameterError(f"The 'n' parameter of Resampler must be a non-negative int; got {n!r}.")
         self.n = int(n)
         self.n_resamples = check_cost(check_n_resamples(n_resamples, minimum=1, owner=owner), self.n, owner=owner)
-        self.seed = check_seed(seed, allow_none=False, owner=owner)
+        self.seed: int = check_seed(seed, allow_none=False, owner=owner)  # type: ignore[assignment]
         self.max_bytes = max_bytes
         self.groups = None if groups is None else codes(groups, self.n, "groups")
         st = None if strata is None else codes(strata, self.n, "strata")
@@ -622,7 +622,7 @@ class Resampler:
         if st is not None:
             order = np.argsort(st, kind="stable")
             self._strata_units = np.split(order, np.cumsum(np.bincount(st))[:-1])
-        self.resampling = Resampling(self.n_resamples, 0.95, self.seed)  # type: ignore[arg-type]
+        self.resampling = Resampling(self.n_resamples, 0.95, self.seed)
 
     @property
     def scheme(self) -> str:

@@ -30,11 +30,11 @@ from assay.metrics.intervals import percentile_interval
 from assay.metrics.resample import (
     UNPOSITIONED,
     PoissonReplicates,
-    additive_scores,
-    empty_note,
     Resampler,
     Resampling,
+    additive_scores,
     check_cost,
+    empty_note,
     merge_replicates,
     replicate_scores,
     shard_replicates,
