@@ -40,7 +40,7 @@ chunk; with clusters, each cluster must lie in one stratum.
 
 The cost is bounded before anything is allocated (:func:`check_cost`): the replicate arrays must
 fit in half the machine's memory and ``n_resamples x (n rounded up to a block)`` weights must stay
-under :data:`MAX_WEIGHTS`; long resampling shows a tqdm progress bar (after one second).
+under :data:`MAX_WEIGHTS`; long resampling shows a tqdm progress bar (after two seconds).
 """
 
 from __future__ import annotations
@@ -128,9 +128,9 @@ class Resampling:
 
 
 def _progress(total: int, work: int, desc: str) -> Any:
-    """A tqdm bar on stderr for ``total`` steps, shown after 1 s and only for long runs (``work`` weights)."""
+    """A tqdm bar on stderr for ``total`` steps, shown after 2 s and only for long runs (``work`` weights)."""
     return tqdm(total=total, desc=desc, unit="resample" if desc.endswith("resamples") else "block",
-                delay=1.0, leave=False, disable=work < 50_000_000)
+                delay=2.0, leave=False, disable=work < 200_000_000)
 
 
 # ---------------------------------------------------------------------------- per-position weights
