@@ -564,9 +564,8 @@ def codes(labels: Any, n: int, what: str) -> np.ndarray:
     if len(labels) != n:
         raise InvalidParameterError(f"'{what}' must have one label per instance ({n}); got {len(labels)}.")
     mapping: dict[Any, int] = {}
-    return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in np.asarray(labels).tolist()]
-                    if isinstance(labels, np.ndarray) else
-                    [mapping.setdefault(_hashable(x), len(mapping)) for x in labels], dtype=np.intp)
+    values = labels.tolist() if isinstance(labels, np.ndarray) else labels
+    return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in values], dtype=np.intp)
 
 
 def _hashable(x: Any) -> Any:
