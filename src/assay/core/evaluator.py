@@ -34,7 +34,7 @@ from assay.errors import EvaluationError, InvalidParameterError, MissingDependen
 from assay.executors.base import check_timeout
 from assay.executors.builtin import SerialExecutor
 from assay.executors.dask import is_dask_client
-from assay.metrics.poisson import Resampling
+from assay.metrics.resample import Resampling
 from assay.metrics.sharded import (
     check_metric_inputs,
     prepare_metrics,
