@@ -7,12 +7,13 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PLUGINS := $(sort $(wildcard plugins/*/pyproject.toml))
+PEERS  := $(sort $(wildcard plugins/*/test-peers-no-deps.txt))
 STAMP  := $(VENV)/.assay-installed
 DOCS_STAMP := $(VENV)/.assay-docs-installed
 
 .PHONY: setup run test test-fast check bench docs clean
 
-$(STAMP): pyproject.toml $(PLUGINS) scripts/setup.sh
+$(STAMP): pyproject.toml $(PLUGINS) $(PEERS) scripts/setup.sh
 	@PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/setup.sh
 	@touch $(STAMP)
 

@@ -1,6 +1,6 @@
 """Benchmark the uncertainty metrics against their goals and, when installed, the peers.
 
-    python bench/bench_ue.py [--n 1000000] [--repeat 7]
+    python bench/bench_ue.py [--n 1000000] [--repeat 7] [--only aurc,prr,disagreement,ece]
 
 Goals (issue 4), each a ratio to a plain numpy pass over the same data:
   AURC + E-AURC, 1e6 examples          <= 1.1 x one np.argsort   (torch-uncertainty AURC/EAURC if installed)
@@ -162,12 +162,15 @@ def main() -> None:
     ap.add_argument("--torch-uncertainty", default=None, metavar="DIR",
                     help="a folder with the unpacked torch_uncertainty package (pip download torch-uncertainty "
                          "--no-deps, unzip): run its metrics side by side without installing it")
+    ap.add_argument("--only", default="aurc,prr,disagreement,ece",
+                    help="comma-separated workloads to run (default: all): aurc, prr, disagreement, ece")
     args = ap.parse_args()
+    only = {w.strip() for w in args.only.split(",")}
+    if not only <= {"aurc", "prr", "disagreement", "ece"}:
+        ap.error(f"--only: unknown workload(s) {sorted(only - {'aurc', 'prr', 'disagreement', 'ece'})}")
     global TU_DIR
     TU_DIR = args.torch_uncertainty
-    from assay_uncertainty.calibration import ECE
     from assay_uncertainty.rejection import prr_scores
-    from assay_uncertainty.risk_coverage import aurc_and_e_aurc
 
     torch = torch_or_none()
     print(f"assay's kernels: {backend()}")
@@ -176,6 +179,24 @@ def main() -> None:
     u = rng.random(n)
     q = (rng.random(n) < 1 / (1 + np.exp(4 * (u - 0.5)))).astype(np.float64)
 
+    if "aurc" in only:
+        bench_aurc(u, q, rep, torch)
+    if "prr" in only:
+        print(f"\nPRR with its normalisation (oracle, closed-form random), N={n:,}")
+        baseline("np.argsort (baseline)", lambda: np.argsort(u), rep)
+        timed("assay prr_scores (raw, oracle, random, normalized)", lambda: prr_scores(u, q), 2.0)
+        qc = rng.random(n)
+        timed("assay prr_scores, continuous quality", lambda: prr_scores(u, qc), 2.0)
+    if "disagreement" in only:
+        bench_disagreement(rng, rep, torch)
+    if "ece" in only:
+        bench_ece(rng, n, rep, torch)
+
+
+def bench_aurc(u, q, rep, torch) -> None:
+    from assay_uncertainty.risk_coverage import aurc_and_e_aurc
+
+    n = u.size
     print(f"AURC + E-AURC, N={n:,} (binary quality)")
     baseline("np.argsort (baseline)", lambda: np.argsort(u), rep)
     timed("assay aurc_and_e_aurc (fd-shifts)", lambda: aurc_and_e_aurc(u, q), 1.1)
@@ -201,13 +222,9 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - a peer that is missing or changed its API
             print(f"  torch-uncertainty AURC: not run ({type(exc).__name__}: {exc})")
 
-    print(f"\nPRR with its normalisation (oracle, closed-form random), N={n:,}")
-    baseline("np.argsort (baseline)", lambda: np.argsort(u), rep)
-    timed("assay prr_scores (raw, oracle, random, normalized)", lambda: prr_scores(u, q), 2.0)
-    qc = rng.random(n)
-    timed("assay prr_scores, continuous quality", lambda: prr_scores(u, qc), 2.0)
 
-    bench_disagreement(rng, rep, torch)
+def bench_ece(rng, n, rep, torch) -> None:
+    from assay_uncertainty.calibration import ECE
 
     nc = 10
     lg = rng.standard_normal((n, nc))

@@ -11,13 +11,14 @@
 #   TORCH_INDEX_URL=URL       an extra index for it, e.g. https://download.pytorch.org/whl/cpu
 #   ASSAY_SKIP_JAVA=1         skip the Java check (Java provided some other way)
 #   ASSAY_SKIP_LATEX=1        skip the LaTeX check (pdflatex provided some other way)
+#   ASSAY_SKIP_CHROMIUM=1     skip the Chromium check (a browser provided some other way)
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 cd "$(dirname "$0")/.."
 
-STEPS=6
+STEPS=8
 STEP=0
 STARTED=$SECONDS
 LOG="$VENV/setup.log"
@@ -93,7 +94,7 @@ else
     finish "created with $("$VENV/bin/python" -V 2>&1)"
 fi
 
-# 2. The editable installs (step 6, without build isolation) and the tests' own `pip install`
+# 2. The editable installs (step 7, without build isolation) and the tests' own `pip install`
 # of the plugin template build with this setuptools: 77 or newer reads `license = "SPDX"`.
 # pip 25 or newer: older resolvers (the 23.x a fresh venv ships) do not see that a plugin's
 # dependency on another plugin (assay-segmentation -> assay-uncertainty) is one of the
@@ -124,7 +125,10 @@ ensure_step "Java 17+ for Spark" java
 # 4. LaTeX (issue 14): the tests compile the standalone LaTeX tables; install pdflatex when missing.
 ensure_step "LaTeX for the table tests" latex
 
-# 5. torch, pinned, before anything that depends on it (torchmetrics).
+# 5. Chromium (issue 26): the report's browser tests drive Debian's chromium; install it when missing.
+ensure_step "Chromium for the report's browser tests" chromium
+
+# 6. torch, pinned, before anything that depends on it (torchmetrics).
 torch_installed() {
     "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true
 }
@@ -140,7 +144,8 @@ else
     show_warnings
 fi
 
-# 6. assay, every plugin (editable) and what the tests use.
+# 7. assay, every plugin (editable) and what the tests use (step 8 adds the peers installed without
+# their dependencies).
 
 args=(-e ".[test,plot,spark,dask,dev,fast]")
 for plugin in plugins/*/; do
@@ -155,4 +160,17 @@ begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the
 pip_install --no-build-isolation "${args[@]}" "torch==$TORCH_VERSION"
 finish "done"
 show_warnings
+# 8. The peer libraries the differential tests run live, WITHOUT their dependencies: each plugin's
+# test-peers-no-deps.txt pins them (torch-uncertainty, lm-polygraph). Their full dependency trees
+# (Lightning, vLLM, OpenAI clients ...) are not needed for the modules the tests load, and an
+# unpinned resolve of them would replace the torch installed in step 6.
+peer_files=(plugins/*/test-peers-no-deps.txt)
+if [ -e "${peer_files[0]}" ]; then
+    begin "peer libraries for the differential tests (--no-deps)"
+    peer_args=()
+    for f in "${peer_files[@]}"; do peer_args+=(-r "$f"); done
+    pip_install --no-deps "${peer_args[@]}"
+    finish "$(cat "${peer_files[@]}" | grep -v '^ *#' | grep -v '^ *$' | paste -sd ' ')"
+    show_warnings
+fi
 echo "setup: ready in $((SECONDS - STARTED)) s: $VENV has assay and $(printf '%s\n' "$plugins" | paste -sd ' ') (pip's log: $LOG)"

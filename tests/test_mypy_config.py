@@ -22,7 +22,7 @@ with (ROOT / "pyproject.toml").open("rb") as f:
     MYPY = tomllib.load(f)["tool"]["mypy"]
 
 #: The framework packages `mypy --strict` covers (issue 23, item 6).
-STRICT_MODULES = {"assay.core.*", "assay.executors.*", "assay.plugins.*"}
+STRICT_MODULES = {"assay.core.*", "assay.executors.*", "assay.plugins.*", "assay.metrics.*"}
 
 
 def _strict_flags() -> list[str]:

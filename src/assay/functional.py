@@ -18,9 +18,12 @@ convention), never a ``ZeroDivisionError`` or a ``RuntimeWarning``.
 one half, equal to ``sklearn.metrics.roc_auc_score``; the value depends only on the two
 multisets of scores, never on their order.
 
-**Equal-width bins** (:func:`equal_width_bins`): bin ``b`` of ``n_bins`` holds the values
-with ``floor(n_bins * x) == b``, that is ``[b / n_bins, (b + 1) / n_bins)`` up to the
-rounding of the product; 1.0 goes to the last bin.
+**Equal-width bins** (:func:`equal_width_bins`): bin ``m`` (``1 .. M``, index ``m - 1``) of
+``M = n_bins`` holds the values in ``((m - 1) / M, m / M]`` (Guo et al. 2017, sec. 2; torchmetrics'
+binning), 0.0 goes to the first bin. A value is compared with the edges themselves
+(:func:`bin_edges`: ``m / M`` rounded once, in the value's float dtype), never binned by the
+rounded product ``M x``: ``floor(10 * 0.3)`` is 3, yet 0.3 is the upper edge of bin 3 of 10
+(index 2). ``closed="left"`` gives ``[(m - 1) / M, m / M)`` bins (1.0 in the last one).
 
 **Equal-mass bins** (:func:`equal_mass_bins`): the values sorted (stable, ties broken by an
 optional second key), cut into ``n_bins`` contiguous runs whose sizes differ by at most one,
@@ -31,7 +34,9 @@ array([0.25,  nan])
 >>> roc_auc_from_split(np.array([0.35, 0.8]), np.array([0.1, 0.4]))
 0.75
 >>> equal_width_bins(np.array([0.0, 0.5, 0.99, 1.0]), 2)
-array([0, 1, 1, 1])
+array([0, 0, 1, 1])
+>>> equal_width_bins(np.array([0.3, 0.25]), 10)  # 0.3 is bin (0.2, 0.3]'s upper edge
+array([2, 2])
 """
 
 from __future__ import annotations
@@ -45,9 +50,11 @@ import numpy as np
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
+    "BIN_SIDES",
     "ECE_NORMS",
     "ZeroDivision",
     "adaptive_ece",
+    "bin_edges",
     "check_zero_division",
     "divide",
     "equal_mass_bins",
@@ -188,16 +195,54 @@ def _check_bins(n_bins: Any) -> int:
     return int(n_bins)
 
 
-def equal_width_bins(x: np.ndarray, n_bins: int) -> np.ndarray:
-    """The equal-width bin (``0 .. n_bins - 1``) of each value ``x`` in [0, 1]: ``min(floor(n_bins x), n_bins - 1)``.
+def bin_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
+    """The ``n_bins + 1`` edges ``m / n_bins`` of equal-width bins on [0, 1], each the correctly rounded quotient.
 
-    Bin ``b`` holds ``[b / n_bins, (b + 1) / n_bins)`` up to the rounding of the product
-    ``n_bins * x``; 1.0 goes to the last bin. Values outside [0, 1] are the caller's to
-    refuse (a negative value above -1 / n_bins lands in bin 0). Returns ``intp`` indices,
+    In ``dtype`` (float32 or float64; another dtype gives float64 edges): an IEEE division of two
+    exactly represented integers, so each edge is the float of that dtype nearest ``m / n_bins``
+    and no float of it lies between an edge and the true ``m / n_bins``.
+
+    >>> bin_edges(3)
+    array([0.        , 0.33333333, 0.66666667, 1.        ])
+    """
+    n_bins = _check_bins(n_bins)
+    dt = np.dtype(dtype) if np.dtype(dtype) in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float64)
+    return np.arange(n_bins + 1, dtype=dt) / dt.type(n_bins)
+
+
+#: the sides :func:`equal_width_bins` closes its bins on
+BIN_SIDES = ("right", "left")
+
+
+def equal_width_bins(x: np.ndarray, n_bins: int, *, closed: str = "right") -> np.ndarray:
+    """The equal-width bin index (``0 .. n_bins - 1``) of each value ``x`` in [0, 1].
+
+    ``closed="right"`` (default): index ``m - 1`` for ``x`` in ``((m - 1) / M, m / M]``
+    (Guo et al. 2017; torchmetrics' ``calibration_error``), 0.0 in the first bin.
+    ``closed="left"``: index ``m - 1`` for ``x`` in ``[(m - 1) / M, m / M)``, 1.0 in the last bin.
+    ``x`` is compared with the :func:`bin_edges` of its own float dtype (float64 for
+    another dtype): the truncated product ``M x`` is off by one where it rounds onto an
+    integer (``10 * 0.3 == 3.0000000000000004``), and is only the first guess, corrected
+    by one comparison with an edge (two for ``"left"``). Values outside [0, 1] are the
+    caller's to refuse (they land in the first or the last bin). Returns ``intp`` indices,
     ready for ``np.bincount(..., minlength=n_bins)``.
     """
     n_bins = _check_bins(n_bins)
-    return np.minimum(np.multiply(x, n_bins).astype(np.intp), n_bins - 1)
+    if closed not in BIN_SIDES:
+        raise InvalidParameterError(f"'closed' must be one of {', '.join(map(repr, BIN_SIDES))}; got {closed!r}.")
+    x = np.asarray(x)
+    if x.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        x = x.astype(np.float64)
+    edges = bin_edges(n_bins, x.dtype)
+    b = np.clip(np.multiply(x, n_bins).astype(np.intp), 0, n_bins)
+    if closed == "right":
+        # an exact product needs no fix but x on an edge (bin below); a product rounded up onto
+        # an integer k has x <= edges[k] too (no float lies between edges[k] and k / M)
+        b -= x <= edges[b]
+        return np.clip(b, 0, n_bins - 1, out=b)
+    b -= x < edges[b]
+    b += x >= edges[np.minimum(b + 1, n_bins)]
+    return np.clip(b, 0, n_bins - 1, out=b)
 
 
 def equal_mass_bins(x: np.ndarray, n_bins: int, *, tiebreak: np.ndarray | None = None,

@@ -22,7 +22,7 @@ from assay.cli._errors import flag_for_parameters
 from assay.cli._output import describe_executor
 from assay.errors import InvalidParameterError
 
-FILE_COMMANDS = ("evaluate", "compare", "parse-eval", "table", "plot")
+FILE_COMMANDS = ("evaluate", "compare", "parse-eval", "report", "table", "plot")
 FOLDER_COMMANDS = ("ue", "run", "demo")
 
 

@@ -75,9 +75,12 @@ def test_unknown_metric_and_override(samples_system):
         assay.evaluate([1], [[1]], metrics=["sample_f1[postive=0]"])
 
 
-def test_shared_draw_across_metrics():
-    # an additive and a non-additive metric computing the same number get the same interval:
-    # one index draw serves both
+def test_each_metric_is_resampled_by_the_documented_scheme():
+    # additive accuracy: the per-block Poisson(count) draw; a gathered metric computing the same number:
+    # the per-position Poisson(1) weights; each written out independently (assay_interval_samples)
+    from assay_interval_samples import reference_totals
+    from scipy.stats import poisson
+
     rng = np.random.default_rng(0)
     refs = [[float(v)] for v in rng.integers(0, 2, 80)]
     preds = [float(r[0]) if rng.random() < 0.7 else 1 - r[0] for r in refs]
@@ -91,7 +94,17 @@ def test_shared_draw_across_metrics():
     res = assay.evaluate(preds, refs, metrics=[SampleAccuracy(), MeanMatch()], n_resamples=300, seed=4)
     g = res.global_scores
     assert g["accuracy"] == g["match"]
-    assert (g["accuracy_ci_low"], g["accuracy_ci_high"]) == (g["match_ci_low"], g["match_ci_high"])
+    hit = np.array([float(p == r[0]) for p, r in zip(preds, refs)])
+    totals = reference_totals(4, 300, np.column_stack([hit, np.ones_like(hit)]))
+    lo, hi = np.percentile(totals[:, 0] / totals[:, 1], [2.5, 97.5])
+    assert (g["accuracy_ci_low"], g["accuracy_ci_high"]) == pytest.approx((lo, hi), rel=1e-12)
+    u = np.random.Generator(np.random.Philox(np.random.SeedSequence([4, 0, 0]))).random((300, 4096))
+    w = np.searchsorted(poisson(1.0).cdf(np.arange(30)), u, side="right")[:, :80]
+    lo, hi = np.percentile((w @ hit) / w.sum(axis=1), [2.5, 97.5])
+    assert (g["match_ci_low"], g["match_ci_high"]) == pytest.approx((lo, hi), rel=1e-12)
+    # a metric's interval does not depend on the metrics evaluated beside it
+    alone = assay.evaluate(preds, refs, metrics=[SampleAccuracy()], n_resamples=300, seed=4).global_scores
+    assert (alone["accuracy_ci_low"], alone["accuracy_ci_high"]) == (g["accuracy_ci_low"], g["accuracy_ci_high"])
 
 
 def test_interval_of_accuracy_is_close_to_the_normal_approximation():

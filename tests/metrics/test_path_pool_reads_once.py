@@ -10,7 +10,7 @@ from assay_counting_format import CountingJsonLines
 from assay_metric_samples import SampleAccuracy, SampleMedianAE
 
 from assay import DataPool, EvaluatorBase
-from assay.metrics.poisson import Resampling
+from assay.metrics.resample import Resampling
 
 
 class JsonExact(EvaluatorBase):

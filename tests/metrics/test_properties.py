@@ -7,7 +7,7 @@ from assay_metric_samples import SampleAUC, SampleF1
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.metrics.resample import Resampler, distinct_rows
+from assay.metrics.resample import Resampler
 
 labels = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=40)
 
@@ -39,18 +39,6 @@ def test_gathered_intermediates_merge_exactly(rows, cut):
     one = SampleAUC().update(preds, refs).compute_scores()
     merged = a.merge(b).compute_scores()
     assert merged == one or (np.isnan(merged["auc"]) and np.isnan(one["auc"]))
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.5, -3.0]), min_size=3, max_size=3), min_size=1,
-                max_size=60))
-def test_distinct_rows_is_numpy_unique(rows):
-    arr = np.array(rows)
-    uniq, counts = distinct_rows(arr)
-    ref_u, ref_c = np.unique(arr, axis=0, return_counts=True)
-    order = np.lexsort(uniq.T[::-1])
-    np.testing.assert_array_equal(uniq[order], ref_u)
-    np.testing.assert_array_equal(counts[order], ref_c)
 
 
 @settings(max_examples=30, deadline=None)

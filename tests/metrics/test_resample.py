@@ -1,12 +1,13 @@
-"""The resampling engine: both paths draw the ordinary bootstrap; clusters, strata, chunks."""
+"""The one resampling engine: the Poisson bootstrap, its few-distinct-rows draw, clusters, strata, bounds."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import poisson
 
 from assay.errors import InvalidParameterError
-from assay.metrics.resample import Resampler
+from assay.metrics.resample import BLOCK, FEW, Resampler, block_weights, check_cost
 
 
 def _index_path_totals(rs, stats):
@@ -15,62 +16,106 @@ def _index_path_totals(rs, stats):
     return totals, np.array(seen)
 
 
-def test_multinomial_path_matches_bootstrap_moments():
-    # 0/1 scores, n = 50, p = 0.3: the bootstrap mean has mean p_hat and variance p_hat (1 - p_hat) / n
+def _reference_weights(seed, R, n, stream=0):
+    """The documented per-position weights, written out with scipy's Poisson(1) CDF."""
+    cdf = poisson(1.0).cdf(np.arange(30))
+    return np.concatenate([
+        np.searchsorted(cdf, np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, stream, b])))
+                        .random((R, BLOCK)), side="right") for b in range(-(-n // BLOCK))], axis=1)[:, :n]
+
+
+def _reference_few_totals(seed, R, rows):
+    """The documented few-distinct-rows draw: per block, Poisson(count) per distinct row (lexsort order)."""
+    out = np.zeros((R, rows.shape[1]))
+    for b in range(-(-len(rows) // BLOCK)):
+        part = rows[b * BLOCK:(b + 1) * BLOCK]
+        uniq, counts = [], []
+        for row in sorted({tuple(r) for r in part.tolist()}, key=lambda t: t[::-1]):  # last column first
+            uniq.append(row)
+            counts.append(sum(tuple(r) == row for r in part.tolist()))
+        draws = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, 0, b, 1]))).poisson(
+            np.array(counts, dtype=float), size=(R, len(counts)))
+        out += draws @ np.array(uniq)
+    return out
+
+
+def test_few_distinct_rows_totals_follow_the_documented_draw():
+    rng = np.random.default_rng(4)
+    x = np.column_stack([(rng.random(3 * BLOCK + 17) < 0.7).astype(float), np.ones(3 * BLOCK + 17)])
+    totals = Resampler(len(x), n_resamples=300, seed=5).totals(x)
+    np.testing.assert_allclose(totals, _reference_few_totals(5, 300, x), rtol=1e-12)
+
+
+def test_many_distinct_rows_totals_are_the_position_weights():
+    x = np.random.default_rng(0).normal(size=(BLOCK + 500, 2))
+    totals = Resampler(len(x), n_resamples=40, seed=2).totals(x)
+    w = _reference_weights(2, 40, len(x))
+    np.testing.assert_allclose(totals, w @ x, rtol=1e-10)
+    # the indices visited are those weights too
+    _, counts = _index_path_totals(Resampler(len(x), n_resamples=40, seed=2), None)
+    np.testing.assert_array_equal(counts, w)
+
+
+def test_poisson_moments():
+    # 0/1 scores, n = 50, 15 ones: a Poisson bootstrap total has mean 15 and variance sum x_i^2 = 15
     x = np.zeros((50, 1))
     x[:15] = 1
-    rs = Resampler(50, n_resamples=40_000, seed=1)
-    totals = rs.run(x)  # few distinct rows: multinomial path
-    means = totals[:, 0] / 50
-    assert means.mean() == pytest.approx(0.3, abs=0.002)
-    assert means.var() == pytest.approx(0.3 * 0.7 / 50, rel=0.03)
-    assert np.all(totals == np.round(totals))  # counts of ones
+    totals = Resampler(50, n_resamples=40_000, seed=1).totals(x)[:, 0]
+    assert totals.mean() == pytest.approx(15, abs=0.1)
+    assert totals.var() == pytest.approx(15, rel=0.03)
+    assert np.all(totals == np.round(totals))
 
 
-def test_index_path_counts_are_a_bootstrap_draw():
-    stats = np.arange(10, dtype=float).reshape(-1, 1)
-    rs = Resampler(10, n_resamples=200, seed=3)
-    totals, counts = _index_path_totals(rs, stats)
-    assert np.all(counts.sum(axis=1) == 10)  # n draws per resample
-    np.testing.assert_allclose(totals[:, 0], counts @ np.arange(10))  # totals come from the same indices
+def test_block_weights_skip_ahead_to_a_replicate_range():
+    full = block_weights(3, 50, 0, 2)
+    np.testing.assert_array_equal(block_weights(3, 17, 0, 2, first=20), full[20:37])
 
 
 def test_same_seed_same_draw_and_chunk_size_does_not_matter():
     x = np.random.default_rng(0).normal(size=(3000, 1))
     a = Resampler(3000, n_resamples=50, seed=7).run(x)
-    b = Resampler(3000, n_resamples=50, seed=7, max_bytes=1).run(x)  # one resample per chunk
-    np.testing.assert_array_equal(a, b)
+    seen_a, seen_b = [], []
+    Resampler(3000, n_resamples=50, seed=7).run(None, lambda b, i: seen_a.append(i))
+    Resampler(3000, n_resamples=50, seed=7, max_bytes=1).run(None, lambda b, i: seen_b.append(i))
+    assert all(np.array_equal(p, q) for p, q in zip(seen_a, seen_b, strict=True))
     c = Resampler(3000, n_resamples=50, seed=8).run(x)
     assert not np.array_equal(a, c)
 
 
-def test_many_statistics_use_counts_times_stats():
-    x = np.random.default_rng(0).normal(size=(500, 4))
-    totals, counts = _index_path_totals(Resampler(500, n_resamples=30, seed=2), x)
-    np.testing.assert_allclose(totals, counts @ x)
+def test_a_metric_is_resampled_on_its_own():
+    # column groups are independent draws: adding a second statistic does not change the first's totals
+    rng = np.random.default_rng(1)
+    a = (rng.random((700, 1)) < 0.5).astype(float)
+    b = rng.integers(0, 3, size=(700, 2)).astype(float)
+    alone = Resampler(700, n_resamples=100, seed=0).totals(a)
+    from assay.metrics.resample import Resampling, shard_replicates
+
+    both = shard_replicates(Resampling(100, 0.95, 0), np.hstack([a, b]), start=0, parts=(1, 2)).totals()
+    np.testing.assert_array_equal(both[:, :1], alone)
 
 
 def test_strata_keep_their_sizes():
     strata = ["a"] * 7 + ["b"] * 3
-    stats = np.column_stack([np.r_[np.ones(7), np.zeros(3)], np.ones(10)])
-    # few distinct rows: multinomial per stratum; the number drawn from stratum a is always 7
-    totals = Resampler(10, n_resamples=500, seed=0, strata=strata).run(stats)
-    assert np.all(totals[:, 0] == 7) and np.all(totals[:, 1] == 10)
-    rs = Resampler(10, n_resamples=100, seed=0, strata=strata)
-    _, counts = _index_path_totals(rs, np.arange(10.0).reshape(-1, 1))
+    rs = Resampler(10, n_resamples=200, seed=0, strata=strata)
+    _, counts = _index_path_totals(rs, None)
     assert np.all(counts[:, :7].sum(axis=1) == 7) and np.all(counts[:, 7:].sum(axis=1) == 3)
+    stats = np.column_stack([np.r_[np.ones(7), np.zeros(3)], np.ones(10)])
+    totals = Resampler(10, n_resamples=200, seed=0, strata=strata).totals(stats)
+    assert np.all(totals[:, 0] == 7) and np.all(totals[:, 1] == 10)
 
 
 def test_clusters_are_drawn_whole():
     groups = [0, 0, 1, 1, 1, 2]
     rs = Resampler(6, n_resamples=300, seed=0, groups=groups)
-    _, counts = _index_path_totals(rs, np.arange(6.0).reshape(-1, 1))
-    # members of one cluster are always drawn equally often
+    _, counts = _index_path_totals(rs, None)
     assert np.all(counts[:, 0] == counts[:, 1])
     assert np.all((counts[:, 2] == counts[:, 3]) & (counts[:, 3] == counts[:, 4]))
-    # three clusters drawn per resample
-    assert np.all(counts[:, 0] + counts[:, 2] + counts[:, 5] == 3)
+    # one Poisson(1) weight per cluster: the documented unit weights, clusters in first-seen order
+    np.testing.assert_array_equal(counts[:, [0, 2, 5]], _reference_weights(0, 300, 3))
     np.testing.assert_allclose(rs.unit_stats(np.ones((6, 1)))[:, 0], [2, 3, 1])
+    # additive statistics are summed per cluster, then drawn as positions (few distinct rows: Poisson(count))
+    totals = rs.totals(np.arange(6.0).reshape(-1, 1))
+    np.testing.assert_allclose(totals, _reference_few_totals(0, 300, np.array([[1.0], [9.0], [5.0]])))
 
 
 def test_cluster_must_lie_in_one_stratum():
@@ -83,9 +128,18 @@ def test_label_length_checked():
         Resampler(4, n_resamples=10, seed=0, groups=[0, 1])
 
 
-def test_memory_bounded_chunks():
-    rs = Resampler(1_000_000, n_resamples=1000, seed=0)
-    assert rs._chunk(1) * 1_000_000 * 16 <= rs.max_bytes
+@pytest.mark.parametrize("n_resamples", [10**9, 2**63])
+def test_absurd_resample_counts_are_refused_before_allocating(n_resamples):
+    with pytest.raises(InvalidParameterError, match="'n_resamples' parameter of Resampler is too large"):
+        Resampler(10, n_resamples=n_resamples, seed=0)
+    with pytest.raises(InvalidParameterError, match="too large"):
+        check_cost(n_resamples)
+
+
+def test_cost_bound_counts_the_instances():
+    check_cost(1000, 10**7)  # the everyday case passes
+    with pytest.raises(InvalidParameterError, match="weights"):
+        check_cost(10**6, 10**7)
 
 
 def test_jackknife_blocks():
@@ -95,27 +149,8 @@ def test_jackknife_blocks():
     assert len(blocks) == 10 and sorted(np.concatenate(blocks).tolist()) == list(range(50)) and "grouped" in note
 
 
-@pytest.mark.parametrize("kind", ["small_ints", "floats", "wide_ints", "constant"])
-def test_distinct_rows_matches_numpy_unique(kind):
-    from assay.metrics.resample import distinct_rows
-
-    rng = np.random.default_rng(0)
-    if kind == "small_ints":
-        rows = rng.integers(0, 3, size=(1000, 4)).astype(float)
-    elif kind == "floats":
-        rows = rng.choice([0.25, -1.5, 3.125], size=(1000, 2))
-    elif kind == "wide_ints":  # large ranges force the 1-D unique coding and key compaction
-        rows = rng.choice([0.0, 2.0**30, 2.0**40], size=(1000, 3))
-    else:
-        rows = np.ones((50, 2))
-    uniq, counts = distinct_rows(rows)
-    ref_u, ref_c = np.unique(rows, axis=0, return_counts=True)
-    order = np.lexsort(uniq.T[::-1])
-    np.testing.assert_array_equal(uniq[order], ref_u)
-    np.testing.assert_array_equal(counts[order], ref_c)
-
-
-def test_distinct_rows_gives_up_on_many_values():
-    from assay.metrics.resample import distinct_rows
-
-    assert distinct_rows(np.random.default_rng(0).normal(size=(5000, 1))) is None
+def test_few_threshold_is_a_function_of_the_block():
+    # a block with more than FEW distinct rows falls back to the position weights
+    x = np.arange(FEW + 1, dtype=float).repeat(2)[:, None]
+    totals = Resampler(len(x), n_resamples=30, seed=9).totals(x)
+    np.testing.assert_allclose(totals, _reference_weights(9, 30, len(x)) @ x, rtol=1e-12)

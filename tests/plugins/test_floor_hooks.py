@@ -207,9 +207,10 @@ def test_the_installed_plugins_give_the_demo_sections_in_order():
     from assay.demo import sections
 
     # the five of issue 12 in their old order, assay-transformers' section (order 35) after uncertainty and
-    # assay-segmentation's ValUES section (order 41) after its own
+    # assay-segmentation's ValUES section (order 41) after its own; assay-report's section (order 1000) last,
+    # as it reports on the others' output
     assert list(sections()) == ["treebank", "metrics", "uncertainty", "transformers", "segmentation", "values",
-                                "spark"]
+                                "spark", "report"]
 
 
 # --------------------------------------------------------------------------- generation metrics

@@ -273,7 +273,17 @@ def test_timeout_through_the_executor_spec():
 
 
 # --------------------------------------------------------------------------- parent death
-PARENT_SCRIPT = '''
+#: the first lines of every script these tests signal: the dispositions the tests rely on, set in the
+#: child, since a child inherits "ignored" from a suite run under nohup (SIGHUP) or as a background
+#: job (SIGINT), and Python then never turns Ctrl-C into KeyboardInterrupt
+CHILD_SIGNALS = (
+    "import signal\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+)
+
+PARENT_SCRIPT = CHILD_SIGNALS + '''
 import os, sys, time
 from assay import load_executor
 
@@ -314,7 +324,7 @@ def test_killing_the_parent_leaves_no_worker_two_seconds_later(tmp_path, method,
                 os.kill(p, signal.SIGKILL)
 
 
-SIGTERM_SCRIPT = '''
+SIGTERM_SCRIPT = CHILD_SIGNALS + '''
 import multiprocessing, os, signal, sys, time
 from assay import load_executor
 
@@ -367,7 +377,7 @@ def test_interrupted_is_a_keyboard_interrupt_naming_the_signal():
 
 
 # --------------------------------------------------------------------------- Ctrl-C with threads
-CTRL_C_SCRIPT = '''
+CTRL_C_SCRIPT = CHILD_SIGNALS + '''
 import sys, time
 from assay import load_executor
 

@@ -248,7 +248,11 @@ def test_cli_subprocess_lists_everything_once_and_warns_once(install):
 
 def test_a_real_ctrl_c_while_loading_still_interrupts(install):
     root = install({"sigint": "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)\n"})
-    run = subprocess.run([sys.executable, "-m", "assay", "plugins"], env=subprocess_env(root), capture_output=True,
+    # `python -m assay plugins` with the disposition the test relies on set in the child before assay starts:
+    # under nohup or in a background job the child inherits SIGINT ignored, and Ctrl-C would do nothing
+    main = ("import runpy, signal, sys\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "sys.argv = ['assay', 'plugins']\nrunpy.run_module('assay', run_name='__main__', alter_sys=True)\n")
+    run = subprocess.run([sys.executable, "-c", main], env=subprocess_env(root), capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 130 and "assay plugins: interrupted" in run.stderr
     assert "rb_c_after" not in run.stdout  # loading stopped: Ctrl-C is the user's, not the plugin's

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import pickle
+import re
 import sys
 
 import numpy as np
@@ -381,3 +382,96 @@ def test_copies_of_a_metric_share_a_loaded_model_and_its_cache():
     # CountingModel embeds "a" as (1, 2, 0.5) and "b" as (1, 1, 0.5)
     want = (1 + 2 + 0.25) / (math.sqrt(1 + 4 + 0.25) * math.sqrt(1 + 1 + 0.25))
     assert c.compute_scores()["sbert_score"] == pytest.approx(want, abs=1e-6)
+
+
+# ----------------------------------------------------------------------------- a tampered disk cache (issue 27, item 6)
+
+def _cached(tmp_path, texts=("a cat", "a dog", "the sea")):
+    """A disk cache of CountingModel embeddings for ``texts``; returns its .npz and .json."""
+    EmbeddingModel(CountingModel(), name="m", cache_dir=tmp_path, cache=EmbeddingCache()).embed(list(texts))
+    npz = next(p for p in tmp_path.rglob("*.npz") if not p.name.startswith("."))
+    return npz, npz.with_suffix(".json")
+
+
+def _reread(tmp_path, texts=("a cat", "a dog")):
+    return EmbeddingModel(CountingModel(), name="m", cache_dir=tmp_path, cache=EmbeddingCache()).embed(list(texts))
+
+
+def _rewrite_rows(npz, change):
+    with np.load(npz, allow_pickle=False) as z:
+        emb = z["embeddings"].copy()
+    change(emb)
+    np.savez(npz, embeddings=emb)
+
+
+@pytest.mark.parametrize("tamper", ["nan", "inf", "zero"])
+def test_tampered_rows_are_an_error_naming_the_file(tmp_path, tamper):
+    # before: a NaN row gave cosine 0.0, an inf row NaN, a zero row 0.0, read without a word
+    npz, _ = _cached(tmp_path)
+    value = {"nan": np.nan, "inf": np.inf, "zero": 0.0}[tamper]
+    _rewrite_rows(npz, lambda e: e.__setitem__(0, value))
+    with pytest.raises(assay.errors.EvaluationError, match=re.escape(npz.name)):
+        _reread(tmp_path)
+
+
+def test_tampered_rows_with_a_matching_checksum_are_still_refused(tmp_path):
+    # a careful edit that also rewrites the checksum: the row checks still refuse NaN and zeros
+    from assay_transformers.embeddings import _checksum
+
+    npz, meta_path = _cached(tmp_path)
+    _rewrite_rows(npz, lambda e: e.__setitem__(1, np.nan))
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["sha256"] = _checksum(npz.read_bytes(), meta["texts"])
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(assay.errors.EvaluationError, match="a dog.*not finite"):
+        _reread(tmp_path)
+
+
+def test_texts_swapped_in_the_json_are_an_error(tmp_path):
+    # before: "a cat" read back the embedding of "a dog"
+    npz, meta_path = _cached(tmp_path)
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["texts"][0], meta["texts"][1] = meta["texts"][1], meta["texts"][0]
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(assay.errors.EvaluationError, match="checksum"):
+        _reread(tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated"])
+def test_an_empty_or_truncated_npz_is_an_error_naming_it(tmp_path, damage):
+    npz, _ = _cached(tmp_path)
+    raw = npz.read_bytes()
+    npz.write_bytes(b"" if damage == "empty" else raw[: len(raw) // 2])
+    with pytest.raises(assay.errors.EvaluationError, match=re.escape(npz.name)):
+        _reread(tmp_path)
+
+
+def test_a_leftover_temporary_file_of_a_killed_write_is_skipped_with_a_warning(tmp_path):
+    npz, meta_path = _cached(tmp_path)
+    leftover = meta_path.parent / ".0123abcd.tmp.json"
+    leftover.write_text('{"texts": ["a cat"]}', encoding="utf-8")
+    (meta_path.parent / ".0123abcd.tmp.npz").write_bytes(b"PK\x03")  # a half-written archive
+    model = CountingModel()
+    with pytest.warns(UserWarning, match=re.escape(leftover.name)):
+        got = EmbeddingModel(model, name="m", cache_dir=tmp_path, cache=EmbeddingCache()).embed(["a cat"])
+    assert model.encoded == []  # the committed file still serves "a cat"
+    np.testing.assert_array_equal(got, CountingModel().encode(["a cat"]))
+
+
+def test_a_file_without_a_checksum_is_not_trusted(tmp_path):
+    npz, meta_path = _cached(tmp_path)
+    meta_path.write_text(json.dumps({"texts": json.loads(meta_path.read_text(encoding="utf-8"))["texts"]}),
+                         encoding="utf-8")
+    model = CountingModel()
+    with pytest.warns(UserWarning, match="without a checksum"):
+        EmbeddingModel(model, name="m", cache_dir=tmp_path, cache=EmbeddingCache()).embed(["a cat"])
+    assert model.encoded == ["a cat"]
+
+
+def test_a_model_returning_a_zero_embedding_is_an_error():
+    class Zero:
+        def encode(self, texts, **kw):
+            return np.zeros((len(texts), 3), dtype=np.float32)
+
+    with pytest.raises(assay.errors.EvaluationError, match="all zeros"):
+        EmbeddingModel(Zero(), name="z", cache=EmbeddingCache()).embed(["x"])

@@ -30,8 +30,18 @@ def ref_prr(u, q):
 
 
 def ref_indices(n, n_resamples, seed):
-    """The resample indices of assay's Resampler for a small problem: one (B, n) draw."""
-    return np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype=np.intp)
+    """The replicates of assay's Poisson bootstrap for a small problem (n <= 4096, one block), as index arrays.
+
+    Written out from the documented scheme: per-position weights Poisson(1), the uniforms of
+    ``Philox(SeedSequence([seed, 0, 0]))`` (row-major ``(R, 4096)``) inverted through the Poisson(1)
+    CDF (scipy's); replicate ``b`` repeats item ``i`` ``w_bi`` times; replicates that drew no item are
+    left out.
+    """
+    from scipy.stats import poisson
+
+    u = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, 0, 0]))).random((n_resamples, 4096))
+    w = np.searchsorted(poisson(1.0).cdf(np.arange(30)), u, side="right")[:, :n]
+    return [np.repeat(np.arange(n), row) for row in w if row.sum()]
 
 
 def percentile(values, level=0.95):

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from assay import compiled
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
+from assay.functional import bin_edges
 from assay.validation import PROB_ATOL
 from assay_uncertainty.calibration import (
     ECE,
@@ -33,6 +34,7 @@ from assay_uncertainty.ensemble import Disagreement
 
 NAN = math.nan
 ECE_ROWS = (1 << 17) // 10  # rows per summation chunk of multiclass_tallies for 10 classes
+EDGES_15 = bin_edges(15)  # the float64 edges of 15 bins (the probabilities of those tests are float64)
 VOTE_ROWS = (1 << 18) // (5 * 10)  # examples per check chunk of the numpy votes() for (B, 5, 10)
 
 
@@ -215,7 +217,8 @@ def test_ece_bad_value_error_names_the_place_on_both_paths(monkeypatch, place, b
     y = rng.integers(0, 10, _ECE_N)
     value, text = _BAD_VALUES[bad]
     p[place, 3] = value
-    assert compiled.top_label_tallies(p, y, 15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL) is None  # flagged
+    flagged = compiled.top_label_tallies(p, y, 15, edges=EDGES_15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL)
+    assert flagged is None
     fast = _outcome(lambda: ECE().update(p, y))
     _numpy_only(monkeypatch)
     slow = _outcome(lambda: ECE().update(p, y))
@@ -232,7 +235,8 @@ def test_a_negative_value_in_a_row_that_sums_to_one_is_an_error_on_both_paths(mo
     p[place, 8] += p[place, 2] + moved  # the row still sums to 1 (to rounding), probs[place, 2] < 0
     p[place, 2] = -moved
     q = p[: 2 * VOTE_ROWS].reshape(-1, 2, 10)
-    assert compiled.top_label_tallies(p, y, 15, rows=ECE_ROWS, validate=True, atol=PROB_ATOL) is None
+    assert compiled.top_label_tallies(p, y, 15, edges=EDGES_15, rows=ECE_ROWS, validate=True,
+                                      atol=PROB_ATOL) is None
     fast = [_outcome(lambda: ECE().update(p, y)), _outcome(lambda: AdaptiveECE().update(p, y)),
             _outcome(lambda: Disagreement().update(q).compute())]
     _numpy_only(monkeypatch)

@@ -218,16 +218,16 @@ def test_rpp_and_fd_shifts_aurc_against_brute_force(seed):
     assert AURC()(u, q) == pytest.approx(expected)
 
 
-def test_torch_uncertainty_fpr_nearest_recall_convention():
+def test_torch_uncertainty_0_12_fpr_nearest_recall_convention():
     # failures at u = .9, .8, .3 (positives); successes at .7, .5, .1. Thresholds high -> low:
     # .9 rec 1/3 fp 0; .8 rec 2/3 fp 0; .7 rec 2/3 fp 1; .5 rec 2/3 fp 2; .3 rec 1 fp 2.
     u = [0.9, 0.8, 0.3, 0.7, 0.5, 0.1]
     q = [0, 0, 0, 1, 1, 1]
     assert FPRAtRecall(recall=0.95)(u, q) == pytest.approx(2 / 3)  # first reaching: .3
     # nearest to .7 is 2/3 at .8, .7 and .5; the lowest threshold wins (fp 2)
-    assert FPRAtRecall(recall=0.7, convention="torch-uncertainty")(u, q) == pytest.approx(2 / 3)
+    assert FPRAtRecall(recall=0.7, convention="torch-uncertainty-0.12")(u, q) == pytest.approx(2 / 3)
     assert FPRAtRecall(recall=0.7)(u, q) == pytest.approx(2 / 3)  # first reaching .7: .3 (recall 1), fp 2
-    assert FPRAtRecall(recall=0.6, convention="torch-uncertainty")(u, q) == pytest.approx(2 / 3)
+    assert FPRAtRecall(recall=0.6, convention="torch-uncertainty-0.12")(u, q) == pytest.approx(2 / 3)
     assert FPRAtRecall(recall=0.6)(u, q) == pytest.approx(0.0)  # first reaching .6: .8 with fp 0
 
 
@@ -235,7 +235,8 @@ UE_NAMES = ["prr", "prr[normalize=true]", "prr[max_rejection=0.5]", "rcc_auc", "
             "kendall", "rpp", "aurc", "aurc[convention=torch-uncertainty]", "aurc[convention=values]",
             "aurc[convention=lm-polygraph]", "e_aurc", "e_aurc[convention=values]", "aurc_achievable",
             "e_aurc_achievable", "augrc", "augrc[convention=torch-uncertainty]", "e_augrc",
-            "fpr_at_recall", "fpr_at_recall[convention=torch-uncertainty]", "risk_at_coverage",
+            "fpr_at_recall", "fpr_at_recall[convention=torch-uncertainty]",
+            "fpr_at_recall[convention=torch-uncertainty-0.12]", "risk_at_coverage",
             "coverage_at_risk[risk=0.5]", "ece", "mce", "rmsce", "adaptive_ece[n_bins=2]", "brier", "nll"]
 
 

@@ -105,11 +105,13 @@ def _prepare(p: np.ndarray, atol: float) -> tuple[ModuleType, np.ndarray, np.nda
     return k, p, p.view(int_type), thr, int_type(inf_bits)
 
 
-def top_label_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, rows: int, validate: bool,
+def top_label_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, edges: np.ndarray, rows: int, validate: bool,
                       atol: float) -> np.ndarray | None:
-    """``(2, n_bins + 1)``: per equal-width bin of the top-label confidence of ``(N, C)`` ``p``, the
-    count and the sum of ``[argmax == y] - conf`` (the last column: confidence ``n_bins / n_bins``,
-    for the caller to fold), accumulated chunk by chunk of ``rows`` rows as ``np.bincount`` does.
+    """``(2, n_bins + 1)``: per equal-width bin ``((m - 1) / M, m / M]`` of the top-label confidence of
+    ``(N, C)`` ``p`` (:func:`assay.functional.equal_width_bins`), the count and the sum of
+    ``[argmax == y] - conf`` (the last column is a spare, empty, for the caller to fold),
+    accumulated chunk by chunk of ``rows`` rows as ``np.bincount`` does. ``edges``: the caller's
+    :func:`assay.functional.bin_edges` (``n_bins + 1`` values; converted to ``p``'s dtype).
     ``None``: no kernel, or a row the caller's numpy path must judge."""
     y = np.asarray(y)
     if p.ndim != 2 or y.dtype.kind not in "iu" or y.shape != p.shape[:1]:
@@ -120,7 +122,7 @@ def top_label_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, rows: int, v
     k, p, bits, thr, inf_bits = prep
     t = p.dtype.type
     out, bad = k.top_label_tallies(p, bits, y.astype(np.int64, copy=False), int(n_bins), t(n_bins), t(1), t(0),
-                                   int(rows), bool(validate), thr, inf_bits)
+                                   np.asarray(edges, dtype=p.dtype), int(rows), bool(validate), thr, inf_bits)
     return None if bad >= 0 else out
 
 

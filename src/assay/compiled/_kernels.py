@@ -114,12 +114,15 @@ def _top(p, bits, i, validate, thr, nan_bits):
 
 
 @_jit()
-def top_label_tallies(p, bits, y, n_bins, nbf, one, zero, rows, validate, thr, nan_bits):
-    """Per equal-width bin (``n_bins + 1`` of them: the last holds confidence 1.0 until the caller
-    folds it), the count and the sum of ``acc - conf`` of the top label; and the first flagged row.
+def top_label_tallies(p, bits, y, n_bins, nbf, one, zero, edges, rows, validate, thr, nan_bits):
+    """Per equal-width bin ``((m - 1) / M, m / M]`` (``n_bins + 1`` columns: the last, a spare the
+    caller folds, stays empty), the count and the sum of ``acc - conf`` of the top label; and the
+    first flagged row.
 
     The arithmetic is the numpy path's: ``acc - conf`` and ``conf * n_bins`` in the input's
-    dtype (``one``, ``zero``, ``nbf`` are of that dtype), truncated to the bin; the sums start
+    dtype (``one``, ``zero``, ``nbf`` and the ``n_bins + 1`` ``edges`` are of that dtype),
+    truncated, then moved one bin down where ``conf <= edges[b]`` (a confidence on an edge, or
+    just below one where the product rounded up; 0.0 stays in bin 0); the sums start
     from zero for every chunk of ``rows`` rows, add the rows in order, and then add to the
     totals (``np.bincount`` per chunk), so the totals are the same to the last bit. A bin
     outside ``0 .. n_bins`` (unchecked input outside [0, 1]) is flagged like a bad row.
@@ -143,6 +146,8 @@ def top_label_tallies(p, bits, y, n_bins, nbf, one, zero, rows, validate, thr, n
             if not (x >= 0 and x < n_bins + 1):
                 return out, i
             b = int(x)
+            if b > 0 and conf <= edges[b]:
+                b -= 1
             count[b] += 1
             gap[b] += np.float64(w)
         for b in range(n_bins + 1):

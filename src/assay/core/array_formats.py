@@ -13,6 +13,16 @@ stored integers for integer label maps; the affine and header are not used. Writ
 NIfTI files get an identity affine (voxel coordinates), booleans as ``uint8``.
 nibabel is needed only for NIfTI (``pip install nibabel`` or the ``nifti`` extra); without
 it a NIfTI file is a :class:`~assay.errors.MissingDependencyError` naming the install.
+
+**Size limit.** Before any voxel is read, the size a file's header declares (the bytes of the
+array the reader returns: ``.npy``'s dtype; NIfTI's stored integers, or float64 for
+floating-point or scaled data) is checked against :func:`max_array_bytes`, 512 MiB unless
+the environment variable ``ASSAY_MAX_ARRAY_BYTES`` (a number of bytes) or
+:func:`set_max_array_bytes` says otherwise: a header declaring ``(1e5, 1e5, 1e5)``, or a
+0.5 MB ``.nii.gz`` that expands to 512^3 float32, is a :class:`~assay.core.formats.DataFormatError`
+naming the file, the shape and the limit, not a ``MemoryError`` or minutes of decompression.
+A compressed NIfTI is decompressed only as far as its header declares. A file shorter than
+its header declares is an error naming it too.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +41,74 @@ from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins import get_registry, load_data_format
 from assay.plugins.hookspecs import Register, hookimpl
 
-__all__ = ["ArrayFormat", "NiftiFormat", "NpyFormat", "array_format_for", "array_suffixes"]
+__all__ = ["DEFAULT_MAX_ARRAY_BYTES", "ArrayFormat", "NiftiFormat", "NpyFormat", "array_format_for",
+           "array_suffixes", "max_array_bytes", "set_max_array_bytes"]
+
+#: the default of :func:`max_array_bytes`: 512 MiB
+DEFAULT_MAX_ARRAY_BYTES = 1 << 29
+#: the environment variable that sets :func:`max_array_bytes` (a number of bytes)
+MAX_BYTES_ENV = "ASSAY_MAX_ARRAY_BYTES"
+_max_bytes: list[int] = []  # set by set_max_array_bytes (wins over the environment)
+
+
+def set_max_array_bytes(limit: int | None) -> None:
+    """Set the largest array (in bytes, as read) an array format reads; ``None``: back to the default."""
+    _max_bytes.clear()
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
+            raise InvalidParameterError(f"set_max_array_bytes: expected a number of bytes >= 1 (or None); "
+                                        f"got {limit!r}.")
+        _max_bytes.append(int(limit))
+
+
+def max_array_bytes() -> int:
+    """The largest array (bytes, as read) an array format reads: :func:`set_max_array_bytes`, else
+    ``ASSAY_MAX_ARRAY_BYTES``, else :data:`DEFAULT_MAX_ARRAY_BYTES`."""
+    if _max_bytes:
+        return _max_bytes[0]
+    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_ARRAY_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InvalidParameterError(f"{MAX_BYTES_ENV}={raw!r}: expected a number of bytes >= 1.")
+    return value
+
+
+def _check_declared(shape: tuple[int, ...], itemsize: int, what: str, source: str) -> int:
+    """The declared size in bytes; a DataFormatError naming the file when it exceeds the limit."""
+    n = itemsize
+    for d in shape:
+        n *= int(d)
+    limit = max_array_bytes()
+    if n > limit:
+        raise DataFormatError(
+            f"its header declares a {what} array of shape {tuple(int(d) for d in shape)}, {n:,} bytes as read, over "
+            f"the limit of {limit:,} bytes (set {MAX_BYTES_ENV} or assay.core.array_formats.set_max_array_bytes "
+            "to read larger arrays)", source=source)
+    return n
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _npy_header(fp: Any, source: str) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype from a ``.npy`` header, without reading the data (numpy's own parser)."""
+    start = fp.read(len(_NPY_MAGIC))
+    if start != _NPY_MAGIC:
+        raise DataFormatError(f"not a .npy file: it does not start with numpy's magic string \\x93NUMPY "
+                              f"(it starts with {start[:6]!r})", source=source)
+    fp.seek(0)
+    try:
+        version = np.lib.format.read_magic(fp)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _fortran, dtype = read(fp)  # version 3.0 differs from 2.0 only in the header's text encoding
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataFormatError(f"not a readable .npy header ({exc})", source=source) from None
+    return tuple(shape), np.dtype(dtype)
 
 
 class ArrayFormat(DataFormat):
@@ -92,11 +170,35 @@ class NpyFormat(ArrayFormat):
     extensions = (".npy",)
 
     def load_array(self, data: bytes, *, source: str) -> np.ndarray:
+        fp = io.BytesIO(data)
+        self._check(fp, len(data), source)
+        fp.seek(0)
+        return self._load(fp, source)
+
+    def read_array(self, path: Path) -> np.ndarray:
+        with open(path, "rb") as fp:
+            self._check(fp, path.stat().st_size, str(path))
+            fp.seek(0)
+            return self._load(fp, str(path))
+
+    @staticmethod
+    def _check(fp: Any, size: int, source: str) -> None:
+        shape, dtype = _npy_header(fp, source)
+        if dtype.hasobject:
+            raise DataFormatError(f"not a .npy array without pickles: an object array ({dtype}), which .npy "
+                                  "stores as pickles; assay never unpickles", source=source)
+        n = _check_declared(shape, dtype.itemsize, str(dtype), source)
+        if n > size - fp.tell():
+            raise DataFormatError(f"truncated: its header declares {n:,} bytes of data (shape {shape}, {dtype}), "
+                                  f"the file holds {max(size - fp.tell(), 0):,}", source=source)
+
+    @staticmethod
+    def _load(fp: Any, source: str) -> np.ndarray:
         try:
-            array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)  # a .npy file: one array
+            array: np.ndarray = np.load(fp, allow_pickle=False)  # a .npy file: one array
             return array
-        except ValueError as exc:  # not a .npy file, or an object array (pickles)
-            raise DataFormatError(f"not a .npy array without pickles ({exc})", source=source) from None
+        except ValueError as exc:  # a damaged header numpy refuses
+            raise DataFormatError(f"not a readable .npy array ({exc})", source=source) from None
 
     def save_array(self, buffer: io.BytesIO, array: np.ndarray) -> None:
         np.save(buffer, array, allow_pickle=False)
@@ -119,6 +221,25 @@ def _voxels(image: Any) -> np.ndarray:
     return np.asarray(image.get_fdata())
 
 
+def _returned_itemsize(header: Any) -> int:
+    """Bytes per voxel of what :func:`_voxels` returns: the stored integers unless scaled, else float64."""
+    dtype = np.dtype(header.get_data_dtype())
+    slope, inter = header.get_slope_inter()
+    scaled = (slope is not None and slope != 1) or (inter is not None and inter != 0)
+    itemsize: int = dtype.itemsize if np.issubdtype(dtype, np.integer) and not scaled else max(dtype.itemsize, 8)
+    return itemsize
+
+
+def _check_nifti_header(header: Any, source: str) -> int:
+    """The declared data size of a NIfTI header against the limit; returns the bytes as stored."""
+    shape = tuple(int(d) for d in header.get_data_shape())
+    _check_declared(shape, _returned_itemsize(header), f"NIfTI {header.get_data_dtype()}", source)
+    stored: int = np.dtype(header.get_data_dtype()).itemsize
+    for d in shape:
+        stored *= d
+    return stored
+
+
 class NiftiFormat(ArrayFormat):
     """NIfTI-1 / NIfTI-2 volumes (``.nii``, ``.nii.gz``), read and written with nibabel."""
 
@@ -128,16 +249,20 @@ class NiftiFormat(ArrayFormat):
     def read_array(self, path: Path) -> np.ndarray:
         nibabel = _nibabel(f"reading the NIfTI file {path}")
         try:
-            return _voxels(nibabel.load(str(path)))
+            image = nibabel.load(str(path))  # reads the header only; the voxels stay on disk until asked for
+            _check_nifti_header(image.header, str(path))
+            return _voxels(image)
         except (nibabel.filebasedimages.ImageFileError, OSError, EOFError, ValueError) as exc:
+            if isinstance(exc, DataFormatError):
+                raise
             raise DataFormatError(f"not a readable NIfTI file ({type(exc).__name__}: {exc})",
                                   source=str(path)) from None
 
     def load_array(self, data: bytes, *, source: str) -> np.ndarray:
         nibabel = _nibabel(f"reading the NIfTI data {source}")
         try:
-            raw = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-        except (OSError, EOFError) as exc:
+            raw = self._decompress(nibabel, data, source) if data[:2] == b"\x1f\x8b" else data
+        except (OSError, EOFError, zlib.error) as exc:
             raise DataFormatError(f"not a readable gzip-compressed NIfTI file ({exc})", source=source) from None
         problems = []
         # nibabel's header, struct and data errors have no common base class
@@ -145,10 +270,33 @@ class NiftiFormat(ArrayFormat):
                   nibabel.filebasedimages.ImageFileError, ValueError, OSError, EOFError)
         for cls in (nibabel.Nifti1Image, nibabel.Nifti2Image):
             try:
+                header = cls.header_class.from_fileobj(io.BytesIO(raw))
+            except errors as exc:
+                problems.append(f"{cls.__name__}: {type(exc).__name__}: {exc}")
+                continue
+            _check_nifti_header(header, source)
+            try:
                 return _voxels(cls.from_bytes(raw))
             except errors as exc:
                 problems.append(f"{cls.__name__}: {type(exc).__name__}: {exc}")
         raise DataFormatError(f"not a NIfTI-1 or NIfTI-2 image ({'; '.join(problems)})", source=source)
+
+    @staticmethod
+    def _decompress(nibabel: Any, data: bytes, source: str) -> bytes:
+        """Decompress a ``.nii.gz`` only as far as its header declares (after checking the declared size)."""
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            head = gz.read(540)  # a NIfTI-2 header is 540 bytes, NIfTI-1 348
+            need = None
+            for cls in (nibabel.Nifti1Image, nibabel.Nifti2Image):
+                try:
+                    header = cls.header_class.from_fileobj(io.BytesIO(head))
+                except Exception:  # noqa: BLE001 - not this version's header; load_array reports both
+                    continue
+                need = int(header.get_data_offset()) + _check_nifti_header(header, source)
+                break
+            if need is None:
+                return head + gz.read()  # not a NIfTI header: load_array names the problem
+            return head + gz.read(max(need - len(head), 0))
 
     def save_array(self, buffer: io.BytesIO, array: np.ndarray) -> None:
         nibabel = _nibabel("writing a NIfTI file")

@@ -58,6 +58,7 @@ import sys
 import tempfile
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -250,9 +251,15 @@ class SparkExecutor(Executor):
             conf.set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={QUIET_LOG4J2.as_uri()}")
         for key, value in self.conf.items():
             conf.set(str(key), str(value))
-        if not quiet:
-            return pyspark.SparkContext(conf=conf), True
-        context = pyspark.SparkContext(conf=conf, gateway=_quiet_gateway(pyspark, conf))
+        with warnings.catch_warnings():
+            # pyspark imports pyspark.testing while converting the conf, which warns (FutureWarning) that its
+            # pandas API does not support pandas >= 3; assay never uses that API, and the line leaked into
+            # `assay demo` (issue 27)
+            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                                    category=FutureWarning)
+            if not quiet:
+                return pyspark.SparkContext(conf=conf), True
+            context = pyspark.SparkContext(conf=conf, gateway=_quiet_gateway(pyspark, conf))
         context.setLogLevel("ERROR")
         return context, True
 

@@ -27,6 +27,7 @@ from assay.errors import InvalidParameterError
 from assay.metrics._params import check_resampling, check_seed, new_seed
 from assay.metrics.catalog import COLLISION_RULES, check_collisions, resolve_metrics
 from assay.metrics.ci import CI_METHODS, intervals
+from assay.metrics.resample import check_cost
 from assay.metrics.results import EvaluationResults, load_results, to_jsonable
 from assay.metrics.significance import Comparison, compare
 from assay.provenance import evaluation_signature
@@ -54,7 +55,11 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
     task_data : sequence of dict, optional
         Extra per-instance data passed to the metrics.
     n_resamples : int
-        Bootstrap resamples for the intervals (0: no intervals). A metric that declares
+        Bootstrap replicates for the intervals (0: no intervals): the shard-invariant Poisson
+        bootstrap of :mod:`assay.metrics.resample`, the same replicates as
+        ``EvaluatorBase.sequentialEvaluate`` / ``parallelEvaluate`` draw for the same data and
+        seed (so the intervals are identical to the last bit). A count whose replicate arrays
+        would not fit in memory, or that would take hours, is an error naming it. A metric that declares
         its own ``n_resamples`` (unitxt's class attribute) keeps it: ``0`` gives that
         metric no intervals, ``k >= 2`` gives it ``k`` resamples; ``n_resamples=0`` here
         turns off every interval.
@@ -86,7 +91,7 @@ def evaluate(predictions: Sequence[Any], references: Sequence[Any] | None = None
         ``results.info["signature"]`` is the provenance line (:mod:`assay.provenance`):
         metrics with their options and conventions, resampling, versions.
     """
-    n_resamples = check_resampling(n_resamples, confidence_level)
+    n_resamples = check_cost(check_resampling(n_resamples, confidence_level), owner="assay.evaluate")
     seed = check_seed(seed, owner="assay.evaluate")
     if not isinstance(ci_method, str) or ci_method not in CI_METHODS:
         raise InvalidParameterError(f"'ci_method' must be one of {', '.join(CI_METHODS)}; got {ci_method!r}.")

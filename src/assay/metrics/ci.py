@@ -1,9 +1,9 @@
 """Confidence intervals for several metrics from one shared resampling draw.
 
-:func:`bootstrap_scores` resamples every metric of an evaluation from the same
-:class:`~assay.metrics.resample.Resampler` draw (additive metrics through their summed
-statistics, the others by re-running ``reduce`` on the resampled intermediates) and
-returns, per metric, the bootstrap values of its ``ci_scores``; :func:`intervals` turns
+:func:`bootstrap_scores` resamples every metric of an evaluation with the one scheme of
+:mod:`assay.metrics.resample` (additive metrics through their summed statistics, the others
+by re-running ``reduce`` on the resampled intermediates) and returns, per metric, the
+bootstrap values of its ``ci_scores``; :func:`intervals` turns
 them into percentile, BCa or Wilson intervals (see :mod:`assay.metrics.intervals`).
 """
 
@@ -20,53 +20,23 @@ from assay.errors import InvalidParameterError
 from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.intervals import bca_interval, percentile_interval, wilson_interval
-from assay.metrics.resample import Resampler
+from assay.metrics.resample import Resampler, empty_note
 
 __all__ = ["CI_METHODS", "bootstrap_scores", "intervals", "jackknife_scores"]
 
 CI_METHODS = ("percentile", "bca", "wilson")
 
 
-def _stack(metrics: Sequence[Metric], inters: Sequence[Any]) -> tuple[np.ndarray | None, list[slice | None]]:
-    blocks: list[np.ndarray] = []
-    cols: list[slice | None] = []
-    at = 0
-    for m, inter in zip(metrics, inters):
-        if m.additive:
-            arr = np.asarray(inter, dtype=float)
-            blocks.append(arr)
-            cols.append(slice(at, at + arr.shape[1]))
-            at += arr.shape[1]
-        else:
-            cols.append(None)
-    if len(blocks) == 1:  # no copy of the only block (at 10 million rows a copy doubles the memory)
-        return blocks[0], cols
-    return (np.concatenate(blocks, axis=1) if blocks else None), cols
-
-
 def bootstrap_scores(resampler: Resampler, metrics: Sequence[Metric], inters: Sequence[Any],
-                     names: Sequence[Sequence[str]]) -> list[dict[str, np.ndarray]]:
-    """Bootstrap values of the scores ``names[i]`` of ``metrics[i]``: arrays of shape ``(B,)``."""
-    stats, cols = _stack(metrics, inters)
-    B = resampler.n_resamples
-    out: list[dict[str, np.ndarray]] = [{n: np.full(B, np.nan) for n in nm} for nm in names]
-    others = [i for i, m in enumerate(metrics) if not m.additive]
+                     names: Sequence[Sequence[str]]) -> list[tuple[dict[str, np.ndarray], int]]:
+    """Bootstrap values of the scores ``names[i]`` of ``metrics[i]`` and how many empty replicates were left
+    out (:func:`~assay.metrics.resample.drop_empty`): arrays of shape ``(B - dropped,)``.
 
-    def visit(b: int, index: np.ndarray) -> None:
-        for i in others:
-            sc = metrics[i].reduce(take(inters[i], index))
-            for n in names[i]:
-                out[i][n][b] = float(sc[n])
-
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        totals = resampler.run(stats, visit if others else None)
-        for i, m in enumerate(metrics):
-            if totals is not None and cols[i] is not None and names[i]:
-                many = m.reduce_totals_many(totals[:, cols[i]])
-                for n in names[i]:
-                    out[i][n] = np.asarray(many[n], dtype=float)
-    return out
+    Each metric is resampled on its own from the shared scheme (an additive metric through
+    its summed statistics, the others by re-running ``reduce``): a metric's interval does not
+    depend on which other metrics are evaluated beside it, and equals a sharded run's.
+    """
+    return [resampler.scores(m, inter, nm) if nm else ({}, 0) for m, inter, nm in zip(metrics, inters, names)]
 
 
 def jackknife_scores(resampler: Resampler, metric: Metric, inter: Any, names: Sequence[str]
@@ -95,7 +65,8 @@ def jackknife_scores(resampler: Resampler, metric: Metric, inter: Any, names: Se
 
 def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Sequence[dict[str, float]], *,
               n: int, n_resamples: int, confidence_level: float, method: str, seed: int,
-              groups: Any = None, strata: Any = None) -> tuple[list[dict[str, tuple[float, float]]], dict[str, str]]:
+              groups: Any = None, strata: Any = None, owner: str = "assay.evaluate",
+              ) -> tuple[list[dict[str, tuple[float, float]]], dict[str, str]]:
     """Intervals of every metric's ``ci_scores``; returns (per metric ``{raw name: (low, high)}``, notes).
 
     Notes are keyed by the prefixed score name and explain NaN or one-point intervals.
@@ -136,7 +107,7 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
                 result[i][s] = (math.nan, math.nan)
                 notes[(m.score_prefix or "") + s] = "no instances to resample"
         return result, notes
-    rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups, strata=strata)
+    rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups, strata=strata, owner=owner)
     # metrics whose gathered state has an additive twin once the data is seen (label discovery)
     twins = [m.additive_for_intervals(inter) if not m.additive and any(need_boot[i]) else None
              for i, (m, inter) in enumerate(zip(metrics, inters))]
@@ -145,6 +116,7 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
         inters = [t[1] if t is not None else inter for inter, t in zip(inters, twins)]
     boots = bootstrap_scores(rs, metrics, inters, need_boot)
     for i, m in enumerate(metrics):
+        values, dropped = boots[i]
         jack: dict[str, np.ndarray] | None = None
         if method == "bca" and need_boot[i]:
             jack, jnote = jackknife_scores(rs, m, inters[i], need_boot[i])
@@ -153,10 +125,13 @@ def intervals(metrics: Sequence[Metric], inters: Sequence[Any], estimates: Seque
                     notes.setdefault((m.score_prefix or "") + s, jnote)
         for s in need_boot[i]:
             if jack is not None:  # method == "bca"
-                lo, hi, why = bca_interval(boots[i][s], estimates[i][s], jack[s], confidence_level)
+                lo, hi, why = bca_interval(values[s], estimates[i][s], jack[s], confidence_level)
             else:
-                lo, hi, why = percentile_interval(boots[i][s], confidence_level)
+                lo, hi, why = percentile_interval(values[s], confidence_level)
             result[i][s] = (lo, hi)
+            if dropped:
+                why = "; ".join(filter(None, [why, empty_note(dropped, n_resamples)]))
             if why:
-                notes[(m.score_prefix or "") + s] = why
+                key = (m.score_prefix or "") + s
+                notes[key] = f"{notes[key]}; {why}" if key in notes else why
     return result, notes

@@ -1,205 +1,613 @@
-"""The one resampling engine behind every confidence interval and paired test.
+"""The one resampling engine: the shard-invariant Poisson bootstrap, with clusters and strata as options.
 
-A :class:`Resampler` describes one bootstrap draw over ``n`` instances: the number of
-resamples, the seed, and optionally clusters (``groups``: whole clusters are drawn)
-and strata (``strata``: each stratum is resampled within itself, keeping its size).
-Everything that is evaluated in one call (all metrics, both systems of a comparison)
-is resampled from the same draw.
+Every confidence interval and paired test of assay comes from here: :func:`assay.evaluate`,
+:func:`assay.compare`, ``EvaluatorBase.sequentialEvaluate`` / ``parallelEvaluate`` with
+``metrics=[...]`` (any shard count, any executor) and the UE manager's intervals. The same
+data, metrics and seed give the same intervals, to the last bit, through each of them.
 
-Additive statistics never need ``map`` again: the totals of resample ``b`` are
-``sum_u c_bu * s_u`` where ``c_bu`` is how often unit ``u`` is drawn. Two paths
-compute them:
+The scheme (:class:`Resampler`, options :class:`Resampling`)
+-------------------------------------------------------------
+**Poisson bootstrap** (Hanley & MacGibbon 2006; Chamandy, Muralidharan, Najmi & Naik 2012):
+replicate ``b`` gives item ``i`` the weight ``w_bi ~ Poisson(1)``, independently, instead of
+the multinomial counts of drawing ``n`` items with replacement. The two bootstraps have the
+same asymptotics; the intervals are percentile (or BCa, Wilson) intervals of the replicate
+scores. ``w_bi`` depends only on ``(seed, stream, position of i)``, so a shard generates the
+weights of its own positions wherever shard boundaries fall:
 
-- **few distinct rows** (accuracy, exact match: the statistics take a handful of
-  values): the number of draws that land on each distinct row is multinomial with
-  probabilities ``n_j / n``, so each resample costs one multinomial draw over the
-  distinct rows; no index matrix exists. This has exactly the distribution of drawing
-  ``n`` indices uniformly with replacement.
-- **indices** (continuous statistics, or metrics that are not additive): resamples are
-  drawn in chunks of ``b`` rows of ``n`` indices, with ``b`` chosen so that a chunk's
-  arrays stay under ``max_bytes`` (256 MiB by default): memory does not grow with
-  ``n_resamples``, and at ``n = 10,000,000`` one resample is processed at a time.
+- positions fall in blocks of :data:`BLOCK` items; the per-position weights of block ``j`` of
+  stream ``s`` come from ``Generator(Philox(SeedSequence([seed, s, j])))``: ``R x BLOCK``
+  uniforms in row-major order (replicate by replicate), each turned into a Poisson(1) draw by
+  inverting its CDF (``W = #{k : u >= P(W <= k)}``). The stream is 0 for an in-memory pool (and
+  :func:`assay.evaluate`); a path pool's stream is the file's index, positions counting within
+  the file.
+- additive statistics ``s_i`` (one metric's columns at a time) need only the block's weighted
+  sum ``sum_i w_bi s_i``. When the block holds at most :data:`FEW` distinct rows ``v`` (with
+  counts ``c_v``) that sum is ``sum_v N_bv v`` with ``N_bv ~ Poisson(c_v)`` independent -- the
+  same distribution, drawn directly: ``Generator(Philox(SeedSequence([seed, s, j, 1])))
+  .poisson(c, size=(R, d))`` with the distinct rows in the order of ``numpy.lexsort(rows.T)``
+  (last column first), accumulated row after row. Otherwise the per-position weights are used.
+  Blocks add on a fixed aligned binary tree (:class:`PoissonReplicates`), so the totals are
+  identical for any sharding.
+- gathered (non-additive) metrics re-run ``reduce`` on each replicate with item ``i`` repeated
+  ``w_bi`` times (the per-position weights).
 
-Draws use ``numpy.random.default_rng(seed)``; the same seed, data size, groups and
-strata give the same resamples.
+**Clusters** (``groups=``): each cluster is a unit with one Poisson(1) weight, units numbered in
+first-seen order and drawn as the positions above (a cluster's statistics are summed first).
+**Strata** (``strata=``): the stratified bootstrap keeps each stratum's size, so within stratum
+``h`` the weights are ``Multinomial(n_h; 1/n_h, ...)`` (Poisson(1) weights conditioned on their sum
+being ``n_h``), drawn from ``default_rng([seed, 2])`` stratum after stratum, replicate chunk after
+chunk; with clusters, each cluster must lie in one stratum.
+
+The cost is bounded before anything is allocated (:func:`check_cost`): the replicate arrays must
+fit in half the machine's memory and ``n_resamples x (n rounded up to a block)`` weights must stay
+under :data:`MAX_WEIGHTS`; long resampling shows a tqdm progress bar (after two seconds).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, overload
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
+import attrs
 import numpy as np
+from tqdm.auto import tqdm
 
-from assay.errors import InvalidParameterError
-from assay.metrics._params import check_n_resamples, check_seed
+from assay.core.tally import Tally, gathered, kept, merged_by, values_equal
+from assay.errors import InvalidParameterError, UndefinedMetricWarning
+from assay.metrics._params import check_confidence_level, check_n_resamples, check_seed
+from assay.metrics.base import take
 
-__all__ = ["Resampler", "codes", "distinct_rows"]
+__all__ = ["BLOCK", "DROPPED", "FEW", "MAX_DISTINCT", "MAX_WEIGHTS", "UNPOSITIONED", "PoissonReplicates",
+           "Resampler", "Resampling", "additive_scores", "block_weights", "check_cost", "codes", "drop_empty",
+           "empty_note", "gathered_scores",
+           "poisson_weights", "shard_replicates"]
 
-#: try the multinomial path when the statistics have at most this many distinct rows
+#: positions per block of weights (a constant: changing it changes every interval)
+BLOCK = 4096
+#: a block with at most this many distinct statistics rows draws one Poisson(count) per row
+FEW = 256
+#: the randomization test's binomial path: at most this many distinct difference rows
 MAX_DISTINCT = 256
+#: the most weights (``n_resamples`` x items, items rounded up to a block) one resampling may draw
+MAX_WEIGHTS = 10**12
+
+Node = tuple[int, int]  # (level, index): units [index * 2**level, (index + 1) * 2**level)
 
 
-def codes(labels: Any, n: int, what: str) -> np.ndarray:
-    """Integer codes ``0..G-1`` for a sequence of hashable labels (first-seen order)."""
-    if len(labels) != n:
-        raise InvalidParameterError(f"'{what}' must have one label per instance ({n}); got {len(labels)}.")
-    arr = np.asarray(labels)
-    if arr.dtype.kind in "iub" and arr.ndim == 1:
-        _, inv = np.unique(arr, return_inverse=True)
-        return inv.astype(np.intp)
-    mapping: dict[Any, int] = {}
-    return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in labels], dtype=np.intp)
+# ---------------------------------------------------------------------------- options and cost
+def _memory_limit() -> int:
+    """Half the machine's physical memory (8 GiB when the platform does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) // 2
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - platforms without sysconf
+        return 8 * 2**30
 
 
-_CHUNK = 1 << 20
+def check_cost(n_resamples: int, n: int = 1, width: int = 1, *, owner: str | None = None) -> int:
+    """``n_resamples`` back when the resampling it implies fits; else a clear error naming it.
 
-
-def _small_int_columns(rows: np.ndarray) -> list[tuple[int, float, int]] | None:
-    """``(column, min, size)`` of the columns that vary, when all hold small integers; else None.
-
-    One column at a time, in chunks (a preallocated buffer for the integrality test), so the
-    scan allocates nothing of the size of the rows.
+    The replicate arrays take ``n_resamples x 8 x (width + 2)`` bytes (``width`` statistics
+    columns and scores): more than half the physical memory is refused; so are more than
+    :data:`MAX_WEIGHTS` weights (``n_resamples x n``, ``n`` rounded up to :data:`BLOCK`), hours of work.
     """
-    n = len(rows)
-    out = []
-    buf = np.empty(min(n, _CHUNK), dtype=np.float64)
-    for j in range(rows.shape[1]):
-        col = rows[:, j]
-        lo, hi = float(col.min()), float(col.max())
-        if lo == hi:
-            continue
-        if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo >= 2**20:
-            return None
-        for s in range(0, n, _CHUNK):
-            part = col[s:s + _CHUNK]
-            floor = np.floor(part, out=buf[:len(part)])
-            if not np.array_equal(floor, part):
-                return None
-        out.append((j, lo, int(hi - lo) + 1))
+    where = f" of {owner}" if owner else ""
+    need = n_resamples * 8 * (max(1, width) + 2)
+    limit = _memory_limit()
+    if need > limit:
+        raise InvalidParameterError(
+            f"The 'n_resamples' parameter{where} is too large: {n_resamples} resamples need about "
+            f"{need / 2**30:.3g} GiB for the replicate values, more than half this machine's memory "
+            f"({limit / 2**30:.3g} GiB); use fewer (1,000 to 10,000 give stable 95% intervals).")
+    weights = n_resamples * BLOCK * max(1, -(-n // BLOCK))
+    if weights > MAX_WEIGHTS:
+        raise InvalidParameterError(
+            f"The 'n_resamples' parameter{where} is too large: {n_resamples} resamples of {n} instances draw "
+            f"about {weights:.3g} weights (the limit is {MAX_WEIGHTS:.0e}, hours of work); use fewer "
+            "(1,000 to 10,000 give stable 95% intervals).")
+    return n_resamples
+
+
+@attrs.frozen
+class Resampling:
+    """The options of a bootstrap: ``n_resamples`` (0: no intervals), ``confidence_level``, ``seed``."""
+
+    n_resamples: int = 1000
+    confidence_level: float = 0.95
+    seed: int = 0
+
+    @classmethod
+    def checked(cls, n_resamples: Any, confidence_level: Any, seed: Any, *, owner: str) -> Resampling:
+        """Validated options (through :mod:`assay.validation` and :func:`check_cost`); errors name ``owner``."""
+        n = check_cost(check_n_resamples(n_resamples, owner=owner), owner=owner)
+        level = check_confidence_level(confidence_level, owner=owner)
+        s = check_seed(seed, allow_none=False, owner=owner)
+        return cls(int(n), float(level), int(s))
+
+
+def _progress(total: int, work: int, desc: str) -> Any:
+    """A tqdm bar on stderr for ``total`` steps, shown after 2 s and only for long runs (``work`` weights)."""
+    return tqdm(total=total, desc=desc, unit="resample" if desc.endswith("resamples") else "block",
+                delay=2.0, leave=False, disable=work < 200_000_000)
+
+
+# ---------------------------------------------------------------------------- per-position weights
+def _poisson_one_cdf() -> np.ndarray:
+    """``P(W <= k)`` for ``W ~ Poisson(1)``, ``k = 0, 1, ...`` until it reaches 1 in float64."""
+    terms = [math.exp(-1.0)]
+    while sum(terms) < 1.0 and len(terms) < 40:
+        terms.append(terms[-1] / len(terms))
+    return np.cumsum(terms)
+
+
+_CDF = _poisson_one_cdf()
+
+
+def block_weights(seed: int, n_resamples: int, stream: int, block: int, first: int = 0) -> np.ndarray:
+    """The Poisson(1) weights of replicates ``first .. first + n_resamples - 1`` of a block: ``(n_resamples, BLOCK)``.
+
+    Uniforms from ``Generator(Philox(SeedSequence([seed, stream, block])))`` in row-major order
+    (replicate ``r`` holds uniforms ``r * BLOCK ..``; a later replicate range skips ahead with
+    ``Philox.advance``), inverted through the Poisson(1) CDF; int64.
+    """
+    bits = np.random.Philox(np.random.SeedSequence([seed, stream, block]))
+    if first:
+        bits.advance(first * BLOCK // 4)  # Philox yields four 64-bit words per step, one per uniform
+    u = np.random.Generator(bits).random((n_resamples, BLOCK))
+    return _invert(u)
+
+
+def _invert(u: np.ndarray) -> np.ndarray:
+    """``numpy.searchsorted(_CDF, u, side="right")`` (how many CDF values are <= u), int64, faster:
+    six vectorized comparisons, and the search only for the rare ``u >= P(W <= 5)`` (about 6e-4)."""
+    w: np.ndarray = (u >= _CDF[0]).view(np.int8).astype(np.int64)
+    for c in _CDF[1:6]:
+        w += u >= c
+    tail = u >= _CDF[5]
+    if tail.any():
+        w[tail] = np.searchsorted(_CDF, u[tail], side="right")
+    return w
+
+
+def poisson_weights(seed: int, n_resamples: int, stream: int, start: int, stop: int, first: int = 0) -> np.ndarray:
+    """Weights of positions ``start .. stop - 1`` of ``stream``: shape ``(n_resamples, stop - start)``."""
+    if stop <= start:
+        return np.zeros((n_resamples, 0), dtype=np.int64)
+    parts = []
+    for block in range(start // BLOCK, (stop - 1) // BLOCK + 1):
+        lo, hi = max(start, block * BLOCK), min(stop, (block + 1) * BLOCK)
+        parts.append(block_weights(seed, n_resamples, stream, block, first)[:, lo - block * BLOCK:hi - block * BLOCK])
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+
+
+def _chunk_rows(n_resamples: int, n: int, max_bytes: int = 256 * 2**20) -> int:
+    """Replicates per chunk so that a chunk's weights (``rows x n`` int64) stay under ``max_bytes``."""
+    return int(max(1, min(n_resamples, max_bytes // (8 * max(1, n) + 1))))
+
+
+def segment_weights(seed: int, n_resamples: int, segments: Sequence[tuple[int, int, int]]
+                    ) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first replicate, weights)`` chunks over replicates: the weights of every position of
+    ``segments`` (``(stream, start, count)``, in order), shape ``(chunk, n)``, memory bounded."""
+    n = sum(c for _, _, c in segments)
+    rows = _chunk_rows(n_resamples, max(n, BLOCK))
+    for r0 in range(0, n_resamples, rows):
+        b = min(rows, n_resamples - r0)
+        parts = [poisson_weights(seed, b, s, a, a + c, r0) for s, a, c in segments if c]
+        yield r0, (np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0] if parts
+                   else np.zeros((b, 0), dtype=np.int64))
+
+
+# ---------------------------------------------------------------------------- one block's sum
+def _varying(rows: np.ndarray) -> np.ndarray:
+    """The columns of ``rows`` that are not constant (NaN counts as varying)."""
+    if not rows.shape[1] or not len(rows):
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero([not np.all(rows[:, j] == rows[0, j]) for j in range(rows.shape[1])])
+
+
+def _lex_groups(rows: np.ndarray, varying: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Distinct rows of a block in ``lexsort(rows.T)`` order and their counts, or None if more than :data:`FEW`.
+
+    Columns constant in the block do not change that (stable) order nor its groups, so the sort
+    uses only ``varying`` (any superset of the block's varying columns gives the same result).
+    """
+    if varying is None:
+        varying = _varying(rows)
+    if len(varying) == 0:
+        return rows[:1], np.array([len(rows)])
+    keys = rows[:, varying]
+    head = keys[:FEW + 1]
+    if len(head) > FEW and len(np.unique(head, axis=0) if len(varying) > 1 else np.unique(head)) > FEW:
+        return None  # more than FEW distinct rows already among the first FEW + 1: no need to sort the block
+    order = np.argsort(keys[:, 0], kind="stable") if len(varying) == 1 else np.lexsort(keys.T)
+    s = keys[order]
+    change = s[1:] != s[:-1]
+    starts = np.concatenate([[0], np.flatnonzero(change if len(varying) == 1 else np.any(change, axis=1)) + 1])
+    if len(starts) > FEW:
+        return None
+    counts = np.diff(np.concatenate([starts, [len(s)]]))
+    return rows[order[starts]], counts
+
+
+def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, counts: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_v N_v * uniq[v]`` with ``N_v ~ Poisson(counts[v])`` (the block's few-rows draw), and ``sum_v N_v``."""
+    rng = np.random.Generator(np.random.Philox(np.random.SeedSequence([seed, stream, block, 1])))
+    draws = rng.poisson(counts.astype(float), size=(R, len(counts))).astype(float)
+    out = np.zeros((R, uniq.shape[1]))
+    for t in range(len(counts)):  # elementwise, row after row: the same bits wherever it runs
+        nz = np.flatnonzero(uniq[t])  # adding a zero product changes nothing: skip (label-count rows are sparse)
+        if len(nz) == uniq.shape[1]:
+            out += draws[:, t:t + 1] * uniq[t]
+        elif len(nz):
+            out[:, nz] += draws[:, t:t + 1] * uniq[t, nz]
+    return out, draws.sum(axis=1)
+
+
+def _position_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_i w_bi rows[i]`` with the block's per-position weights, in position order, and ``sum_i w_bi``."""
+    out = np.empty((R, rows.shape[1]))
+    size = np.empty(R)
+    step = _chunk_rows(R, BLOCK * (rows.shape[1] + 1))
+    for r0 in range(0, R, step):
+        w = block_weights(seed, min(step, R - r0), stream, block, r0)[:, :len(rows)]
+        size[r0:r0 + len(w)] = w.sum(axis=1)
+        out[r0:r0 + len(w)] = np.ascontiguousarray(
+            (rows[:, :, None] * np.ascontiguousarray(w.T, dtype=float)[:, None, :]).sum(axis=0).T)
+    return out, size
+
+
+def _block_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray, parts: Sequence[int],
+               varying: Sequence[np.ndarray] | None = None) -> np.ndarray:
+    """The block's replicate sums ``(R, k + len(parts))``: each column group of ``parts`` (one metric each)
+    on its own, then each group's replicate size (its weights' sum) in a column of its own.
+
+    A function of the block's rows only (a shard and the parent compute the same bits).
+    """
+    k = rows.shape[1]
+    out = np.zeros((R, k + len(parts)))
+    at = 0
+    for j, width in enumerate(parts):
+        cols = rows[:, at:at + width]
+        if len(cols):
+            few = _lex_groups(cols, None if varying is None else varying[j])
+            sums, size = (_few_sum(seed, R, stream, block, *few) if few is not None
+                          else _position_sum(seed, R, stream, block, cols))
+            out[:, at:at + width] = sums
+            out[:, k + j] = size
+        at += width
     return out
 
 
-def _distinct_small_ints(rows: np.ndarray, cols: list[tuple[int, float, int]], limit: int
-                         ) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`distinct_rows` for small-integer columns, one chunk of keys at a time (memory: one chunk)."""
-    n = len(rows)
-    radix = 1
-    for _, _, size in cols:
-        radix *= size
-    if radix > 4 * n + 1024 or radix > 2**40:
+# ---------------------------------------------------------------------------- the aligned tree
+def _tree(nodes: Mapping[Node, np.ndarray], units: int, level: int, index: int) -> np.ndarray | None:
+    """The value of node ``(level, index)``: given, or left + right (a missing side is skipped)."""
+    if index << level >= units:
         return None
-    counts = np.zeros(radix, dtype=np.int64)
-    first = np.full(radix, -1, dtype=np.int64)
-    for s in range(0, n, _CHUNK):
-        part = rows[s:s + _CHUNK]
-        keys = np.zeros(len(part), dtype=np.int64)
-        r = 1
-        for j, lo, size in cols:
-            keys += (part[:, j] - lo).astype(np.int64) * r
-            r *= size
-        counts += np.bincount(keys, minlength=radix)
-        new, at = np.unique(keys, return_index=True)
-        unseen = first[new] < 0
-        first[new[unseen]] = s + at[unseen]
-    present = np.flatnonzero(counts)
-    if len(present) > limit:
-        return None
-    return rows[first[present]], counts[present]
+    found = nodes.get((level, index))
+    if found is not None or level == 0:
+        return found
+    left = _tree(nodes, units, level - 1, 2 * index)
+    right = _tree(nodes, units, level - 1, 2 * index + 1)
+    if left is None:
+        return right
+    return left if right is None else left + right
 
 
-def distinct_rows(rows: np.ndarray, limit: int = MAX_DISTINCT) -> tuple[np.ndarray, np.ndarray] | None:
-    """The distinct rows of ``rows`` and how often each occurs, or None if more than ``limit``.
+def _top(units: int) -> int:
+    return max(0, math.ceil(math.log2(units))) if units > 1 else 0
 
-    Linear time for small-integer columns (counts through one mixed-radix key and
-    ``bincount``, one chunk of 2**20 rows at a time, so the temporaries stay small at 10
-    million rows); other columns are coded with a 1-D ``unique`` first. Rows come in the
-    order of their keys, each represented by its first occurrence.
+
+def _dyadic(leaves: Mapping[int, np.ndarray], lo: int, hi: int) -> dict[Node, np.ndarray]:
+    """The maximal aligned tree nodes covering units ``lo .. hi - 1`` (each computed from ``leaves``)."""
+    base = {(0, u): v for u, v in leaves.items()}
+    out: dict[Node, np.ndarray] = {}
+    p = lo
+    while p < hi:
+        level = 0
+        while p % (2 << level) == 0 and p + (2 << level) <= hi:
+            level += 1
+        value = _tree(base, hi, level, p >> level)
+        assert value is not None
+        out[(level, p >> level)] = value
+        p += 1 << level
+    return out
+
+
+def _merge_nodes(a: Mapping[Node, np.ndarray], b: Mapping[Node, np.ndarray]) -> dict[Node, np.ndarray]:
+    overlap = a.keys() & b.keys()
+    if overlap:
+        raise InvalidParameterError(
+            f"Cannot merge replicate tallies that cover the same positions (nodes {sorted(overlap)[:3]}).")
+    return {**a, **b}
+
+
+def _nodes_equal(a: Mapping[Node, np.ndarray], b: Mapping[Node, np.ndarray]) -> bool:
+    return a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
+
+
+def _same_parts(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    if a and b and a != b:
+        raise InvalidParameterError(f"Cannot merge replicate tallies of different statistics ({a} and {b} columns).")
+    return a or b
+
+
+@attrs.frozen
+class PoissonReplicates(Tally):
+    """One shard's (or the merged) part of every Poisson bootstrap replicate: a :class:`Tally`.
+
+    Attributes
+    ----------
+    resampling : Resampling
+        The options (must be equal to merge).
+    unit : {"block", "file"}
+        What a tree leaf is: a block of an in-memory pool's positions, or a file of a path pool.
+    nodes : dict
+        ``{(level, index): (R, k) array}``: weighted sums of the additive metrics' statistics
+        over aligned ranges of leaves that lie wholly in one shard (merged by union).
+    pieces : tuple
+        ``(block, offset, rows)`` for blocks cut by a shard boundary (gathered).
+    segments : tuple
+        ``(stream, start, count)`` of the items tallied, in pool order (gathered); the
+        gathered metrics' rows follow this order.
+    parts : tuple of int
+        The column count of each metric's statistics (each is resampled on its own).
     """
-    n = len(rows)
-    if n == 0:
-        return rows[:0], np.zeros(0, dtype=np.int64)
-    small = _small_int_columns(rows) if rows.ndim == 2 else None
-    if small is not None:
-        out = _distinct_small_ints(rows, small, limit)
-        if out is not None or len(small) == 0:
-            return out
-    keys = np.zeros(n, dtype=np.int64)
-    radix = 1
-    for j in np.flatnonzero(np.any(rows != rows[0], axis=0)):
-        col = rows[:, j]
-        lo, hi = col.min(), col.max()
-        if hi - lo < 2**20 and np.all(col == np.floor(col)):
-            code, size = (col - lo).astype(np.int64), int(hi - lo) + 1
+
+    resampling: Resampling
+    unit: str = "block"
+    nodes: dict[Node, np.ndarray] = merged_by(_merge_nodes, default=attrs.Factory(dict),
+                                               eq=attrs.cmp_using(eq=_nodes_equal))
+    pieces: tuple[Any, ...] = gathered(())
+    segments: tuple[tuple[int, int, int], ...] = gathered(())
+    width: int = kept(0, fn=max)
+    parts: tuple[int, ...] = merged_by(_same_parts, default=())
+
+    @property
+    def n(self) -> int:
+        """Items tallied."""
+        return sum(c for _, _, c in self.segments)
+
+    def weight_chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """Per-position weights of every item tallied, pool order, in replicate chunks (:func:`segment_weights`)."""
+        rs = self.resampling
+        return segment_weights(rs.seed, rs.n_resamples, self.segments)
+
+    def totals(self) -> np.ndarray:
+        """The replicate totals of the additive statistics: ``(R, width)``, identical for any sharding."""
+        return self.sums()[0]
+
+    def sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(totals (R, width), sizes (R, len(parts)))``: each group's replicate size is its weights' sum."""
+        rs = self.resampling
+        nodes = dict(self.nodes)
+        if self.unit == "file":
+            units = 1 + max((s for s, _, _ in self.segments), default=-1)
         else:
-            vals, code = np.unique(col, return_inverse=True)
-            size = len(vals)
-            if size > limit:
-                return None
-        if radix * size > 2**62 // max(size, 1):
-            keys = np.unique(keys, return_inverse=True)[1].astype(np.int64)
-            radix = int(keys.max()) + 1
-            if radix > limit:
-                return None
-        keys += code.reshape(-1) * radix
-        radix *= size
-    if radix <= 4 * n + 1024:
-        counts = np.bincount(keys, minlength=radix)
-        present = np.flatnonzero(counts)
-        counts = counts[present]
-    else:
-        present, counts = np.unique(keys, return_counts=True)
-    if len(present) > limit:
-        return None
-    where = np.empty(radix if radix <= 4 * n + 1024 else 0, dtype=np.intp)
-    if len(where):
-        where[keys] = np.arange(n)
-        first = where[present]
-    else:
-        first = np.searchsorted(np.sort(keys), present)
-        first = np.argsort(keys, kind="stable")[first]
-    return rows[first], counts
+            units = -(-self.n // BLOCK)
+            by_block: dict[int, list[tuple[int, np.ndarray]]] = {}
+            for block, offset, rows in self.pieces:
+                by_block.setdefault(block, []).append((offset, rows))
+            for block, pieces in by_block.items():
+                pieces.sort(key=lambda p: p[0])
+                rows = np.concatenate([r for _, r in pieces], axis=0)
+                nodes[(0, block)] = _block_sum(rs.seed, rs.n_resamples, 0, block, rows, self.parts or (self.width,))
+        total = _tree(nodes, units, _top(units), 0) if units else None
+        if total is None:
+            total = np.zeros((rs.n_resamples, self.width + len(self.parts)))
+        return total[:, :self.width], total[:, self.width:]
+
+
+def shard_replicates(resampling: Resampling, rows: np.ndarray, *, start: int | None,
+                     file_counts: Sequence[tuple[int, int]] = (), parts: Sequence[int] = ()) -> PoissonReplicates:
+    """A shard's :class:`PoissonReplicates` from its additive statistics ``rows`` (``(n, k)``, pool order).
+
+    ``start`` is the pool position of an in-memory shard's first item; for a path shard
+    pass ``start=None`` and ``file_counts``: ``(file index in the pool, items)`` per file.
+    ``parts`` splits the columns into the metrics' groups (default: one group).
+    """
+    rs = resampling
+    R, k = rs.n_resamples, rows.shape[1]
+    parts = tuple(parts) if parts else ((k,) if k else ())
+    if sum(parts) != k:
+        raise InvalidParameterError(f"The column groups {parts} do not add up to the {k} statistics columns.")
+    leaves: dict[int, np.ndarray] = {}
+    bounds = np.cumsum((0, *parts))
+    varying = [_varying(rows[:, a:b]) for a, b in zip(bounds[:-1], bounds[1:])]  # once, not per block
+    progress = _progress(-(-len(rows) // BLOCK), R * len(rows), "bootstrap blocks")
+    if start is not None:
+        n = len(rows)
+        stop = start + n
+        first_full, end_full = -(-start // BLOCK), stop // BLOCK
+        pieces: list[tuple[int, int, np.ndarray]] = []
+        if k and n:
+            if first_full >= end_full:  # no whole block inside: the shard is pieces only
+                edges = [(start, stop)]
+            else:
+                edges = [(start, first_full * BLOCK), (end_full * BLOCK, stop)]
+                for block in range(first_full, end_full):
+                    lo = block * BLOCK - start
+                    leaves[block] = _block_sum(rs.seed, R, 0, block, rows[lo:lo + BLOCK], parts, varying)
+                    progress.update()
+            for a, b in edges:
+                while a < b:  # a range may cross one block boundary when the shard is inside two blocks
+                    block = a // BLOCK
+                    c = min(b, (block + 1) * BLOCK)
+                    pieces.append((block, a - block * BLOCK, rows[a - start:c - start]))
+                    a = c
+        progress.close()
+        nodes = _dyadic(leaves, first_full, end_full) if leaves else {}
+        return PoissonReplicates(rs, "block", nodes, tuple(pieces), ((0, start, n),) if n else (), k, parts)
+    at = 0
+    for f, count in file_counts:
+        part = rows[at:at + count]
+        at += count
+        blocks = {}
+        if k:
+            for b in range(-(-count // BLOCK)):
+                blocks[b] = _block_sum(rs.seed, R, f, b, part[b * BLOCK:(b + 1) * BLOCK], parts, varying)
+                progress.update()
+        units = len(blocks)
+        value = _tree({(0, b): v for b, v in blocks.items()}, units, _top(units), 0) if units else None
+        leaves[f] = np.zeros((R, k + len(parts))) if value is None else value
+    progress.close()
+    files = [f for f, _ in file_counts]
+    nodes = _dyadic(leaves, files[0], files[-1] + 1) if files and k else {}
+    return PoissonReplicates(rs, "file", nodes, (), tuple((f, 0, c) for f, c in file_counts), k, parts)
+
+
+#: what a merge of replicate tallies that cannot be merged gives (the total has no intervals)
+DROPPED = "dropped"
+#: the replicates of a shard that does not know its items' pool positions (absorbing, as DROPPED)
+UNPOSITIONED = "unpositioned"
+
+
+def merge_replicates(a: Any, b: Any) -> Any:
+    """``a + b`` when they tally disjoint positions in order (shard order), else :data:`DROPPED` with a warning.
+
+    ``None`` (no resampling asked) is the identity; :data:`DROPPED` absorbs. Adding the
+    results of two separate runs over different pools reuses positions (both start at 0),
+    so their weights would be the same draws: the sum then carries no intervals.
+    """
+    if a is None or b is None:
+        return a if b is None else b
+    for sentinel in (UNPOSITIONED, DROPPED):
+        if a == sentinel or b == sentinel:
+            return sentinel
+    last = max(((s, x + c) for s, x, c in a.segments if c), default=(-1, 0))
+    first = min(((s, x) for s, x, c in b.segments if c), default=None)
+    if a.resampling != b.resampling or a.unit != b.unit or (a.width and b.width and a.width != b.width) \
+            or (a.parts and b.parts and a.parts != b.parts) or (first is not None and first < last):
+        warnings.warn("The results tally overlapping pool positions or different resampling options; their sum "
+                      "carries no confidence intervals.", UndefinedMetricWarning, stacklevel=3)
+        return DROPPED
+    return a + b
+
+
+# ---------------------------------------------------------------------------- gathered metrics
+def gathered_scores(metric: Any, inter: Any, names: Sequence[str], n_resamples: int,
+                    chunks: Iterable[tuple[int, np.ndarray]], units: Callable[[np.ndarray], np.ndarray] | None = None
+                    ) -> tuple[dict[str, np.ndarray], int]:
+    """Replicate values of ``names`` for a gathered metric: ``reduce`` of each replicate's rows.
+
+    ``chunks`` yields ``(first replicate, weights (chunk, n_units))``; ``units`` maps a unit
+    index array to instance indices (clusters), identity by default. Item ``i`` appears
+    ``w_bi`` times, in position order. Returns the values of the non-empty replicates
+    (:func:`drop_empty`) and how many were empty.
+    """
+    out = {s: np.full(n_resamples, np.nan) for s in names}
+    size = np.zeros(n_resamples)
+    with warnings.catch_warnings(), np.errstate(all="ignore"), \
+            _progress(n_resamples, n_resamples * max(1, len(inter)) * 20, "bootstrap resamples") as bar:
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for r0, w in chunks:
+            index = np.arange(w.shape[1])
+            size[r0:r0 + len(w)] = w.sum(axis=1)
+            for r in range(len(w)):
+                if not size[r0 + r]:
+                    bar.update()
+                    continue  # an empty replicate: left out (drop_empty)
+                pick = np.repeat(index, w[r])
+                sc = metric.reduce(take(inter, units(pick) if units is not None else pick))
+                for s in names:
+                    out[s][r0 + r] = float(sc[s])
+                bar.update()
+    return drop_empty(out, size)
+
+
+def drop_empty(values: Mapping[str, np.ndarray], size: np.ndarray) -> tuple[dict[str, np.ndarray], int]:
+    """The replicate values without the replicates that drew no instance, and how many those were.
+
+    A Poisson replicate is empty with probability ``e^-n`` (``n`` items, or clusters): its score
+    is that of no data. The interval is that of the Poisson bootstrap given a non-empty
+    replicate (what the multinomial bootstrap always draws); the caller notes how many were left out.
+    """
+    keep = size > 0
+    dropped = int(np.count_nonzero(~keep))
+    if not dropped:
+        return dict(values), 0
+    return {s: v[keep] for s, v in values.items()}, dropped
+
+
+def empty_note(dropped: int, n_resamples: int) -> str:
+    """The note of an interval whose replicates included empty ones."""
+    return (f"{dropped} of {n_resamples} Poisson replicates drew no instance (each does with probability e^-n) "
+            "and are left out")
+
+
+def additive_scores(metric: Any, totals: np.ndarray, size: np.ndarray, names: Iterable[str]
+                    ) -> tuple[dict[str, np.ndarray], int]:
+    """Replicate values of ``names`` from an additive metric's replicate totals (empty replicates left out)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        many = metric.reduce_totals_many(totals)
+    return drop_empty({n: np.asarray(many[n], dtype=float) for n in names}, size)
+
+
+def replicate_scores(metric: Any, replicates: PoissonReplicates, cols: slice | None, sums: Any,
+                     part: int | None, names: Iterable[str]) -> tuple[dict[str, np.ndarray], int]:
+    """The replicate values of the scores ``names`` of a sharded run's ``metric`` and the empty replicates left out."""
+    names = list(names)
+    R = replicates.resampling.n_resamples
+    if metric.additive:
+        assert sums is not None and cols is not None and part is not None
+        return additive_scores(metric, sums[0][:, cols], sums[1][:, part], names)
+    return gathered_scores(metric, metric.state.intermediates(), names, R, replicates.weight_chunks())
+
+
+# ---------------------------------------------------------------------------- labels
+def codes(labels: Any, n: int, what: str) -> np.ndarray:
+    """Integer codes ``0..G-1`` for a sequence of hashable labels, in first-seen order."""
+    if len(labels) != n:
+        raise InvalidParameterError(f"'{what}' must have one label per instance ({n}); got {len(labels)}.")
+    mapping: dict[Any, int] = {}
+    values = labels.tolist() if isinstance(labels, np.ndarray) else labels
+    return np.array([mapping.setdefault(_hashable(x), len(mapping)) for x in values], dtype=np.intp)
 
 
 def _hashable(x: Any) -> Any:
     return tuple(x) if isinstance(x, (list, np.ndarray)) else x
 
 
+# ---------------------------------------------------------------------------- the in-memory engine
 class Resampler:
-    """One bootstrap draw over ``n`` instances.
+    """The bootstrap of ``n`` in-memory instances: Poisson (default), clusters, strata (see the module doc).
 
     Parameters
     ----------
     n : int
         Number of instances.
     n_resamples : int
-        Number of bootstrap resamples ``B``.
+        Number of bootstrap replicates ``R``.
     seed : int
-        Seed of ``numpy.random.default_rng``: an int ``>= 0``.
+        Seed, an int ``>= 0``.
     groups : sequence, optional
-        Cluster label per instance: clusters are drawn with replacement, whole.
+        Cluster label per instance: each cluster gets one weight.
     strata : sequence, optional
-        Stratum label per instance: each stratum is resampled separately, keeping its
-        size (with ``groups``, a cluster must lie in one stratum).
+        Stratum label per instance: each stratum keeps its size (multinomial within it).
     max_bytes : int
-        Memory bound for one chunk of the index path.
+        Memory bound of one chunk of weights.
+
+    Without ``groups`` and ``strata`` the totals and weights are those of a one-shard pool
+    (stream 0, positions ``0 .. n - 1``): the sharded evaluators' numbers.
     """
 
     def __init__(self, n: int, *, n_resamples: int, seed: int, groups: Any = None, strata: Any = None,
-                 max_bytes: int = 256 * 2**20) -> None:
-        self.n_resamples = check_n_resamples(n_resamples, minimum=1, owner="Resampler")
-        self.seed = check_seed(seed, allow_none=False, owner="Resampler")
+                 max_bytes: int = 256 * 2**20, owner: str = "Resampler") -> None:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise InvalidParameterError(f"The 'n' parameter of Resampler must be a non-negative int; got {n!r}.")
         self.n = int(n)
+        self.n_resamples = check_cost(check_n_resamples(n_resamples, minimum=1, owner=owner), self.n, owner=owner)
+        self.seed: int = check_seed(seed, allow_none=False, owner=owner)
         self.max_bytes = max_bytes
-        self.groups = None if groups is None else codes(groups, n, "groups")
-        st = None if strata is None else codes(strata, n, "strata")
+        self.groups = None if groups is None else codes(groups, self.n, "groups")
+        st = None if strata is None else codes(strata, self.n, "strata")
         if self.groups is not None:
-            self.n_units = int(self.groups.max()) + 1 if n else 0
-            order = np.argsort(self.groups, kind="stable")
-            self._members = order
+            self.n_units = int(self.groups.max()) + 1 if self.n else 0
+            self._members = np.argsort(self.groups, kind="stable")
             self._offsets = np.concatenate([[0], np.cumsum(np.bincount(self.groups, minlength=self.n_units))])
             if st is not None:
                 unit_st = np.full(self.n_units, -1)
@@ -208,14 +616,19 @@ class Resampler:
                     raise InvalidParameterError("Every cluster in 'groups' must lie within one stratum of 'strata'.")
                 st = unit_st
         else:
-            self.n_units = n
+            self.n_units = self.n
         self.unit_strata = st
-        if st is None:
-            self._strata_units = [np.arange(self.n_units)]
-        else:
+        if st is not None:
             order = np.argsort(st, kind="stable")
-            bounds = np.cumsum(np.bincount(st))
-            self._strata_units = np.split(order, bounds[:-1])
+            self._strata_units = np.split(order, np.cumsum(np.bincount(st))[:-1])
+        self.resampling = Resampling(self.n_resamples, 0.95, self.seed)
+
+    @property
+    def scheme(self) -> str:
+        """``"poisson"``, ``"cluster"``, ``"stratified"`` or ``"stratified-cluster"``."""
+        if self.unit_strata is not None:
+            return "stratified-cluster" if self.groups is not None else "stratified"
+        return "cluster" if self.groups is not None else "poisson"
 
     # ------------------------------------------------------------------ units
     def unit_stats(self, stats: np.ndarray) -> np.ndarray:
@@ -230,100 +643,67 @@ class Resampler:
         """Instance indices of the given units, concatenated in the order given."""
         if self.groups is None:
             return units
-        starts, ends = self._offsets[units], self._offsets[units + 1]
-        lengths = ends - starts
         if len(units) == 0:
             return np.zeros(0, dtype=np.intp)
+        starts, ends = self._offsets[units], self._offsets[units + 1]
+        lengths = ends - starts
         pos = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        return self._members[np.arange(lengths.sum()) + pos]
+        members: np.ndarray = self._members[np.arange(lengths.sum()) + pos]
+        return members
 
     # ------------------------------------------------------------------ the draw
-    @overload
-    def run(self, stats: np.ndarray, on_indices: Callable[[int, np.ndarray], None] | None = ...) -> np.ndarray: ...
-    @overload
-    def run(self, stats: None = ..., on_indices: Callable[[int, np.ndarray], None] | None = ...) -> None: ...
-    @overload
-    def run(self, stats: np.ndarray | None = ...,
-            on_indices: Callable[[int, np.ndarray], None] | None = ...) -> np.ndarray | None: ...
-    def run(self, stats: np.ndarray | None = None,
-            on_indices: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray | None:
-        """Resample totals of additive ``stats`` (``(n, K)``) and/or visit each resample's indices.
-
-        Returns the ``(B, K)`` array of resampled totals (or ``None`` without ``stats``).
-        ``on_indices(b, index)`` is called with the instance indices of resample ``b``
-        (clusters expanded) when given; the totals then come from the same indices.
-        """
-        rng = np.random.default_rng(self.seed)
-        su = None if stats is None else self.unit_stats(np.asarray(stats, dtype=float))
-        if on_indices is None and su is not None:
-            few = self._distinct(su)
-            if few is not None:
-                return self._multinomial(rng, su, few)
-        return self._indices(rng, su, on_indices)
-
-    def _distinct(self, su: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
-        """Per stratum: (distinct rows, their counts), when few enough; else None."""
-        out = []
-        for units in self._strata_units:
-            rows = su[units] if len(self._strata_units) > 1 else su
-            probe = rows[:: max(1, len(rows) // 2048)]
-            if distinct_rows(probe) is None:
-                return None
-            found = distinct_rows(rows)
-            if found is None:
-                return None
-            out.append(found)
-        return out
-
-    def _multinomial(self, rng: np.random.Generator, su: np.ndarray,
-                     few: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        totals = np.zeros((self.n_resamples, su.shape[1]))
-        for uniq, counts in few:
-            m = int(counts.sum())
-            draws = rng.multinomial(m, counts / m, size=self.n_resamples)
-            totals += draws @ uniq
-        return totals
-
-    def _chunk(self, k: int) -> int:
-        per_resample = self.n_units * (8 + 8 * max(1, min(k, 2))) + 1
-        return int(max(1, min(self.n_resamples, self.max_bytes // per_resample)))
-
-    def _indices(self, rng: np.random.Generator, su: np.ndarray | None,
-                 on_indices: Callable[[int, np.ndarray], None] | None) -> np.ndarray | None:
-        B = self.n_resamples
-        k = 0 if su is None else su.shape[1]
-        totals = np.empty((B, k))  # (B, 0) without stats, and None is returned
-        varying: list[int] = []
-        columns: list[np.ndarray] = []
-        if su is not None and len(su):
-            # a constant column needs no draw: every resample has n_units units, so its total is n_units * c
-            const = np.all(su == su[0], axis=0)
-            totals[:, const] = self.n_units * su[0, const]
-            varying = np.flatnonzero(~const).tolist()
-            columns = [np.ascontiguousarray(su[:, j]) for j in varying] if len(varying) <= 2 else []
-        elif su is not None:
-            totals[:] = 0.0
-        chunk = self._chunk(len(varying))
-        dtype = np.intp  # what take() and fancy indexing use: no conversion copy
-        for start in range(0, B, chunk):
-            b = min(chunk, B - start)
-            parts = []
+    def weight_chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first replicate, unit weights (chunk, n_units))``, chunk after chunk (memory bounded)."""
+        if self.unit_strata is None:
+            yield from segment_weights(self.seed, self.n_resamples, ((0, 0, self.n_units),) if self.n_units else ())
+            return
+        rng = np.random.default_rng([self.seed, 2])
+        rows = _chunk_rows(self.n_resamples, self.n_units, self.max_bytes)
+        for r0 in range(0, self.n_resamples, rows):
+            b = min(rows, self.n_resamples - r0)
+            w = np.zeros((b, self.n_units), dtype=np.int64)
             for units in self._strata_units:
                 m = len(units)
-                draw = rng.integers(0, m, size=(b, m), dtype=dtype) if m else np.zeros((b, 0), dtype=dtype)
-                parts.append(units[draw] if len(self._strata_units) > 1 else draw)
-            idx = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
-            if su is not None:
-                if len(varying) <= 2:
-                    for j, col in zip(varying, columns):
-                        totals[start:start + b, j] = np.take(col, idx).sum(axis=1)
-                elif len(varying):
-                    counts = np.stack([np.bincount(row, minlength=self.n_units) for row in idx]).astype(float)
-                    totals[start:start + b][:, varying] = counts @ su[:, varying]
-            if on_indices is not None:
-                for r in range(b):
-                    on_indices(start + r, self.unit_instances(idx[r]) if self.groups is not None else idx[r])
-        return None if su is None else totals
+                if m:
+                    w[:, units] = rng.multinomial(m, np.full(m, 1.0 / m), size=b)
+            yield r0, w
+
+    def totals(self, stats: np.ndarray, parts: Sequence[int] = ()) -> np.ndarray:
+        """Replicate totals ``(R, k)`` of additive ``stats`` (``(n, k)``); ``parts`` as in :func:`shard_replicates`."""
+        return self.sums(stats, parts)[0]
+
+    def sums(self, stats: np.ndarray, parts: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """``(totals (R, k), sizes (R, len(parts) or 1))``: the replicate totals and each group's weight sum."""
+        su = self.unit_stats(np.asarray(stats, dtype=float))
+        if self.unit_strata is None:
+            return shard_replicates(self.resampling, su, start=0, parts=tuple(parts) or (su.shape[1],)).sums()
+        out = np.empty((self.n_resamples, su.shape[1]))
+        for r0, w in self.weight_chunks():
+            out[r0:r0 + len(w)] = w.astype(float) @ su
+        return out, np.full((self.n_resamples, max(1, len(parts))), float(self.n_units))
+
+    def scores(self, metric: Any, inter: Any, names: Sequence[str]) -> tuple[dict[str, np.ndarray], int]:
+        """Replicate values of ``names`` for ``metric`` (additive: from :meth:`sums`; else ``reduce`` per
+        replicate), without the empty replicates, and how many those were (:func:`drop_empty`)."""
+        if metric.additive:
+            totals, size = self.sums(np.asarray(inter, dtype=float))
+            return additive_scores(metric, totals, size[:, 0], names)
+        return gathered_scores(metric, inter, names, self.n_resamples, self.weight_chunks(),
+                               self.unit_instances if self.groups is not None else None)
+
+    def run(self, stats: np.ndarray | None = None,
+            on_indices: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray | None:
+        """Replicate totals of ``stats`` (or None) and/or ``on_indices(b, index)`` per replicate.
+
+        ``index`` holds instance ``i`` ``w_bi`` times (clusters expanded), in position order.
+        """
+        if on_indices is not None:
+            for r0, w in self.weight_chunks():
+                index = np.arange(w.shape[1])
+                for r in range(len(w)):
+                    pick = np.repeat(index, w[r])
+                    on_indices(r0 + r, self.unit_instances(pick) if self.groups is not None else pick)
+        return None if stats is None else self.totals(stats)
 
     # ------------------------------------------------------------------ jackknife (BCa)
     def jackknife_blocks(self, max_blocks: int = 2000) -> tuple[list[np.ndarray], str | None]:

@@ -7,7 +7,7 @@ evaluator (a path shard's files are read once). Each shard's worker updates empt
 of the metrics with its items and returns ONE state, an :class:`~assay.EvaluationResult`
 whose ``metric_tally`` is a :class:`MetricsTally`: the metrics with their
 :class:`~assay.metrics.MetricState`, and (``n_resamples > 0``) the shard's part of every
-Poisson bootstrap replicate (:mod:`assay.metrics.poisson`). The parent merges the states
+Poisson bootstrap replicate (:mod:`assay.metrics.resample`). The parent merges the states
 in shard order, so a sharded run gives the same scores and the same intervals as a
 sequential one, for any shard count and executor.
 """
@@ -22,16 +22,21 @@ from typing import Any
 import attrs
 import numpy as np
 
+from assay.core.protocols import ShardLike
 from assay.core.tally import Tally, merged_by
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning
 from assay.metrics.base import Metric, metric_name
 from assay.metrics.catalog import resolve_metrics
-from assay.metrics.poisson import (
+from assay.metrics.intervals import percentile_interval
+from assay.metrics.resample import (
     UNPOSITIONED,
     PoissonReplicates,
+    Resampler,
     Resampling,
+    additive_scores,
+    check_cost,
+    empty_note,
     merge_replicates,
-    percentile,
     replicate_scores,
     shard_replicates,
 )
@@ -56,7 +61,7 @@ def prepare_metrics(metrics: Any, evaluator: Any, resampling: Any = None) -> lis
     return ms
 
 
-def check_metric_inputs(value: Any, shard: Any, offset: int) -> tuple[Any, Any, Any]:
+def check_metric_inputs(value: Any, shard: ShardLike, offset: int) -> tuple[Any, Any, Any]:
     """One ``metric_inputs`` return value as ``(prediction, references, task_data or None)``."""
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
         raise EvaluationError(
@@ -87,9 +92,9 @@ class MetricsTally(Tally):
     """The metrics of a run with their states, and the Poisson replicate tallies: a :class:`Tally`.
 
     ``metrics`` (merged metric by metric, in shard order) holds metric objects whose
-    ``state`` is the tally; ``replicates`` (a :class:`~assay.metrics.poisson.PoissonReplicates`
+    ``state`` is the tally; ``replicates`` (a :class:`~assay.metrics.resample.PoissonReplicates`
     or None) merges when the two sides tally disjoint positions in order (else it becomes
-    :data:`~assay.metrics.poisson.DROPPED` and the total has no intervals).
+    :data:`~assay.metrics.resample.DROPPED` and the total has no intervals).
     :meth:`scores` turns the tally into the scores and intervals printed to users.
     """
 
@@ -128,30 +133,39 @@ class MetricsTally(Tally):
         return out
 
     def _intervals(self, reps: PoissonReplicates, computed: Sequence[Any]) -> dict[str, Any]:
-        level = reps.resampling.confidence_level
+        rs = reps.resampling
+        level = rs.confidence_level
         cols: list[slice | None] = []
+        widths = iter(reps.parts)
         at = 0
         for m in self.metrics:
-            if m.additive and type(m).update is Metric.update:
-                width = m.state.totals.shape[0] if m.state.totals is not None else (m.n_stats or 0)
+            if m.additive:
+                width = next(widths, None)
+                if width is None:  # no shard had items: no rows
+                    width = m.state.totals.shape[0] if m.state.totals is not None else (m.n_stats or 0)
                 cols.append(slice(at, at + width))
                 at += width
             else:
                 cols.append(None)
         n = reps.n
-        totals = reps.totals() if n and at else None
-        weights = reps.weights() if n and any(not m.additive for m in self.metrics) else None
+        check_cost(rs.n_resamples, n, at, owner="the evaluator's n_resamples")
+        sums = reps.sums() if n and at else None
+        parts = iter(range(len(reps.parts)))
         out: dict[str, Any] = {}
-        undefined = []
+        undefined, skipped = [], []
         for i, (m, sc) in enumerate(zip(self.metrics, computed)):
             pre = m.score_prefix or ""
             names = [s for s in m.score_names_for_ci if sc is not None and pre + s in sc]
-            if n and type(m).update is not Metric.update:
-                continue  # a metric that keeps its own state (e.g. a torchmetrics wrapper): no rows to weight
-            boots = replicate_scores(m, reps, cols[i], totals, names, weights) if n else {}
+            if n and names and not m.additive and len(m.state.intermediates()) != m.state.n:
+                skipped.append(metric_name(m))  # keeps its own state (e.g. a torchmetrics wrapper): no rows to weight
+                continue
+            part = next(parts, None) if m.additive else None
+            boots, dropped = self._replicates(m, reps, cols[i], sums, part, names) if n else ({}, 0)
             for s in names:
                 if n:
-                    lo, hi, why = percentile(boots[s], level)
+                    lo, hi, why = percentile_interval(boots[s], level)
+                    if dropped:
+                        why = "; ".join(filter(None, [why, empty_note(dropped, rs.n_resamples)]))
                 else:
                     lo, hi, why = math.nan, math.nan, "no instances to resample"
                 out[f"{pre}{s}_ci_low"], out[f"{pre}{s}_ci_high"] = lo, hi
@@ -159,13 +173,36 @@ class MetricsTally(Tally):
                     out["score_ci_low"], out["score_ci_high"] = lo, hi
                 if math.isnan(lo) and why:
                     undefined.append(f"{pre}{s} ({why})")
+        if skipped:
+            warnings.warn(f"No confidence intervals for metric(s) {skipped}: they keep their own state (their own "
+                          "update()), so the bootstrap has no per-item rows to weight; use assay.evaluate for "
+                          "their intervals.", UndefinedMetricWarning, stacklevel=4)
         if undefined:
             warnings.warn("Confidence intervals are undefined (NaN) for: " + "; ".join(undefined) + ".",
                           UndefinedMetricWarning, stacklevel=4)
         return out
 
+    @staticmethod
+    def _replicates(m: Metric, reps: PoissonReplicates, cols: slice | None, sums: Any, part: int | None,
+                    names: list[str]) -> tuple[dict[str, Any], int]:
+        """Replicate values of ``names``: a gathered metric with an additive twin once the data is seen
+        (macro-F1's discovered labels) is resampled through the twin, as :func:`assay.evaluate` does."""
+        if not m.additive and names:
+            twin = m.additive_for_intervals(m.state.intermediates())
+            if twin is not None:
+                tm, rows = twin
+                rows = np.asarray(rows, dtype=float)
+                rs = reps.resampling
+                if reps.unit == "block":  # positions 0..n-1 of stream 0: the in-memory engine's numbers
+                    totals, size = Resampler(reps.n, n_resamples=rs.n_resamples, seed=rs.seed).sums(rows)
+                else:
+                    totals, size = shard_replicates(rs, rows, start=None, parts=(rows.shape[1],),
+                                                    file_counts=[(f, c) for f, _, c in reps.segments]).sums()
+                return additive_scores(tm, totals, size[:, 0], names)
+        return replicate_scores(m, reps, cols, sums, part, names)
 
-def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any], refs: list[Any], tds: list[Any],
+
+def tally_shard_metrics(metrics: Sequence[Metric], shard: ShardLike, preds: list[Any], refs: list[Any], tds: list[Any],
                         resampling: Resampling | None,
                         file_counts: Sequence[tuple[int, int]] | None = ()) -> MetricsTally:
     """The shard's :class:`MetricsTally`: each metric updated with the shard's instances, plus replicates.
@@ -173,42 +210,46 @@ def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any],
     ``preds`` / ``refs`` / ``tds`` are the shard's ``metric_inputs`` in order; for a path
     shard ``file_counts`` gives ``(file index in the pool, items)`` per file; None when the
     shard's pool positions are unknown (its replicates are then
-    :data:`~assay.metrics.poisson.UNPOSITIONED`: the run gets no intervals, with a warning).
+    :data:`~assay.metrics.resample.UNPOSITIONED`: the run gets no intervals, with a warning).
     """
     has_td = any(t is not None for t in tds)
     start = shard.pool_index(0) if len(preds) else None
     states = []
     rows = []
+    parts: list[int] = []
     for m in metrics:
         state = m.clone()
         if start is not None:
             state.state.start = start  # messages name pool positions, not positions in the shard
         if preds:
             own_update = type(m).update is not Metric.update  # e.g. a torchmetrics wrapper keeps its own state
+            resampled = m.additive and resampling is not None and resampling.n_resamples
             try:
                 if own_update:
                     state.update(preds, refs, tds if has_td else None)
+                    if resampled:  # its own update keeps totals only: the replicates need the rows too
+                        inter = state.map_all(preds, refs, tds if has_td else None, offset=state.state.start)
                 else:
                     inter = state.map_all(preds, refs, tds if has_td else None, offset=state.state.start)
                     state.absorb(inter)
             except Exception as exc:
                 raise _metric_error(exc, m, shard, start, len(preds)) from exc
-            if m.additive and resampling is not None:
-                rows.append(np.asarray(inter, dtype=float) if not own_update
-                            else np.zeros((len(preds), 0)))  # no rows: no intervals for it
+            if resampled:
+                rows.append(np.asarray(inter, dtype=float).reshape(len(preds), -1))
+                parts.append(rows[-1].shape[1])
         states.append(state)
     replicates: PoissonReplicates | str | None = None
     if resampling is not None and resampling.n_resamples and file_counts is None:
         replicates = UNPOSITIONED
     elif resampling is not None and resampling.n_resamples:
         stats = np.concatenate(rows, axis=1) if rows else np.zeros((len(preds), 0))
-        in_memory = getattr(shard, "start", None) is not None
-        replicates = shard_replicates(resampling, stats, start=shard.start if in_memory else None,
-                                      file_counts=file_counts or ())
+        start = getattr(shard, "start", None)  # an in-memory shard's pool offset; None for a shard of files
+        replicates = shard_replicates(resampling, stats, start=start if isinstance(start, int) else None,
+                                      file_counts=file_counts or (), parts=parts)
     return MetricsTally(tuple(states), replicates)
 
 
-def _metric_error(exc: Exception, metric: Metric, shard: Any, start: int | None, n: int) -> EvaluationError:
+def _metric_error(exc: Exception, metric: Metric, shard: ShardLike, start: int | None, n: int) -> EvaluationError:
     item = getattr(exc, "item", None)
     if start is None:
         where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"

@@ -4,9 +4,10 @@ Two systems scored on the same instances are compared on the difference
 ``delta = score(b) - score(a)`` (``a`` is the baseline):
 
 paired bootstrap
-    Both systems are resampled with the **same** indices (one draw of the shared
-    :class:`~assay.metrics.resample.Resampler`); ``delta_b`` is the difference on
-    resample ``b``. Interval: percentile of ``delta_b``. Two-sided p-value of
+    Both systems are resampled with the **same** weights (one draw of the shared
+    :class:`~assay.metrics.resample.Resampler`, the Poisson bootstrap of ``evaluate``; an
+    additive metric's two statistics blocks are resampled as one, so the draw is shared);
+    ``delta_b`` is the difference on resample ``b``. Interval: percentile of ``delta_b``. Two-sided p-value of
     ``delta = 0`` by the shift method (Berg-Kirkpatrick et al. 2012), with the +1
     correction: ``p = (1 + #{|delta_b - delta| >= |delta|}) / (B + 1)``.
 approximate randomization
@@ -35,7 +36,7 @@ from assay.metrics._params import check_resampling, check_seed, new_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.catalog import resolve_metric
 from assay.metrics.intervals import percentile_interval
-from assay.metrics.resample import MAX_DISTINCT, Resampler
+from assay.metrics.resample import MAX_DISTINCT, Resampler, check_cost, drop_empty, empty_note
 from assay.provenance import check_signatures
 
 __all__ = ["Comparison", "compare"]
@@ -137,7 +138,8 @@ def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
     """The metric and its intermediates for results ``res`` (stored, or re-mapped)."""
     records = getattr(res, "records", {}) or {}
     if isinstance(metric, str) and metric in records:
-        return records[metric]
+        stored: tuple[Metric, Any] = records[metric]
+        return stored
     if metric is None:
         names = list(getattr(res, "info", {}).get("metrics", []))
         if len(names) != 1:
@@ -146,7 +148,8 @@ def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
             )
         metric = names[0]
         if metric in records:
-            return records[metric]
+            stored = records[metric]
+            return stored
     m = resolve_metric(metric)[0] if isinstance(metric, str) else metric.clone()
     if not isinstance(m, Metric):
         raise InvalidParameterError(f"'metric' must be a registered name or a Metric; got {type(metric).__name__}.")
@@ -186,7 +189,8 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         compares them anyway, with the differences in ``notes``. Version differences are
         only noted.
     """
-    n_resamples = check_resampling(n_resamples, confidence_level, owner="assay.compare")
+    n_resamples = check_cost(check_resampling(n_resamples, confidence_level, owner="assay.compare"),
+                             owner="assay.compare")
     seed = check_seed(seed, owner="assay.compare")
     if n_resamples < 1:
         raise InvalidParameterError("'n_resamples' must be at least 1 for a comparison.")
@@ -210,8 +214,10 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         warnings.simplefilter("ignore", RuntimeWarning)
         sa, sb = ma.scores_of(ia)[name], mb.scores_of(ib)[name]
         delta = sb - sa
-        rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups)
-        boot = _bootstrap_deltas(rs, ma, ia, ib, name)
+        rs = Resampler(n, n_resamples=n_resamples, seed=seed, groups=groups, owner="assay.compare")
+        boot, dropped = _bootstrap_deltas(rs, ma, ia, ib, name)
+        if dropped:
+            notes.append(f"bootstrap: {empty_note(dropped, n_resamples)}")
         perm = _randomization_deltas(rs, ma, ia, ib, name, np.random.default_rng([seed, 1]))
     lo, hi, why = percentile_interval(boot, confidence_level)
     if why:
@@ -220,7 +226,7 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
         p_boot = math.nan
         notes.append("bootstrap p-value undefined: the score is NaN on the data or on some resamples")
     else:
-        p_boot = (1 + int(np.count_nonzero(np.abs(boot - delta) >= abs(delta)))) / (n_resamples + 1)
+        p_boot = (1 + int(np.count_nonzero(np.abs(boot - delta) >= abs(delta)))) / (len(boot) + 1)
     if not math.isfinite(delta) or not np.all(np.isfinite(perm)):
         p_perm = math.nan
         notes.append("randomization p-value undefined: the score is NaN on the data or on some rounds")
@@ -238,20 +244,27 @@ def to_key(x: Any) -> str:
     return json.dumps(to_jsonable(x), sort_keys=True, default=repr)
 
 
-def _bootstrap_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str) -> np.ndarray:
+def _bootstrap_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str) -> tuple[np.ndarray, int]:
+    """``delta_b`` on every non-empty replicate (both systems on the same weights), and the empty ones left out."""
     B = rs.n_resamples
     if m.additive:
         A, Bs = np.asarray(ia, dtype=float), np.asarray(ib, dtype=float)
         k = A.shape[1]
-        totals = rs.run(np.concatenate([A, Bs], axis=1))
-        return m.reduce_totals_many(totals[:, k:])[name] - m.reduce_totals_many(totals[:, :k])[name]
+        totals, size = rs.sums(np.concatenate([A, Bs], axis=1))  # one column group: one shared draw
+        delta = m.reduce_totals_many(totals[:, k:])[name] - m.reduce_totals_many(totals[:, :k])[name]
+        kept, dropped = drop_empty({name: np.asarray(delta, dtype=float)}, size[:, 0])
+        return kept[name], dropped
     out = np.empty(B)
+    size = np.zeros(B)
 
     def visit(b: int, index: np.ndarray) -> None:
-        out[b] = float(m.reduce(take(ib, index))[name]) - float(m.reduce(take(ia, index))[name])
+        size[b] = len(index)
+        if len(index):
+            out[b] = float(m.reduce(take(ib, index))[name]) - float(m.reduce(take(ia, index))[name])
 
     rs.run(None, visit)
-    return out
+    kept, dropped = drop_empty({name: out}, size)
+    return kept[name], dropped
 
 
 def _randomization_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str,
@@ -275,7 +288,8 @@ def _randomization_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str,
                 e = min(R, s + chunk)
                 moved[s:e] = (rng.random((e - s, len(D))) < 0.5).astype(float) @ D
         new_a, new_b = ta + moved, tb - moved
-        return m.reduce_totals_many(new_b)[name] - m.reduce_totals_many(new_a)[name]
+        diff: np.ndarray = m.reduce_totals_many(new_b)[name] - m.reduce_totals_many(new_a)[name]
+        return diff
     out = np.empty(R)
     for r in range(R):
         swap_units = rng.random(rs.n_units) < 0.5

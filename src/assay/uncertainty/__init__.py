@@ -23,7 +23,7 @@ plugin is not installed.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import MissingDependencyError
 from assay.uncertainty.base import (
@@ -63,6 +63,13 @@ __all__ = [
     "plan_calculators",
     "records_to_columns",
 ]
+
+
+if TYPE_CHECKING:  # pragma: no cover - the moved names, for type checkers (read through __getattr__ at run time)
+    UEManager: Any
+    UEDataError: Any
+    load_ue_data: Any
+    records_to_columns: Any
 
 
 def __getattr__(name: str) -> Any:

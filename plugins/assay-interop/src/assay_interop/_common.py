@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from assay.plugins import deps, format_name
+from assay.validation import check_finite
 
-__all__ = ["REQUIREMENTS", "close_matches", "require", "spec", "target_of"]
+__all__ = ["REQUIREMENTS", "check_numeric_inputs", "close_matches", "require", "spec", "target_of"]
 
 #: import name -> (distribution to install, what it is used for)
 REQUIREMENTS: dict[str, tuple[str, str]] = {
@@ -57,3 +58,15 @@ def target_of(references: Any) -> Any:
     if isinstance(references, (list, tuple, np.ndarray)) and len(references) == 1:
         return references[0]
     return references
+
+
+def check_numeric_inputs(predictions: Any, targets: Any, where: str) -> None:
+    """Raise naming the first NaN or infinite prediction or target (assay's input check for the wrapped metrics).
+
+    Only numeric arrays are checked (``numpy.ndarray`` of a float kind): strings, integers and
+    ragged lists are the library's to judge. The message names the metric as the user spelt it
+    (``where``) and the position (``predictions[0]``, ``references[3, 1]``).
+    """
+    for name, arr, what in (("predictions", predictions, "predictions"), ("references", targets, "targets")):
+        if isinstance(arr, np.ndarray) and arr.dtype.kind in "fc":
+            check_finite(arr, name, owner=where, what=what)

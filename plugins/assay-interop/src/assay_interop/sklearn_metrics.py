@@ -15,7 +15,9 @@ predictions and references, as ``function(y_true, y_pred, **options)``, so
 and ``assay.compare`` its paired tests. ``y_true`` is built from each instance's
 references by :func:`assay_interop._common.target_of` (``[y]`` -> ``y``); ``y_pred`` is
 the predictions, as an array when they form one (probability rows for ``log_loss`` or
-``roc_auc_score[multi_class=ovr]``).
+``roc_auc_score[multi_class=ovr]``). Numeric predictions and targets get assay's input check:
+a NaN or infinity is an :class:`~assay.errors.InvalidParameterError` naming the metric and the
+position, before scikit-learn sees them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, UnknownNameError
 from assay.metrics import GlobalMetric
-from assay_interop._common import close_matches, require, spec, target_of
+from assay_interop._common import check_numeric_inputs, close_matches, require, spec, target_of
 
 __all__ = ["SklearnMetric", "resolve", "scoring_functions"]
 
@@ -134,6 +136,7 @@ class SklearnMetric(GlobalMetric):
         y_true = _as_array([target_of(r) for r in references])
         y_pred = _as_array(predictions)
         where = spec(NAMESPACE, self.function, self.options)
+        check_numeric_inputs(y_pred, y_true, where)
         try:
             value = function(y_true, y_pred, **self.options)
         except (ValueError, TypeError) as exc:

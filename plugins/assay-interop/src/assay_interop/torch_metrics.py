@@ -26,7 +26,12 @@ Inputs: the predictions are converted with ``numpy.asarray`` and ``torch.from_nu
 reference (``[y]`` -> ``y``), and a longer list (a multi-label row, several reference
 texts for ``BLEUScore``) as it is (see :func:`assay_interop._common.target_of`).
 Aggregation metrics whose ``update`` takes values only (``CatMetric``, ``MeanMetric``) need no
-references. Extra ``update`` arguments (retrieval ``indexes``) are not supported.
+references. Numeric predictions and targets get assay's input check: a NaN or infinity is an
+:class:`~assay.errors.InvalidParameterError` naming the metric and the position (torchmetrics
+itself would count ``BinaryAccuracy`` on ``[nan, 1.0, 0.0]`` as 0.667, and ``BinaryAUROC``
+with a NaN score as 1.0), except for the metrics with a ``nan_strategy`` option (``MeanMetric``,
+``SumMetric`` ...), which handle NaN as that option says. Extra ``update`` arguments (retrieval
+``indexes``) are not supported.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning, UnknownNameError
 from assay.metrics import Metric
-from assay_interop._common import close_matches, require, spec, target_of
+from assay_interop._common import check_numeric_inputs, close_matches, require, spec, target_of
 
 __all__ = ["TorchMetric", "metric_classes", "resolve"]
 
@@ -212,6 +217,8 @@ class TorchMetric(Metric):
                 p_arr = t_arr = None
             if p_arr is not None and t_arr is not None and p_arr.dtype.kind in "biuf" \
                     and t_arr.dtype.kind in "biuf" and len(p_arr) == n and len(t_arr) == n:
+                if not hasattr(self._tm, "nan_strategy"):  # aggregation metrics handle NaN by their own option
+                    check_numeric_inputs(p_arr, t_arr if self.needs_references else None, self._where())
                 rows = np.empty(n, dtype=[("preds", p_arr.dtype, p_arr.shape[1:]),
                                           ("target", t_arr.dtype, t_arr.shape[1:])])
                 rows["preds"], rows["target"] = p_arr, t_arr

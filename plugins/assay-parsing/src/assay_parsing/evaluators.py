@@ -70,6 +70,11 @@ def universal_deprel(deprel: str) -> str:
     return deprel.split(":", 1)[0]
 
 
+#: the end of every tokenization error: where files tokenized differently are scored
+CONLL18_HINT = (" To score files tokenized differently, use `assay parse-eval --conll18` (the CoNLL 2018 alignment; "
+            "in Python, assay_parsing.conll18.evaluate).")
+
+
 def check_same_words(gold: Sentence, system: Sentence) -> None:
     """Raise :class:`TokenizationError` unless both sentences have the same words and ranges."""
     if gold.forms() == system.forms():
@@ -81,7 +86,8 @@ def check_same_words(gold: Sentence, system: Sentence) -> None:
         show = [f"'{r[0]}-{r[1]}' {r[2]!r}" if r else "none" for r in diff]
         raise TokenizationError(
             f"Different tokenization in {gold.describe()} (system {system.describe()}): multiword token "
-            f"{show[0]} in gold, {show[1]} in system. Gold and system must have the same tokens and words.")
+            f"{show[0]} in gold, {show[1]} in system. Gold and system must have the same tokens and words."
+            + CONLL18_HINT)
     g_forms, s_forms = gold.forms(), system.forms()
     for i, (g, s) in enumerate(zip(g_forms, s_forms), start=1):
         if g != s:
@@ -89,10 +95,10 @@ def check_same_words(gold: Sentence, system: Sentence) -> None:
             at = f" (system line {line})" if line is not None else ""
             raise TokenizationError(
                 f"Different tokenization in {gold.describe()} (system {system.describe()}): word {i} is {g!r} "
-                f"in gold and {s!r} in system{at}. Gold and system must have the same words.")
+                f"in gold and {s!r} in system{at}. Gold and system must have the same words." + CONLL18_HINT)
     raise TokenizationError(
         f"Different tokenization in {gold.describe()} (system {system.describe()}): {len(g_forms)} words in "
-        f"gold, {len(s_forms)} in system. Gold and system must have the same words.")
+        f"gold, {len(s_forms)} in system. Gold and system must have the same words." + CONLL18_HINT)
 
 
 def _analysis(sent: Any, w_vector: Any, evaluator: str) -> tuple[Sentence, Sentence | Sequence[Any]]:

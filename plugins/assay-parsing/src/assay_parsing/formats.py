@@ -26,11 +26,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from assay import DataFormat, DataFormatError
-from assay_parsing.lines import iter_lines, read_lines
+from assay_parsing.lines import MAX_LINE_BYTES, check_line_length, iter_lines, read_lines
 from assay_parsing.sentence import EmptyNode, MultiwordToken, Sentence, Word
 from assay_parsing.stream import open_pairs as _open_pairs
 
-__all__ = ["ConlluFormat", "ConllxFormat", "check_tree", "iter_lines", "read_lines"]
+__all__ = ["MAX_LINE_BYTES", "ConlluFormat", "ConllxFormat", "check_line_length", "check_tree", "iter_lines",
+           "read_lines"]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
@@ -210,6 +211,9 @@ class _ConllFormat(DataFormat):
                     yield builder.finish(lineno)
             elif line[0] == "#":
                 builder.comment(line, lineno)
+            elif line[0] == "\ufeff":
+                raise builder.error("the line starts with a byte-order mark (U+FEFF: the file was saved as "
+                                    "'UTF-8 with BOM'); CoNLL files are plain UTF-8: remove the mark", lineno)
             else:
                 builder.add(line.split("\t"), lineno)
         if builder.start is not None:

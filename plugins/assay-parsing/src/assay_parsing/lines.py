@@ -13,10 +13,15 @@ from typing import Any
 
 from assay import DataFormatError
 
-__all__ = ["CHUNK_BYTES", "decode_utf8", "iter_lines", "open_data_file", "read_lines"]
+__all__ = ["CHUNK_BYTES", "MAX_LINE_BYTES", "check_line_length", "decode_utf8", "iter_lines", "open_data_file",
+           "read_lines"]
 
 #: Bytes read at a time by the streaming readers (cut at a line end, so never inside a character).
 CHUNK_BYTES = 1 << 20
+#: The longest line the streaming readers accept (bytes, newline excluded): a CoNLL line is a few hundred
+#: bytes, a ``# text`` comment a few thousand; a longer one is an error naming the file and the line
+#: (a 2 GiB line would otherwise be gathered chunk by chunk, copying it again for every chunk).
+MAX_LINE_BYTES = 16 << 20
 
 
 def iter_lines(path: str | os.PathLike[str], *, start: int = 0, stop: int | None = None,
@@ -53,7 +58,7 @@ def read_lines(f: Any, *, source: str, offset: int = 0, size: int | None = None,
         if not block:  # the last line: what follows the last newline, maybe empty, as split() gives
             yield decode_utf8(tail, source, lineno, offset)
             return
-        data = tail + block
+        data = check_line_length(tail + block, source, lineno)
         cut = data.rfind(b"\n") + 1
         if not cut:
             tail = data
@@ -64,6 +69,16 @@ def read_lines(f: Any, *, source: str, offset: int = 0, size: int | None = None,
         lineno += len(lines)
         offset += cut
         tail = data[cut:]
+
+
+def check_line_length(data: bytes, source: str, lineno: int) -> bytes:
+    """``data`` (read from the start of line ``lineno``); a DataFormatError naming the file and the line when
+    that first line is longer than :data:`MAX_LINE_BYTES` (the only line of ``data`` that can be: the
+    others began inside the last chunk read)."""
+    if len(data) > MAX_LINE_BYTES and data.find(b"\n", 0, MAX_LINE_BYTES + 1) < 0:
+        raise DataFormatError(f"line {lineno} is longer than {MAX_LINE_BYTES:,} bytes without a line end (a CoNLL "
+                              "line is a few hundred); is this a CoNLL-U / CoNLL-X file?", source=source, line=lineno)
+    return data
 
 
 def open_data_file(source: str) -> Any:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay import load_data_format
-from assay_parsing.evaluators import TokenizationError, check_same_words
+from assay_parsing.evaluators import CONLL18_HINT, TokenizationError, check_same_words
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["format_for", "pair_sentences", "read_pairs"]
@@ -39,7 +39,7 @@ def pair_sentences(gold: Sequence[Sentence], system: Sequence[Sentence]) -> list
         extra = longer[len(shorter)]
         raise TokenizationError(
             f"The gold file has {len(gold)} sentences and the system file {len(system)}; the first unmatched "
-            f"one is {extra.describe()}. Gold and system must have the same sentences.")
+            f"one is {extra.describe()}. Gold and system must have the same sentences." + CONLL18_HINT)
     return [SentencePair(g, s) for g, s in zip(gold, system)]
 
 

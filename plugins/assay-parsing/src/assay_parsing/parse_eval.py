@@ -193,6 +193,7 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     ``local...``), whose executors may not see the files: there each shard carries its bytes.
     Sequentially (``executor`` None) the pool is one shard unless ``num_shards`` (or the
     pool's) says otherwise; in parallel, ``num_shards`` or the pool's, else four per worker.
+    A ``num_shards`` above the number of sentence pairs is clamped to it, with a note on stderr.
     The header lines, ``EVALUATOR`` lines, warnings and numbers are those of
     :func:`evaluate_pairs`.
     """
@@ -206,6 +207,11 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
 
     _require_parsing_plugin()
     pool = pool if isinstance(pool, DataPool) else DataPool(pool)
+    if num_shards is not None and num_shards > max(len(pool), 1):
+        # one shard per sentence pair at most: a million shards of 50 sentences were a million empty tasks
+        print(f"parse-eval: {num_shards} shards requested for {len(pool)} sentence pairs; using "
+              f"{max(len(pool), 1)}.", file=sys.stderr, flush=True)
+        num_shards = max(len(pool), 1)
     evaluators = tuple((name, load_sentence_evaluator(name)) for name, _ in metrics)
     if executor is None:
         with SerialExecutor(progress=False) as serial:

@@ -36,8 +36,8 @@ from assay import DataPool, load_data_format
 from assay.core.pool import split_evenly
 from assay.errors import InvalidParameterError
 from assay_parsing import lines as _lines
-from assay_parsing.evaluators import TokenizationError, check_same_words
-from assay_parsing.lines import decode_utf8, open_data_file, read_lines
+from assay_parsing.evaluators import CONLL18_HINT, TokenizationError, check_same_words
+from assay_parsing.lines import check_line_length, decode_utf8, open_data_file, read_lines
 from assay_parsing.pairs import format_for
 from assay_parsing.sentence import Sentence, SentencePair
 
@@ -85,7 +85,7 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = N
         offset, lineno, tail, inside = 0, 1, b"", False  # offset and lineno of tail's first byte
         while True:
             block = f.read(chunk_bytes)
-            data = tail + block
+            data = check_line_length(tail + block, source, lineno)
             if block:
                 cut = data.rfind(b"\n") + 1
                 if not cut:
@@ -225,13 +225,17 @@ class _LazyPool(DataPool):
         return self  # type: ignore[return-value]
 
     def shards(self, num_shards: int | None = None) -> list[Any]:
-        """Contiguous byte ranges of the file(s), sentence counts differing by at most one."""
+        """Contiguous byte ranges of the file(s), sentence counts differing by at most one.
+
+        At most one shard per sentence (at least one shard): a larger count is clamped to the data.
+        """
         if num_shards is None:  # the pool's own count: nothing to check (and assay.validation imports numpy)
             n = self.num_shards or 1
         else:
             from assay.validation import check_int
 
             n = check_int(num_shards, "num_shards", low=1, owner=f"{type(self).__name__}.shards")
+        n = min(n, max(len(self), 1))  # more shards than sentences would only be empty ones
         return [self._shard(i, start, stop) for i, (start, stop) in enumerate(split_evenly(len(self), n))]
 
 
@@ -359,7 +363,7 @@ def open_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *, 
         where = f"; the first sentence whose words differ is {described}" if described else ""
         raise InvalidParameterError(
             f"The gold file {gold_path!r} has {len(g)} sentences and the system file {system_path!r} "
-            f"has {len(s)}{where}. Gold and system must have the same sentences and words.")
+            f"has {len(s)}{where}. Gold and system must have the same sentences and words." + CONLL18_HINT)
     return PairPool(g, s, fmt, name, num_shards)
 
 
@@ -379,7 +383,7 @@ def iter_pairs(gold: str | os.PathLike[str], system: str | os.PathLike[str], *,
             ng, ns = (n, n + _count_rest(system_path, extra)) if g is None else (n + _count_rest(gold_path, extra), n)
             raise TokenizationError(
                 f"The gold file has {ng} sentences and the system file {ns}; the first unmatched one is "
-                f"{extra.describe()}. Gold and system must have the same sentences.")
+                f"{extra.describe()}. Gold and system must have the same sentences." + CONLL18_HINT)
         check_same_words(g, s)
         yield SentencePair(g, s)
 

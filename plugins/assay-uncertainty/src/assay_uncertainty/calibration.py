@@ -6,12 +6,17 @@ the probability of the positive class against the 0 / 1 label), and integer ``la
 Definitions: CONVENTIONS.md ("Calibration"); Guo et al. 2017 (ECE, MCE); Nixon et al.
 2019 (adaptive / equal-mass ECE); Brier 1950.
 
-Bins: bin ``b`` of ``n_bins`` equal-width bins holds confidences with
-``floor(n_bins * conf) == b`` (that is ``[b / n_bins, (b + 1) / n_bins)``, up to the
-rounding of the product), and 1.0 goes to the last bin: :func:`assay.functional.equal_width_bins`,
-the binning every calibration score and reliability diagram in assay uses (the fast paths,
-:func:`binned_tallies` and :func:`multiclass_tallies`, apply the same rule in place on their
-buffers; a test checks they agree with the kernel).
+Bins: bin ``m`` (``1 .. M``) of ``M = n_bins`` equal-width bins holds the confidences in
+``((m - 1) / M, m / M]`` (Guo et al. 2017, sec. 2, and torchmetrics; 0.0 goes to the first bin),
+each confidence compared with the edges ``m / M`` themselves (rounded once, in the input's
+float dtype: float32 probabilities stay float32 and meet float32 edges, others are read as
+float64), so a vote share of 2/3 with 3 bins is in the second bin, and 0.3 with 10 bins in
+the third: :func:`assay.functional.equal_width_bins`, the binning every calibration score and
+reliability diagram in assay uses (the fast paths, :func:`binned_tallies`,
+:func:`multiclass_tallies` and the compiled kernel, apply the same rule in place on their
+buffers: the truncated product ``n_bins * conf``, then one comparison with an edge; tests check
+they agree with the function). Until 2026-11 the bin was ``floor(n_bins * conf)``, which put a
+confidence on an edge, or just below one where the product rounds up, into the bin above.
 Equal-mass bins and the adaptive ECE are :func:`assay.functional.equal_mass_bins` and
 :func:`assay.functional.adaptive_ece`.
 
@@ -32,7 +37,7 @@ import numpy as np
 
 from assay import compiled
 from assay.errors import InvalidParameterError
-from assay.functional import ECE_NORMS, adaptive_ece, equal_width_bins
+from assay.functional import ECE_NORMS, adaptive_ece, bin_edges, equal_width_bins
 from assay.metrics import Metric, divide
 from assay.uncertainty.base import UEMetric
 from assay.validation import (
@@ -56,14 +61,21 @@ def _check_bins(n_bins: Any, owner: str | None = None) -> int:
     return check_int(n_bins, "n_bins", low=1, owner=owner)
 
 
+#: the dtypes probabilities keep (any other is converted to float64)
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _as_inputs(probs: Any, labels: Any, *, validate: bool, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``probs`` as float ``(N, C)`` / ``(N,)`` and ``labels`` as int64 class indices, checked.
+    """``probs`` as float ``(N, C)`` / ``(N,)`` (float32 kept, any other dtype as float64) and ``labels``
+    as int64 class indices, checked.
 
     The label checks (integers in ``[0, C - 1]``, no NaN / None) always run; the value
     checks of 1-D probabilities only with ``validate`` (2-D rows: :func:`check_rows`).
     """
     p = check_array(probs, "probs", owner=name, ndim=(1, 2), shape="(N, C) or (N,)", finite=False,
-                    what="probabilities")
+                    dtype=None, what="probabilities")
+    if p.dtype not in _FLOATS:  # float32 stays float32: its bins compare with float32 edges (module docstring)
+        p = p.astype(np.float64)
     try:
         shape = None if labels is None else np.shape(labels)
     except ValueError:  # a ragged nested sequence
@@ -149,7 +161,8 @@ def multiclass_tallies(p: np.ndarray, y: np.ndarray, n_bins: int, *, validate: b
     accepts a row that only came near the tolerance.
     """
     rows = max(1, _CHUNK_ELEMENTS // max(p.shape[1], 1))
-    fast = compiled.top_label_tallies(p, y, n_bins, rows=rows, validate=validate, atol=PROB_ATOL)
+    fast = compiled.top_label_tallies(p, y, n_bins, edges=bin_edges(n_bins, p.dtype), rows=rows, validate=validate,
+                                      atol=PROB_ATOL)
     if fast is not None:
         return _fold_top_bin(fast, n_bins)
     return multiclass_tallies_numpy(p, y, n_bins, validate=validate, name=name)
@@ -180,6 +193,7 @@ def multiclass_tallies_numpy(p: np.ndarray, y: np.ndarray, n_bins: int, *, valid
         ones = np.ones(c, dtype=p.dtype)
         sums = np.empty(block, dtype=p.dtype)
     out = np.zeros((2, n_bins + 1))
+    edges = bin_edges(n_bins, p.dtype)
     for first in range(0, n, block):
         blk = p[first:first + block]
         mb = blk.shape[0]
@@ -212,6 +226,7 @@ def multiclass_tallies_numpy(p: np.ndarray, y: np.ndarray, n_bins: int, *, valid
                         break
         bb, w, f, cf = b[:end], gap[:end], flag[:end], conf[:end]
         np.copyto(bb, np.multiply(cf, n_bins, out=w), casting="unsafe")  # truncation toward zero, as astype
+        _to_edge_bins(bb, cf, edges, f)
         np.equal(pred[:end], y[first:first + end], out=f)
         np.subtract(f, cf, out=w)
         for s0 in range(0, end, rows):  # the sums chunk by chunk
@@ -222,8 +237,22 @@ def multiclass_tallies_numpy(p: np.ndarray, y: np.ndarray, n_bins: int, *, valid
     return _fold_top_bin(out, n_bins)
 
 
+def _to_edge_bins(b: np.ndarray, conf: np.ndarray, edges: np.ndarray, flag: np.ndarray) -> None:
+    """In place: the truncated products ``b = trunc(n_bins * conf)`` made the bins ``((m - 1) / M, m / M]``.
+
+    A confidence on an edge, or just below one where the product rounded up onto it, is moved
+    to the bin below (``conf <= edges[b]``; :func:`assay.functional.equal_width_bins` gives the
+    reason one comparison suffices); 0.0 stays in bin 0. ``flag`` is a bool buffer of ``b``'s size.
+    Values outside [0, 1] (unchecked input) are clipped to an index ``edges`` has.
+    """
+    np.clip(b, 0, edges.size - 1, out=b)
+    np.less_equal(conf, np.take(edges, b), out=flag)
+    np.subtract(b, flag, out=b, casting="unsafe")
+    np.maximum(b, 0, out=b)
+
+
 def _fold_top_bin(t: np.ndarray, n_bins: int) -> np.ndarray:
-    """Confidence exactly 1.0 lands in bin ``n_bins``: fold it into the last bin."""
+    """Fold column ``n_bins`` into the last bin (the kernel's spare column; empty with edge bins)."""
     t[:, n_bins - 1] += t[:, n_bins]
     return t[:, :n_bins]
 
@@ -234,9 +263,11 @@ def binned_tallies(conf: np.ndarray, acc: np.ndarray, n_bins: int) -> np.ndarray
     ``ECE = sum_b |sum_{i in b} (acc_i - conf_i)| / N``, and ``|acc_b - conf_b|`` is that
     bin's sum over its count, so these two tallies give ECE, MCE and RMSCE, and they add
     over shards. The bins are :func:`assay.functional.equal_width_bins`'s, computed in place
-    (the product truncated, then the bin of 1.0 folded into the last one: no extra pass).
+    (the product truncated, then one comparison with an edge).
     """
+    conf = np.asarray(conf)
     b = np.multiply(conf, n_bins).astype(np.intp)
+    _to_edge_bins(b, conf, bin_edges(n_bins, conf.dtype), np.empty(b.shape, dtype=bool))
     w = np.subtract(acc, conf, dtype=np.float64)
     out = np.empty((2, n_bins + 1))
     out[0] = np.bincount(b, minlength=n_bins + 1)

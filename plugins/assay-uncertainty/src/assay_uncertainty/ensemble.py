@@ -276,6 +276,26 @@ class VariationRatio(_EnsembleMetric):
     r"""Variation ratio: ``c* = argmax_c mean_n p_n[c]``; ``1 - #{n : argmax p_n = c*} / N``.
 
     ``probabilistic=True``: ``1 - mean_n p_n[c*]``.
+
+    **Default and layout differ from torch-uncertainty.** assay's default is
+    ``probabilistic=False`` (the members' votes) and the input is ``(B, N, C)``, as for every
+    ensemble metric here. torch-uncertainty's ``VariationRatio`` (0.13) defaults to
+    ``probabilistic=True``, and its ``update`` reads the input as ``(N, B, C)`` (members first:
+    it transposes the first two axes) although its docstring says ``(B, N, C)``. On
+    torch-uncertainty's own docstring example (two rows of three members) torch-uncertainty
+    prints 0.45 (``probabilistic=False``: 0.3333); assay gives 0.1667 by default and 0.35 with
+    ``probabilistic=True``; assay on the transposed input gives torch-uncertainty's numbers:
+
+    >>> probs = [[[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]], [[0.4, 0.6], [0.5, 0.5], [0.3, 0.7]]]
+    >>> round(VariationRatio().update(probs).compute(), 4)  # assay's default: votes, (B, N, C)
+    0.1667
+    >>> round(VariationRatio(probabilistic=True).update(probs).compute(), 4)
+    0.35
+    >>> members_first = np.transpose(probs, (1, 0, 2))  # as torch-uncertainty reads it
+    >>> round(VariationRatio(probabilistic=True).update(members_first).compute(), 4)  # its default
+    0.45
+    >>> round(VariationRatio().update(members_first).compute(), 4)
+    0.3333
     """
 
     name = "variation_ratio"

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from assay.plugins.deps import require
 from assay.uncertainty.base import Estimator
 from assay.validation import check_choice
 from assay_uncertainty import ensemble as _ens
@@ -25,7 +26,7 @@ __all__ = [
     "ClaimProbability", "Disagreement", "EigValLaplacian", "ExpectedEntropy", "LexicalSimilarity",
     "MaxTokenEntropy", "MaximumSequenceProbability", "MeanTokenEntropy", "MonteCarloNormalizedSequenceEntropy",
     "MonteCarloSequenceEntropy", "MutualInformation", "NumDistinctAnswers", "Perplexity", "PredictiveEntropy",
-    "TokenEntropy", "TokenMaxProb", "VariationRatio", "rouge_l",
+    "LEXICAL_METRICS", "TokenEntropy", "TokenMaxProb", "VariationRatio", "rouge_l",
 ]
 
 
@@ -114,27 +115,53 @@ def _exact(a: str, b: str) -> float:
     return float(normalize_text(a) == normalize_text(b))
 
 
-class LexicalSimilarity(Estimator):
-    r"""``-mean_{i<j} sim(s_i, s_j)`` over sampled answers (LM-Polygraph's LexicalSimilarity, ROUGE-L F1).
+#: the similarities :class:`LexicalSimilarity` accepts
+LEXICAL_METRICS = ("rougeL", "rouge1", "rouge2", "rougeL-whitespace", "exact")
 
-    ``metric="rougeL"`` (default): ROUGE-L F1 on lower-cased whitespace tokens;
+
+def _rouge_score(kind: str) -> Any:
+    """``f(a, b)``: rouge-score's ``kind`` F-measure with the Porter stemmer, as LM-Polygraph scores samples."""
+    # deferred: rouge-score imports nltk's stemmer and absl, which only this estimator needs
+    rouge_scorer = require("rouge_score.rouge_scorer", package="rouge-score",
+                           purpose=f"lexical_similarity[metric={kind}]")
+    scorer = rouge_scorer.RougeScorer([kind], use_stemmer=True)
+    return lambda a, b: float(scorer.score(a, b)[kind].fmeasure)
+
+
+class LexicalSimilarity(Estimator):
+    r"""``-mean_{i<j} sim(s_i, s_j)`` over sampled answers (LM-Polygraph's LexicalSimilarity).
+
+    ``metric="rougeL"`` (default), ``"rouge1"``, ``"rouge2"``: LM-Polygraph's similarity,
+    rouge-score's F-measure with stemming (``RougeScorer([metric], use_stemmer=True)``: lower-cased,
+    non-alphanumeric characters as separators, Porter-stemmed tokens), so the value is
+    LM-Polygraph's (``"Paris."`` / ``"paris"``: -1.0; ``"the cats sat"`` / ``"the cat sat"``: -1.0).
+    ``"rougeL-whitespace"``: ROUGE-L F1 on lower-cased whitespace tokens, without stemming
+    (:func:`rouge_l`; what ``rougeL`` meant before issue 27: -0.0 and -0.667 on those pairs).
     ``"exact"``: 1 for equal normalised answers. Fewer than two samples gives NaN.
     """
 
     name, level, dependencies = "lexical_similarity", "sequence", ("sample_texts",)
 
     def __init__(self, *, metric: str = "rougeL") -> None:
-        self.metric = check_choice(metric, "metric", ("rougeL", "exact"), owner=self.name)
+        self.metric = check_choice(metric, "metric", LEXICAL_METRICS, owner=self.name)
         super().__init__()
+
+    def _similarity(self) -> Any:
+        if self.metric == "rougeL-whitespace":
+            return rouge_l
+        if self.metric == "exact":
+            return _exact
+        return _rouge_score(self.metric)
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
         out = []
+        sim = None
         for samples in stats["sample_texts"]:
             s = list(samples)
             if len(s) < 2:
                 out.append(math.nan)
                 continue
-            sim = rouge_l if self.metric == "rougeL" else _exact
+            sim = sim or self._similarity()
             sims = [sim(s[i], s[j]) for i in range(len(s)) for j in range(i + 1, len(s))]
             out.append(-float(np.mean(sims)))
         return np.array(out)
@@ -258,7 +285,10 @@ class MutualInformation(_EnsembleEstimator):
 class VariationRatio(_EnsembleEstimator):
     r"""``1 - #{n : argmax p_n = c*} / N`` with ``c* = argmax mean_n p_n``.
 
-    ``probabilistic=True``: ``1 - mean_n p_n[c*]``.
+    ``probabilistic=True``: ``1 - mean_n p_n[c*]``. The default is ``probabilistic=False``;
+    torch-uncertainty's ``VariationRatio`` defaults to ``probabilistic=True`` and reads its
+    input members first (:class:`assay_uncertainty.ensemble.VariationRatio` gives the values
+    each gives on torch-uncertainty's docstring example).
     """
 
     name = "variation_ratio"

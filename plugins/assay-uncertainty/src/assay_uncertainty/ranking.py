@@ -22,7 +22,7 @@ from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import group_ends
 
-__all__ = ["FPRAtRecall", "KendallTau", "PRAUC", "ROCAUC", "RPP", "SpearmanR"]
+__all__ = ["FPR_CONVENTIONS", "FPRAtRecall", "KendallTau", "PRAUC", "ROCAUC", "RPP", "SpearmanR"]
 
 
 def _two_classes(n_fail: float, n: int, name: str) -> bool:
@@ -89,14 +89,27 @@ class PRAUC(UEMetric):
         return float(np.sum(pos / n_pos * tp / predicted))
 
 
+#: the conventions of :class:`FPRAtRecall`
+FPR_CONVENTIONS = ("standard", "torch-uncertainty", "torch-uncertainty-0.12")
+
+
 class FPRAtRecall(UEMetric):
     r"""False-positive rate of failure detection at a recall level; lower is better.
 
+    The uncertainty ``u`` flags failures (the positives, quality 0); thresholds run over the
+    distinct values of ``u`` from high to low, whole tie groups at a time.
+
     ``convention="standard"`` (default): the first threshold, going from high to low
-    uncertainty, whose recall of failures reaches ``recall``; FPR there.
-    ``convention="torch-uncertainty"``: among the thresholds up to recall 1, the one whose
-    recall is nearest to ``recall`` (ties: the lower threshold), as torch-uncertainty's
-    ``FPRx`` (after Hendrycks' anomaly-seg) computes it.
+    uncertainty, whose recall of failures reaches ``recall`` (up to 1e-12); FPR there.
+    ``convention="torch-uncertainty"``: torch-uncertainty 0.13's ``FPRx``,
+    ``tau = sup{tau : TPR(tau) >= recall}`` and the FPR at ``tau``: the first threshold whose
+    recall, ``TP / P`` in float64, is at least ``recall`` (no tolerance). That is the standard
+    convention without its 1e-12 margin. torch-uncertainty divides and compares in torch's
+    default dtype, float32, so a level within float32's rounding of a reachable ``k / P``
+    (``0.95 + 1e-9`` with 20 failures) counts there as reached; assay compares in float64.
+    ``convention="torch-uncertainty-0.12"``: torch-uncertainty up to 0.12 (after Hendrycks'
+    anomaly-seg): among the thresholds up to recall 1, the one whose recall is nearest to
+    ``recall`` (ties: the lower threshold); before issue 27 this was ``"torch-uncertainty"``.
     One class only gives NaN with a warning.
     """
 
@@ -106,7 +119,7 @@ class FPRAtRecall(UEMetric):
 
     def __init__(self, *, recall: float = 0.95, convention: str = "standard") -> None:
         self.recall = check_number(recall, "recall", low=0.0, high=1.0, closed="right", owner=self.name)
-        check_choice(convention, "convention", ("standard", "torch-uncertainty"), owner=self.name)
+        check_choice(convention, "convention", FPR_CONVENTIONS, owner=self.name)
         self.convention = convention
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
@@ -120,6 +133,8 @@ class FPRAtRecall(UEMetric):
         rec = tp / n_pos
         if self.convention == "standard":
             i = int(np.flatnonzero(rec >= self.recall - 1e-12)[0])
+        elif self.convention == "torch-uncertainty":
+            i = int(np.flatnonzero(rec >= self.recall)[0])  # rec[-1] == 1.0 >= recall: never empty
         else:
             last = int(np.flatnonzero(tp == n_pos)[0])
             d = np.abs(rec[: last + 1] - self.recall)

@@ -1,0 +1,226 @@
+"""'assay report' pages of large results: load time in headless Chromium and file size (issue 26).
+
+    python bench/bench_report.py [--examples 1000] [--estimators 50] [--ue-metrics 20] [--rows 10000]
+                                 [--repeats 5] [--quick] [--json PATH]
+
+Two pages, each built once and opened ``--repeats`` times in a fresh browser page:
+
+``grid``   a saved UEManager of ``--estimators`` column estimators x ``--ue-metrics`` UE metrics
+           (every registered sequence-level UE metric that scores a binary quality, in name order,
+           then the same again under a second generation metric until there are that many columns)
+           over ``--examples`` stored outputs, saved without intervals: its table with the best of
+           each column marked and its risk-coverage, rejection and reliability charts (50 series
+           each, 400 points per curve).
+``rows``   an ``assay run`` output folder with ``--rows`` result rows (models x 4 uncertainty types,
+           two seeds, two metrics): one table of mean +- std.
+
+Load time: from the start of navigation to the moment the page's script has drawn every table
+and chart (``performance.now()`` when it sets ``data-ready``), median of the repeats. The peer,
+in the same browser: the same content as plotly.py's own self-contained page
+(``plotly.io.to_html(include_plotlyjs=True)``; the grid's charts as one figure per chart,
+until the frame after its ``load`` event) and as a static HTML table written by Python (the rows,
+until ``DOMContentLoaded``). Targets: each page loads in under 2 s and weighs under 10 MB.
+
+Chromium: ``$ASSAY_CHROMIUM`` or ``/usr/bin/chromium`` (scripts/ensure-chromium.sh), driven by
+Playwright with the flags of the browser tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import assay
+from assay.plugins import get_registry
+from assay.uncertainty import Estimator
+from assay_report.page import write
+from assay_report.sources import build_report
+
+CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+class ColumnEstimator(Estimator):
+    level, dependencies = "sequence", ("u",)
+
+    def __init__(self, name: str, column: int):
+        self.name, self.column = name, column
+        super().__init__()
+
+    def __call__(self, stats):
+        return np.asarray([u[self.column] for u in stats["u"]], dtype=float)
+
+
+def usable_ue_metrics(limit: int) -> list[str]:
+    """Registered UE metrics that score a sequence-level binary quality (tried on a small manager)."""
+    rng = np.random.default_rng(0)
+    records = [{"id": str(i), "correct": int(rng.integers(0, 2)), "u": [float(rng.uniform())]} for i in range(30)]
+    good = []
+    for name in sorted(e.name for e in get_registry("ue_metric")):
+        try:
+            man = assay.UEManager(records, estimators=[ColumnEstimator("e", 0)], gen_metrics=["accuracy"],
+                                  ue_metrics=[name], progress=False)
+            man()
+        except Exception:  # noqa: BLE001 - a metric that needs other inputs is left out of the grid
+            continue
+        if len({k[3] for k in man.metrics}) == 1:
+            good.append(name)
+        if len(good) == limit:
+            break
+    return good
+
+
+def grid_manager(folder: Path, n: int, n_est: int, n_cols: int) -> Path:
+    metrics = usable_ue_metrics(n_cols)
+    gens = ["accuracy"] if len(metrics) >= n_cols else ["accuracy", "quality"]
+    rng = np.random.default_rng(1)
+    correct = rng.integers(0, 2, n)
+    records = [{"id": str(i), "correct": int(correct[i]), "quality": float(correct[i]),
+                "u": [float(np.clip((1 - correct[i]) * k / n_est * 0.5 + rng.uniform(0, 0.6), 0, 1))
+                      for k in range(n_est)]} for i in range(n)]
+    per_gen = -(-n_cols // len(gens))
+    man = assay.UEManager(records, estimators=[ColumnEstimator(f"estimator_{k:02d}", k) for k in range(n_est)],
+                          gen_metrics=gens, ue_metrics=metrics[:per_gen], n_resamples=0, progress=False)
+    man()
+    path = folder / "grid"
+    man.save(path)
+    print(f"grid: {n_est} estimators x {len(gens) * len(metrics[:per_gen])} columns "
+          f"({len(metrics[:per_gen])} UE metrics x {len(gens)} generation metrics) over {n} examples", flush=True)
+    return path
+
+
+def run_folder(folder: Path, rows: int) -> Path:
+    unc = ["softmax", "ensemble", "tta", "ssn"]
+    models = rows // len(unc)
+    rng = np.random.default_rng(2)
+    versions = []
+    for m in range(models):
+        for s in range(2):
+            out = f"m{m}/s{s}"
+            tree = {"mean": {u: {"metrics": {"auroc": float(rng.uniform(0.5, 1)), "aurc": float(rng.uniform(0, 0.3))}}
+                             for u in unc}}
+            (folder / "run" / out).mkdir(parents=True, exist_ok=True)
+            (folder / "run" / out / "ood.json").write_text(json.dumps(tree), encoding="utf-8")
+            versions.append({"pred_model": f"model_{m:05d}", "params": {"seed": s}, "unc_types": unc,
+                             "aggregations": [], "output_dir": out})
+    manifest = {"versions": versions, "tasks": {"ood": {
+        "file_name": "ood.json", "datasets": ["test"], "combine_splits": True,
+        "metrics": [{"name": "auroc", "higher_is_better": True, "levels": ["unc_type"]},
+                    {"name": "aurc", "higher_is_better": False, "levels": ["unc_type"]}]}}}
+    (folder / "run" / "assay-results.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder / "run"
+
+
+def plotly_peer(report, path: Path) -> Path:
+    """The report's charts as plotly.py's own self-contained page (one figure per chart)."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    parts = []
+    for i, sec in enumerate(s for s in report.sections if s.to_json()["type"] == "chart"):
+        fig = go.Figure([go.Scatter(x=list(s.x), y=list(s.y), name=s.name, mode="lines") for s in sec.series])
+        parts.append(pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False, div_id=f"peer{i}"))
+    # plotly.py's page draws each figure from an inline script as it is parsed; ready at the load event's
+    # next frame (its figures' plotly_afterplot events have fired by then)
+    script = ("<script>window.addEventListener('load', () => requestAnimationFrame(() => { "
+              "window.assayReadyMs = performance.now(); document.body.setAttribute('data-ready','1'); }));"
+              "</script>")
+    path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>" + "".join(parts) + script
+                    + "</body></html>", encoding="utf-8")
+    return path
+
+
+def table_peer(report, path: Path) -> Path:
+    """The report's tables as static HTML written by Python (no script)."""
+    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"]
+    for sec in report.sections:
+        d = sec.to_json()
+        if d["type"] != "table":
+            continue
+        out.append("<table><thead><tr>" + "".join(f"<th>{html.escape(c['label'])}</th>" for c in d["columns"])
+                   + "</tr></thead><tbody>")
+        for row in d["rows"]:
+            cells = []
+            for v in row:
+                if isinstance(v, list):
+                    v = f"{v[0]:.4f} ± {v[1]:.4f}" if len(v) == 2 else f"{v[0]:.4f} [{v[1]:.4f}, {v[2]:.4f}]"
+                cells.append(f"<td>{html.escape(str(v))}</td>")
+            out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append("</tbody></table>")
+    out.append("<script>document.addEventListener('DOMContentLoaded', () => { window.assayReadyMs = "
+               "performance.now(); document.body.setAttribute('data-ready','1'); });</script></body></html>")
+    path.write_text("".join(out), encoding="utf-8")
+    return path
+
+
+def load_times(browser, path: Path, repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(path.resolve().as_uri(), timeout=120_000)
+        page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+        times.append(page.evaluate("() => window.assayReadyMs") / 1000)
+        page.close()
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=1000)
+    parser.add_argument("--estimators", type=int, default=50)
+    parser.add_argument("--ue-metrics", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run, not figures")
+    parser.add_argument("--only", choices=("grid", "rows"), help="measure one page only")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    if args.quick:
+        args.examples, args.estimators, args.ue_metrics, args.rows, args.repeats = 200, 10, 5, 1000, 2
+    from playwright.sync_api import sync_playwright
+
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        folder = Path(tmp)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        cases = {}
+        if args.only in (None, "grid"):
+            cases["grid"] = grid_manager(folder, args.examples, args.estimators, args.ue_metrics)
+        if args.only in (None, "rows"):
+            cases["rows"] = run_folder(folder, args.rows)
+        for name, source in cases.items():
+            start = time.perf_counter()
+            report = build_report([source])  # the grid's manager has no intervals: the best marked, no tests
+            page = write(report, folder / f"{name}.html")
+            built = time.perf_counter() - start
+            peer = (plotly_peer if name == "grid" else table_peer)(report, folder / f"{name}-peer.html")
+            ours = load_times(browser, page, args.repeats)
+            theirs = load_times(browser, peer, args.repeats)
+            results[name] = {"build_s": built, "bytes": page.stat().st_size, "load_s": statistics.median(ours),
+                             "peer_load_s": statistics.median(theirs), "peer_bytes": peer.stat().st_size,
+                             "peer": "plotly.io.to_html" if name == "grid" else "static HTML table"}
+        browser.close()
+    print(f"\n{'page':<6} {'built in':>9} {'size':>9} {'load (median)':>14} {'peer load':>10} {'ratio':>6}  peer")
+    for name, r in results.items():
+        print(f"{name:<6} {r['build_s']:>8.2f}s {r['bytes'] / 1e6:>7.2f}MB {r['load_s']:>13.3f}s "
+              f"{r['peer_load_s']:>9.3f}s {r['load_s'] / r['peer_load_s']:>5.2f}x  {r['peer']} "
+              f"({r['peer_bytes'] / 1e6:.2f} MB)")
+    print("targets: load < 2 s, size < 10 MB: " + ", ".join(
+        f"{n} {'met' if r['load_s'] < 2 and r['bytes'] < 10e6 else 'MISSED'}" for n, r in results.items()))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+/* assay report: draws the tables and charts of the JSON document in #assay-report-data.
+ * Tables: real <table> markup; each header is a button (click, Enter or Space sorts; aria-sort
+ * says how); a search box per table hides the rows that do not contain its text.
+ * Charts: plotly.js (inlined), one trace per series; clicking a legend entry toggles it. */
+(function () {
+  "use strict";
+  // Okabe-Ito, its black swapped for wine (black is the oracle): distinguishable with the common colour-vision
+  // deficiencies; past eight series the dash and marker change, which tells series apart in print.
+  var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#882255"];
+  var DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"];
+  var data = JSON.parse(document.getElementById("assay-report-data").textContent);
+
+  function num(v) {
+    if (v === null || v === undefined) return NaN;
+    if (v === "NaN") return NaN;
+    if (v === "Infinity") return Infinity;
+    if (v === "-Infinity") return -Infinity;
+    return v;
+  }
+  function fmt(v, kind) {
+    v = num(v);
+    if (Number.isNaN(v)) return "NaN";
+    if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+    if (kind === "int") return String(v);
+    if (v !== 0 && Math.abs(v) < 1e-3) return v.toExponential(2);
+    return v.toFixed(4);
+  }
+  function esc(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  }
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  /* A cell: its text, its sort key and its full-precision value (data-value). */
+  function cell(v, col) {
+    if (col.kind === "text") return {text: v === null ? "" : String(v), key: v === null ? "" : String(v), value: null};
+    if (v === null || v === undefined) return {text: "n/a", key: NaN, value: null};
+    if (Array.isArray(v)) {
+      var text = col.spread === "std" ? fmt(v[0]) + " \u00b1 " + fmt(v[1])
+                                      : fmt(v[0]) + " [" + fmt(v[1]) + ", " + fmt(v[2]) + "]";
+      return {text: text, key: num(v[0]), value: v};
+    }
+    return {text: fmt(v, col.kind), key: num(v), value: [v]};
+  }
+
+  function sources() {
+    var box = document.getElementById("sources");
+    var t = el("table", {"class": "sources"});
+    t.appendChild(el("caption", {"class": "legend"}, "What this report shows"));
+    var head = el("tr");
+    ["input", "kind", "what was evaluated", "provenance signature"].forEach(function (h) {
+      head.appendChild(el("th", {scope: "col"}, h));
+    });
+    t.appendChild(el("thead")).appendChild(head);
+    var body = t.appendChild(el("tbody"));
+    data.sources.forEach(function (s) {
+      var tr = el("tr");
+      tr.appendChild(el("td")).appendChild(el("code", {}, s.path));
+      tr.appendChild(el("td", {}, s.kind));
+      tr.appendChild(el("td", {}, s.what));
+      tr.appendChild(el("td")).appendChild(el("code", {"class": "signature"}, s.signature || "(none recorded)"));
+      body.appendChild(tr);
+    });
+    box.appendChild(t);
+    box.appendChild(el("p", {"class": "legend"}, "assay " + (data.versions.assay || "") +
+      ". In the tables, bold: not significantly worse than the best of its column; \u25B2: the best. " +
+      "Click a column header (or press Enter on it) to sort; type in a table's box to filter its rows."));
+  }
+
+  function table(sec, index, main) {
+    var id = "t" + index;
+    var section = main.appendChild(el("section", {"class": "table-section", "aria-labelledby": id + "-title"}));
+    section.appendChild(el("h2", {id: id + "-title"}, sec.title));
+    var tools = section.appendChild(el("div", {"class": "tools"}));
+    var filter = tools.appendChild(el("input", {type: "search", placeholder: "Filter rows\u2026",
+                                                "aria-label": "Filter the rows of: " + sec.title, "class": "filter"}));
+    var count = tools.appendChild(el("span", {"class": "count", "aria-live": "polite"}));
+    var marks = {};
+    sec.best.forEach(function (p) { marks[p[0] + "," + p[1]] = "best"; });
+    sec.tied.forEach(function (p) { if (!marks[p[0] + "," + p[1]]) marks[p[0] + "," + p[1]] = "tied"; });
+    var cols = sec.columns;
+    var keys = [];
+    var parts = ["<thead><tr>"];
+    cols.forEach(function (c, j) {
+      var dir = c.hib === true ? " (higher is better)" : c.hib === false ? " (lower is better)" : "";
+      parts.push('<th scope="col" aria-sort="none" data-col="' + j + '"><button type="button" title="Sort by ' +
+                 esc(c.label + dir) + '">' + esc(c.label) + '<span class="arrow" aria-hidden="true"></span></button></th>');
+    });
+    parts.push("</tr></thead><tbody>");
+    var texts = [];
+    sec.rows.forEach(function (row, i) {
+      var rowKeys = [];
+      var rowText = [];
+      parts.push('<tr data-row="' + i + '">');
+      row.forEach(function (v, j) {
+        var c = cell(v, cols[j]);
+        rowKeys.push(c.key);
+        rowText.push(c.text);
+        var mark = marks[i + "," + j];
+        var cls = (cols[j].kind === "text" ? "text" : "num") + (mark === "best" ? " best tied" : mark === "tied" ? " tied" : "");
+        var attrs = ' class="' + cls + '"';
+        if (c.value !== null) attrs += ' data-value="' + esc(c.value.map(String).join(" ")) + '"';
+        if (mark) attrs += ' title="' + (mark === "best" ? "best of its column" : "not significantly worse than the best") + '"';
+        if (cols[j].kind === "text") attrs += ' title="' + esc(c.text) + '"';
+        parts.push((j === 0 ? "<th scope=\"row\"" : "<td") + attrs + ">" + esc(c.text) + (j === 0 ? "</th>" : "</td>"));
+      });
+      parts.push("</tr>");
+      keys.push(rowKeys);
+      texts.push(rowText.join("\u0001").toLowerCase());
+    });
+    parts.push("</tbody>");
+    var wrap = section.appendChild(el("div", {"class": "scroll", tabindex: "0", role: "region",
+                                              "aria-label": "Table: " + sec.title}));
+    var t = wrap.appendChild(el("table", {"class": "data", id: id}));
+    t.appendChild(el("caption", {"class": "visually-hidden"}, sec.title));  // the h2 shows it
+    t.insertAdjacentHTML("beforeend", parts.join(""));
+    var tbody = t.tBodies[0];
+    var trs = Array.prototype.slice.call(tbody.rows);
+    function showCount(shown) { count.textContent = "showing " + shown + " of " + trs.length + " rows"; }
+    showCount(trs.length);
+    filter.addEventListener("input", function () {
+      var q = filter.value.trim().toLowerCase();
+      var shown = 0;
+      for (var i = 0; i < trs.length; i++) {
+        var hide = q !== "" && texts[i].indexOf(q) < 0;
+        trs[i].hidden = hide;
+        if (!hide) shown++;
+      }
+      showCount(shown);
+    });
+    var ths = Array.prototype.slice.call(t.tHead.rows[0].cells);
+    ths.forEach(function (th, j) {
+      th.querySelector("button").addEventListener("click", function () {
+        var asc = th.getAttribute("aria-sort") !== "ascending";
+        var text = cols[j].kind === "text";
+        var order = trs.map(function (_, i) { return i; });
+        order.sort(function (a, b) {
+          var x = keys[a][j], y = keys[b][j];
+          if (!text) {  // a missing or NaN value goes last either way
+            var xn = Number.isNaN(x), yn = Number.isNaN(y);
+            if (xn || yn) return xn === yn ? a - b : xn ? 1 : -1;
+            if (x === y) return a - b;
+            return asc ? (x < y ? -1 : 1) : (x < y ? 1 : -1);
+          }
+          var r = String(x).localeCompare(String(y), undefined, {numeric: true});
+          return r === 0 ? a - b : asc ? r : -r;
+        });
+        var frag = document.createDocumentFragment();
+        order.forEach(function (i) { frag.appendChild(trs[i]); });
+        tbody.appendChild(frag);
+        ths.forEach(function (other) {
+          other.setAttribute("aria-sort", "none");
+          other.querySelector(".arrow").textContent = "";
+        });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        th.querySelector(".arrow").textContent = asc ? "\u25B4" : "\u25BE";
+      });
+    });
+    notes(section, sec.notes);
+  }
+
+  function notes(section, list) {
+    (list || []).forEach(function (n) { section.appendChild(el("p", {"class": "notes"}, n)); });
+  }
+
+  function chart(sec, index, main) {
+    var id = "c" + index;
+    var section = main.appendChild(el("section", {"class": "chart-section", "aria-labelledby": id + "-title"}));
+    section.appendChild(el("h2", {id: id + "-title"}, sec.title));
+    var div = section.appendChild(el("div", {"class": "chart", id: id, role: "img",
+                                             "aria-label": sec.title + ": " + sec.series.map(function (s) { return s.name; }).join(", ")}));
+    var k = 0;
+    var traces = sec.series.map(function (s) {
+      var reference = s.style === "dash" || s.style === "dot";
+      var colour = reference ? (s.style === "dash" ? "#000000" : "#777777") : PALETTE[k % PALETTE.length];
+      var dash = reference ? s.style : DASHES[Math.floor(k / PALETTE.length) % DASHES.length];
+      var symbol = ["circle", "square", "diamond", "triangle-up", "x", "cross"][Math.floor(k / PALETTE.length) % 6];
+      if (!reference) k++;
+      return {
+        type: "scatter", name: s.name, x: s.x.map(num), y: s.y.map(num),
+        mode: s.style === "markers" ? "lines+markers" : "lines",
+        line: {color: colour, dash: dash, width: reference ? 1.5 : 2, shape: s.style === "step" ? "hv" : "linear"},
+        marker: {color: colour, symbol: symbol, size: 7},
+        hovertemplate: "<b>" + esc(s.name) + "</b><br>" + esc(sec.x) + ": %{x:.4f}<br>" + esc(sec.y) +
+                       ": %{y:.4f}<extra></extra>"
+      };
+    });
+    var layout = {
+      margin: {l: 70, r: 20, t: 20, b: 60}, hovermode: "closest",
+      xaxis: {title: {text: esc(sec.x)}, zeroline: false}, yaxis: {title: {text: esc(sec.y)}, zeroline: false},
+      legend: {title: {text: "click to show or hide"}}, font: {family: "system-ui, sans-serif", size: 12}
+    };
+    drawn.push(window.Plotly.newPlot(div, traces, layout, {displaylogo: false, responsive: true}));
+    notes(section, sec.notes);
+  }
+
+  var main = document.getElementById("report");
+  var drawn = [];  // plotly's promises: the page is ready when every chart is drawn
+  sources();
+  data.sections.forEach(function (sec, i) {
+    if (sec.type === "table") table(sec, i, main);
+    else chart(sec, i, main);
+  });
+  Promise.all(drawn).then(function () {
+    window.assayReadyMs = performance.now();  // read by bench/bench_report.py
+    document.body.setAttribute("data-ready", "1");
+  });
+})();

@@ -1,0 +1,222 @@
+"""The report as a reader sees it, in headless Chromium: cells, sorting, filtering, charts, hover.
+
+Every page is opened through the ``open_report`` fixture, which fails the test on a console
+error, an uncaught exception or a request for anything but a local (file/data) URL.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import assay
+from assay.metrics.api import load_results
+from assay_report.page import write
+from assay_report.sources import build_report
+
+
+def _num(text: str) -> float:
+    return float("nan") if text == "NaN" else float(text)
+
+
+def _write(tmp_path, paths, name="report.html", **kw):
+    return write(build_report(paths, **kw), tmp_path / name)
+
+
+def test_every_cell_equals_the_results_file(tmp_path, evaluation_files, open_report, shot):
+    page = _write(tmp_path, [evaluation_files[0]])
+    o = open_report(page)
+    saved = json.loads(evaluation_files[0].read_text(encoding="utf-8"))
+    g = saved["global"]
+    scores = o.cells(o.table_id("Scores of"))
+    values = o.values(o.table_id("Scores of"))
+    shown = {row[0]: row[1] for row in scores}
+    assert set(shown) == {"accuracy", "f1"}
+    for (name, text), (_, full) in zip(scores, values):
+        v, lo, hi = (float(x) for x in full.split())
+        assert (v, lo, hi) == (g[name], g[f"{name}_ci_low"], g[f"{name}_ci_high"])  # exact, full precision
+        assert text == f"{g[name]:.4f} [{g[name + '_ci_low']:.4f}, {g[name + '_ci_high']:.4f}]"
+    # the instances table: one row per instance, prediction, references and instance scores as saved
+    inst = o.cells(o.table_id("Instances of"))
+    assert len(inst) == len(saved["instances"])
+    for row, d in zip(inst, saved["instances"]):
+        refs = d["references"]
+        assert row[1] == d["prediction"] and row[2] == (refs if isinstance(refs, str) else json.dumps(refs))
+        assert _num(row[3]) == round(d["score"]["instance"]["accuracy"], 4)
+    shot(o, "evaluation")
+
+
+def test_two_systems_marks_the_best_and_those_not_significantly_worse(tmp_path, evaluation_files, open_report, shot):
+    page = _write(tmp_path, list(evaluation_files), n_resamples=300, seed=5)
+    o = open_report(page)
+    table = o.table_id("Systems compared")
+    marks = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tBodies[0].rows).map(r => "
+                                                 "Array.from(r.cells).map(c => c.className))")
+    a, b = (load_results(p) for p in evaluation_files)
+    for col, score in ((1, "accuracy"), (2, "f1")):
+        va, vb = a.global_scores[score], b.global_scores[score]
+        best_row = 0 if va >= vb else 1
+        other = 1 - best_row
+        comp = assay.compare([a, b][best_row], [a, b][other], "accuracy" if score == "accuracy" else
+                             "f1[average=macro]", score=score, n_resamples=300, seed=5)
+        assert "best" in marks[best_row][col]
+        assert ("tied" in marks[other][col]) == (comp.better != "a")
+        assert "best" not in marks[other][col]
+    # the paired-comparison table quotes the difference, its interval and the p-value of assay.compare
+    rows = o.values(o.table_id("Paired comparisons with the best"))
+    comp = assay.compare(a, b, "accuracy", n_resamples=300, seed=5)
+    acc_row = [r for r in rows if r[3] is not None][0]
+    diff, lo, hi = (float(x) for x in acc_row[3].split())
+    assert abs(diff) == pytest.approx(abs(comp.difference))
+    assert float(acc_row[4]) == pytest.approx(comp.p_value)
+    shot(o, "two-systems")
+
+
+def test_clicking_a_header_sorts_and_again_reverses(tmp_path, evaluation_files, open_report):
+    o = open_report(_write(tmp_path, [evaluation_files[1]]))
+    table = o.table_id("Instances of")
+    before = o.cells(table)
+    o.page.click(f"#{table} thead th:nth-child(2) button")  # prediction, text
+    got = [r[1] for r in o.cells(table)]
+    assert got == sorted(r[1] for r in before)
+    assert o.page.get_attribute(f"#{table} thead th:nth-child(2)", "aria-sort") == "ascending"
+    o.page.click(f"#{table} thead th:nth-child(4) button")  # accuracy, numeric
+    o.page.click(f"#{table} thead th:nth-child(4) button")  # ... descending
+    acc = [_num(r[3]) for r in o.cells(table)]
+    assert acc == sorted(acc, reverse=True)
+    assert o.page.get_attribute(f"#{table} thead th:nth-child(4)", "aria-sort") == "descending"
+    # the keyboard sorts too: the header is a button; Enter on it sorts by '#' ascending again
+    o.page.focus(f"#{table} thead th:nth-child(1) button")
+    o.page.keyboard.press("Enter")
+    assert [int(r[0]) for r in o.cells(table)] == list(range(len(before)))
+
+
+def test_typing_in_the_filter_hides_the_other_rows(tmp_path, evaluation_files, open_report):
+    o = open_report(_write(tmp_path, [evaluation_files[0]]))
+    table = o.table_id("Instances of")
+    all_rows = o.cells(table)
+    section = o.page.locator("section.table-section", has=o.page.locator(f"#{table}"))
+    section.locator("input.filter").fill("bird")
+    shown = o.cells(table)
+    expected = [r for r in all_rows if any("bird" in c.lower() for c in r)]
+    assert shown == expected and 0 < len(shown) < len(all_rows)
+    assert section.locator(".count").text_content() == f"showing {len(expected)} of {len(all_rows)} rows"
+    section.locator("input.filter").fill("")
+    assert len(o.cells(table)) == len(all_rows)
+
+
+def _charts(o):
+    return o.page.eval_on_selector_all(
+        ".chart", "ds => ds.map(d => ({title: d.parentElement.querySelector('h2').textContent, "
+                  "series: d.data.map(t => ({name: t.name, n: t.x.length, visible: t.visible, "
+                  "x: Array.from(t.x), y: Array.from(t.y)})), "
+                  "drawn: d.querySelectorAll('.scatterlayer .trace').length}))")
+
+
+def test_uncertainty_charts_have_one_series_per_estimator_and_the_right_points(tmp_path, manager_dir, open_report,
+                                                                              shot):
+    o = open_report(_write(tmp_path, [manager_dir]))
+    man = assay.UEManager.load(manager_dir)
+    q = np.asarray(man.gen_metrics[("sequence", "accuracy")], float)
+    charts = {c["title"].split(": ", 1)[1].split(",")[0]: c for c in _charts(o)}
+    assert set(charts) == {"risk-coverage", "rejection curves", "reliability"}
+    ests = man.estimator_names
+    rc = charts["risk-coverage"]
+    assert [s["name"] for s in rc["series"]] == [*ests, "oracle", "random"]
+    assert rc["drawn"] == len(ests) + 2
+    for s, est in zip(rc["series"], ests):
+        u = np.asarray(man.estimations[("sequence", est)], float)
+        assert s["n"] == len(np.unique(u))  # one point per tie group
+        # the last point: full coverage, risk = 1 - mean quality (hand derivation)
+        assert s["x"][-1] == 1.0 and s["y"][-1] == pytest.approx(1 - q.mean())
+    rej = charts["rejection curves"]
+    assert [s["name"] for s in rej["series"]] == [*ests, "oracle", "random"]
+    assert all(s["n"] == q.size for s in rej["series"][:-1])
+    assert rej["series"][-1]["y"] == [pytest.approx(q.mean())] * 2
+    rel = charts["reliability"]
+    assert [s["name"] for s in rel["series"]] == [f"1 - {e}" for e in ests] + ["perfect calibration"]
+    for s, est in zip(rel["series"], ests):
+        conf = 1 - np.asarray(man.estimations[("sequence", est)], float)
+        assert s["n"] == len(np.unique(np.minimum((conf * 15).astype(int), 14)))  # non-empty bins
+    shot(o, "uncertainty")
+
+
+def test_uncertainty_table_cells_equal_the_saved_manager(tmp_path, manager_dir, open_report):
+    o = open_report(_write(tmp_path, [manager_dir]))
+    man = assay.UEManager.load(manager_dir)
+    table = o.table_id("ue-run: UE metrics")
+    headers = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tHead.rows[0].cells).map(c => c.textContent)")
+    ues = headers[1:]
+    cells = o.cells(table)
+    vals = o.values(table)
+    for text_row, val_row in zip(cells, vals):
+        est = text_row[0]
+        for ue, text, full in zip(ues, text_row[1:], val_row[1:]):
+            key = ("sequence", est, "accuracy", ue)
+            v, lo, hi = (float(x) for x in full.split())
+            assert v == man.metrics[key] and (lo, hi) == man.intervals[key]
+            assert text.startswith(f"{man.metrics[key]:.4f} [")
+
+
+def test_hovering_a_point_shows_its_values(tmp_path, manager_dir, open_report):
+    o = open_report(_write(tmp_path, [manager_dir]))
+    chart = o.page.locator(".chart").first
+    chart.scroll_into_view_if_needed()
+    # the pixel position of point 2 of series 0, from plotly's own axes
+    x, y, want_x, want_y = o.page.evaluate(
+        "() => { const d = document.querySelector('.chart'); const xa = d._fullLayout.xaxis, ya = d._fullLayout.yaxis;"
+        " const t = d.data[0]; const r = d.querySelector('.nsewdrag').getBoundingClientRect();"
+        " return [r.left + xa.l2p(t.x[2]), r.top + ya.l2p(t.y[2]), t.x[2], t.y[2]]; }")
+    o.page.mouse.move(x, y)
+    label = o.page.wait_for_selector(".hoverlayer .hovertext", timeout=15000).text_content()
+    assert f"{want_x:.4f}" in label and f"{want_y:.4f}" in label and "est0" in label
+
+
+def test_clicking_a_legend_entry_hides_its_series(tmp_path, manager_dir, open_report):
+    o = open_report(_write(tmp_path, [manager_dir]))
+    chart = o.page.locator(".chart").first
+    assert chart.locator(".scatterlayer .trace").count() == 5  # 3 estimators, oracle, random
+    chart.locator(".legend .traces").first.click()
+    # plotly waits out its double-click interval before it toggles
+    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === 'legendonly'", timeout=15000)
+    assert chart.locator(".scatterlayer .trace").count() == 4
+    chart.locator(".legend .traces").first.click()
+    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === true", timeout=15000)
+
+
+def test_comparison_parse_eval_and_run_pages(tmp_path, comparison_file, parse_eval_files, build, open_report, shot):
+    comp = json.loads(comparison_file.read_text(encoding="utf-8"))
+    o = open_report(_write(tmp_path, [comparison_file], name="c.html"))
+    (row,) = o.values(o.table_id("Paired comparisons"))
+    assert [float(x) for x in row[6].split()] == [comp["difference"], comp["ci_low"], comp["ci_high"]]
+    assert float(row[7]) == comp["p_value_randomization"]
+    assert o.cells(o.table_id("Paired comparisons"))[0][9] == comp["verdict"]
+
+    o = open_report(_write(tmp_path, list(parse_eval_files), name="p.html"))
+    table = o.table_id("Parsing systems compared")
+    cells = o.cells(table)
+    assert cells == [["parser-1.json", "0.9000", "0.8500"], ["parser-2.json", "0.9300", "0.8000"]]
+    classes = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tBodies[0].rows).map(r => "
+                                                   "Array.from(r.cells).map(c => c.classList.contains('best')))")
+    assert classes == [[False, False, True], [False, True, False]]  # UAS: parser-2, LAS: parser-1
+
+    run = build.run(tmp_path / "run", models=3, seeds=2, unc_types=["softmax"],
+                    value=lambda m, s, unc, metric: (m + 1) / 10 + s / 100)
+    o = open_report(_write(tmp_path, [run], name="r.html"))
+    cells = o.cells(o.table_id("Results of"))
+    assert [r[3] for r in cells] == ["0.1050 ± 0.0071", "0.2050 ± 0.0071", "0.3050 ± 0.0071"]
+    shot(o, "run")
+
+
+def test_ten_thousand_rows_filter_and_sort(tmp_path, build, open_report):
+    run = build.run(tmp_path / "big", models=2500, seeds=1, unc_types=["a", "b", "c", "d"],
+                    value=lambda m, s, unc, metric: math.sin(m * 7 + ord(unc)) / 2 + 0.5)
+    o = open_report(_write(tmp_path, [run]))
+    table = o.table_id("Results of")
+    assert o.page.eval_on_selector(f"#{table}", "t => t.tBodies[0].rows.length") == 10_000
+    section = o.page.locator("section.table-section", has=o.page.locator(f"#{table}"))
+    section.locator("input.filter").fill("model2499")
+    assert [r[0] for r in o.cells(table)] == ["model2499"] * 4
