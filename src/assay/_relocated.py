@@ -24,6 +24,7 @@ missing *inside* an installed plugin (one of its own dependencies) is reported a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
@@ -61,6 +62,7 @@ def alias_module(old: str, new: str | Mapping[str, str], distribution: str, *, n
     module has. ``own``: the old module's ``globals()``, whose names ``dir()`` lists beside
     the moved ones. A name that is not forwarded is an AttributeError, as for any module.
     """
+    whole = new if isinstance(new, str) and names is None else None  # every public name of one module
     if isinstance(new, str):
         where: Mapping[str, str] | None = None if names is None else dict.fromkeys(names, new)
     else:
@@ -69,7 +71,7 @@ def alias_module(old: str, new: str | Mapping[str, str], distribution: str, *, n
         where = dict(new)
 
     def __getattr__(name: str) -> Any:
-        module_name = new if where is None else where.get(name)
+        module_name = whole if where is None else where.get(name)
         if module_name is None or name.startswith("__"):
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         module = import_moved(module_name, distribution, old=f"{old}.{name}")
@@ -82,12 +84,9 @@ def alias_module(old: str, new: str | Mapping[str, str], distribution: str, *, n
         listed = set(own or ())
         if where is not None:
             listed |= set(where)
-        else:
-            assert isinstance(new, str)  # noqa: S101 - where is None only for a module name
-            try:
-                listed |= {n for n in dir(import_moved(new, distribution, old=old)) if not n.startswith("_")}
-            except MissingDependencyError:
-                pass  # dir() works without the plugin: the old module's own names
+        elif whole is not None:
+            with contextlib.suppress(MissingDependencyError):  # dir() works without the plugin: the own names
+                listed |= {n for n in dir(import_moved(whole, distribution, old=old)) if not n.startswith("_")}
         return sorted(listed)
 
     return __getattr__, __dir__

@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+
 import tomllib
 
 from assay.cli import OWN_COMMANDS

@@ -17,7 +17,6 @@ argparse's "invalid choice".
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import sys
 from typing import Any
 
@@ -49,6 +48,9 @@ def missing_command_message(command: str) -> str | None:
     distribution = FIRST_PARTY_COMMANDS.get(command)
     if distribution is None:
         return None
+    # deferred: importlib.metadata costs ~25 ms, which 'assay parse-eval' does not pay (assay.plugins._entry_points)
+    import importlib.metadata
+
     try:
         importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
