@@ -17,7 +17,8 @@ A lookup (``assay.load_metric("accuracy")``) then imports only the plugins that 
 its declaration is taken as complete, and ``assay check-plugin`` compares it with what the plugin
 registers (:func:`compare`). A plugin that declares nothing is loaded, as before this existed, on
 the first lookup of any name. A plugin whose distribution contributes class-attribute handlers
-(group ``assay.metric_attributes``) and declares no names is declared as registering none. Everything here is read from the installed ``entry_points.txt`` files
+(group ``assay.metric_attributes``) and declares no names is declared as registering none.
+Everything here is read from the installed ``entry_points.txt`` files
 (:mod:`assay.plugins._entry_points`); nothing is imported.
 """
 

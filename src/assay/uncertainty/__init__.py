@@ -22,10 +22,7 @@ plugin is not installed.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from assay.errors import MissingDependencyError
+from assay._relocated import alias_module
 from assay.uncertainty.base import (
                                     LEVELS,
                                     Estimator,
@@ -65,21 +62,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The names in ``MOVED``, from assay-uncertainty; a missing plugin names the ``pip install`` to run."""
-    module_name = MOVED.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'assay.uncertainty' has no attribute {name!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("assay_uncertainty", module_name):  # the plugin is there; something it needs is not
-            raise
-        raise MissingDependencyError(
-            "assay-uncertainty", purpose=f"assay.uncertainty.{name} (it lives in the plugin assay-uncertainty)"
-        ) from exc
-    return getattr(module, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(MOVED))
+__getattr__, __dir__ = alias_module(__name__, MOVED, "assay-uncertainty", own=globals())
