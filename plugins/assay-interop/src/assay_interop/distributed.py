@@ -16,6 +16,7 @@ importing :mod:`assay` or this module never imports torch.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -186,13 +187,31 @@ def _check_agree(metrics: list[Metric], gathered: list[Any]) -> None:
                     f"assay.distributed.sync: rank {rank} synced a metric of class {name} and rank 0 one of class "
                     f"{ref_name}{where}; every rank must sync the same metric."
                 )
-            for key in sorted(set(ref_options) | set(options)):
-                a, b = ref_options.get(key, "<unset>"), options.get(key, "<unset>")
-                if a != b:
-                    raise InvalidParameterError(
-                        f"assay.distributed.sync: metric {metric_name(metric)!r}{where} has {key}={b} on rank {rank} "
-                        f"and {key}={a} on rank 0; every rank must sync the same metric with the same options."
-                    )
+            differ = [key for key in sorted(set(ref_options) | set(options))
+                      if ref_options.get(key, "<unset>") != options.get(key, "<unset>")]
+            if differ:
+                raise InvalidParameterError(
+                    f"assay.distributed.sync: metric {metric_name(metric)!r}{where} was built with different options "
+                    f"on rank {rank} and rank 0: {_differences(metric, differ, options, ref_options, rank)}; every "
+                    "rank must sync the same metric with the same options."
+                )
+
+
+def _differences(metric: Metric, keys: list[str], options: dict[str, str], ref_options: dict[str, str],
+                 rank: int) -> str:
+    """``average='macro' on rank 1 and average='micro' on rank 0``, for the options the user sets.
+
+    The options the metric's constructor takes (``average``) come first and alone when one of
+    them differs: attributes derived from them (``additive``, ``n_stats``) differ only because
+    they do, and naming those would hide what the user really set differently.
+    """
+    try:
+        parameters = set(inspect.signature(type(metric)).parameters)
+    except (TypeError, ValueError):  # a class whose signature cannot be read: every option counts
+        parameters = set()
+    given = [key for key in keys if key in parameters] or keys
+    return "; ".join(f"{key}={options.get(key, '<unset>')} on rank {rank} and {key}={ref_options.get(key, '<unset>')} "
+                     "on rank 0" for key in given)
 
 
 def _merge(metric: Metric, index: int, gathered: list[Any]) -> Metric:
