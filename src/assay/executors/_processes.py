@@ -136,6 +136,26 @@ def base_exception_error(exc: BaseException, label: int, where: str) -> Evaluati
     return error
 
 
+def _undo_run_handlers_in_child() -> None:
+    """First thing in any forked child: SIGTERM / SIGHUP back to their defaults if an assay run holds them.
+
+    During a run the parent raises :class:`~assay.executors.base.Interrupted` on SIGTERM / SIGHUP
+    (:func:`~assay.executors.base.terminate_as_interrupt`). A worker inherits that handler with the
+    fork, and :func:`_worker` undoes it only once multiprocessing has bootstrapped the process: a
+    worker killed with SIGTERM in between would raise ``Interrupted`` there and print its traceback
+    on stderr. Run at fork time (``os.register_at_fork``), before any Python code of the child, so
+    such a worker just ends and the parent names the shard it was starting.
+    """
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        with contextlib.suppress(ValueError, OSError):
+            if signum is not None and signal.getsignal(signum) is _raise_interrupted:
+                signal.signal(signum, signal.SIG_DFL)
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=_undo_run_handlers_in_child)
+
 _PR_SET_PDEATHSIG = 1
 _NOTHING = object()  # a worker's pipe held only its "ready"
 
