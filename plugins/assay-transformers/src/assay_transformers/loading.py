@@ -78,7 +78,7 @@ def _check_weights(folder: Path) -> None:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         return
-    from safetensors import safe_open  # deferred, as torch: installed with transformers
+    from safetensors import safe_open  # deferred, as torch (a dependency of transformers, declared too)
 
     for file in files:
         try:
