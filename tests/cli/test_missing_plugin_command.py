@@ -1,8 +1,8 @@
 """A first-party plugin's command whose plugin is absent: one line naming the plugin and the install, exit 2.
 
-``assay report`` runs for real without its plugin (assay-report is not in this repository
-yet); ``assay ue`` is run with assay-uncertainty disabled, and once more with the package
-metadata saying it is not installed.
+Every first-party plugin is installed by ``make setup``, so "not installed" is simulated: the
+plugin disabled (it adds no command) and its package metadata saying it is absent; and once
+with the plugin disabled while still installed.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import tomllib
 
 from assay.cli import OWN_COMMANDS
@@ -42,39 +43,37 @@ def test_the_table_matches_the_plugins_declarations():
     assert declared, "no plugin declares a command: the glob is wrong"
     for command, distribution in declared.items():
         assert FIRST_PARTY_COMMANDS.get(command) == distribution, command
-    in_tree = set(declared.values())
-    # a command of a plugin not in this repository yet: only the announced assay-report
-    assert {d for d in FIRST_PARTY_COMMANDS.values() if d not in in_tree} <= {"assay-report"}
+    # every command of the table belongs to a plugin of this repository
+    assert set(FIRST_PARTY_COMMANDS) == set(declared)
     assert not set(FIRST_PARTY_COMMANDS) & OWN_COMMANDS
 
 
-def test_a_command_of_a_plugin_not_installed_names_the_install():
-    done = _assay("report", "results/")
-    assert done.returncode == 2
-    assert done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert lines == ["assay: error: the command 'report' comes from the plugin assay-report, which is not "
-                     "installed: pip install assay-report"], done.stderr
-    assert "invalid choice" not in done.stderr
-
-
-def test_uninstalled_uncertainty_plugin():
-    # the plugin disabled (so it adds no command) and its distribution reported absent, as without it installed
-    code = textwrap.dedent("""
+def _without(distribution: str, *args: str) -> subprocess.CompletedProcess:
+    """``assay ARGS`` with ``distribution`` disabled (so it adds no command) and reported absent by its metadata."""
+    code = textwrap.dedent(f"""
         import importlib.metadata, sys
         real = importlib.metadata.distribution
         def distribution(name):
-            if name == "assay-uncertainty":
+            if name == {distribution!r}:
                 raise importlib.metadata.PackageNotFoundError(name)
             return real(name)
         importlib.metadata.distribution = distribution
         from assay.cli import main
         sys.exit(main(sys.argv[1:]))
     """)
-    done = _assay("ue", "outputs.jsonl", env={"ASSAY_DISABLE_PLUGINS": "assay-uncertainty"}, code=code)
+    return _assay(*args, env={"ASSAY_DISABLE_PLUGINS": distribution}, code=code)
+
+
+@pytest.mark.parametrize(("command", "distribution"), [("ue", "assay-uncertainty"), ("report", "assay-report"),
+                                                       ("run", "assay-segmentation")])
+def test_a_command_of_a_plugin_not_installed_names_the_install(command, distribution):
+    done = _without(distribution, command, "results/")
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == ("assay: error: the command 'ue' comes from the plugin assay-uncertainty, "
-                                            "which is not installed: pip install assay-uncertainty"), done.stderr
+    assert done.stdout == ""
+    assert done.stderr.splitlines()[-1] == (f"assay: error: the command {command!r} comes from the plugin "
+                                            f"{distribution}, which is not installed: pip install {distribution}"), \
+        done.stderr
+    assert "invalid choice" not in done.stderr
 
 
 def test_an_installed_but_disabled_plugin_is_not_called_missing():
