@@ -9,14 +9,8 @@ when first read, and without the plugin reading it raises
 
 from __future__ import annotations
 
-from typing import Any
-
-from assay.plugins.deps import moved_to_plugin
+from assay._relocated import alias_module
 
 __all__ = ["sync"]
 
-_moved = moved_to_plugin(__name__, dict.fromkeys(__all__, "assay_interop.distributed"), package="assay-interop")
-
-
-def __getattr__(name: str) -> Any:
-    return _moved(name)
+__getattr__, __dir__ = alias_module(__name__, "assay_interop.distributed", "assay-interop", names=__all__)

@@ -213,3 +213,98 @@ def test_assay_names_the_builtins(capsys):
     rows = _rows(capsys.readouterr().out)
     assert rows[("jsonl", "round-trip")] == "PASS"  # on the sample the jsonl registration declares
     assert rows[("serial", "run-order")] == "PASS" and rows[("serial", "errors-propagate")] == "PASS"
+
+
+# --------------------------------------------------------------------------- hangs and exits (issue 27, item 14)
+HANGS = '''
+import os
+import time
+
+from assay import hookimpl
+from assay.metrics import InstanceMetric
+
+
+class Sleeper(InstanceMetric):
+    """map_batch sleeps far past any bound: a check must end as a FAIL, not hang the report."""
+
+    main_score = "match"
+    prediction_type = str
+
+    def compute_instance(self, prediction, references, task_data=None):
+        return float(prediction in references)
+
+    def map_batch(self, predictions, references, task_data=None):
+        time.sleep(600)
+
+
+class Exiter(InstanceMetric):
+    """Ends the process running it as soon as it scores anything."""
+
+    main_score = "match"
+    prediction_type = str
+
+    def compute_instance(self, prediction, references, task_data=None):
+        os._exit(3)
+
+
+class Fine(InstanceMetric):
+    main_score = "match"
+    prediction_type = str
+
+    def compute_instance(self, prediction, references, task_data=None):
+        return float(prediction in references)
+
+
+@hookimpl
+def assay_register_metrics(register):
+    register("sleeper", Sleeper, description="hangs on purpose")
+    register("exiter", Exiter, description="calls os._exit on purpose")
+    register("fine", Fine, description="a correct metric, checked after the other two")
+'''
+
+
+@pytest.fixture
+def hanging(tmp_path, monkeypatch):
+    _distribution(tmp_path, "assay-fake-hangs", "assay_fake_hangs", HANGS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for var in ("ASSAY_STRICT_PLUGINS", "ASSAY_DISABLE_PLUGINS", "ASSAY_LOAD_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    with use_plugin_system(PluginSystem()):
+        yield tmp_path
+
+
+def test_a_sleeping_map_batch_fails_its_check_within_the_timeout(hanging, capsys):
+    import time
+
+    started = time.monotonic()
+    assert main(["check-plugin", "assay-fake-hangs", "-k", "sleeper", "--check-timeout", "1"]) == 1
+    assert time.monotonic() - started < 30  # one bound per hung check, not the 600 s sleep
+    rows = _rows(capsys.readouterr().out)
+    failed = {check: r for (name, check), r in rows.items() if name == "sleeper" and r.startswith("FAIL")}
+    assert len(failed) == 1, rows
+    (check, result), = failed.items()
+    assert result.startswith("FAIL(the check did not finish within 1 s (check-plugin's per-check timeout, "
+                             "--check-timeout)")
+    # the checks after it are reported as not run, naming it
+    skipped = [r for (name, c), r in rows.items() if name == "sleeper" and r.startswith("SKIP(not run: the check")]
+    assert skipped and all(f"'{check}'" in r for r in skipped)
+
+
+def test_a_plugin_calling_os_exit_fails_the_check_and_the_report_goes_on(hanging, capsys):
+    assert main(["check-plugin", "assay-fake-hangs", "-k", "exiter", "-k", "fine", "--check-timeout", "60"]) == 1
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    failed = [(c, r) for (name, c), r in rows.items() if name == "exiter" and r.startswith("FAIL")]
+    assert len(failed) == 1, rows
+    assert "ended the process running it with exit status 3 (os._exit(3)" in failed[0][1]
+    # the other name is still checked, and passes
+    assert {r for (name, _), r in rows.items() if name == "fine"} == {"PASS"} or all(
+        r == "PASS" or r.startswith("SKIP(no examples") for (name, _), r in rows.items() if name == "fine")
+    assert out.rstrip().splitlines()[-1].startswith("assay-fake-hangs 2.0.1: 2 names")
+
+
+def test_check_timeout_must_be_a_number_of_seconds(hanging, capsys):
+    with pytest.raises(SystemExit) as info:  # argparse's usage error
+        main(["check-plugin", "assay-fake-hangs", "--check-timeout", "soon"])
+    assert info.value.code == 2
+    assert "argument --check-timeout: must be a number of seconds >= 0" in capsys.readouterr().err

@@ -16,6 +16,7 @@ forkserver, an unpicklable result, a script without a main guard (spawn, forkser
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import os
 import signal
 import subprocess
@@ -566,3 +567,65 @@ def test_no_handler_is_installed_from_another_thread():
     t.start()
     t.join()
     assert seen == [signal.getsignal(signal.SIGTERM)]
+
+
+# --------------------------------------------------------------------------- a fork worker stuck before it starts
+# (issue 27, item 14): no timeout= given, yet the run ends, naming the shard
+STARTUP_LOCK = threading.Lock()
+
+
+class _TakesTheStartupLock:
+    pass
+
+
+_STARTUP_HOOK = _TakesTheStartupLock()
+
+
+def _take_startup_lock(_obj):  # runs in each worker while multiprocessing bootstraps it (before assay's worker code)
+    if os.environ.get("ASSAY_TEST_STARTUP_LOCK") == str(os.getppid()):
+        with STARTUP_LOCK:
+            pass
+
+
+multiprocessing.util.register_after_fork(_STARTUP_HOOK, _take_startup_lock)
+
+
+def test_a_fork_worker_stuck_on_a_lock_before_it_starts_ends_in_an_error_naming_the_shard(monkeypatch):
+    """A parent thread holds a lock that the worker needs while it starts: without timeout= the run used to hang."""
+    monkeypatch.setenv("ASSAY_TEST_STARTUP_LOCK", str(os.getpid()))
+    release = threading.Event()
+    holder = threading.Thread(target=lambda: (STARTUP_LOCK.acquire(), release.wait(20), STARTUP_LOCK.release()))
+    holder.start()
+    result: dict = {}
+
+    def run():
+        ex = load_executor("processes", workers=1, start_method="fork")
+        ex.start_timeout = 1.0
+        try:
+            result["value"] = ex.run(divmod, [7, 9], 4)
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            result["error"] = exc
+
+    try:
+        wait_until(STARTUP_LOCK.locked, 2)
+        t0 = time.monotonic()
+        runner = threading.Thread(target=run, daemon=True)
+        runner.start()
+        runner.join(10)
+        elapsed = time.monotonic() - t0
+        assert not runner.is_alive(), "the run hung on the worker that never started"
+    finally:
+        release.set()
+        holder.join()
+    error = result.get("error")
+    assert isinstance(error, EvaluationTimeoutError), result
+    assert error.shard == 0 and elapsed < 1 + 1 + 3  # start bound + kill grace + slack
+    assert "did not start within 1 s and never ran shard 0" in str(error)
+    assert "start_method='forkserver'" in str(error)
+
+
+def test_the_start_bound_applies_to_fork_only_and_a_fast_start_passes():
+    ex = load_executor("processes", workers=2, start_method="fork")
+    assert ex.start_timeout == 60.0
+    ex.start_timeout = 0.5
+    assert ex.run(divmod, [7, 9, 11], 4) == [(1, 3), (2, 1), (2, 3)]  # workers up in milliseconds

@@ -116,7 +116,8 @@ def test_without_the_plugin_the_old_paths_name_the_install():
     assert len(lines) == 5
     for line in lines:
         assert "assay-segmentation is required" in line and "pip install assay-segmentation" in line, line
-    assert "assay.report.intervals.bootstrap_table (now assay_segmentation.report.intervals)" in lines[3]
+    assert ("assay.report.intervals.bootstrap_table (it moved to assay_segmentation.report.intervals, in the "
+            "assay-segmentation plugin)") in lines[3]
 
 
 def test_a_module_missing_inside_the_plugin_is_not_reported_as_the_plugin_missing(monkeypatch):

@@ -8,6 +8,8 @@ libraries inside ``func``, so ``assay --help`` stays fast. Plugins add commands 
 after assay's own (:mod:`assay.cli._plugin_commands`; helpers for them in
 :mod:`assay.cli.commands`), and added only when the command line may name one (no command,
 ``--help``, a name that is not assay's own), so assay's own commands load no plugin to parse.
+A first-party plugin's command whose plugin is absent (``assay ue`` without assay-uncertainty)
+is one line naming the ``pip install`` to run, exit status 2.
 
 Every command ends in one line on stderr, never a traceback: ``assay COMMAND: error:
 <file or flag>: <what is wrong>`` with exit status 2 for bad input (argparse usage errors
@@ -33,7 +35,7 @@ from typing import Any, NoReturn
 from assay import __version__
 from assay.cli._errors import EXIT_INTERRUPTED, EXIT_USAGE, run_command
 from assay.cli._output import evaluator_lines_on_stdout
-from assay.cli._plugin_commands import add_declared_command, add_plugin_commands
+from assay.cli._plugin_commands import add_declared_command, add_plugin_commands, missing_command_message
 from assay.plugins import warns_about_plugin_problems  # one stderr line when plugins failed or clashed
 
 __all__ = ["build_parser", "main"]
@@ -139,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # the user's Ctrl-C while the plugins load
         print("assay: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if command is not None and command not in _subparsers(parser).choices:
+        missing = missing_command_message(command)  # a first-party plugin's command, its plugin absent
+        if missing is not None:
+            print(missing, file=sys.stderr)
+            return EXIT_USAGE
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the sub-command's parser: "assay COMMAND: error: unrecognized arguments"
         (_subparser(parser, args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")

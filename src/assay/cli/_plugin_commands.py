@@ -7,6 +7,11 @@ warning line on stderr, never an error: a name that is one of assay's own comman
 two plugins registered (``assay plugins`` shows that clash too), an ``add_arguments`` that
 raises, and a plugin system that fails to load at all (``ASSAY_STRICT_PLUGINS=1`` with a
 broken plugin), so ``assay --help`` always works.
+
+A first-party command whose plugin is not there (``assay ue`` without assay-uncertainty) is
+one line naming the plugin and the ``pip install`` to run (:func:`missing_command_message`,
+from the table :data:`FIRST_PARTY_COMMANDS`: names only, no plugin is imported), not
+argparse's "invalid choice".
 """
 
 from __future__ import annotations
@@ -15,11 +20,45 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["add_plugin_commands"]
+__all__ = ["FIRST_PARTY_COMMANDS", "add_plugin_commands", "missing_command_message"]
+
+#: the commands of the first-party plugins -> the distribution that provides each (checked against the plugins'
+#: ``assay.commands`` entry points by tests/cli/test_missing_plugin_command.py)
+FIRST_PARTY_COMMANDS: dict[str, str] = {
+    "ue": "assay-uncertainty",
+    "run": "assay-segmentation",
+    "table": "assay-segmentation",
+    "plot": "assay-segmentation",
+    "parse-eval": "assay-parsing",
+    "report": "assay-report",
+}
 
 
 def _warn(message: str) -> None:
     print(f"assay: warning: {message}", file=sys.stderr)
+
+
+def missing_command_message(command: str) -> str | None:
+    """The error line for ``assay COMMAND`` when COMMAND is a first-party plugin's and was not added; else None.
+
+    Called only once the plugins' commands are added and COMMAND is not among them. The
+    plugin not installed: the ``pip install`` to run; installed (so disabled with
+    ``ASSAY_DISABLE_PLUGINS``, or failing to load): where to look.
+    """
+    distribution = FIRST_PARTY_COMMANDS.get(command)
+    if distribution is None:
+        return None
+    # deferred: importlib.metadata costs ~25 ms, which 'assay parse-eval' does not pay (assay.plugins._entry_points)
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return (f"assay: error: the command {command!r} comes from the plugin {distribution}, which is not "
+                f"installed: pip install {distribution}")
+    return (f"assay: error: the command {command!r} comes from the plugin {distribution}, which is installed but "
+            "did not add it (disabled by ASSAY_DISABLE_PLUGINS / ASSAY_LOAD_PLUGINS, or it failed to load: "
+            "see 'assay plugins')")
 
 
 def add_declared_command(subparsers: argparse._SubParsersAction, command: str) -> bool:

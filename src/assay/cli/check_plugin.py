@@ -17,6 +17,7 @@ from assay.cli._args import flag
 from assay.cli._output import print_json
 from assay.errors import InvalidParameterError
 from assay.plugins import KINDS
+from assay.testing.isolation import CHECK_TIMEOUT
 
 EXIT_FAILED = 1
 
@@ -39,7 +40,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="check only names of these kinds (one of: " + ", ".join(kinds) + ")")
     p.add_argument("-k", "--name", action="append", metavar="NAME", dest="name",
                    help="check only these names (repeatable; a glob such as 'f1*' or a substring)")
+    p.add_argument("--check-timeout", type=_seconds, default=CHECK_TIMEOUT, metavar="SECONDS",
+                   help=f"the most seconds one check may run (default {CHECK_TIMEOUT:g}; 0: no bound); each name's "
+                        "checks run in a child process, so a check that hangs, or a plugin that ends the process "
+                        "(os._exit), is a FAIL of that check")
     p.set_defaults(func=run_check_plugin)
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0 (0: no bound); got {text!r}")
+    return value or None
 
 
 def _matches(name: str, pattern: str) -> bool:
@@ -75,7 +90,7 @@ def run_check_plugin(args: argparse.Namespace) -> int:
         entries = selected
     declared = declaration_results(plugin.infos, get_plugin_system())
     report = PluginReport(plugin.distribution, plugin.version,
-                          tuple(load_results(plugin) + declared + check_entries(entries)))
+                          tuple(load_results(plugin) + declared + check_entries(entries, timeout=args.check_timeout)))
     if args.json:
         print_json(report.to_dict())
     else:

@@ -48,9 +48,5 @@ __all__ = [
     "write_json_atomic",
 ]
 
-__getattr__, _moved_dir = alias_module(__name__, "assay_segmentation.downstream", "assay-segmentation", names=_MOVED)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MOVED))
-
+__getattr__, __dir__ = alias_module(__name__, "assay_segmentation.downstream", "assay-segmentation", names=_MOVED,
+                                    own=globals())

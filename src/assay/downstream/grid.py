@@ -9,4 +9,5 @@ from __future__ import annotations
 from assay._relocated import alias_module
 from assay.downstream.task import ExperimentVersion as ExperimentVersion  # the task contract stays in the core
 
-__getattr__, __dir__ = alias_module(__name__, "assay_segmentation.downstream.grid", "assay-segmentation")
+__getattr__, __dir__ = alias_module(__name__, "assay_segmentation.downstream.grid", "assay-segmentation",
+                                    own=globals())

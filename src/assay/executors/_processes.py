@@ -138,6 +138,26 @@ def base_exception_error(exc: BaseException, label: int, where: str) -> Evaluati
     return error
 
 
+def _undo_run_handlers_in_child() -> None:
+    """First thing in any forked child: SIGTERM / SIGHUP back to their defaults if an assay run holds them.
+
+    During a run the parent raises :class:`~assay.executors.base.Interrupted` on SIGTERM / SIGHUP
+    (:func:`~assay.executors.base.terminate_as_interrupt`). A worker inherits that handler with the
+    fork, and :func:`_worker` undoes it only once multiprocessing has bootstrapped the process: a
+    worker killed with SIGTERM in between would raise ``Interrupted`` there and print its traceback
+    on stderr. Run at fork time (``os.register_at_fork``), before any Python code of the child, so
+    such a worker just ends and the parent names the shard it was starting.
+    """
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        with contextlib.suppress(ValueError, OSError):
+            if signum is not None and signal.getsignal(signum) is _raise_interrupted:
+                signal.signal(signum, signal.SIG_DFL)
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=_undo_run_handlers_in_child)
+
 _PR_SET_PDEATHSIG = 1
 _NOTHING = object()  # a worker's pipe held only its "ready"
 
@@ -300,6 +320,15 @@ class ProcessExecutor(Executor):
     #: Seconds a stopped worker gets to exit after SIGTERM before SIGKILL.
     kill_grace: float = 1.0
 
+    #: Seconds a ``fork`` worker may take to come up (from the fork to its "ready"), whatever
+    #: ``timeout`` says; None: no bound. A forked worker is up in milliseconds; one that is not
+    #: after this long is stuck on a lock another thread of the parent held at the fork (the child
+    #: has a copy of the lock and not the thread that would release it), and the run ends in
+    #: :class:`~assay.errors.EvaluationTimeoutError` naming the shard it was handed. Set it on the
+    #: class or on one executor (``ex.start_timeout = 300``). ``spawn`` / ``forkserver`` workers,
+    #: which import the main module first, are bounded by ``timeout`` only.
+    start_timeout: float | None = 60.0
+
     def __init__(self, *, workers: int | None = None, progress: bool | None = None,
                  start_method: str | None = None, timeout: float | None = None) -> None:
         super().__init__(workers=workers, progress=progress)
@@ -414,12 +443,14 @@ class ProcessExecutor(Executor):
                         ) from exc
                     busy[worker.conn] = worker
                     busy[worker.process.sentinel] = worker
-                timeout = None
-                if self.timeout is not None:
-                    timeout = max(0.0, min(w.started for w in busy.values()) + self.timeout - time.monotonic())
+                deadline = self._deadline(busy)
+                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
                 ready = wait(list(busy), timeout=timeout)
-                if not ready and self.timeout is not None:
-                    self._raise_timeout(busy, tasks, self.timeout)
+                if not ready and deadline is not None:
+                    self._raise_not_started(busy, tasks)
+                    if self.timeout is not None:
+                        self._raise_timeout(busy, tasks, self.timeout)
+                    continue
                 for handle in ready:
                     worker = busy.get(handle)
                     if worker is None or worker.task is None:
@@ -445,11 +476,50 @@ class ProcessExecutor(Executor):
         finally:
             bar.close()
 
+    def _start_bound(self) -> float | None:
+        return self.start_timeout if self.start_method == "fork" else None
+
+    def _deadline(self, busy: dict[Any, _Worker]) -> float | None:
+        """The earliest moment a busy worker passes its bound: ``timeout`` per shard, the start bound before ready."""
+        bounds = []
+        start = self._start_bound()
+        for w in busy.values():
+            if self.timeout is not None:
+                bounds.append(w.started + self.timeout)
+            if start is not None and not w.ready:
+                bounds.append(w.started + start)
+        return min(bounds) if bounds else None
+
+    def _raise_not_started(self, busy: dict[Any, _Worker], tasks: list[Any]) -> None:
+        """Raise for a fork worker that has not come up within :attr:`start_timeout` (a lock held at the fork)."""
+        start = self._start_bound()
+        if start is None:
+            return
+        now = time.monotonic()
+        stuck = sorted((w.task, w) for w in {w for w in busy.values() if not w.ready}
+                       if w.task is not None and now - w.started >= start - 1e-3)
+        if not stuck:
+            return
+        number, worker = stuck[0]
+        label = task_label(tasks[number], number)
+        others = [task_label(tasks[n], n) for n, _ in stuck[1:]]
+        also = f" (the workers handed shard(s) {others} did not start either)" if others else ""
+        raise EvaluationTimeoutError(
+            f"Worker process {worker.process.pid} did not start within {start:g} s and never ran shard {label}{also}: "
+            f"a forked worker is up in milliseconds, so it is stuck, most likely on a lock that another thread of "
+            f"this process held when it forked ({threading.active_count()} thread(s) run here now), which the "
+            "worker can never take. Start the workers before other threads, or use start_method='forkserver' or "
+            "'spawn'. Every worker was killed and reaped; nothing was counted.",
+            shard=label,
+        )
+
     def _raise_timeout(self, busy: dict[Any, _Worker], tasks: list[Any], timeout: float) -> None:
         now = time.monotonic()
         running = sorted({w.task for w in busy.values() if w.task is not None})
         started = {w.task: w.started for w in busy.values() if w.task is not None}
-        late = [n for n in running if now - started[n] >= timeout - 1e-3] or running[:1]
+        late = [n for n in running if now - started[n] >= timeout - 1e-3]
+        if not late:  # woken a hair early, or by another bound: wait again
+            return
         raise _timeout_error(late, tasks, running, timeout, "processes",
                              "every worker was killed and reaped")
 

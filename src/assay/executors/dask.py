@@ -42,6 +42,7 @@ this executor is created.
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
 import time
 import uuid
@@ -53,10 +54,39 @@ from assay.executors._dask_tasks import EVENTS, ShardFailure, run_shard
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, check_timeout, cpu_count, task_label
 from assay.plugins.deps import require
 
-__all__ = ["DaskExecutor", "import_distributed", "is_dask_client"]
+__all__ = ["DEFAULT_TIMEOUT", "TIMEOUT_VARIABLE", "DaskExecutor", "default_timeout", "import_distributed",
+           "is_dask_client"]
 
 #: How often (seconds) the client wakes while waiting, to advance the bar and check the deadline.
 _POLL = 0.05
+
+#: The bound (seconds per shard) of a dask executor made without ``timeout=``: Dask never gives up on
+#: a task that hangs, so without a bound a hung evaluator would hold the run forever.
+DEFAULT_TIMEOUT = 3600.0
+
+#: The environment variable that replaces :data:`DEFAULT_TIMEOUT` (seconds, or ``none``: no bound).
+TIMEOUT_VARIABLE = "ASSAY_DASK_TIMEOUT"
+
+_UNSET: Any = object()
+
+
+def default_timeout() -> float | None:
+    """The bound of an executor made without ``timeout=``: ``ASSAY_DASK_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`."""
+    raw = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    if raw.lower() == "none":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise InvalidParameterError(
+            f"The environment variable {TIMEOUT_VARIABLE}={raw!r} must be a finite number of seconds > 0 (the dask "
+            "executor's bound per shard) or 'none' (no bound)."
+        )
+    return value
 
 
 def import_distributed() -> Any:
@@ -95,7 +125,11 @@ class DaskExecutor(Executor):
         of waves of tasks (``ceil(shards / worker threads)``). When it passes, the run's
         tasks are cancelled and :class:`~assay.errors.EvaluationTimeoutError` names the
         shards that had not finished. Dask cannot interrupt a task that is already running:
-        it finishes on its worker in the background and its result is dropped. Default: no bound.
+        it finishes on its worker in the background and its result is dropped. Default
+        :data:`DEFAULT_TIMEOUT` (one hour per shard), or the seconds in the environment
+        variable ``ASSAY_DASK_TIMEOUT`` (``none`` there: no bound); ``timeout=None`` given
+        explicitly: no bound. A hung evaluator therefore ends in an error naming its shard
+        rather than a run that never returns.
     retries : int
         How many times Dask retries a shard that raised (``client.submit(retries=...)``).
         Default 0. Shards whose worker died are rescheduled by the scheduler instead, up to
@@ -111,7 +145,7 @@ class DaskExecutor(Executor):
     name = "dask"
 
     def __init__(self, *, client: Any = None, address: str | None = None, workers: int | None = None,
-                 progress: bool | None = None, timeout: float | None = None, retries: int = 0) -> None:
+                 progress: bool | None = None, timeout: float | None = _UNSET, retries: int = 0) -> None:
         super().__init__(workers=workers, progress=progress)
         if client is not None and not is_dask_client(client):
             raise InvalidParameterError(
@@ -129,7 +163,7 @@ class DaskExecutor(Executor):
             raise InvalidParameterError(
                 f"The 'retries' parameter of the dask executor must be an int >= 0. Got {retries!r} instead."
             )
-        self.timeout = check_timeout(timeout, "dask")
+        self.timeout = default_timeout() if timeout is _UNSET else check_timeout(timeout, "dask")
         self.retries = retries
         if client is None:
             import_distributed()  # fail now, with the install hint, rather than at the first run
@@ -237,7 +271,8 @@ class DaskExecutor(Executor):
                         f"The dask run timed out after {bound:g} s (timeout={self.timeout:g} s per shard, "
                         f"{len(futures)} shard(s) on {_threads(client)} worker thread(s)); shard(s) {running} had "
                         "not finished and their Dask tasks were cancelled (a task already running finishes on its "
-                        "worker in the background). Nothing was counted.",
+                        "worker in the background). Nothing was counted. Raise the executor's 'timeout' (or the "
+                        f"{TIMEOUT_VARIABLE} environment variable) if shards are legitimately this slow.",
                         shard=running[0],
                     )
                 if pending:

@@ -88,9 +88,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay._relocated import alias_module
 from assay.metrics.base import Metric, MetricState, check_prediction_type, divide
 from assay.metrics.kinds import BulkInstanceMetric, GlobalMetric, InstanceMetric
-from assay.plugins.deps import moved_to_plugin
 
 __all__ = [
     "BulkInstanceMetric",
@@ -113,15 +113,21 @@ __all__ = [
 #: names that moved to plugins -> the plugin module that defines them now (read on first use)
 _MOVED_UNITXT = {"MetricPipeline": "assay_unitxt.pipeline", "Copy": "assay_unitxt.operators",
                  "Rename": "assay_unitxt.operators", "ListFieldValues": "assay_unitxt.operators"}
-_moved_unitxt = moved_to_plugin(__name__, _MOVED_UNITXT, package="assay-unitxt")
-_moved_interop = moved_to_plugin(__name__, {"HuggingfaceMetric": "assay_interop.huggingface"}, package="assay-interop")
+_MOVED_INTEROP = {"HuggingfaceMetric": "assay_interop.huggingface"}
+_unitxt_getattr, _unitxt_dir = alias_module(__name__, _MOVED_UNITXT, "assay-unitxt", own=globals())
+_interop_getattr, _interop_dir = alias_module(__name__, _MOVED_INTEROP, "assay-interop")
+_API = ("evaluate", "compare", "EvaluationResults", "Comparison")
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("evaluate", "compare", "EvaluationResults", "Comparison"):
+    if name in _API:
         from assay.metrics import api  # evaluate / compare live in assay.metrics.api (imported on use)
 
         return getattr(api, name)
     if name in _MOVED_UNITXT:
-        return _moved_unitxt(name)
-    return _moved_interop(name)
+        return _unitxt_getattr(name)
+    return _interop_getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_unitxt_dir(), *_interop_dir(), *_API})

@@ -9,17 +9,11 @@ This module keeps the old import path working (and catalog entries that name
 
 from __future__ import annotations
 
-from typing import Any
-
-from assay.plugins.deps import moved_to_plugin
+from assay._relocated import alias_module
 
 __all__ = [
     "interpret_effect_size", "mean_subgroup_score", "nan_max", "nan_mean", "nan_std", "normalized_cohens_h",
     "normalized_hedges_g", "performance_drop_rate", "validate_subgroup_types",
 ]
 
-_moved = moved_to_plugin(__name__, dict.fromkeys(__all__, "assay_unitxt.group_aggregations"), package="assay-unitxt")
-
-
-def __getattr__(name: str) -> Any:
-    return _moved(name)
+__getattr__, __dir__ = alias_module(__name__, "assay_unitxt.group_aggregations", "assay-unitxt", names=__all__)

@@ -9,14 +9,8 @@ This module keeps the old import path working (and catalog entries that name
 
 from __future__ import annotations
 
-from typing import Any
-
-from assay.plugins.deps import moved_to_plugin
+from assay._relocated import alias_module
 
 __all__ = ["HuggingfaceMetric", "load_evaluate_module"]
 
-_moved = moved_to_plugin(__name__, dict.fromkeys(__all__, "assay_interop.huggingface"), package="assay-interop")
-
-
-def __getattr__(name: str) -> Any:
-    return _moved(name)
+__getattr__, __dir__ = alias_module(__name__, "assay_interop.huggingface", "assay-interop", names=__all__)

@@ -25,18 +25,15 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from assay._relocated import alias_module
 from assay.errors import EvaluationError
 from assay.metrics.base import Metric, divide, metric_name
-from assay.plugins.deps import moved_to_plugin
 
 __all__ = ["BulkInstanceMetric", "GlobalMetric", "InstanceMetric", "InstanceReduction", "MetricPipeline"]  # noqa: F822
 
 # assay.metrics.kinds.MetricPipeline, an older path: the class is assay-unitxt's now
-_moved = moved_to_plugin(__name__, {"MetricPipeline": "assay_unitxt.pipeline"}, package="assay-unitxt")
-
-
-def __getattr__(name: str) -> Any:
-    return _moved(name)
+__getattr__, __dir__ = alias_module(__name__, {"MetricPipeline": "assay_unitxt.pipeline"}, "assay-unitxt",
+                                    own=globals())
 
 
 class InstanceReduction(Protocol):

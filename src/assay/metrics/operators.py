@@ -9,16 +9,10 @@ This module keeps the old import path working (and catalog entries that name
 
 from __future__ import annotations
 
-from typing import Any
-
-from assay.plugins.deps import moved_to_plugin
+from assay._relocated import alias_module
 
 __all__ = [
     "Copy", "CopyFields", "FieldOperator", "ListFieldValues", "Rename", "RenameFields", "dict_get", "dict_set",
 ]
 
-_moved = moved_to_plugin(__name__, dict.fromkeys(__all__, "assay_unitxt.operators"), package="assay-unitxt")
-
-
-def __getattr__(name: str) -> Any:
-    return _moved(name)
+__getattr__, __dir__ = alias_module(__name__, "assay_unitxt.operators", "assay-unitxt", names=__all__)

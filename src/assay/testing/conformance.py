@@ -31,6 +31,7 @@ from assay.plugins.registry import Entry
 from assay.render import Grid, render_grid
 from assay.testing.declaration_checks import declaration_results
 from assay.testing.floor_checks import FLOOR_CHECKS, check_command, check_demo_section, check_generation_metric
+from assay.testing.isolation import CHECK_TIMEOUT, check_entry_isolated, isolation_available
 from assay.testing.kind_checks import (
     CHECKS,
     check_aggregation,
@@ -161,22 +162,38 @@ def load_results(plugin: InstalledPlugin) -> list[CheckResult]:
     return out
 
 
-def check_entry(entry: Entry, system: PluginSystem | None = None) -> list[CheckResult]:
-    """Run the checks of ``entry``'s kind on it; anything it prints goes to stderr."""
-    rec = Recorder(entry, CHECKS_BY_KIND[entry.kind])
+def check_entry(entry: Entry, system: PluginSystem | None = None, *,
+                on_start: Callable[[str], None] | None = None,
+                on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    """Run the checks of ``entry``'s kind on it, in this process; anything it prints goes to stderr.
+
+    ``on_start`` / ``on_result`` are told each check as it starts and each result as it is
+    recorded (see :class:`~assay.testing.recorder.Recorder`).
+    """
+    rec = Recorder(entry, CHECKS_BY_KIND[entry.kind], on_start=on_start, on_result=on_result)
     with contextlib.redirect_stdout(sys.stderr):
         try:
             _RUNNERS[entry.kind](entry, rec, system or get_plugin_system())
         except Exception as exc:  # noqa: BLE001 - a bug in a check must not hide the other names' results
-            rec.results.append(CheckResult(entry.name, entry.kind, "internal", FAIL,
-                                           f"the check itself raised {type(exc).__name__}: {exc}"))
+            rec._add("internal", FAIL, f"the check itself raised {type(exc).__name__}: {exc}")
         rec.skip_rest("not run")
     return rec.results
 
 
-def check_entries(entries: Iterable[Entry], system: PluginSystem | None = None) -> list[CheckResult]:
-    """The results of every check of every entry, in order."""
-    return [r for entry in entries for r in check_entry(entry, system)]
+def check_entries(entries: Iterable[Entry], system: PluginSystem | None = None, *,
+                  timeout: float | None = CHECK_TIMEOUT) -> list[CheckResult]:
+    """The results of every check of every entry, in order.
+
+    Each entry's checks run in a child process where one can be forked, each check bounded by
+    ``timeout`` seconds (None: no bound); a check that passes the bound, or a plugin that ends
+    the process (``os._exit``), is a FAIL of that check (:mod:`assay.testing.isolation`).
+    Without ``fork`` (Windows) they run in this process, unbounded.
+    """
+    system = system or get_plugin_system()
+    if not isolation_available():
+        return [r for entry in entries for r in check_entry(entry, system)]
+    return [r for entry in entries
+            for r in check_entry_isolated(entry, system, CHECKS_BY_KIND[entry.kind], check_entry, timeout)]
 
 
 @attrs.frozen
@@ -214,13 +231,17 @@ class PluginReport:
 
 
 def check_plugin(dist: str, *, kinds: Iterable[str] | None = None, names: Iterable[str] | None = None,
-                 system: PluginSystem | None = None) -> PluginReport:
-    """Check every name ``dist`` registered (optionally only those ``kinds`` and ``names``)."""
+                 system: PluginSystem | None = None, timeout: float | None = CHECK_TIMEOUT) -> PluginReport:
+    """Check every name ``dist`` registered (optionally only those ``kinds`` and ``names``).
+
+    ``timeout``: the most seconds one check may run (None: no bound), see :func:`check_entries`.
+    """
     system = system or get_plugin_system()
     plugin = find_plugin(dist, system)
     wanted_kinds = set(kinds) if kinds is not None else None
     wanted_names = set(names) if names is not None else None
     entries = [e for e in plugin.entries if (wanted_kinds is None or e.kind in wanted_kinds)
                and (wanted_names is None or e.name in wanted_names)]
-    results = load_results(plugin) + declaration_results(plugin.infos, system) + check_entries(entries, system)
+    results = (load_results(plugin) + declaration_results(plugin.infos, system)
+               + check_entries(entries, system, timeout=timeout))
     return PluginReport(plugin.distribution, plugin.version, tuple(results))

@@ -81,16 +81,26 @@ def one_line(exc: BaseException) -> str:
 class Recorder:
     """Runs the checks of one registered name and keeps their results, in order."""
 
-    def __init__(self, entry: Entry, checks: Iterable[str]) -> None:
+    def __init__(self, entry: Entry, checks: Iterable[str], *, on_start: Callable[[str], None] | None = None,
+                 on_result: Callable[[CheckResult], None] | None = None) -> None:
         self.entry = entry
         self.checks = tuple(checks)
         self.results: list[CheckResult] = []
+        #: told each check's name as it starts, and each result as it is recorded (``check-plugin``'s
+        #: child process reports them to the parent, which bounds each check: :mod:`assay.testing.isolation`)
+        self.on_start = on_start
+        self.on_result = on_result
 
     def _add(self, check: str, status: str, reason: str = "", applies: bool = True) -> None:
-        self.results.append(CheckResult(self.entry.name, self.entry.kind, check, status, reason, applies))
+        result = CheckResult(self.entry.name, self.entry.kind, check, status, reason, applies)
+        self.results.append(result)
+        if self.on_result is not None:
+            self.on_result(result)
 
     def run(self, check: str, fn: Callable[[], Any]) -> Any:
         """Run one check (warnings silenced); record it; return ``fn()``'s value, or :data:`NOT_RUN`."""
+        if self.on_start is not None:
+            self.on_start(check)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -22,10 +22,9 @@ plugin is not installed.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MissingDependencyError
+from assay._relocated import alias_module
 from assay.uncertainty.base import (
                                     LEVELS,
                                     Estimator,
@@ -71,22 +70,4 @@ if TYPE_CHECKING:  # pragma: no cover - the moved names, for type checkers (read
     load_ue_data: Any
     records_to_columns: Any
 
-
-def __getattr__(name: str) -> Any:
-    """The names in ``MOVED``, from assay-uncertainty; a missing plugin names the ``pip install`` to run."""
-    module_name = MOVED.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'assay.uncertainty' has no attribute {name!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("assay_uncertainty", module_name):  # the plugin is there; something it needs is not
-            raise
-        raise MissingDependencyError(
-            "assay-uncertainty", purpose=f"assay.uncertainty.{name} (it lives in the plugin assay-uncertainty)"
-        ) from exc
-    return getattr(module, name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(MOVED))
+__getattr__, __dir__ = alias_module(__name__, MOVED, "assay-uncertainty", own=globals())

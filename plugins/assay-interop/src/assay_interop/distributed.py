@@ -16,10 +16,12 @@ importing :mod:`assay` or this module never imports torch.
 from __future__ import annotations
 
 import copy
+import datetime
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from assay.errors import InvalidParameterError, MissingDependencyError
+from assay.errors import EvaluationTimeoutError, InvalidParameterError, MissingDependencyError, WorkerDiedError
 from assay.metrics.base import Metric, metric_name
 
 __all__ = ["sync"]
@@ -28,8 +30,8 @@ __all__ = ["sync"]
 _SIMPLE = (str, int, float, bool, type(None))
 
 
-def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool = True
-         ) -> Metric | list[Metric]:
+def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool = True,
+         timeout: float | None = None) -> Metric | list[Metric]:
     """Gather the states of ``metric`` from every process of ``group`` and merge them in rank order.
 
     A collective call: every process of the group must call it, with the same metric (the
@@ -50,6 +52,11 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
         is returned. ``False``: the local state is left as it was and a merged copy is
         returned (``sync(m, inplace=False).compute()`` scores everything seen so far while
         each process keeps accumulating only its own data).
+    timeout : float, optional
+        The most seconds this rank waits for every other rank of the group to call ``sync``
+        (default: the process group's own timeout, ``init_process_group(timeout=...)``, 30
+        minutes unless set). A rank that has not called it by then (it died, is stuck, or took
+        another path) is named in an :class:`~assay.errors.EvaluationTimeoutError`.
 
     Returns
     -------
@@ -64,6 +71,12 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
         ``metric`` is not an assay metric; no process group is initialised; this process is
         not a member of ``group``; or the metrics differ between ranks (number, class or
         options), which the message names (on every rank).
+    EvaluationTimeoutError
+        A rank of the group did not call ``sync`` within ``timeout`` (the message names it).
+    WorkerDiedError
+        Every rank called ``sync`` but a rank left during the exchange (it died): the message
+        names the rank(s) that did not answer afterwards. torch's own error is in the message
+        tail. After either error the process group cannot be trusted for further ``sync`` calls.
 
     Notes
     -----
@@ -95,6 +108,7 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
     single = isinstance(metric, Metric)
     metrics: list[Metric] = [metric] if isinstance(metric, Metric) else _check_metrics(metric)
     inplace = _check_bool(inplace, "inplace")
+    timeout = _check_timeout(timeout)
     dist = _torch_distributed()
     if not dist.is_available() or not dist.is_initialized():
         raise InvalidParameterError(
@@ -113,7 +127,11 @@ def sync(metric: Metric | Sequence[Metric], *, group: Any = None, inplace: bool 
     else:
         payload = [(_identity(m), m.state.__getstate__()) for m in metrics]
         gathered: list[Any] = [None] * world
-        dist.all_gather_object(gathered, payload, group=group)
+        meeting = _Meeting.arrive(dist, group, world, timeout)
+        try:
+            dist.all_gather_object(gathered, payload, group=group)
+        except RuntimeError as exc:  # torch's DistError / gloo's raw error: a rank went away during the exchange
+            raise meeting.left_during_exchange(exc) from None
         _check_agree(metrics, gathered)
         merged = [_merge(m, i, gathered) for i, m in enumerate(metrics)]
         if inplace:
@@ -129,6 +147,114 @@ def _torch_distributed() -> Any:
     except ImportError:
         raise MissingDependencyError("torch", purpose="assay.distributed.sync") from None
     return dist
+
+
+def _check_timeout(timeout: Any) -> float | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise InvalidParameterError(
+            f"The 'timeout' parameter of assay.distributed.sync must be a finite number of seconds > 0 or None (the "
+            f"process group's timeout); got {timeout!r:.80}."
+        )
+    return float(timeout)
+
+
+#: how long the ranks still alive after a failed exchange wait for each other on the store (seconds)
+_ROLL_CALL = 2.0
+
+
+class _Meeting:
+    """Every rank of the group checks in on the process group's store before the exchange.
+
+    A rank that never comes (died before ``sync``, stuck, or on another code path) is then named
+    by the ranks waiting for it, instead of torch's raw error after the collective's timeout;
+    after an exchange that failed, the ranks still alive check in once more, and the ones that
+    do not are named as the ones that left.
+    """
+
+    #: per process group (its global ranks): how many ``sync`` calls this process made on it
+    calls: dict[tuple[int, ...], int] = {}
+
+    def __init__(self, store: Any, prefix: str, rank: int, world: int) -> None:
+        self.store, self.prefix, self.rank, self.world = store, prefix, rank, world
+        self.store_lost = False
+
+    @classmethod
+    def arrive(cls, dist: Any, group: Any, world: int, timeout: float | None) -> _Meeting:
+        store = _store(dist)
+        ranks = tuple(dist.get_process_group_ranks(group if group is not None else dist.group.WORLD))
+        call = cls.calls.get(ranks, 0)
+        cls.calls[ranks] = call + 1
+        meeting = cls(store, f"assay.distributed.sync/{','.join(map(str, ranks))}/{call}/", dist.get_rank(group),
+                      world)
+        if store is None:  # no store to meet on: the collective's own timeout applies
+            return meeting
+        wait = timeout if timeout is not None else _store_timeout(store)
+        meeting.store.set(meeting.prefix + str(meeting.rank), "here")
+        absent = meeting.absent("", wait)
+        if absent and meeting.store_lost:
+            raise WorkerDiedError(
+                f"assay.distributed.sync: rank 0 of the group is gone (rank {meeting.rank} waited for every rank to "
+                "call sync, and the process group's store, which rank 0 holds, stopped answering): it died."
+            )
+        if absent:
+            they, are = ("it", "is") if len(absent) == 1 else ("they", "are")
+            raise EvaluationTimeoutError(
+                f"assay.distributed.sync: {_ranks(absent)} of the group did not call sync within {wait:g} s (rank "
+                f"{meeting.rank} waited): {they} died, {are} stuck, or took another code path; every rank must call "
+                "sync."
+            )
+        return meeting
+
+    def absent(self, stage: str, wait: float) -> list[int]:
+        """The ranks that have not checked in at ``stage`` after ``wait`` seconds (all, if the store is gone)."""
+        keys = [f"{self.prefix}{stage}{r}" for r in range(self.world)]
+        try:
+            self.store.wait(keys, datetime.timedelta(seconds=wait))
+            return []
+        except Exception:  # noqa: BLE001 - torch's store timeout (DistStoreError) or a lost store
+            pass
+        try:
+            return [r for r, key in enumerate(keys) if not self.store.check([key])]
+        except Exception:  # noqa: BLE001 - the store itself is gone: it lived in rank 0's process
+            self.store_lost = True
+            return [0]
+
+    def left_during_exchange(self, exc: BaseException) -> BaseException:
+        raw = " ".join(str(exc).split())[:300]
+        gone: list[int] = [0]
+        if self.store is not None:
+            try:
+                self.store.set(f"{self.prefix}after/{self.rank}", "here")
+                gone = self.absent("after/", _ROLL_CALL)
+            except Exception:  # noqa: BLE001 - the store is gone with rank 0
+                gone = [0]
+        who = (f"{_ranks(gone)} left during it (it did not answer afterwards: it died)" if gone else
+               "no rank is missing afterwards")
+        return WorkerDiedError(
+            f"assay.distributed.sync: the exchange of metric states failed on rank {self.rank} after every rank called "
+            f"sync; {who}. torch said: {raw}"
+        )
+
+
+def _store(dist: Any) -> Any:
+    """The default process group's key-value store (None where torch does not expose it)."""
+    try:
+        return dist.distributed_c10d._get_default_store()
+    except Exception:  # noqa: BLE001 - a torch without the (private) accessor: no meeting, torch's timeout applies
+        return None
+
+
+def _store_timeout(store: Any) -> float:
+    try:
+        return float(store.timeout.total_seconds())
+    except Exception:  # noqa: BLE001 - a store without a timeout property: torch's default of 30 minutes
+        return 1800.0
+
+
+def _ranks(ranks: list[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
 
 
 def _check_metrics(metrics: Any) -> list[Metric]:
@@ -186,13 +312,31 @@ def _check_agree(metrics: list[Metric], gathered: list[Any]) -> None:
                     f"assay.distributed.sync: rank {rank} synced a metric of class {name} and rank 0 one of class "
                     f"{ref_name}{where}; every rank must sync the same metric."
                 )
-            for key in sorted(set(ref_options) | set(options)):
-                a, b = ref_options.get(key, "<unset>"), options.get(key, "<unset>")
-                if a != b:
-                    raise InvalidParameterError(
-                        f"assay.distributed.sync: metric {metric_name(metric)!r}{where} has {key}={b} on rank {rank} "
-                        f"and {key}={a} on rank 0; every rank must sync the same metric with the same options."
-                    )
+            differ = [key for key in sorted(set(ref_options) | set(options))
+                      if ref_options.get(key, "<unset>") != options.get(key, "<unset>")]
+            if differ:
+                raise InvalidParameterError(
+                    f"assay.distributed.sync: metric {metric_name(metric)!r}{where} was built with different options "
+                    f"on rank {rank} and rank 0: {_differences(metric, differ, options, ref_options, rank)}; every "
+                    "rank must sync the same metric with the same options."
+                )
+
+
+def _differences(metric: Metric, keys: list[str], options: dict[str, str], ref_options: dict[str, str],
+                 rank: int) -> str:
+    """``average='macro' on rank 1 and average='micro' on rank 0``, for the options the user sets.
+
+    The options the metric's constructor takes (``average``) come first and alone when one of
+    them differs: attributes derived from them (``additive``, ``n_stats``) differ only because
+    they do, and naming those would hide what the user really set differently.
+    """
+    try:
+        parameters = set(inspect.signature(type(metric)).parameters)
+    except (TypeError, ValueError):  # a class whose signature cannot be read: every option counts
+        parameters = set()
+    given = [key for key in keys if key in parameters] or keys
+    return "; ".join(f"{key}={options.get(key, '<unset>')} on rank {rank} and {key}={ref_options.get(key, '<unset>')} "
+                     "on rank 0" for key in given)
 
 
 def _merge(metric: Metric, index: int, gathered: list[Any]) -> Metric:

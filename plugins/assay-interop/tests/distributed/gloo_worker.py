@@ -87,6 +87,9 @@ def main() -> None:
         m = fed("accuracy", acc, rank)
         out["subgroup"] = error(lambda: distributed.sync(m, group=solo))
         out["subgroup"]["scores"] = encode(m.compute_scores())
+        # the same metric with another option on each rank (f1 macro vs micro: 'additive' differs as a consequence)
+        out["average_mismatch"] = error(
+            lambda: distributed.sync(load_metric(f"f1[average={['macro', 'micro'][rank]}]")))
         # a different number of metrics on the two ranks
         out["count_mismatch"] = error(lambda: distributed.sync([load_metric("accuracy")] * (1 + rank)))
         # a different metric on the two ranks

@@ -180,6 +180,16 @@ def test_different_metrics_on_two_ranks_fail_on_both_without_hanging(ranks):
         assert r["after_mismatch"] == one_process("accuracy", everything(CASES["accuracy"]))
 
 
+def test_an_option_mismatch_names_the_option_the_user_set(ranks):
+    """f1 macro on rank 0, micro on rank 1: the message names 'average' and both values, not 'additive'
+    (which differs only because 'average' does)."""
+    for r in ranks:
+        assert r["average_mismatch"]["error"] == "InvalidParameterError"
+        message = r["average_mismatch"]["message"]
+        assert "average='micro' on rank 1 and average='macro' on rank 0" in message
+        assert "additive" not in message
+
+
 def test_world_size_1_is_a_no_op(ranks):
     w1 = ranks[0]["world_1"]
     alone = one_process("roc_auc", cases_mod.part(CASES["roc_auc"], 0))

@@ -42,6 +42,55 @@ def _check_folder(path: str | os.PathLike[str]) -> Path:
     return folder
 
 
+def _check_device(torch: Any, device: str | None) -> str:
+    """``device`` when this machine has it (None: CUDA when available, else CPU); else an error naming it."""
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"The model 'device' {device!r} is not a torch device ({' '.join(str(exc).split())}); use 'cpu', "
+            "'cuda' or 'cuda:N'.") from None
+    if parsed.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise InvalidParameterError(
+                f"The model 'device' {device!r} is not on this machine: CUDA is not available here (no GPU, no "
+                "driver, or a torch built without CUDA); use device: cpu, or leave it out (CUDA when available).")
+        if parsed.index is not None and parsed.index >= count:
+            raise InvalidParameterError(
+                f"The model 'device' {device!r} is not on this machine: it has {count} CUDA device(s), "
+                f"cuda:0 to cuda:{count - 1}.")
+    elif parsed.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise InvalidParameterError(f"The model 'device' {device!r} is not on this machine: MPS is not available here.")
+    return device
+
+
+def _check_weights(folder: Path) -> None:
+    """Each ``*.safetensors`` file in ``folder`` has a readable header whose tensors fit in the file.
+
+    safetensors checks this when it opens a file (the header's length, its JSON, and that the
+    data it describes is all there); its own error names neither the file nor the model, so
+    it is re-raised naming both. An all-zero file declares a header of length 0; a truncated
+    one ends before the data its header describes.
+    """
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return
+    from safetensors import safe_open  # deferred, as torch (a dependency of transformers, declared too)
+
+    for file in files:
+        try:
+            with safe_open(str(file), framework="pt") as handle:
+                handle.keys()
+        except Exception as exc:  # noqa: BLE001 - SafetensorError (a Rust error type) or an OSError reading it
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise InvalidParameterError(
+                f"The model weights {str(file)!r} are damaged or incomplete ({reason}; {file.stat().st_size} "
+                "bytes): save the model again (model.save_pretrained(folder)).") from None
+
+
 def load_model(path: str | os.PathLike[str], *, type: str | None = None, device: str | None = None,
                dtype: str | None = "float32", **load_args: Any) -> tuple[Any, Any, str]:
     """Load ``(model, tokenizer, type)`` from the folder ``path`` (offline, in eval mode).
@@ -61,8 +110,11 @@ def load_model(path: str | os.PathLike[str], *, type: str | None = None, device:
         raise InvalidParameterError(f"The model 'type' must be one of {', '.join(MODEL_TYPES)}; got {type!r}.")
     if dtype is not None and dtype not in _DTYPES:
         raise InvalidParameterError(f"The model 'dtype' must be one of {', '.join(_DTYPES)} or None; got {dtype!r}.")
-    import torch
+    import torch  # deferred: torch and transformers are heavy, imported only when a model is loaded
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    device = _check_device(torch, device)
+    _check_weights(folder)
 
     load_args = {k: v for k, v in load_args.items() if k != "local_files_only"}
     try:
@@ -78,8 +130,6 @@ def load_model(path: str | os.PathLike[str], *, type: str | None = None, device:
         model = auto.from_pretrained(folder, local_files_only=True, **load_args)
     except (OSError, ValueError) as exc:
         raise InvalidParameterError(f"Cannot load the {kind} model in {str(folder)!r}: {exc}") from None
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
     model.to(device)  # type: ignore[arg-type]  # transformers' stubs type .to() for modules, not device strings
     model.eval()
     return model, tokenizer, kind
