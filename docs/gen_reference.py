@@ -47,6 +47,7 @@ API_MODULES: tuple[str, ...] = (
     "assay.jsonio",
     "assay.errors",
     "assay.executors.base",
+    "assay.core.protocols",
     "assay.plugins",
     "assay.distributed",
     "assay.cli.commands",
@@ -57,6 +58,7 @@ API_MODULES: tuple[str, ...] = (
 _MODULE_TITLES: dict[str, str] = {
     "assay": "the top-level names",
     "assay.executors.base": "the executor protocol",
+    "assay.core.protocols": "the Protocols at the seams (shard, executor, sentence evaluator)",
 }
 
 _KIND_TITLES: dict[str, str] = {

@@ -87,12 +87,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    # Every name of _EXPORTS, imported from the module _EXPORTS names (tests/test_init.py checks both).
     from assay.core.evaluator import EvaluatorBase
     from assay.core.formats import DataFormat, DataFormatError
     from assay.core.log import logger
     from assay.core.pool import DataPool
     from assay.core.result import EvaluationResult
     from assay.core.tally import Tally
+    from assay.downstream import run_experiments
     from assay.errors import (
         AmbiguousNameError,
         AssayError,
@@ -104,13 +106,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         MissingDependencyError,
         PluginLoadError,
         SaveFormatError,
+        SignatureMismatchError,
         UndefinedMetricWarning,
         UnknownNameError,
         WorkerDiedError,
     )
     from assay.executors.base import Executor
+    from assay.metrics.api import compare, evaluate
     from assay.plugins import (
         PluginSystem,
+        add_to_catalog,
         get_plugin_system,
         get_registry,
         hookimpl,
@@ -125,4 +130,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         load_stat_calculator,
         load_task,
         load_ue_metric,
+        register_local_catalog,
     )
+    from assay.provenance import Signature
+    from assay.uncertainty import UEManager

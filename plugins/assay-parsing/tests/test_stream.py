@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import assay_parsing.formats as formats_module
+import assay_parsing.lines as lines_module
 from assay import DataFormatError, InvalidParameterError
 from assay.errors import AssayError
 from assay_parsing import (
@@ -140,7 +141,7 @@ def test_index_and_iter_read_on_awkward_layouts(tmp_path, monkeypatch):
     assert [s.line for s in expected] == [3, 8, 12, 15]
     data = path.read_bytes()
     for chunk in (1, 5, 64, None):
-        monkeypatch.setattr(formats_module, "CHUNK_BYTES", chunk or (1 << 20))
+        monkeypatch.setattr(lines_module, "CHUNK_BYTES", chunk or (1 << 20))
         index = index_sentences(path)
         assert list(index.lines) == [3, 8, 12, 15]
         assert [data.count(b"\n", 0, start) + 1 for start in index.starts] == [3, 8, 12, 15]
@@ -181,7 +182,7 @@ def test_reader_holds_a_few_sentences_at_a_time(tmp_path, make_treebank, monkeyp
         return sentence
 
     monkeypatch.setattr(formats_module._Builder, "finish", finish)
-    monkeypatch.setattr(formats_module, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(lines_module, "CHUNK_BYTES", 4096)
     pool = open_pairs(gold, system)
     most = seen = 0
     for shard in pool.shards(3):
@@ -198,7 +199,7 @@ def test_reader_holds_a_few_sentences_at_a_time(tmp_path, make_treebank, monkeyp
 @pytest.mark.slow
 def test_tracemalloc_peak_does_not_grow_with_the_file(tmp_path, make_treebank, monkeypatch):
     # Reading only: the evaluators' temporaries land in CPython's tuple free lists, which tracemalloc counts.
-    monkeypatch.setattr(formats_module, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(lines_module, "CHUNK_BYTES", 4096)
     peaks, sizes = [], []
     for repeats in (2, 6):
         gold, system, n = _big_pair(tmp_path, make_treebank, repeats)

@@ -38,7 +38,8 @@ import numpy as np
 
 from assay.core.formats import DataFormat, DataFormatError
 from assay.errors import InvalidParameterError, MissingDependencyError
-from assay.plugins.hookspecs import hookimpl
+from assay.plugins import get_registry, load_data_format
+from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["DEFAULT_MAX_ARRAY_BYTES", "ArrayFormat", "NiftiFormat", "NpyFormat", "array_format_for",
            "array_suffixes", "max_array_bytes", "set_max_array_bytes"]
@@ -194,7 +195,8 @@ class NpyFormat(ArrayFormat):
     @staticmethod
     def _load(fp: Any, source: str) -> np.ndarray:
         try:
-            return np.load(fp, allow_pickle=False)
+            array: np.ndarray = np.load(fp, allow_pickle=False)  # a .npy file: one array
+            return array
         except ValueError as exc:  # a damaged header numpy refuses
             raise DataFormatError(f"not a readable .npy array ({exc})", source=source) from None
 
@@ -204,7 +206,7 @@ class NpyFormat(ArrayFormat):
 
 def _nibabel(purpose: str) -> Any:
     try:
-        import nibabel
+        import nibabel  # deferred: nibabel, the optional extra 'nifti'
     except ImportError:
         raise MissingDependencyError("nibabel", extra="nifti", purpose=purpose) from None
     return nibabel
@@ -224,14 +226,15 @@ def _returned_itemsize(header: Any) -> int:
     dtype = np.dtype(header.get_data_dtype())
     slope, inter = header.get_slope_inter()
     scaled = (slope is not None and slope != 1) or (inter is not None and inter != 0)
-    return dtype.itemsize if np.issubdtype(dtype, np.integer) and not scaled else max(dtype.itemsize, 8)
+    itemsize: int = dtype.itemsize if np.issubdtype(dtype, np.integer) and not scaled else max(dtype.itemsize, 8)
+    return itemsize
 
 
 def _check_nifti_header(header: Any, source: str) -> int:
     """The declared data size of a NIfTI header against the limit; returns the bytes as stored."""
     shape = tuple(int(d) for d in header.get_data_shape())
     _check_declared(shape, _returned_itemsize(header), f"NIfTI {header.get_data_dtype()}", source)
-    stored = np.dtype(header.get_data_dtype()).itemsize
+    stored: int = np.dtype(header.get_data_dtype()).itemsize
     for d in shape:
         stored *= d
     return stored
@@ -312,16 +315,12 @@ class NiftiFormat(ArrayFormat):
 
 def array_suffixes() -> tuple[str, ...]:
     """The file endings of every registered array format (longest first within a format)."""
-    from assay.plugins import get_registry
-
     return tuple(ext for entry in get_registry("data_format") if entry.metadata.get("binary")
                  for ext in entry.metadata.get("extensions", ()) or ())
 
 
 def array_format_for(path: str | os.PathLike[str]) -> ArrayFormat:
     """The registered array format whose extension ends ``path``'s name (the longest that does)."""
-    from assay.plugins import get_registry, load_data_format
-
     name = Path(path).name.lower()
     best: tuple[int, str] | None = None
     known = []
@@ -342,7 +341,7 @@ def array_format_for(path: str | os.PathLike[str]) -> ArrayFormat:
 
 
 @hookimpl
-def assay_register_data_formats(register):
+def assay_register_data_formats(register: Register) -> None:
     example = {"array": [[0.0, 0.25], [0.5, 1.0]]}
     register("npy", NpyFormat, extensions=NpyFormat.extensions, binary=True,
              description="numpy .npy: one array per file (never pickles)", examples=[example])

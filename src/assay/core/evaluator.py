@@ -28,7 +28,8 @@ from typing import Any
 import attrs
 
 from assay.core.log import log_labels, log_result
-from assay.core.pool import DataPool
+from assay.core.pool import DataPool, PathShard
+from assay.core.protocols import SentenceEvaluator, ShardLike
 from assay.core.result import EvaluationResult, UndefinedMetricWarning
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError
 from assay.executors.base import check_timeout
@@ -45,9 +46,6 @@ from assay.plugins import get_registry, load_executor, load_sentence_evaluator
 __all__ = ["SHARDS_PER_WORKER", "EvaluatorBase", "SentenceEvaluator", "evaluate_shard", "evaluate_shard_with_metrics",
            "wrap_item_error"]
 
-#: ``(sent, w_vector) -> (correct_num, gold_set_size)``
-SentenceEvaluator = Callable[[Any, Any], Any]
-
 #: Default shards per worker of ``parallelEvaluate`` when neither the call nor the pool sets
 #: ``num_shards``: a few per worker, so a worker that starts late (forks are serial) or shares
 #: its core with another process takes fewer shards instead of holding up the run.
@@ -55,7 +53,7 @@ SHARDS_PER_WORKER = 4
 
 
 # --------------------------------------------------------------------------- per shard
-def _bad_tally(value: Any, shard: Any, offset: int, why: str) -> EvaluationError:
+def _bad_tally(value: Any, shard: ShardLike, offset: int, why: str) -> EvaluationError:
     return EvaluationError(
         f"sentence_evaluator returned {value!r} for {shard.describe(offset)} (shard {shard.index}); "
         f"expected two non-negative ints (correct_num, gold_set_size) with correct_num <= gold_set_size: {why}.",
@@ -67,7 +65,7 @@ def _as_count(x: Any) -> int | None:
     """``x`` as an int when it is an integer that is not a bool (numpy integers allowed), else None."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         try:  # numpy bools and other integer-likes that do not register as Integral
-            import numpy as np
+            import numpy as np  # deferred: numpy, only for a count that is not a plain int
 
             if isinstance(x, np.integer) and not isinstance(x, np.bool_):
                 return int(x)
@@ -77,7 +75,7 @@ def _as_count(x: Any) -> int | None:
     return int(x)
 
 
-def _check_tally(value: Any, shard: Any, offset: int) -> tuple[int, int]:
+def _check_tally(value: Any, shard: ShardLike, offset: int) -> tuple[int, int]:
     """Validate one sentence_evaluator return value (the slow path of :func:`evaluate_shard`).
 
     The tally is a pair: a tuple or list of two items, or a 1-D numpy array of two. A
@@ -86,7 +84,7 @@ def _check_tally(value: Any, shard: Any, offset: int) -> tuple[int, int]:
     """
     if not isinstance(value, (tuple, list)):
         try:
-            import numpy as np
+            import numpy as np  # deferred: numpy, only for a value that is not a tuple or list
         except ImportError:  # pragma: no cover
             np = None  # type: ignore[assignment]
         if np is None or not isinstance(value, np.ndarray) or value.ndim != 1:
@@ -105,7 +103,7 @@ def _check_tally(value: Any, shard: Any, offset: int) -> tuple[int, int]:
     return c, g
 
 
-def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> BaseException:
+def wrap_item_error(exc: BaseException, what: str, shard: ShardLike, offset: int) -> BaseException:
     """The error to raise when ``what`` (user code) raised ``exc`` on an item: raise it ``from exc``.
 
     An ``Exception``, ``SystemExit`` or any other ``BaseException`` becomes an
@@ -133,7 +131,7 @@ def wrap_item_error(exc: BaseException, what: str, shard: Any, offset: int) -> B
                            item=shard.pool_index(offset))
 
 
-def _tally_items(shard: Any, items: Any, sentence_evaluator: SentenceEvaluator, w_vector: Any,
+def _tally_items(shard: ShardLike, items: Any, sentence_evaluator: SentenceEvaluator, w_vector: Any,
                  metric_inputs: Callable[[Any, Any], Any] | None = None
                  ) -> tuple[EvaluationResult, list[Any], list[Any], list[Any]]:
     """One pass over ``items``: the tally, and (with ``metric_inputs``) each item's metric inputs."""
@@ -174,7 +172,7 @@ def _tally_items(shard: Any, items: Any, sentence_evaluator: SentenceEvaluator, 
     return EvaluationResult(correct_total, gold_total, offset + 1), preds, refs, tds
 
 
-def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> EvaluationResult:
+def evaluate_shard(shard: ShardLike, shared: tuple[SentenceEvaluator, Any]) -> EvaluationResult:
     """Run the sentence evaluator over one shard; the task function every executor runs.
 
     ``shared`` is ``(sentence_evaluator, w_vector)``. Returns the shard's
@@ -192,7 +190,7 @@ def evaluate_shard(shard: Any, shared: tuple[SentenceEvaluator, Any]) -> Evaluat
 evaluate_shard.shared_names = ("the sentence evaluator", "the model (w_vector)")  # type: ignore[attr-defined]
 
 
-def evaluate_shard_with_metrics(shard: Any, shared: tuple[SentenceEvaluator, Any, Callable[[Any, Any], Any],
+def evaluate_shard_with_metrics(shard: ShardLike, shared: tuple[SentenceEvaluator, Any, Callable[[Any, Any], Any],
                                                           Sequence[Any], Resampling | None]) -> EvaluationResult:
     """The task function of runs with metrics: ONE state for the tally and every metric.
 
@@ -217,15 +215,15 @@ evaluate_shard_with_metrics.shared_names = (  # type: ignore[attr-defined]
     "the resampling options")
 
 
-def _file_counts(shard: Any, n: int) -> list[tuple[int, int]] | None:
+def _file_counts(shard: ShardLike, n: int) -> list[tuple[int, int]] | None:
     """``(file index in the pool, items)`` per file of a path shard (after ``items()``); None when unknown.
 
     A shard that knows neither its pool offset (``start``) nor its files' (``first_file``)
     -- a third-party pool's shard -- gets no replicates, and the run no intervals (a warning).
     """
-    first = getattr(shard, "first_file", None)
-    if first is None or not hasattr(shard, "_bounds") or not hasattr(shard, "paths"):
+    if not isinstance(shard, PathShard) or shard.first_file is None:
         return None
+    first = shard.first_file
     starts = [start for start, _ in shard._bounds] + [n]
     counts = [b - a for a, b in itertools.pairwise(starts)]
     counts += [0] * (len(shard.paths) - len(counts))
@@ -440,9 +438,11 @@ class EvaluatorBase:
                 )
             return self.sentence_evaluator
         if isinstance(sentence_evaluator, str):
-            return load_sentence_evaluator(sentence_evaluator)
+            loaded: SentenceEvaluator = load_sentence_evaluator(sentence_evaluator)
+            return loaded
         if callable(sentence_evaluator):
-            return sentence_evaluator
+            given: SentenceEvaluator = sentence_evaluator
+            return given
         raise InvalidParameterError(
             "The 'sentence_evaluator' parameter must be a callable (sent, w_vector) -> (correct_num, "
             f"gold_set_size) or a registered name. Got {type(sentence_evaluator).__name__} instead."

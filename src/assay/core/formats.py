@@ -14,7 +14,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.jsonio import dumps_jsonl, parse_jsonl
-from assay.plugins.hookspecs import hookimpl
+from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["DataFormat", "DataFormatError", "JsonLinesFormat"]
 
@@ -28,12 +28,12 @@ class DataFormatError(InvalidParameterError):
         self.source = source
         self.line = line
 
-    def __reduce__(self):  # keep source / line across process boundaries (Spark, processes)
+    def __reduce__(self) -> tuple[Any, ...]:  # keep source / line across process boundaries (Spark, processes)
         message = str(self).split(": ", 1)[1] if ": " in str(self) else str(self)
         return (_rebuild_format_error, (type(self), message, self.source, self.line))
 
 
-def _rebuild_format_error(cls: type, message: str, source: str, line: int | None) -> DataFormatError:
+def _rebuild_format_error(cls: type[DataFormatError], message: str, source: str, line: int | None) -> DataFormatError:
     return cls(message, source=source, line=line)
 
 
@@ -103,7 +103,7 @@ class JsonLinesFormat(DataFormat):
 
 
 @hookimpl
-def assay_register_data_formats(register):
+def assay_register_data_formats(register: Register) -> None:
     register("jsonl", JsonLinesFormat, extensions=JsonLinesFormat.extensions,
              description="JSON Lines: one JSON value per line",
              examples=[{"text": '{"id": 1, "text": "ça va", "tags": ["a", "b"]}\n[1, 2.5, null]\n"plain"\n'}])

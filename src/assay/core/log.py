@@ -43,10 +43,15 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+from assay.core.result import EvaluationResult, ratio
+from assay.errors import InvalidParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from assay.core.result import EvaluationResult
+    _StreamHandler = logging.StreamHandler[TextIO]
+else:  # logging.StreamHandler is subscriptable at run time only from Python 3.11
+    _StreamHandler = logging.StreamHandler
 
 __all__ = ["ATTACHMENT_LABEL", "LOG_FORMAT", "LOGGER_NAME", "LOG_LABEL", "DefaultHandler", "default_handler",
            "log_labels", "log_result", "logger"]
@@ -62,7 +67,7 @@ ATTACHMENT_LABEL = "Unlabelled attachment accuracy"
 logger = logging.getLogger(LOGGER_NAME)
 
 
-class DefaultHandler(logging.StreamHandler):
+class DefaultHandler(_StreamHandler):
     """assay's console handler for ``EVALUATOR``: stderr, seed format, quiet once the app configures logging."""
 
     def __init__(self) -> None:
@@ -123,8 +128,6 @@ def log_labels(*evaluators: Any) -> tuple[str, str | None]:
     >>> log_labels(print)
     ('Unlabelled accuracy', 'Unlabelled attachment accuracy')
     """
-    from assay.errors import InvalidParameterError
-
     for ev in evaluators:
         for owner in (ev, getattr(ev, "__self__", None)):
             label = getattr(owner, "log_label", None) if owner is not None else None
@@ -159,8 +162,6 @@ def log_result(result: EvaluationResult, *, log: logging.Logger | None = None, l
     >>> log_result(EvaluationResult(6, 9, 1), log=demo, label="CLAS F1", attachment_label=None)
     CLAS F1: 0.666666666667 (6, 9)
     """
-    from assay.core.result import ratio
-
     log = logger if log is None else log
     correct, gold, sentences = result.correct_num, result.gold_set_size, result.sentence_num
     if result.feature_count is not None:

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.core.formats import DataFormat
 from assay.errors import InvalidParameterError
 from assay.plugins import get_registry, load_data_format
 
@@ -148,7 +149,7 @@ class PathShard:
 
     start = None  # pool offsets are unknown until the files before this shard are read
 
-    def __init__(self, index: int, paths: tuple[str, ...], format: str, data_format: Any,
+    def __init__(self, index: int, paths: tuple[str, ...], format: str, data_format: DataFormat,
                  first_file: int | None = None) -> None:
         self.index = index
         self.paths = tuple(paths)

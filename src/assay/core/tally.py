@@ -75,7 +75,7 @@ def values_equal(a: Any, b: Any) -> bool:
         return True
     ndarray = _ndarray()
     if isinstance(a, ndarray) or isinstance(b, ndarray):
-        import numpy as np
+        import numpy as np  # deferred: numpy, only once a value is an array (a tally of ints never imports it)
 
         return isinstance(a, ndarray) and isinstance(b, ndarray) and a.shape == b.shape \
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc" and b.dtype.kind in "fc"))
@@ -136,7 +136,7 @@ def _add(name: str, owner: str, a: Any, b: Any) -> Any:
 def _concat(name: str, owner: str, a: Any, b: Any) -> Any:
     ndarray = _ndarray()
     if isinstance(a, ndarray) and isinstance(b, ndarray):
-        import numpy as np
+        import numpy as np  # deferred: numpy, only once a value is an array (a tally of ints never imports it)
 
         return np.concatenate([a, b], axis=0)
     if isinstance(a, tuple) and isinstance(b, (tuple, list)):

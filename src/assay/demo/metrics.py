@@ -11,7 +11,9 @@ provides it, and the rest of the section still runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +62,7 @@ def run(out_dir: Path, *, n_classification: int = 2000, n_translation: int = 400
     import assay
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [
+    tasks: list[tuple[str, list[str], tuple[Sequence[Any], Sequence[Any], Sequence[Any]]]] = [
         (f"classification (3 classes, {n_classification:,} instances)", ["accuracy", "f1[average=macro]"],
          classification_data(n_classification)),
         (f"translation ({n_translation:,} segments)", ["bleu"], translation_data(n_translation)),

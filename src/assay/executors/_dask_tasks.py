@@ -71,7 +71,7 @@ def failure(exc: BaseException, *, shard: int, position: int, raised: BaseExcept
 
 
 def _dump_exception(exc: BaseException) -> bytes | None:
-    import cloudpickle  # a dependency of distributed: handles exception classes defined in __main__
+    import cloudpickle  # deferred: cloudpickle, a dependency of the optional distributed (__main__ classes)
 
     try:
         exc.__traceback__ = None
@@ -107,7 +107,7 @@ def announce(token: str, position: int, event: str) -> None:
     from the shards merely queued there. Best effort: a failure here never fails the shard.
     """
     try:
-        from distributed import get_client, get_worker
+        from distributed import get_client, get_worker  # deferred: distributed (runs on a Dask worker only)
 
         get_client().log_event(EVENTS, {"token": token, "position": position, "event": event,
                                         "worker": get_worker().address})

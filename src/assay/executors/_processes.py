@@ -39,6 +39,7 @@ Nothing hangs, nothing is left behind:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import multiprocessing
 import os
@@ -53,6 +54,7 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
+from assay.core.protocols import ShardLike
 from assay.errors import EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors._diagnose import main_guard_error, unguarded_main_call, unpicklable_part
 from assay.executors.base import (
@@ -111,19 +113,19 @@ def base_exception_error(exc: BaseException, label: int, where: str) -> Evaluati
     """An :class:`EvaluationError` for a ``BaseException`` (``SystemExit``, ...) a task raised in a worker.
 
     The item is found in the traceback when the task is :func:`~assay.core.evaluator.evaluate_shard`
-    (or any frame with a ``shard`` that has ``pool_index`` and an ``offset``).
+    (or any frame with a ``shard`` that is a :class:`~assay.core.protocols.ShardLike` and an ``offset``).
     """
     item = None
     place = ""
     tb = exc.__traceback__
     while tb is not None:  # the innermost frame that knows the shard and the offset
         local = tb.tb_frame.f_locals
-        shard: Any = local.get("shard")
+        shard = local.get("shard")
         offset = local.get("offset")
-        if callable(getattr(shard, "pool_index", None)) and isinstance(offset, int) and offset >= 0:
+        if isinstance(shard, ShardLike) and isinstance(offset, int) and offset >= 0:
             try:
                 item = shard.pool_index(offset)
-                place = f" on {shard.describe(offset)}" if callable(getattr(shard, "describe", None)) else ""
+                place = f" on {shard.describe(offset)}"
             except Exception:  # noqa: BLE001 - locating is best effort
                 pass
         tb = tb.tb_next
@@ -181,8 +183,6 @@ def _die_with_parent(parent_pid: int, start_method: str) -> None:
             return
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
             libc = ctypes.CDLL(None, use_errno=True)
             armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
         except (OSError, AttributeError):  # pragma: no cover - no libc / no prctl

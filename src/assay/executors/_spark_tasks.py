@@ -27,6 +27,7 @@ import gc
 import json
 import posixpath
 import re
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -84,7 +85,7 @@ class SparkTaskFailure(RuntimeError):
 
 
 def _dump_exception(exc: BaseException) -> str | None:
-    from pyspark import cloudpickle  # the worker has pyspark; cloudpickle handles __main__ classes
+    from pyspark import cloudpickle  # deferred: pyspark (on a Spark worker); cloudpickle handles __main__ classes
 
     try:
         exc.__traceback__ = None
@@ -122,8 +123,6 @@ def decode_failures(text: str) -> list[dict[str, Any]]:
 
 def _encoded(error: BaseException, raised: BaseException, *, shard: int, position: int) -> SparkTaskFailure:
     """``error`` encoded for the driver, with the traceback of ``raised`` (the exception caught)."""
-    import traceback
-
     tb = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
     return encode_failure(error, shard=shard, position=position, traceback_text=tb)
 

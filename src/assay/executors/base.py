@@ -94,10 +94,11 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from assay.core.protocols import Labelled, TaskFunction
 from assay.errors import InvalidParameterError
 
 __all__ = [
@@ -116,9 +117,6 @@ __all__ = [
 
 #: Runs with at most this many tasks get no automatic progress bar.
 FEW_TASKS = 4
-
-#: ``fn(task, shared) -> result``
-TaskFunction = Callable[[Any, Any], Any]
 
 
 def cpu_count() -> int:
@@ -244,15 +242,19 @@ def progress_bar(total: int, *, enabled: bool, desc: str | None = None) -> Any:
     """A tqdm bar over ``total`` tasks when ``enabled``, else an object with the same ``update``/``close``."""
     if not enabled:
         return _NoBar()
-    from tqdm.auto import tqdm  # imported only when a bar is drawn
+    from tqdm.auto import tqdm  # deferred: tqdm (with its auto-detection), imported only when a bar is drawn
 
     return tqdm(total=total, desc=desc or "shards", unit="shard", leave=False, file=sys.stderr)
 
 
-def task_label(task: Any, position: int) -> int:
-    """The number errors use for a task: its ``index`` attribute (the shard) or its position."""
-    index = getattr(task, "index", None)
-    return index if isinstance(index, int) and not isinstance(index, bool) else position
+def task_label(task: object, position: int) -> int:
+    """The number errors use for a task: its ``index`` (a :class:`~assay.core.protocols.Labelled` task: a shard)
+    or its position."""
+    if isinstance(task, Labelled):
+        index = task.index
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+    return position
 
 
 class RemoteTraceback(Exception):

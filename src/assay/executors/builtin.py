@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from assay.executors._processes import ProcessExecutor, _timeout_error, base_exception_error
 from assay.executors.base import Executor, TaskFunction, check_timeout, task_label, terminate_as_interrupt
 from assay.executors.dask import DaskExecutor  # imports dask only when one is created
-from assay.plugins.hookspecs import hookimpl
+from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["DaskExecutor", "ProcessExecutor", "SerialExecutor", "ThreadExecutor"]
 
@@ -184,7 +184,7 @@ def _thread_error(exc: BaseException, task: Any, number: int) -> BaseException:
 
 
 @hookimpl
-def assay_register_executors(register):
+def assay_register_executors(register: Register) -> None:
     register("serial", SerialExecutor, description="Run shards one after the other in this process")
     register("threads", ThreadExecutor, description="Run shards in a thread pool in this process")
     register("processes", ProcessExecutor,

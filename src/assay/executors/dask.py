@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
+from assay.executors._dask_tasks import EVENTS, ShardFailure, run_shard
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, check_timeout, cpu_count, task_label
 from assay.plugins.deps import require
 
@@ -221,8 +222,6 @@ class DaskExecutor(Executor):
     def run(self, fn: TaskFunction, tasks: Sequence[Any], shared: Any, *,
             progress: bool | None = None, desc: str | None = None) -> list[Any]:
         """Run ``fn(task, shared)`` for every task, one Dask task each; results in task order."""
-        from assay.executors._dask_tasks import run_shard
-
         tasks = list(tasks)
         if not tasks:
             return []
@@ -236,7 +235,8 @@ class DaskExecutor(Executor):
                    for i, task in enumerate(tasks)]
         try:
             self._wait(client, futures, labels, token, progress, desc)
-            return client.gather(futures)
+            results: list[Any] = client.gather(futures)
+            return results
         finally:
             # frees the results and the scattered model on the workers; a client that lost its
             # scheduler fails here with anything at all: keep the run's own error
@@ -317,7 +317,8 @@ class DaskExecutor(Executor):
 def _threads(client: Any) -> int:
     """The total worker threads of the client's cluster (at least 1)."""
     try:
-        return max(1, sum(client.nthreads().values()))
+        threads: int = sum(client.nthreads().values())
+        return max(1, threads)
     except Exception:  # noqa: BLE001 - a scheduler that does not answer: one wave per shard
         return 1
 
@@ -330,8 +331,6 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
     scheduler), Dask's transition log (``client.story``) gives the shards that were assigned
     to a worker when it left, which may include shards only queued there.
     """
-    from assay.executors._dask_tasks import EVENTS
-
     starts: dict[int, int] = {}
     running: dict[int, Any] = {}  # position -> the worker it last started on, for shards with no end since
     try:
@@ -371,10 +370,11 @@ def _died_running(client: Any, futures: list[Any], token: str) -> list[int]:
 
 def _dumps_shared(fn: TaskFunction, shared: Any) -> bytes:
     """``shared`` pickled with cloudpickle, or an error naming the part that cannot be pickled."""
-    import cloudpickle
+    import cloudpickle  # deferred: cloudpickle, a dependency of the optional distributed
 
     try:
-        return cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        data: bytes = cloudpickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        return data
     except Exception as exc:
         names = getattr(fn, "shared_names", None)
         parts = list(shared) if isinstance(shared, tuple) else [shared]
@@ -397,8 +397,6 @@ def _dumps_shared(fn: TaskFunction, shared: Any) -> bytes:
 
 def _translate(exc: BaseException | None, label: int, retries: int) -> BaseException:
     """The assay error for a Dask task of shard ``label`` that raised ``exc``."""
-    from assay.executors._dask_tasks import ShardFailure
-
     after = f" after {retries} Dask retr{'y' if retries == 1 else 'ies'}" if retries else ""
     if isinstance(exc, ShardFailure):
         failure = exc.payload

@@ -48,25 +48,28 @@ start. ``ASSAY_SPARK_LOG=1`` in the environment keeps Spark's defaults; Spark se
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import os
 import pickle
 import re
 import sys
+import tempfile
 import threading
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from assay.core.pool import PathShard, split_evenly
 from assay.errors import AssayError, EvaluationError, EvaluationTimeoutError, InvalidParameterError, WorkerDiedError
 from assay.executors._java import ensure_java_home
+from assay.executors._spark_tasks import decode_failures, run_file_partition, run_task_partition
 from assay.executors.base import Executor, RemoteTraceback, TaskFunction, _NoBar, check_timeout, task_label
 from assay.plugins.deps import require
-from assay.plugins.hookspecs import hookimpl
+from assay.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["SparkExecutor", "import_pyspark"]
 
@@ -95,9 +98,7 @@ def _quiet_gateway(pyspark: Any, conf: Any) -> Any:
     """
     if pyspark.SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return None
-    import tempfile
-
-    from pyspark.java_gateway import launch_gateway
+    from pyspark.java_gateway import launch_gateway  # deferred: pyspark, the optional extra 'spark'
 
     log = tempfile.NamedTemporaryFile(prefix="assay-spark-jvm-", suffix=".log", delete=False)  # noqa: SIM115
     try:
@@ -284,7 +285,7 @@ class SparkExecutor(Executor):
                     "The spark executor with hadoop=True needs a path pool (DataPool.from_paths(...)), whose "
                     f"shards are groups of files. Got a task of type {type(bad[0]).__name__} instead."
                 )
-        from pyspark import cloudpickle
+        from pyspark import cloudpickle  # deferred: pyspark, the optional extra 'spark'
 
         sc = self.context
         labels = [task_label(task, i) for i, task in enumerate(tasks)]
@@ -321,8 +322,6 @@ class SparkExecutor(Executor):
 
     def _task_rdd(self, sc: Any, tasks: list[Any], labels: list[int], fn: TaskFunction,
                   token: str, broadcast: Any, done: Any) -> Any:
-        from assay.executors._spark_tasks import run_task_partition
-
         records = [(i, labels[i], task) for i, task in enumerate(tasks)]
         rdd = sc.parallelize(records, len(records))  # one record, so one shard, per partition
         return rdd.mapPartitionsWithIndex(functools.partial(run_task_partition, fn=fn, token=token,
@@ -330,8 +329,6 @@ class SparkExecutor(Executor):
 
     def _file_rdd(self, sc: Any, tasks: list[PathShard], labels: list[int], fn: TaskFunction,
                   token: str, broadcast: Any, done: Any) -> Any:
-        from assay.executors._spark_tasks import run_file_partition
-
         shards = regroup_files(sc, tasks)
         parts = []
         for shard in shards:
@@ -376,7 +373,7 @@ class SparkExecutor(Executor):
             timer.daemon = True
             timer.start()
         try:
-            pairs = rdd.collect()
+            pairs: list[tuple[int, Any]] = rdd.collect()
             stop.set()
             if watcher is not None:
                 watcher.join(timeout=2)
@@ -424,7 +421,7 @@ class _Positions:
 
 
 @contextlib.contextmanager
-def _worker_python(sc: Any):
+def _worker_python(sc: Any) -> Iterator[None]:
     """Run this job's Python workers with the driver's interpreter on a local master, unless the user chose one.
 
     pyspark fixes ``sc.pythonExec`` when the context is created (``PYSPARK_PYTHON``, else
@@ -468,8 +465,6 @@ _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 def _translate(exc: BaseException, labels: list[int], python: str | None = None) -> BaseException | None:
     """The assay error for a failed Spark job, or None when ``exc`` is not a Spark job failure."""
-    from assay.executors._spark_tasks import decode_failures
-
     text = str(exc)
     missing = _NO_MODULE.search(text)
     if missing and not decode_failures(text):
@@ -514,8 +509,6 @@ def _translate(exc: BaseException, labels: list[int], python: str | None = None)
 def _unpickle(data: str | None) -> Any:
     if not data:
         return None
-    import base64
-
     try:
         return pickle.loads(base64.b64decode(data))
     except Exception:  # noqa: BLE001 - an exception class missing on the driver: use the text
@@ -564,6 +557,6 @@ def regroup_files(sc: Any, shards: Sequence[PathShard]) -> list[PathShard]:
 
 
 @hookimpl
-def assay_register_executors(register):
+def assay_register_executors(register: Register) -> None:
     register("spark", SparkExecutor,
              description="Run shards as Apache Spark partitions, the model broadcast once (needs assay[spark])")

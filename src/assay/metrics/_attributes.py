@@ -105,7 +105,7 @@ def _declared_handlers() -> dict[str, Any]:
     if _declared is None:
         points: Any = read_entry_points([ATTRIBUTE_GROUP])
         if points is None:  # a layout the lean reader does not read: importlib.metadata's answer
-            import importlib.metadata  # deferred: about 25 ms to import, needed only on this rare path
+            import importlib.metadata  # deferred: importlib.metadata, 25 ms to import, only on this rare path
 
             points = importlib.metadata.entry_points(group=ATTRIBUTE_GROUP)
         _declared = {}
@@ -123,13 +123,13 @@ def attribute_handler(name: str) -> AttributeHandler | None:
     if point is None:
         return None
     try:
-        handler = point.load()
+        loaded: AttributeHandler = point.load()
     except Exception as exc:  # a broken plugin is named, with its own error
         raise InvalidParameterError(
             f"The handler of the metric class attribute {name!r} ({point.value}, entry point group "
             f"{ATTRIBUTE_GROUP!r}) failed to load: {type(exc).__name__}: {exc}") from exc
-    _handlers[name] = handler
-    return handler
+    _handlers[name] = loaded
+    return loaded
 
 # the names prediction_type accepts as strings (None: any type)
 _STR_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "list": list,

@@ -8,7 +8,7 @@ functions and the metric base call these; each is a thin keyword-only adapter ov
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Literal, overload
 
 from assay import validation
 
@@ -18,6 +18,14 @@ __all__ = ["check_confidence_level", "check_n_resamples", "check_resampling", "c
 def new_seed() -> int:
     """A fresh seed in ``[0, 2**63)`` from the operating system's entropy (recorded in the results)."""
     return secrets.randbits(63)
+
+
+@overload
+def check_seed(seed: Any, *, name: str = ..., allow_none: Literal[False], owner: str | None = ...) -> int: ...
+
+
+@overload
+def check_seed(seed: Any, *, name: str = ..., allow_none: bool = ..., owner: str | None = ...) -> int | None: ...
 
 
 def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = True, owner: str | None = None) -> int | None:

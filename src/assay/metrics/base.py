@@ -579,4 +579,5 @@ def _add_totals(a: np.ndarray, b: np.ndarray, metric: Metric) -> np.ndarray:
             f"Additive metric {metric_name(metric)!r} produced statistics of different lengths "
             f"({a.shape[0]} and {b.shape[0]})."
         )
-    return a + b
+    total: np.ndarray = a + b
+    return total

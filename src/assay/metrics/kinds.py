@@ -235,7 +235,8 @@ class BulkInstanceMetric(_MeanOfInstances):
         raise NotImplementedError(f"{type(self).__name__} must implement compute_bulk()")
 
     def map(self, prediction: Any, references: Any, task_data: Any = None) -> np.ndarray:
-        return self.map_batch([prediction], [references], [task_data])[0]
+        row: np.ndarray = self.map_batch([prediction], [references], [task_data])[0]
+        return row
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None,
                   task_data: Sequence[Any] | None) -> np.ndarray:
@@ -247,7 +248,8 @@ class BulkInstanceMetric(_MeanOfInstances):
                 f"compute_bulk of metric {metric_name(self)!r} returned {len(scores)} scores for "
                 f"{len(predictions)} instances."
             )
-        return self._grouped(self._rows(scores), task_data)
+        rows: np.ndarray = self._grouped(self._rows(scores), task_data)
+        return rows
 
 
 class GlobalMetric(Metric):

@@ -124,7 +124,7 @@ class Resampling:
         n = check_cost(check_n_resamples(n_resamples, owner=owner), owner=owner)
         level = check_confidence_level(confidence_level, owner=owner)
         s = check_seed(seed, allow_none=False, owner=owner)
-        return cls(int(n), float(level), int(s))  # type: ignore[arg-type]
+        return cls(int(n), float(level), int(s))
 
 
 def _progress(total: int, work: int, desc: str) -> Any:
@@ -162,7 +162,7 @@ def block_weights(seed: int, n_resamples: int, stream: int, block: int, first: i
 def _invert(u: np.ndarray) -> np.ndarray:
     """``numpy.searchsorted(_CDF, u, side="right")`` (how many CDF values are <= u), int64, faster:
     six vectorized comparisons, and the search only for the rare ``u >= P(W <= 5)`` (about 6e-4)."""
-    w = (u >= _CDF[0]).view(np.int8).astype(np.int64)
+    w: np.ndarray = (u >= _CDF[0]).view(np.int8).astype(np.int64)
     for c in _CDF[1:6]:
         w += u >= c
     tail = u >= _CDF[5]
@@ -601,7 +601,7 @@ class Resampler:
             raise InvalidParameterError(f"The 'n' parameter of Resampler must be a non-negative int; got {n!r}.")
         self.n = int(n)
         self.n_resamples = check_cost(check_n_resamples(n_resamples, minimum=1, owner=owner), self.n, owner=owner)
-        self.seed: int = check_seed(seed, allow_none=False, owner=owner)  # type: ignore[assignment]
+        self.seed: int = check_seed(seed, allow_none=False, owner=owner)
         self.max_bytes = max_bytes
         self.groups = None if groups is None else codes(groups, self.n, "groups")
         st = None if strata is None else codes(strata, self.n, "strata")
@@ -648,7 +648,8 @@ class Resampler:
         starts, ends = self._offsets[units], self._offsets[units + 1]
         lengths = ends - starts
         pos = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        return self._members[np.arange(lengths.sum()) + pos]
+        members: np.ndarray = self._members[np.arange(lengths.sum()) + pos]
+        return members
 
     # ------------------------------------------------------------------ the draw
     def weight_chunks(self) -> Iterator[tuple[int, np.ndarray]]:

@@ -33,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from assay.errors import SaveFormatError
+from assay.errors import InvalidParameterError, SaveFormatError
 from assay.jsonio import decode_numbers, read_json, to_jsonable, write_json_atomic
+from assay.provenance import Signature, read_signature
 from assay.render import Grid, render_grid
 
 __all__ = ["EvaluationResults", "load_results", "to_jsonable"]
@@ -42,7 +43,7 @@ __all__ = ["EvaluationResults", "load_results", "to_jsonable"]
 FORMAT = "assay.evaluation/1"
 
 
-class EvaluationResults(Sequence):
+class EvaluationResults(Sequence[dict[str, Any]]):
     """Per-instance result dicts (built on first access), with ``global_scores`` and ``info`` attached.
 
     Build it from a list of instance dicts (``EvaluationResults(instances, global_scores,
@@ -165,7 +166,9 @@ class EvaluationResults(Sequence):
             d = {k: v for k, v in inst.items() if k != "score"}
             d["score"] = {"instance": inst["score"]["instance"]}
             insts.append(d)
-        return to_jsonable({"format": FORMAT, "global": self.global_scores, "info": self.info, "instances": insts})
+        data: dict[str, Any] = to_jsonable({"format": FORMAT, "global": self.global_scores, "info": self.info,
+                                            "instances": insts})
+        return data
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write standard JSON atomically (see the module docstring); the old file survives a failed write."""
@@ -180,8 +183,6 @@ class EvaluationResults(Sequence):
     def signature(self) -> Any:
         """The :class:`~assay.provenance.Signature` of these results (``info["signature"]``); None for
         results saved before assay recorded one."""
-        from assay.provenance import read_signature
-
         return read_signature(self.info.get("signature"))
 
     def __repr__(self) -> str:
@@ -223,9 +224,6 @@ def _field(cond: bool, p: Path, field: str, expected: str, got: Any) -> None:
 
 def _check_signature(p: Path, sig: Any) -> None:
     """``info.signature`` is optional (older files); when present it must parse (:mod:`assay.provenance`)."""
-    from assay.errors import InvalidParameterError
-    from assay.provenance import Signature
-
     if sig is None:
         return
     _field(isinstance(sig, str), p, "info.signature", "a signature string", sig)

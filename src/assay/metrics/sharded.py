@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from assay.core.protocols import ShardLike
 from assay.core.tally import Tally, merged_by
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning
 from assay.metrics.base import Metric, metric_name
@@ -60,7 +61,7 @@ def prepare_metrics(metrics: Any, evaluator: Any, resampling: Any = None) -> lis
     return ms
 
 
-def check_metric_inputs(value: Any, shard: Any, offset: int) -> tuple[Any, Any, Any]:
+def check_metric_inputs(value: Any, shard: ShardLike, offset: int) -> tuple[Any, Any, Any]:
     """One ``metric_inputs`` return value as ``(prediction, references, task_data or None)``."""
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
         raise EvaluationError(
@@ -201,7 +202,7 @@ class MetricsTally(Tally):
         return replicate_scores(m, reps, cols, sums, part, names)
 
 
-def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any], refs: list[Any], tds: list[Any],
+def tally_shard_metrics(metrics: Sequence[Metric], shard: ShardLike, preds: list[Any], refs: list[Any], tds: list[Any],
                         resampling: Resampling | None,
                         file_counts: Sequence[tuple[int, int]] | None = ()) -> MetricsTally:
     """The shard's :class:`MetricsTally`: each metric updated with the shard's instances, plus replicates.
@@ -242,13 +243,13 @@ def tally_shard_metrics(metrics: Sequence[Metric], shard: Any, preds: list[Any],
         replicates = UNPOSITIONED
     elif resampling is not None and resampling.n_resamples:
         stats = np.concatenate(rows, axis=1) if rows else np.zeros((len(preds), 0))
-        in_memory = getattr(shard, "start", None) is not None
-        replicates = shard_replicates(resampling, stats, start=shard.start if in_memory else None,
+        start = getattr(shard, "start", None)  # an in-memory shard's pool offset; None for a shard of files
+        replicates = shard_replicates(resampling, stats, start=start if isinstance(start, int) else None,
                                       file_counts=file_counts or (), parts=parts)
     return MetricsTally(tuple(states), replicates)
 
 
-def _metric_error(exc: Exception, metric: Metric, shard: Any, start: int | None, n: int) -> EvaluationError:
+def _metric_error(exc: Exception, metric: Metric, shard: ShardLike, start: int | None, n: int) -> EvaluationError:
     item = getattr(exc, "item", None)
     if start is None:
         where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"

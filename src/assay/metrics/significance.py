@@ -138,7 +138,8 @@ def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
     """The metric and its intermediates for results ``res`` (stored, or re-mapped)."""
     records = getattr(res, "records", {}) or {}
     if isinstance(metric, str) and metric in records:
-        return records[metric]
+        stored: tuple[Metric, Any] = records[metric]
+        return stored
     if metric is None:
         names = list(getattr(res, "info", {}).get("metrics", []))
         if len(names) != 1:
@@ -147,7 +148,8 @@ def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
             )
         metric = names[0]
         if metric in records:
-            return records[metric]
+            stored = records[metric]
+            return stored
     m = resolve_metric(metric)[0] if isinstance(metric, str) else metric.clone()
     if not isinstance(m, Metric):
         raise InvalidParameterError(f"'metric' must be a registered name or a Metric; got {type(metric).__name__}.")
@@ -286,7 +288,8 @@ def _randomization_deltas(rs: Resampler, m: Metric, ia: Any, ib: Any, name: str,
                 e = min(R, s + chunk)
                 moved[s:e] = (rng.random((e - s, len(D))) < 0.5).astype(float) @ D
         new_a, new_b = ta + moved, tb - moved
-        return m.reduce_totals_many(new_b)[name] - m.reduce_totals_many(new_a)[name]
+        diff: np.ndarray = m.reduce_totals_many(new_b)[name] - m.reduce_totals_many(new_a)[name]
+        return diff
     out = np.empty(R)
     for r in range(R):
         swap_units = rng.random(rs.n_units) < 0.5

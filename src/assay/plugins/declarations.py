@@ -68,7 +68,8 @@ class Source:
 
     @property
     def distribution(self) -> str | None:
-        return self.entry_point.dist_name
+        dist: str | None = self.entry_point.dist_name
+        return dist
 
     @property
     def key(self) -> tuple[str, str]:

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.metrics.base import _resolve_type
+from assay.metrics._attributes import _resolve_type
 from assay.plugins.registry import Entry
 
 __all__ = ["declared_examples", "generate_metric_sample", "random_map", "ue_sample"]

@@ -22,6 +22,8 @@ plugin is not installed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from assay._relocated import alias_module
 from assay.uncertainty.base import (
                                     LEVELS,
@@ -61,5 +63,11 @@ __all__ = [
     "records_to_columns",
 ]
 
+
+if TYPE_CHECKING:  # pragma: no cover - the moved names, for type checkers (read through __getattr__ at run time)
+    UEManager: Any
+    UEDataError: Any
+    load_ue_data: Any
+    records_to_columns: Any
 
 __getattr__, __dir__ = alias_module(__name__, MOVED, "assay-uncertainty", own=globals())

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from itertools import accumulate, chain, compress, count, repeat
 from operator import add, eq, gt, itemgetter, le, lt, not_
 
-from assay_parsing.formats import open_data_file
+from assay_parsing.lines import open_data_file
 from assay_parsing.sentence import MultiwordToken, Sentence, Word
 
 __all__ = ["Columns", "parse_columns", "read_columns"]

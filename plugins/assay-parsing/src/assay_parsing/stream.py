@@ -35,9 +35,10 @@ import attrs
 from assay import DataPool, load_data_format
 from assay.core.pool import split_evenly
 from assay.errors import InvalidParameterError
-from assay_parsing import formats as _formats
+from assay_parsing import lines as _lines
 from assay_parsing.evaluators import CONLL18_HINT, TokenizationError, check_same_words
-from assay_parsing.formats import _decode, check_line_length, open_data_file, read_lines
+from assay_parsing.lines import check_line_length, decode_utf8, open_data_file, read_lines
+from assay_parsing.pairs import format_for
 from assay_parsing.sentence import Sentence, SentencePair
 
 __all__ = ["PairPool", "PairShard", "SentenceIndex", "SentencePool", "SentenceShard", "index_sentences", "iter_pairs",
@@ -79,7 +80,7 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = N
     """
     source = os.fspath(path)
     starts, lines = array("q"), array("q")
-    chunk_bytes = chunk_bytes or _formats.CHUNK_BYTES
+    chunk_bytes = chunk_bytes or _lines.CHUNK_BYTES
     with open_data_file(source) as f:
         offset, lineno, tail, inside = 0, 1, b"", False  # offset and lineno of tail's first byte
         while True:
@@ -97,7 +98,7 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = N
                 if line and line[0] in _NOT_BLANK_START:
                     blank = False
                 else:
-                    blank = not line or _decode(line, source, lineno, offset).isspace()
+                    blank = not line or decode_utf8(line, source, lineno, offset).isspace()
                 if not blank and not inside:
                     starts.append(offset)
                     lines.append(lineno)
@@ -331,8 +332,6 @@ def open_sentences(path: str | os.PathLike[str], *, format: Any = None, num_shar
 
 
 def _resolve(format: Any, gold: str) -> tuple[str, Any]:
-    from assay_parsing.pairs import format_for
-
     if format is None or isinstance(format, str):
         name = format or format_for(gold)
         return name, load_data_format(name)

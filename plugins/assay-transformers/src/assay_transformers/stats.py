@@ -42,6 +42,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import StatCalculator
+from assay_transformers.generation_params import check_generation_params
 
 __all__ = ["EntropyCalculator", "GreedyProbsCalculator", "SamplingGenerationCalculator", "StoredOutputFields",
            "calculators_for", "row_entropy"]
@@ -67,8 +68,6 @@ def _prompts(stats: Mapping[str, Any]) -> list[str]:
 class _ModelCalculator(StatCalculator):
     def __init__(self, model: Any, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
                  seed: int | None = None) -> None:
-        from assay_transformers.generation import check_generation_params
-
         super().__init__()
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise InvalidParameterError(f"'max_new_tokens' must be an integer >= 1; got {max_new_tokens!r}.")
