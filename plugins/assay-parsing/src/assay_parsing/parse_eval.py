@@ -202,7 +202,6 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     from assay import DataPool
     from assay.core.log import log_labels, log_result
     from assay.core.result import EvaluationResult, UndefinedMetricWarning
-    from assay.executors.builtin import SerialExecutor
     from assay.plugins import load_sentence_evaluator
     from assay_parsing import column_tallies
 
@@ -218,8 +217,9 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     by_size = column_tallies.shard_count(pool) if num_shards is None and not pool.num_shards else None
     if executor is None:
         count = num_shards or (by_size if by_size != 1 else None)  # None: no check_int (which imports numpy)
-        with SerialExecutor(progress=False) as serial:
-            parts = serial.run(tally_shard, pool.shards(count), evaluators, desc="parse-eval")
+        # the shards one after the other, as the serial executor runs them without a progress bar (whose module,
+        # assay.executors.builtin, imports multiprocessing, pickle and subprocess for the other executors)
+        parts = [tally_shard(shard, evaluators) for shard in pool.shards(count)]
         mode = "sequential"
     else:
         # only here: assay.core.evaluator imports the resampling engine (numpy), which a sequential run never needs
