@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay import EvaluationError, load_executor
-from assay_parsing import CLAS, LAS, UAS, TaggingAccuracy, TokenizationError
-from assay_parsing import column_tallies
+from assay_parsing import CLAS, LAS, UAS, TaggingAccuracy, TokenizationError, column_tallies
 from assay_parsing.column_tallies import shard_count, shard_tallies
 from assay_parsing.formats import ConllxFormat
 from assay_parsing.parse_eval import METRICS, evaluate_pairs, evaluate_stream, open_pairs, tally_shard
