@@ -152,6 +152,50 @@ def test_index_and_iter_read_on_awkward_layouts(tmp_path, monkeypatch):
             assert list(ConlluFormat().iter_read(path, start=start, stop=stop, first_line=line)) == [expected[i]]
 
 
+def _starts_by_definition(data: bytes) -> tuple[list[int], list[int]]:
+    """Sentence starts by the definition (a non-blank line after a blank one or the file start; blank: empty or
+    whitespace), from the decoded text's lines: (byte offsets, line numbers)."""
+    offsets, numbers, offset, inside = [], [], 0, False
+    for number, line in enumerate(data.decode("utf-8").split("\n"), start=1):
+        blank = not line or line.isspace()
+        if not blank and not inside:
+            offsets.append(offset)
+            numbers.append(number)
+        inside = not blank
+        offset += len(line.encode("utf-8")) + 1
+    return offsets, numbers
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_index_equals_the_definition_on_random_layouts(tmp_path, seed):
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["1\tw\n", "# c\n", "\n", "\n\n", "12\tv\n", " \n", "\t\n", "\u3000\n", "x\n", "#\n", "\x1c\n"]
+    path = tmp_path / "layout.conllu"
+    for trial in range(300):
+        kinds = pieces if trial % 2 else pieces[:5]  # half of them only empty, digit and '#' lines (the regex way)
+        data = "".join(rng.choice(kinds) for _ in range(rng.randint(0, 40))).encode("utf-8")
+        if trial % 3 == 0:
+            data = data.rstrip(b"\n")
+        path.write_bytes(data)
+        expected = _starts_by_definition(data)
+        for chunk in (1, 2, 3, 5, 8, 64, 1 << 20):
+            index = index_sentences(path, chunk_bytes=chunk)
+            assert (list(index.starts), list(index.lines)) == expected, (data, chunk)
+            assert index.size == len(data)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in UD.glob("*.conllu.gz")))
+def test_index_equals_the_definition_on_real_files(tmp_path, name):
+    data = gzip.decompress((UD / name).read_bytes())
+    path = tmp_path / name[:-3]
+    path.write_bytes(data)
+    index = index_sentences(path)
+    assert (list(index.starts), list(index.lines)) == _starts_by_definition(data)
+    assert len(index) == len(ConlluFormat().read(path))
+
+
 def test_read_is_the_streamed_list(tmp_path, make_treebank):
     gold_text, _ = make_treebank(3, 80)
     path = tmp_path / "g.conllu"

@@ -202,8 +202,8 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
     from assay import DataPool
     from assay.core.log import log_labels, log_result
     from assay.core.result import EvaluationResult, UndefinedMetricWarning
-    from assay.executors.builtin import SerialExecutor
     from assay.plugins import load_sentence_evaluator
+    from assay_parsing import column_tallies
 
     _require_parsing_plugin()
     pool = pool if isinstance(pool, DataPool) else DataPool(pool)
@@ -213,16 +213,20 @@ def evaluate_stream(pool: Any, *, executor: Any = None, num_shards: int | None =
               f"{max(len(pool), 1)}.", file=sys.stderr, flush=True)
         num_shards = max(len(pool), 1)
     evaluators = tuple((name, load_sentence_evaluator(name)) for name, _ in metrics)
+    # without a shard count, shards small enough to be counted column by column (tally_shard)
+    by_size = column_tallies.shard_count(pool) if num_shards is None and not pool.num_shards else None
     if executor is None:
-        with SerialExecutor(progress=False) as serial:
-            parts = serial.run(tally_shard, pool.shards(num_shards), evaluators, desc="parse-eval")
+        count = num_shards or (by_size if by_size != 1 else None)  # None: no check_int (which imports numpy)
+        # the shards one after the other, as the serial executor runs them without a progress bar (whose module,
+        # assay.executors.builtin, imports multiprocessing, pickle and subprocess for the other executors)
+        parts = [tally_shard(shard, evaluators) for shard in pool.shards(count)]
         mode = "sequential"
     else:
         # only here: assay.core.evaluator imports the resampling engine (numpy), which a sequential run never needs
         from assay.core.evaluator import SHARDS_PER_WORKER
 
         workers = max(1, int(getattr(executor, "workers", 1) or 1))
-        shards = pool.shards(num_shards or pool.num_shards or SHARDS_PER_WORKER * workers)
+        shards = pool.shards(num_shards or pool.num_shards or max(SHARDS_PER_WORKER * workers, by_size or 1))
         if _remote_workers(executor):  # they may not see the files: ship each shard's bytes instead
             shards = [shard.with_bytes() if hasattr(shard, "with_bytes") else shard for shard in shards]
         parts = executor.run(tally_shard, shards, evaluators, desc="parse-eval")
@@ -258,10 +262,18 @@ def tally_shard(shard: Any, evaluators: Sequence[tuple[str, Any]]) -> tuple[Any,
     A failing evaluator or an invalid tally raises :class:`assay.EvaluationError` naming the
     evaluator, the shard and the item, as :func:`assay.core.evaluator.evaluate_shard` does.
     The task function of :func:`evaluate_stream` (module level, so workers can unpickle it).
+
+    A file shard scored only by the built-in evaluators is counted column by column
+    (:func:`assay_parsing.column_tallies.shard_tallies`: the same sums, no sentence objects);
+    any other shard or evaluator, or a shard that reader does not vouch for, is scored pair by pair.
     """
     from assay.core.result import EvaluationResult
     from assay.errors import EvaluationError
+    from assay_parsing.column_tallies import shard_tallies
 
+    tallies = shard_tallies(shard, evaluators)
+    if tallies is not None:
+        return tuple(EvaluationResult(c, g, len(shard)) for c, g in tallies)
     correct = [0] * len(evaluators)
     gold = [0] * len(evaluators)
     offset = -1

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import zip_longest
@@ -45,6 +46,11 @@ __all__ = ["PairPool", "PairShard", "SentenceIndex", "SentencePool", "SentenceSh
            "open_pairs", "open_sentences"]
 
 _NOT_BLANK_START = frozenset(b"0123456789#")
+_EMPTY_OR_NOT_BLANK = _NOT_BLANK_START | {ord("\n")}
+#: a line after the first that is not empty and starts with neither a digit nor '#' (maybe blank: spaces)
+_ODD_LINE = re.compile(rb"\n[^0-9#\n]")
+#: a line end, one or more empty lines, and the line after them, which starts with a digit or '#': a sentence's start
+_AFTER_BLANK = re.compile(rb"\n\n+(?=[0-9#])")
 
 
 @attrs.frozen(eq=False)
@@ -94,19 +100,41 @@ def index_sentences(path: str | os.PathLike[str], *, chunk_bytes: int | None = N
                 body, tail = data[:cut - 1], data[cut:]
             else:
                 body, tail = data, b""
-            for line in body.split(b"\n"):
-                if line and line[0] in _NOT_BLANK_START:
-                    blank = False
-                else:
-                    blank = not line or decode_utf8(line, source, lineno, offset).isspace()
-                if not blank and not inside:
-                    starts.append(offset)
+            if (not body or body[0] in _EMPTY_OR_NOT_BLANK) and _ODD_LINE.search(body) is None:
+                # every line is empty or starts with a digit or '#': a sentence starts at each line after an empty one
+                leading = len(body) - len(body.lstrip(b"\n"))  # empty lines at the start of the block
+                found = [leading] if leading < len(body) and (leading or not inside) else []
+                found += [m.end() for m in _AFTER_BLANK.finditer(body, leading)]
+                previous = 0
+                for p in found:
+                    lineno += body.count(b"\n", previous, p)
+                    previous = p
+                    starts.append(offset + p)
                     lines.append(lineno)
-                inside = not blank
-                offset += len(line) + 1
-                lineno += 1
+                lineno += body.count(b"\n", previous) + 1
+                offset += len(body) + 1
+                inside = body.rfind(b"\n") + 1 < len(body)  # the last line is not empty
+            else:
+                offset, lineno, inside = _index_lines(body, source, offset, lineno, inside, starts, lines)
             if not block:
                 return SentenceIndex(source, starts, lines, offset - 1)
+
+
+def _index_lines(body: bytes, source: str, offset: int, lineno: int, inside: bool, starts: array,
+                 lines: array) -> tuple[int, int, bool]:
+    """:func:`index_sentences` line by line, for a block with a line that starts otherwise (maybe blank: spaces)."""
+    for line in body.split(b"\n"):
+        if line and line[0] in _NOT_BLANK_START:
+            blank = False
+        else:
+            blank = not line or _decode(line, source, lineno, offset).isspace()
+        if not blank and not inside:
+            starts.append(offset)
+            lines.append(lineno)
+        inside = not blank
+        offset += len(line) + 1
+        lineno += 1
+    return offset, lineno, inside
 
 
 class _RangeShard:
