@@ -18,8 +18,8 @@ it:
   :meth:`assay.metrics.Metric.update` does, so a synced value is, bit for bit, that of one
   process that made the same updates rank after rank;
 - a **gathered** metric (ROC-AUC, ECE's bins are additive but AURC, ensemble metrics ...)
-  keeps its intermediates, the rows :meth:`~assay.metrics.Metric.map_all` returns, as the raw
-  bytes of each row (a list state of ``uint8`` tensors, ``"cat"``), so any numeric or
+  keeps its intermediates, the rows :meth:`~assay.metrics.Metric.map_all` returns, as their raw
+  bytes (a list state of 1-d ``uint8`` tensors, one per ``update``, ``"cat"``), so any numeric or
   structured row layout crosses the wire unchanged; after a sync the rows are rank 0's, then
   rank 1's ..., as for :func:`assay_interop.distributed.sync`.
 
@@ -101,7 +101,9 @@ class AssayTorchMetric(torchmetrics.Metric):
                 f"Metric; got {type(metric).__name__}: {metric!r:.80}."
             )
         self._assay = inner
-        self.higher_is_better = bool(inner.higher_is_better)
+        self._name = metric if isinstance(metric, str) else metric_name(inner)
+        # torchmetrics declares higher_is_better per class and refuses to set it; this class's is per metric
+        object.__setattr__(self, "higher_is_better", bool(inner.higher_is_better))
         self._row_dtype: np.dtype | None = None  # gathered metrics: the numpy layout of one row of intermediates
         self._row_shape: tuple[int, ...] = ()
         self._input_device: torch.device | None = None
@@ -113,8 +115,8 @@ class AssayTorchMetric(torchmetrics.Metric):
 
     @property
     def name(self) -> str:
-        """The assay metric's name (its registered name with options)."""
-        return metric_name(self._assay)
+        """The name given (``"f1[average=macro]"``), or the instance's registered (else class) name."""
+        return self._name
 
     # ------------------------------------------------------------------ torchmetrics protocol
     def update(self, preds: Any, target: Any = None) -> None:
@@ -187,8 +189,7 @@ class AssayTorchMetric(torchmetrics.Metric):
                 f"Metric {self.name!r}: this batch maps to rows of {arr.dtype} {arr.shape[1:]}, the earlier ones to "
                 f"{self._row_dtype} {self._row_shape}; give every batch the same layout (dtype and trailing shape)."
             )
-        width = arr.dtype.itemsize * int(math.prod(arr.shape[1:]))
-        return torch.from_numpy(arr.view(np.uint8).reshape(len(arr), width).copy())
+        return torch.from_numpy(arr.reshape(-1).view(np.uint8).copy())  # 1-d: rows concatenate as bytes
 
     def _from_bytes(self) -> np.ndarray | None:
         chunks = self.row_bytes if isinstance(self.row_bytes, list) else [self.row_bytes]
@@ -200,18 +201,18 @@ class AssayTorchMetric(torchmetrics.Metric):
                 f"Metric {self.name!r} received other processes' rows but saw no data on this one, so it cannot "
                 "read their layout; give every rank at least one instance."
             )
-        raw = torch.cat([c.reshape(c.shape[0], -1) for c in chunks]).detach().cpu().numpy()
+        raw = torch.cat([c.reshape(-1) for c in chunks]).detach().cpu().numpy()
         return np.frombuffer(np.ascontiguousarray(raw).tobytes(), dtype=self._row_dtype).reshape(
             (-1, *self._row_shape))
 
-    def _sync_dist(self, dist_sync_fn: Any = None, process_group: Any = None) -> None:
-        # torchmetrics' gather needs every rank to send a tensor of the same rank (dimensions):
-        # an empty list state is sent as a 0 x width tensor of the state's own dtype.
+    def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # torchmetrics' gather needs every rank to send a tensor with as many dimensions as the others', and
+        # its concatenation the same trailing shape and dtype: an empty list state is sent as an empty tensor
+        # of the state's own form (0 x n_stats float64 rows; 0 bytes).
         if self._assay.additive:
-            if not self.stat_rows:  # n_stats None (a width known only from data): 0 columns
+            if not self.stat_rows:  # a width known only from data (n_stats None): 0 columns
                 width = self._assay.n_stats or 0
                 self.stat_rows = [torch.zeros((0, width), dtype=torch.float64, device=self.device)]
         elif not self.row_bytes:
-            width = 0 if self._row_dtype is None else self._row_dtype.itemsize * int(math.prod(self._row_shape))
-            self.row_bytes = [torch.zeros((0, width), dtype=torch.uint8, device=self.device)]
-        super()._sync_dist(dist_sync_fn, process_group)
+            self.row_bytes = [torch.zeros(0, dtype=torch.uint8, device=self.device)]
+        super()._sync_dist(*args, **kwargs)

@@ -148,3 +148,15 @@ def test_forward_with_dist_sync_on_step_gives_the_batch_value_over_both_ranks(ra
     expected = accuracy_score(target, preds)
     for r in ranks:
         assert float.fromhex(r["step"]["value"]) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_rank_without_data(ranks):
+    """Additive: the value of rank 0's data on both ranks. Gathered: rank 0 has it, rank 1 an error naming why."""
+    acc, auc = CASES["accuracy"], CASES["roc_auc"]
+    expected = accuracy_score(cases_mod.part(acc["target"], 0), cases_mod.part(acc["preds"], 0))
+    for r in ranks:
+        assert float.fromhex(r["accuracy_rank1_empty"]["synced"]) == pytest.approx(expected, abs=1e-12)
+    expected = roc_auc_score(cases_mod.part(auc["target"], 0), cases_mod.part(auc["preds"], 0))
+    assert float.fromhex(ranks[0]["roc_auc_rank1_empty"]["synced"]) == pytest.approx(expected, abs=1e-12)
+    assert ranks[1]["roc_auc_rank1_empty"]["error"] == "InvalidParameterError"
+    assert "at least one instance" in ranks[1]["roc_auc_rank1_empty"]["message"]

@@ -45,6 +45,16 @@ def main() -> None:
             value = m.compute()  # sync_on_compute (default): every rank's state
             local = m.metric.compute()  # after compute torchmetrics restores this rank's own state
             out[key] = {"synced": float(value).hex(), "local": float(local).hex(), "n_local": int(m.n)}
+        # rank 1 sees no data: an additive metric syncs (its empty statistics travel as 0 rows); a gathered one
+        # gives rank 0 the value and rank 1 an error (it cannot read the rows' layout)
+        for key in ("accuracy", "roc_auc"):
+            m = build(cases()[key])
+            if rank == 0:
+                feed(m, cases()[key], rank)
+            try:
+                out[key + "_rank1_empty"] = {"synced": float(m.compute()).hex()}
+            except Exception as exc:  # noqa: BLE001 - the test reads the class and the message
+                out[key + "_rank1_empty"] = {"error": type(exc).__name__, "message": str(exc)}
         # forward with dist_sync_on_step: the batch value over both ranks' batches
         case = cases()["accuracy"]
         m = build(case, dist_sync_on_step=True)
