@@ -24,9 +24,9 @@ from assay_interop.sklearn_metrics import SklearnMetric
 from assay_interop.torch_metrics import TorchMetric
 
 if TYPE_CHECKING:
-    from assay_interop.torch_module import AssayTorchMetric
     from assay_interop.distributed import sync
     from assay_interop.huggingface import HuggingfaceMetric
+    from assay_interop.torch_module import AssayTorchMetric
 
 __all__ = ["AssayTorchMetric", "HuggingfaceMetric", "SklearnMetric", "TorchMetric", "sync"]
 

@@ -37,7 +37,6 @@ torch and torchmetrics are imported by this module (the class derives from
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -88,6 +87,10 @@ class AssayTorchMetric(torchmetrics.Metric):
 
     is_differentiable = False
     full_state_update = False
+    # the torchmetrics states (add_state); a list state becomes one tensor after a sync
+    n: torch.Tensor
+    stat_rows: list[torch.Tensor] | torch.Tensor
+    row_bytes: list[torch.Tensor] | torch.Tensor
 
     def __init__(self, metric: str | Metric, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -136,8 +139,10 @@ class AssayTorchMetric(torchmetrics.Metric):
             return
         if inner.additive:
             totals = np.asarray(rows, dtype=np.float64).sum(axis=0)
+            assert isinstance(self.stat_rows, list)  # a tensor only between a sync and its unsync
             self.stat_rows.append(torch.from_numpy(np.ascontiguousarray(totals)).reshape(1, -1).to(self.device))
         else:
+            assert isinstance(self.row_bytes, list)
             self.row_bytes.append(self._to_bytes(rows).to(self.device))
         self.n += count
 
@@ -204,6 +209,17 @@ class AssayTorchMetric(torchmetrics.Metric):
         raw = torch.cat([c.reshape(-1) for c in chunks]).detach().cpu().numpy()
         return np.frombuffer(np.ascontiguousarray(raw).tobytes(), dtype=self._row_dtype).reshape(
             (-1, *self._row_shape))
+
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        # forward with dist_sync_on_step leaves the batch's list states synced, i.e. concatenated into one
+        # tensor; torchmetrics would then add a list to a tensor: keep both sides lists of tensors
+        for attr in ("stat_rows", "row_bytes"):
+            if attr in self._defaults:
+                if isinstance(getattr(self, attr), torch.Tensor):
+                    setattr(self, attr, [getattr(self, attr)])
+                if isinstance(incoming_state.get(attr), torch.Tensor):
+                    incoming_state[attr] = [incoming_state[attr]]
+        super()._reduce_states(incoming_state)
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
         # torchmetrics' gather needs every rank to send a tensor with as many dimensions as the others', and

@@ -160,3 +160,25 @@ def test_a_rank_without_data(ranks):
     assert float.fromhex(ranks[0]["roc_auc_rank1_empty"]["synced"]) == pytest.approx(expected, abs=1e-12)
     assert ranks[1]["roc_auc_rank1_empty"]["error"] == "InvalidParameterError"
     assert "at least one instance" in ranks[1]["roc_auc_rank1_empty"]["message"]
+
+
+@pytest.mark.parametrize("key", ["accuracy", "roc_auc"])
+def test_an_epoch_of_forward_with_dist_sync_on_step(ranks, key):
+    """Each step's value is the batch over both ranks; compute at the end the value over both ranks' data
+    (and, for accuracy, torchmetrics' own MulticlassAccuracy run the same way)."""
+    case = CASES[key]
+    score = accuracy_score if key == "accuracy" else (lambda t, p: roc_auc_score(t, p))
+
+    def both(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        p = np.concatenate([cases_mod.part(case["preds"], r)[lo:hi] for r in (0, 1)])
+        t = np.concatenate([cases_mod.part(case["target"], r)[lo:hi] for r in (0, 1)])
+        return t, p
+
+    for r in ranks:
+        epoch = r[key + "_epoch"]
+        for step, lo in zip(epoch["steps"], range(0, 120, 40)):
+            assert float.fromhex(step) == pytest.approx(score(*both(lo, lo + 40)), abs=1e-12)
+        assert float.fromhex(epoch["compute"]) == pytest.approx(score(*both(0, 120)), abs=1e-12)
+        assert epoch["n"] == 120  # this rank's own instances (torchmetrics restores them after the sync)
+        if key == "accuracy":
+            assert float.fromhex(epoch["compute"]) == pytest.approx(epoch["peer"], abs=1e-6)

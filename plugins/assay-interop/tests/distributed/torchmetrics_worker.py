@@ -14,6 +14,7 @@ import traceback
 
 import torch
 import torch.distributed as dist
+from torchmetrics.classification import MulticlassAccuracy
 from torchsync_cases import cases, part
 
 from assay.plugins import load_ue_metric
@@ -61,6 +62,20 @@ def main() -> None:
         preds, target = part(case["preds"], rank), part(case["target"], rank)
         step = m(torch.from_numpy(preds[:50]), torch.from_numpy(target[:50]))
         out["step"] = {"value": float(step).hex()}
+        # an epoch of forward calls with dist_sync_on_step, then compute; torchmetrics' own MulticlassAccuracy beside
+        for key in ("accuracy", "roc_auc"):
+            case = cases()[key]
+            m = build(case, dist_sync_on_step=True)
+            peer = MulticlassAccuracy(num_classes=3, average="micro", dist_sync_on_step=True)
+            preds, target = part(case["preds"], rank), part(case["target"], rank)
+            steps = []
+            for i in range(0, 120, 40):
+                p, t = torch.from_numpy(preds[i:i + 40]), torch.from_numpy(target[i:i + 40])
+                steps.append(float(m(p, t)).hex())
+                if key == "accuracy":
+                    peer(p, t)
+            out[key + "_epoch"] = {"steps": steps, "compute": float(m.compute()).hex(), "n": int(m.n),
+                                   "peer": float(peer.compute()) if key == "accuracy" else None}
     except Exception:  # noqa: BLE001 - reported to the test, which fails with it
         out["crash"] = traceback.format_exc()
     finally:
