@@ -204,3 +204,14 @@ def test_the_documented_seed_example(tu_disagreement):
     assert isinstance(value, torch.Tensor)
     assert float(value) == pytest.approx(1 / 3, abs=1e-12)  # by hand: votes (0,0,0) -> 0, (1,0,1) -> 2/3
     assert float(value) == pytest.approx(float(theirs.compute()), abs=1e-6)
+
+
+def test_importing_the_plugin_does_not_import_torch():
+    """torch and torchmetrics are imported by assay_interop.torch_module only, on first use of the name."""
+    import subprocess
+    import sys
+
+    code = ("import sys, assay_interop; before = 'torch' in sys.modules or 'torchmetrics' in sys.modules; "
+            "assay_interop.AssayTorchMetric; print(before, 'torchmetrics' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
