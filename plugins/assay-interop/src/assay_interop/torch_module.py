@@ -17,7 +17,8 @@ it:
   count (a tensor state, ``"sum"``); ``compute`` adds the rows in order, as
   :meth:`assay.metrics.Metric.update` does, so a synced value is, bit for bit, that of one
   process that made the same updates rank after rank;
-- a **gathered** metric (ROC-AUC, ECE's bins are additive but AURC, ensemble metrics ...)
+- a **gathered** metric (ROC-AUC, the UE metrics such as AURC, ensemble metrics with
+  ``reduction="none"`` ...)
   keeps its intermediates, the rows :meth:`~assay.metrics.Metric.map_all` returns, as their raw
   bytes (a list state of 1-d ``uint8`` tensors, one per ``update``, ``"cat"``), so any numeric or
   structured row layout crosses the wire unchanged; after a sync the rows are rank 0's, then
@@ -28,8 +29,8 @@ tensor form: such a metric is an :class:`~assay.errors.InvalidParameterError` at
 ``update`` (use the assay metric itself and :func:`assay_interop.distributed.sync`).
 
 :attr:`AssayTorchMetric.metric` is the assay metric holding everything seen (its ``state`` is
-assay's :class:`~assay.metrics.base.MetricState`), so ``compute_scores``, ``merge`` with other
-assay metrics and the resampling that works on a state still apply.
+assay's :class:`~assay.metrics.base.MetricState`: the same totals or intermediates as an assay
+metric given the same updates), so ``compute_scores`` and ``merge`` with other assay metrics apply.
 
 torch and torchmetrics are imported by this module (the class derives from
 ``torchmetrics.Metric``); :mod:`assay_interop` imports it on first use of the name.
