@@ -215,3 +215,18 @@ def test_importing_the_plugin_does_not_import_torch():
             "assay_interop.AssayTorchMetric; print(before, 'torchmetrics' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_metric_collection_compute_groups_share_equal_states():
+    """MetricCollection puts metrics whose states are equal after the first update in one compute group (it
+    updates only the first); both still compute their own value from the shared state."""
+    rng = np.random.default_rng(5)
+    s, y = rng.random(200), rng.integers(0, 2, 200)
+    coll = MetricCollection({"auc": assay_interop.AssayTorchMetric("roc_auc"),
+                             "auc_again": assay_interop.AssayTorchMetric("roc_auc"),
+                             "acc": assay_interop.AssayTorchMetric("accuracy")})
+    for i in range(0, 200, 50):
+        coll.update(torch.from_numpy(s[i:i + 50]), torch.from_numpy(y[i:i + 50]))
+    assert sorted(map(sorted, coll.compute_groups.values())) == [["acc"], ["auc", "auc_again"]]
+    out = coll.compute()
+    assert float(out["auc"]) == float(out["auc_again"]) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
