@@ -211,17 +211,6 @@ class AssayTorchMetric(torchmetrics.Metric):
         return np.frombuffer(np.ascontiguousarray(raw).tobytes(), dtype=self._row_dtype).reshape(
             (-1, *self._row_shape))
 
-    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
-        # forward with dist_sync_on_step leaves the batch's list states synced, i.e. concatenated into one
-        # tensor; torchmetrics would then add a list to a tensor: keep both sides lists of tensors
-        for attr in ("stat_rows", "row_bytes"):
-            if attr in self._defaults:
-                if isinstance(getattr(self, attr), torch.Tensor):
-                    setattr(self, attr, [getattr(self, attr)])
-                if isinstance(incoming_state.get(attr), torch.Tensor):
-                    incoming_state[attr] = [incoming_state[attr]]
-        super()._reduce_states(incoming_state)
-
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
         # torchmetrics' gather needs every rank to send a tensor with as many dimensions as the others', and
         # its concatenation the same trailing shape and dtype: an empty list state is sent as an empty tensor
