@@ -230,3 +230,15 @@ def test_metric_collection_compute_groups_share_equal_states():
     assert sorted(map(sorted, coll.compute_groups.values())) == [["acc"], ["auc", "auc_again"]]
     out = coll.compute()
     assert float(out["auc"]) == float(out["auc_again"]) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+def test_reduction_none_returns_the_per_example_tensor(tu_disagreement):
+    probs = torch.from_numpy(np.random.default_rng(6).dirichlet(np.ones(3), (40, 5)))
+    m = assay_interop.AssayTorchMetric("disagreement[reduction=none]")
+    m.update(probs[:15])
+    m.update(probs[15:])
+    peer = tu_disagreement(reduction="none")
+    peer.update(probs)
+    ours = m.compute()
+    assert ours.shape == (40,) and ours.dtype == torch.float64
+    np.testing.assert_allclose(ours.numpy(), peer.compute().double().numpy(), atol=1e-6)

@@ -150,7 +150,7 @@ class AssayTorchMetric(torchmetrics.Metric):
     def compute(self) -> torch.Tensor:
         """The assay metric's value of everything seen (synced across processes when torchmetrics syncs)."""
         value = self.metric.compute()
-        return torch.as_tensor(np.asarray(value, dtype=np.float64), dtype=torch.float64,
+        return torch.as_tensor(np.array(value, dtype=np.float64), dtype=torch.float64,  # a copy: writable
                                device=self._input_device or self.device)
 
     # ------------------------------------------------------------------ the assay side
