@@ -6,6 +6,9 @@
   :mod:`assay_interop.torch_metrics` and :mod:`assay_interop.sklearn_metrics`);
 - :class:`~assay_interop.huggingface.HuggingfaceMetric`: a Hugging Face ``evaluate`` module,
   loaded offline (also importable as ``assay.metrics.HuggingfaceMetric``);
+- :class:`~assay_interop.torch_module.AssayTorchMetric`: any assay metric as a
+  ``torchmetrics.Metric`` (``forward``, ``MetricCollection``, torchmetrics' distributed sync,
+  Lightning's ``self.log``);
 - :func:`~assay_interop.distributed.sync`: merge streaming metric states across
   ``torch.distributed`` processes (also importable as ``assay.distributed.sync``).
 
@@ -23,11 +26,14 @@ from assay_interop.torch_metrics import TorchMetric
 if TYPE_CHECKING:
     from assay_interop.distributed import sync
     from assay_interop.huggingface import HuggingfaceMetric
+    from assay_interop.torch_module import AssayTorchMetric
 
-__all__ = ["HuggingfaceMetric", "SklearnMetric", "TorchMetric", "sync"]
+__all__ = ["AssayTorchMetric", "HuggingfaceMetric", "SklearnMetric", "TorchMetric", "sync"]
 
 # imported on first use: the plugin's entry point (assay_interop.plugin) imports this package
-_LAZY = {"HuggingfaceMetric": "assay_interop.huggingface", "sync": "assay_interop.distributed"}
+# (AssayTorchMetric derives from torchmetrics.Metric: its module imports torch and torchmetrics)
+_LAZY = {"AssayTorchMetric": "assay_interop.torch_module", "HuggingfaceMetric": "assay_interop.huggingface",
+         "sync": "assay_interop.distributed"}
 
 
 def __getattr__(name: str) -> Any:
