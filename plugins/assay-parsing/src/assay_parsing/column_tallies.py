@@ -36,7 +36,8 @@ from typing import Any
 
 from assay_parsing.columns import Columns, parse_columns
 from assay_parsing.evaluators import CLAS, CONTENT_DEPRELS, LAS, UAS, TaggingAccuracy
-from assay_parsing.formats import ConlluFormat, ConllxFormat, open_data_file
+from assay_parsing.formats import ConlluFormat, ConllxFormat
+from assay_parsing.lines import open_data_file
 from assay_parsing.stream import PairShard
 
 __all__ = ["MAX_SHARD_BYTES", "shard_count", "shard_tallies"]

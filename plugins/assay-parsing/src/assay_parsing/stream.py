@@ -127,7 +127,7 @@ def _index_lines(body: bytes, source: str, offset: int, lineno: int, inside: boo
         if line and line[0] in _NOT_BLANK_START:
             blank = False
         else:
-            blank = not line or _decode(line, source, lineno, offset).isspace()
+            blank = not line or decode_utf8(line, source, lineno, offset).isspace()
         if not blank and not inside:
             starts.append(offset)
             lines.append(lineno)
