@@ -10,7 +10,7 @@
    of 256 MiB), same number of resamples. Target: within 1.2x, with peak memory bounded
    (measured with tracemalloc, which sees numpy's allocations).
 
-Run: ``python bench/bench_bootstrap.py [--quick]``. Prints medians and ratios.
+Run: ``python bench/bench_bootstrap.py [--quick] [--repeat N]``. Prints medians and ratios.
 """
 
 from __future__ import annotations
@@ -121,8 +121,9 @@ def bench_continuous(repeat, n, B):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="n = 1,000,000 for part 2 and fewer repeats")
+    ap.add_argument("--repeat", type=int, default=None, help="repeats (medians; default 3, 1 with --quick)")
     args = ap.parse_args(argv)
-    repeat = 1 if args.quick else 3
+    repeat = args.repeat or (1 if args.quick else 3)
     bench_accuracy(repeat)
     bench_continuous(repeat, 1_000_000 if args.quick else 10_000_000, 20)
     print("\n(timings are noisy on a shared machine; ratios are what matter)")

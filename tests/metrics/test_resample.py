@@ -71,6 +71,33 @@ def test_block_weights_skip_ahead_to_a_replicate_range():
     np.testing.assert_array_equal(block_weights(3, 17, 0, 2, first=20), full[20:37])
 
 
+class _Words:
+    """A bit generator stand-in that hands out given raw 64-bit words."""
+
+    def __init__(self, words):
+        self.words = words
+
+    def random_raw(self, size):
+        return self.words.reshape(size)
+
+
+def test_raw_words_give_the_weights_of_their_uniforms_near_every_cdf_value():
+    # the engine inverts the raw Philox words; numpy's uniform of a word is (raw >> 11) * 2**-53. Words
+    # drawn inside the 2**48-wide buckets (top 16 bits) that hold a CDF value -- where the engine leaves
+    # its lookup table for an exact search -- and anywhere else must give the uniform's CDF inversion.
+    from assay.metrics.resample import _weights8
+
+    cdf = poisson(1.0).cdf(np.arange(30))
+    rng = np.random.default_rng(0)
+    buckets = np.unique(np.floor(cdf[cdf < 1] * 2**16).astype(np.uint64))
+    near = (rng.choice(buckets, 3 * BLOCK) << np.uint64(48)) | rng.integers(0, 2**48, 3 * BLOCK, dtype=np.uint64)
+    words = np.concatenate([near, rng.integers(0, 2**64 - 1, BLOCK, dtype=np.uint64, endpoint=True)])
+    w = _weights8(_Words(words), 4)
+    expected = np.searchsorted(cdf, (words >> np.uint64(11)) * 2.0**-53, side="right").reshape(4, BLOCK)
+    np.testing.assert_array_equal(w, expected)
+    assert w.max() >= 6  # the buckets reached the tail
+
+
 def test_same_seed_same_draw_and_chunk_size_does_not_matter():
     x = np.random.default_rng(0).normal(size=(3000, 1))
     a = Resampler(3000, n_resamples=50, seed=7).run(x)

@@ -17,7 +17,8 @@ weights of its own positions wherever shard boundaries fall:
 - positions fall in blocks of :data:`BLOCK` items; the per-position weights of block ``j`` of
   stream ``s`` come from ``Generator(Philox(SeedSequence([seed, s, j])))``: ``R x BLOCK``
   uniforms in row-major order (replicate by replicate), each turned into a Poisson(1) draw by
-  inverting its CDF (``W = #{k : u >= P(W <= k)}``). The stream is 0 for an in-memory pool (and
+  inverting its CDF (``W = #{k : u >= P(W <= k)}``; computed on the raw 64-bit words with integer
+  thresholds and a lookup table, the same weights: :func:`_weights8`). The stream is 0 for an in-memory pool (and
   :func:`assay.evaluate`); a path pool's stream is the file's index, positions counting within
   the file.
 - additive statistics ``s_i`` (one metric's columns at a time) need only the block's weighted
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -145,30 +147,88 @@ def _poisson_one_cdf() -> np.ndarray:
 _CDF = _poisson_one_cdf()
 
 
+def _thresholds() -> np.ndarray:
+    """``_CDF`` as thresholds on the raw 64-bit Philox words: ``raw >= T_k`` exactly when ``u >= P(W <= k)``.
+
+    numpy's uniform is ``u = (raw >> 11) * 2**-53``; ``c * 2**53`` is exact in float64, so
+    ``u >= c`` is ``raw >> 11 >= ceil(c * 2**53)``, i.e. ``raw >= ceil(c * 2**53) << 11``. CDF values
+    of 1.0 are left out (no uniform reaches them).
+    """
+    return np.array([math.ceil(c * 2.0**53) << 11 for c in _CDF if c < 1.0], dtype=np.uint64)
+
+
+_T = _thresholds()
+_AMBIGUOUS = 255  # a table entry whose 2**48-wide bucket of raw words holds a threshold
+
+
+def _table() -> np.ndarray:
+    """The weight of each bucket of raw words sharing their top 16 bits (uint8), or :data:`_AMBIGUOUS`
+    for the few buckets a threshold splits (about one word in 10**4 falls in one)."""
+    lo = np.arange(2**16, dtype=np.uint64) << np.uint64(48)
+    hi = lo | np.uint64(2**48 - 1)
+    w_lo = np.searchsorted(_T, lo, side="right")
+    w_hi = np.searchsorted(_T, hi, side="right")
+    return np.where(w_lo == w_hi, w_lo, _AMBIGUOUS).astype(np.uint8)
+
+
+_TABLE = _table()
+
+
+class _Scratch(threading.local):
+    """Per-thread work buffers of the weight draw, reused from block to block: allocating them afresh
+    costs a page fault per 4 KiB each time (the buffers are above malloc's reuse threshold)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple[int, int], dtype: Any) -> np.ndarray:
+        need = shape[0] * shape[1]
+        a = self.arrays.get(name)
+        if a is None or a.size < need:
+            a = self.arrays[name] = np.empty(need, dtype=dtype)
+        return a[:need].reshape(shape)
+
+
+_SCRATCH = _Scratch()
+
+
+def _weights8(bits: np.random.BitGenerator, rows: int) -> np.ndarray:
+    """The next ``rows x BLOCK`` Poisson(1) weights of ``bits`` (uint8, a per-thread buffer: use it before
+    the next call): one raw 64-bit word per weight, ``#{k : raw >= T_k}`` -- the same weights as inverting
+    numpy's uniform through ``_CDF`` (see :func:`_thresholds`), found by a lookup of the word's top 16 bits
+    and, in the rare buckets a threshold splits, an exact search.
+    """
+    raw = bits.random_raw((rows, BLOCK))
+    top = np.right_shift(raw, np.uint64(48), out=_SCRATCH.get("top", raw.shape, np.uint64)).view(np.intp)
+    w = _TABLE.take(top, out=_SCRATCH.get("w8", raw.shape, np.uint8), mode="wrap")  # in range: no checked copy
+    amb = np.flatnonzero(np.equal(w, _AMBIGUOUS, out=_SCRATCH.get("amb", raw.shape, np.bool_)))
+    if len(amb):
+        w.flat[amb] = np.searchsorted(_T, raw.flat[amb], side="right")
+    return w
+
+
+def _block_bits(seed: int, stream: int, block: int, first: int = 0) -> np.random.BitGenerator:
+    """The Philox generator of a block, skipped ahead to replicate ``first``."""
+    bits = np.random.Philox(np.random.SeedSequence([seed, stream, block]))
+    if first:
+        bits.advance(first * BLOCK // 4)  # Philox yields four 64-bit words per step, one per weight
+    return bits
+
+
 def block_weights(seed: int, n_resamples: int, stream: int, block: int, first: int = 0) -> np.ndarray:
     """The Poisson(1) weights of replicates ``first .. first + n_resamples - 1`` of a block: ``(n_resamples, BLOCK)``.
 
     Uniforms from ``Generator(Philox(SeedSequence([seed, stream, block])))`` in row-major order
     (replicate ``r`` holds uniforms ``r * BLOCK ..``; a later replicate range skips ahead with
-    ``Philox.advance``), inverted through the Poisson(1) CDF; int64.
+    ``Philox.advance``), inverted through the Poisson(1) CDF; int64. (Computed on the raw 64-bit
+    words the uniforms come from, with the same result: :func:`_weights8`.)
     """
-    bits = np.random.Philox(np.random.SeedSequence([seed, stream, block]))
-    if first:
-        bits.advance(first * BLOCK // 4)  # Philox yields four 64-bit words per step, one per uniform
-    u = np.random.Generator(bits).random((n_resamples, BLOCK))
-    return _invert(u)
-
-
-def _invert(u: np.ndarray) -> np.ndarray:
-    """``numpy.searchsorted(_CDF, u, side="right")`` (how many CDF values are <= u), int64, faster:
-    six vectorized comparisons, and the search only for the rare ``u >= P(W <= 5)`` (about 6e-4)."""
-    w: np.ndarray = (u >= _CDF[0]).view(np.int8).astype(np.int64)
-    for c in _CDF[1:6]:
-        w += u >= c
-    tail = u >= _CDF[5]
-    if tail.any():
-        w[tail] = np.searchsorted(_CDF, u[tail], side="right")
-    return w
+    bits = _block_bits(seed, stream, block, first)
+    out = np.empty((n_resamples, BLOCK), dtype=np.int64)
+    for r0 in range(0, n_resamples, _REPLICATE_CHUNK):
+        m = min(_REPLICATE_CHUNK, n_resamples - r0)
+        out[r0:r0 + m] = _weights8(bits, m)
+    return out
 
 
 def poisson_weights(seed: int, n_resamples: int, stream: int, start: int, stop: int, first: int = 0) -> np.ndarray:
@@ -248,16 +308,37 @@ def _few_sum(seed: int, R: int, stream: int, block: int, uniq: np.ndarray, count
 
 
 def _position_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``sum_i w_bi rows[i]`` with the block's per-position weights, in position order, and ``sum_i w_bi``."""
-    out = np.empty((R, rows.shape[1]))
+    """``sum_i w_bi rows[i]`` with the block's per-position weights and ``sum_i w_bi``: float64, each
+    replicate's sum in numpy's pairwise order along the positions (a function of the block's rows only).
+
+    Replicates go :data:`_REPLICATE_CHUNK` at a time (the weights of a chunk stay in cache); a column
+    of ones (a count) is the weights' sum itself.
+    """
+    n, k = rows.shape
+    out = np.empty((R, k))
     size = np.empty(R)
-    step = _chunk_rows(R, BLOCK * (rows.shape[1] + 1))
+    bits = _block_bits(seed, stream, block)
+    ones = [j for j in range(k) if np.all(rows[:, j] == 1.0)]
+    cols = [np.ascontiguousarray(rows[:, j]) for j in range(k)]
+    step = -(-R // -(-R // _REPLICATE_CHUNK))  # equal chunks of at most _REPLICATE_CHUNK
+    wf = _SCRATCH.get("wf", (step, n), np.float64)
+    tmp = _SCRATCH.get("tmp", (step, n), np.float64)
     for r0 in range(0, R, step):
-        w = block_weights(seed, min(step, R - r0), stream, block, r0)[:, :len(rows)]
-        size[r0:r0 + len(w)] = w.sum(axis=1)
-        out[r0:r0 + len(w)] = np.ascontiguousarray(
-            (rows[:, :, None] * np.ascontiguousarray(w.T, dtype=float)[:, None, :]).sum(axis=0).T)
+        m = min(step, R - r0)
+        w, p = wf[:m], tmp[:m]
+        np.copyto(w, _weights8(bits, m)[:, :n], casting="unsafe")
+        np.add.reduce(w, axis=1, out=size[r0:r0 + m])
+        for j in range(k):
+            if j in ones:
+                out[r0:r0 + m, j] = size[r0:r0 + m]
+            else:
+                np.multiply(w, cols[j], out=p)
+                out[r0:r0 + m, j] = np.add.reduce(p, axis=1)
     return out, size
+
+
+#: replicates whose per-position weights are drawn and summed at once (a 1 MiB float64 chunk)
+_REPLICATE_CHUNK = 32
 
 
 def _block_sum(seed: int, R: int, stream: int, block: int, rows: np.ndarray, parts: Sequence[int],
