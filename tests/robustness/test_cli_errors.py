@@ -290,7 +290,7 @@ def test_case_counts_per_command():
     """The counts quoted in docs/reliability.md."""
     counts = Counter(c for c, _, _ in CASES) + Counter(c for c, _, _ in INTERNAL)
     assert counts == {"demo": 3, "parse-eval": 10, "plugins": 1, "list": 2, "check-plugin": 5, "ue": 12, "evaluate": 20,
-                      "compare": 12, "run": 6, "table": 11, "plot": 11}
+                      "compare": 12, "run": 6, "table": 11, "plot": 11, "report": 12}
 
 
 # --------------------------------------------------------------------------- real processes
