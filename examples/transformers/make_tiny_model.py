@@ -5,7 +5,7 @@ A thin wrapper of :func:`assay_transformers.demo.make_tiny_model` (the model of
 assay, and nothing is downloaded: the weights start from a seeded generator, the
 word-level tokenizer is built with the ``tokenizers`` library on the vocabulary of
 qa.jsonl, and the model is trained on its first 10 questions ("Q: question A: answer
-<eos>") until it knows them. On the other questions it guesses: some answers right, some
+<eos>") until it knows them. On the other 30 questions it guesses: a few answers right, most
 wrong, which is what uncertainty estimation ranks.
 
     python examples/transformers/make_tiny_model.py [FOLDER]
@@ -21,7 +21,7 @@ from assay_transformers.demo import make_tiny_model
 HERE = Path(__file__).resolve().parent
 
 
-def main(folder: Path = HERE / "tiny-model", *, steps: int = 150) -> Path:
+def main(folder: Path = HERE / "tiny-model", *, steps: int = 200) -> Path:
     return make_tiny_model(folder, qa=HERE / "qa.jsonl", steps=steps)
 
 

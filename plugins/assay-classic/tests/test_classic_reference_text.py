@@ -113,3 +113,13 @@ def test_missing_rouge_score_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "rouge_score.rouge_scorer", None)  # `import rouge_score.rouge_scorer` fails
     with pytest.raises(MissingDependencyError, match="pip install rouge-score"):
         Rouge().update(["a"], [["a"]])
+
+
+def test_rouge_leaves_the_root_logger_alone(monkeypatch):
+    # rouge-score's RougeScorer without a tokenizer logs through absl, which calls logging.basicConfig()
+    # when the root logger has no handler, configuring the application's logging behind its back
+    import logging
+
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # pytest's capture handlers out of the way
+    out = Rouge(rouge_types=["rouge1"], use_stemmer=True).update(["cats running"], [["cat runs"]]).compute_scores()
+    assert out["rouge1"] == pytest.approx(1.0) and logging.getLogger().handlers == []

@@ -40,7 +40,7 @@ def hand_prr(u: np.ndarray, q: np.ndarray) -> float:
 def test_the_packaged_qa_file_is_the_examples_copy():
     assert qa_path().read_bytes() == EXAMPLE_QA.read_bytes()
     rows = [json.loads(line) for line in qa_path().read_text(encoding="utf-8").splitlines()]
-    assert len(rows) == 16 and all(set(r) == {"question", "answer"} for r in rows)
+    assert len(rows) == 40 and all(set(r) == {"question", "answer"} for r in rows)
 
 
 def test_make_tiny_model_checks_its_options(tmp_path):
@@ -74,13 +74,15 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     shutil.rmtree(section / "tiny-model")  # loading and rescoring need no model
     man = UEManager.load(section / "run")
     names = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets", "semantic_eigval_laplacian"]
-    assert man.estimator_names == names and man.n_examples == 16 and man.n_resamples == 200
+    assert man.estimator_names == names and man.n_examples == 40 and man.n_resamples == 200
 
     # accuracy: exact match of the greedy answer with the QA file's answer
     rows = [json.loads(line) for line in qa_path().read_text(encoding="utf-8").splitlines()]
     q = np.array([float(a == r["answer"]) for a, r in zip(man.stats["answer"], rows)])
     np.testing.assert_array_equal(man.gen_metrics[("sequence", "accuracy")], q)
-    assert f"({int(q.sum())} of 16 right)" in out and 0 < q.sum() < 16
+    # trained on the first 10 questions: both classes are present, so PRR and its intervals are defined
+    assert f"({int(q.sum())} of 40 right: {int(q[:10].sum())} of the 10 trained questions, " \
+           f"{int(q[10:].sum())} of the 30 unseen ones)" in out and 0 < q.sum() < 40
 
     # the whitebox estimators from the saved token statistics
     lp = [np.asarray(x, dtype=float) for x in man.stats["log_probs"]]

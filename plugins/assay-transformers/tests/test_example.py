@@ -24,7 +24,7 @@ def test_the_example_script_and_config_run(tmp_path, capsys):
     make = runpy.run_path(str(tmp_path / "make_tiny_model.py"))
     make["main"](tmp_path / "tiny-model", steps=3)
     loaded = runpy.run_path(str(tmp_path / "run.py"))["main"](tmp_path / "out", tmp_path / "tiny-model")
-    assert loaded.n_examples == 16 and "roc_auc" in loaded.ue_metric_names
+    assert loaded.n_examples == 40 and "roc_auc" in loaded.ue_metric_names
     assert np.isfinite(loaded.estimations[("sequence", "msp")]).all()
     assert ("sequence", "msp", "rouge_l", "prr") in loaded.metrics
     for name in ("num_sem_sets", "semantic_eigval_laplacian"):  # the semantic estimators ran on the samples
@@ -32,4 +32,4 @@ def test_the_example_script_and_config_run(tmp_path, capsys):
     assert loaded.n_resamples == 200 and set(loaded.intervals) == set(loaded.metrics)
     assert main(["ue", str(tmp_path / "config.yaml")]) == 0
     for seed in (1, 2):
-        assert UEManager.load(tmp_path / "ue-run" / f"seed-{seed}").n_examples == 16
+        assert UEManager.load(tmp_path / "ue-run" / f"seed-{seed}").n_examples == 40

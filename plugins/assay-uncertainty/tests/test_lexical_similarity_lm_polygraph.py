@@ -65,3 +65,13 @@ def test_fewer_than_two_samples_is_nan_and_an_unknown_metric_an_error():
     assert math.isnan(LexicalSimilarity()({"sample_texts": [["only one"]]})[0])
     with pytest.raises(InvalidParameterError, match="rougeL-whitespace"):
         LexicalSimilarity(metric="rougeLsum")
+
+
+def test_rouge_scoring_leaves_the_root_logger_alone(monkeypatch):
+    # rouge-score's RougeScorer without a tokenizer logs through absl, which calls logging.basicConfig()
+    # when the root logger has no handler: the application's logging (and the EVALUATOR lines' format) changed
+    import logging
+
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # pytest's capture handlers out of the way
+    got = LexicalSimilarity()({"sample_texts": [["the cats sat", "the cat sat"]]})
+    assert got.tolist() == [-1.0] and logging.getLogger().handlers == []

@@ -247,8 +247,11 @@ class Rouge(InstanceMetric):
         scorer = self.__dict__.get("_rouge_scorer")
         if scorer is None:
             mod = require("rouge_score.rouge_scorer")
+            # the tokenizer rouge-score would build itself, given: without one it logs through absl, whose
+            # first message calls logging.basicConfig() and so configures the application's root logger
+            tokenizer = mod.tokenizers.DefaultTokenizer(use_stemmer=self.use_stemmer)
             scorer = mod.RougeScorer(self.rouge_types, use_stemmer=self.use_stemmer,
-                                     split_summaries=self.split_summaries)
+                                     split_summaries=self.split_summaries, tokenizer=tokenizer)
             self.__dict__["_rouge_scorer"] = scorer
         return scorer
 

@@ -143,9 +143,15 @@ def test_bar_plot_writes_png(results, tmp_path):
 
 
 def test_bar_plot_without_matplotlib(results, tmp_path, monkeypatch):
+    # matplotlib is assay-segmentation's own dependency (not the core's 'plot' extra): the hint installs it
+    from assay_segmentation.report.values_plots import _pyplot
+
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(MissingDependencyError, match=r"assay\[plot\]"):
+    with pytest.raises(MissingDependencyError, match="install it with: pip install matplotlib$") as caught:
         bar_plot(load_results(results), "pred_model", tmp_path / "x.png")
+    assert "assay[" not in str(caught.value)
+    with pytest.raises(MissingDependencyError, match="bar plots .* pip install matplotlib$"):
+        _pyplot()  # the ValUES plot configs' figures
 
 
 def test_missing_manifest(tmp_path):

@@ -4,16 +4,19 @@ Nothing is downloaded and no real model ships with assay: :func:`make_tiny_model
 2-layer GPT-2-shaped model and a word-level tokenizer (built with the ``tokenizers``
 library on the vocabulary of the QA file) and trains it for a few seconds on the first
 ``train_rows`` questions of the QA file ("Q: question A: answer <eos>"), so it knows those
-answers and guesses the others: some right, some wrong, which is what uncertainty
-estimation ranks. The QA file ships with the plugin (:func:`qa_path`, 16 questions).
+answers and guesses the others: some right, mostly wrong, which is what uncertainty
+estimation ranks. The QA file ships with the plugin (:func:`qa_path`, 40 questions).
 
-:func:`run` builds the model into the section's folder, lets the
-:class:`~assay.uncertainty.UEManager` generate greedy answers and sampled answers with it,
-estimates with MSP, perplexity, mean token entropy and two semantic estimators
-(``num_sem_sets`` and ``semantic_eigval_laplacian``, on the cosine similarity of the
-packaged all-MiniLM-L6-v2 sentence embeddings), scores PRR against accuracy with bootstrap
-intervals, compares two estimators (paired bootstrap), saves the manager, loads it and
-rescores without the model.
+Why 40 questions, 30 of them unseen: the bootstrap is a Poisson one (each example weighted
+by an independent Poisson(1) draw, zero with probability ``e**-1``), so a resample draws
+none of ``k`` given examples with probability ``e**-k``, and PRR is undefined on a resample
+whose qualities are all equal (a NaN interval, the reason in ``UEManager.interval_notes``).
+With ``r`` right and ``w`` wrong answers a resample lacks one class with probability about
+``e**-r + e**-w``. The former 16 questions (10 right, 6 wrong) gave 2.5e-3 per resample, so
+200 resamples held a constant one with probability 0.4 (the demo's did: every interval NaN).
+Here the 10 trained answers are right and most of the 30 unseen ones wrong (13 right, 27
+wrong with torch 2.13 on a CPU): 2.3e-6 per resample, 4.5e-4 over 200; still below 1e-2 over
+200 at the worst case of 10 right and 20 wrong.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ESTIMATORS", "make_tiny_model", "qa_path", "qa_rows", "run", "vocabulary"]
+__all__ = ["ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows", "run", "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 ESTIMATORS = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets", "semantic_eigval_laplacian"]
+#: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
+TRAIN_ROWS = 10
 
 
 def qa_path() -> Path:
@@ -53,7 +58,7 @@ def vocabulary(path: str | os.PathLike[str] | None = None) -> list[str]:
 
 
 def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str] | None = None, seed: int = 0,
-                    steps: int = 150, train_rows: int = 10) -> Path:
+                    steps: int = 200, train_rows: int = 10) -> Path:
     """Build, train and save a tiny GPT-2-shaped causal model and its tokenizer into ``folder``.
 
     Parameters
@@ -66,8 +71,9 @@ def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str
     seed : int, default 0
         Seeds the initial weights (``torch.manual_seed``); training is full-batch, so the
         model is the same for the same seed, steps and torch build.
-    steps : int, default 150
-        AdamW steps (lr 1e-2); 150 is enough for the model to know its training answers.
+    steps : int, default 200
+        AdamW steps (lr 1e-2); 200 is enough for the model (seed 0) to know its 10 training
+        answers (150 left one of them wrong: "Which river runs through Paris ?" -> "the Tiber").
     train_rows : int, default 10
         How many rows (from the top) the model is trained on.
 
@@ -149,7 +155,7 @@ def _quiet_single_thread() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def run(out_dir: Path, *, steps: int = 150, samples_n: int = 5, n_resamples: int = 200) -> Any:
+def run(out_dir: Path, *, steps: int = 200, samples_n: int = 5, n_resamples: int = 200) -> Any:
     """Run the section into ``out_dir``: ``tiny-model/`` (the model) and ``run/`` (the saved manager).
 
     Returns the loaded and rescored :class:`~assay.uncertainty.UEManager`.
@@ -164,8 +170,8 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = qa_rows()
-    model_dir = make_tiny_model(out_dir / "tiny-model", steps=steps)
-    print(f"Trained a tiny GPT-2-shaped model ({steps} steps) on the first 10 of {len(rows)} questions; "
+    model_dir = make_tiny_model(out_dir / "tiny-model", steps=steps, train_rows=TRAIN_ROWS)
+    print(f"Trained a tiny GPT-2-shaped model ({steps} steps) on the first {TRAIN_ROWS} of {len(rows)} questions; "
           f"saved in {model_dir}")
     similarity = _semantic_similarity()
     estimators: list[Any] = [e if not e.startswith(("num_sem", "semantic")) or similarity == "embedding"
@@ -178,7 +184,9 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     man()
     answers = man.stats["answer"]
     correct = man.gen_metrics[("sequence", "accuracy")]
-    print(f"\nGreedy answers ({int(sum(correct))} of {len(answers)} right) and {samples_n} sampled answers each; "
+    seen, unseen = int(sum(correct[:TRAIN_ROWS])), int(sum(correct[TRAIN_ROWS:]))
+    print(f"\nGreedy answers ({seen + unseen} of {len(answers)} right: {seen} of the {TRAIN_ROWS} trained questions, "
+          f"{unseen} of the {len(answers) - TRAIN_ROWS} unseen ones) and {samples_n} sampled answers each; "
           "the first four:")
     for i in range(4):
         print(f"  {man.stats['input_texts'][i]!r} -> {answers[i]!r}   samples {man.stats['sample_texts'][i]}")

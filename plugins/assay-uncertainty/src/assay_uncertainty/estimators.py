@@ -124,7 +124,10 @@ def _rouge_score(kind: str) -> Any:
     # deferred: rouge-score imports nltk's stemmer and absl, which only this estimator needs
     rouge_scorer = require("rouge_score.rouge_scorer", package="rouge-score",
                            purpose=f"lexical_similarity[metric={kind}]")
-    scorer = rouge_scorer.RougeScorer([kind], use_stemmer=True)
+    # the tokenizer rouge-score would build itself, given: without one it logs through absl, whose first
+    # message calls logging.basicConfig() and so configures the application's root logger
+    tokenizer = rouge_scorer.tokenizers.DefaultTokenizer(use_stemmer=True)
+    scorer = rouge_scorer.RougeScorer([kind], use_stemmer=True, tokenizer=tokenizer)
     return lambda a, b: float(scorer.score(a, b)[kind].fmeasure)
 
 

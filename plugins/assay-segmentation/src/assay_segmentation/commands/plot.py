@@ -20,7 +20,7 @@ DESCRIPTION = ("One bar chart per task metric: each bar is the mean (error bar: 
                "the rows with one value of DIM of the difference to the column mean, sign-flipped for "
                "lower-is-better metrics, so higher is always better (ValUES' bar plots). Given a ValUES "
                "plot config (plot_config.yaml), draws ValUES' figures: one per metric, split and "
-               "dimension, with one group of bars per dataset. Needs matplotlib (pip install 'assay[plot]').")
+               "dimension, with one group of bars per dataset. Needs matplotlib (installed with assay-segmentation).")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

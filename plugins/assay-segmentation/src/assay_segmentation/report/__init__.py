@@ -4,7 +4,7 @@
 >>> table = load_results("results/")                          # doctest: +SKIP
 >>> print(render_table(table, "latex"))                       # doctest: +SKIP
 
-Bar plots need matplotlib (``pip install 'assay[plot]'``); it is imported only when a
+Bar plots need matplotlib (a dependency of assay-segmentation); it is imported only when a
 plot is drawn.
 """
 

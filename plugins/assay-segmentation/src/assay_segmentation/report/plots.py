@@ -24,7 +24,7 @@ metric whose bars are all equal along ``along`` gets no panel (the caption names
 names are readable (``df_naming``, else :func:`readable`: ``pred_model`` is "Prediction
 model", ``ood_detection`` "OoD detection", ``auroc`` "AUROC").
 
-matplotlib is an optional extra (``pip install 'assay[plot]'``).
+matplotlib is a dependency of assay-segmentation, imported only when a plot is drawn.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def bar_plot(table: ResultTable, along: str, path: str | Path, *, filter: Mappin
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependencyError("matplotlib", extra="plot", purpose="bar plots (assay plot)") from None
+        raise MissingDependencyError("matplotlib", purpose="bar plots (assay plot)") from None
     data = bar_data(table, along, filter=filter, ordering=ordering)
     if not data:
         raise InvalidParameterError(f"Nothing to plot along {along!r}: every selected column is empty.")

@@ -218,7 +218,7 @@ def _pyplot() -> Any:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependencyError("matplotlib", extra="plot", purpose="bar plots (assay plot)") from None
+        raise MissingDependencyError("matplotlib", purpose="bar plots (assay plot)") from None
     return plt
 
 
