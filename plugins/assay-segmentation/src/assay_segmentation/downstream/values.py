@@ -16,7 +16,7 @@ model's settings, are the version's parameters. Data and results live in ValUES'
 
 Keys of a ValUES config that assay implements (anything else is an error naming the key
 path): top level ``base_path``, ``second_cycle_path``, ``experiments``, ``tasks``,
-``task_params``, plus assay's ``output_path``, ``executor`` and ``allow_import``, plus the
+``task_params``, plus assay's ``output_path`` and ``executor``, plus the
 keys that ``${...}`` interpolations refer to (``TOY``, ``QUANTILE``, ...); an experiment's
 ``iter_params``, ``prediction_models``, :data:`SETTINGS` and any scalar that a naming
 scheme uses as a field (``fold``, ``epochs``, ``case``, ...); a prediction model's
@@ -44,8 +44,7 @@ from assay_segmentation.downstream.data import ImageData, read_array
 __all__ = ["ENTRY_KEYS", "SETTINGS", "TOP_KEYS", "ValuesVersion", "build_values_grid", "is_values_config",
            "list_values_images", "load_values_config", "load_values_image", "task_entries"]
 
-TOP_KEYS = ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "task_params",
-            "allow_import")
+TOP_KEYS = ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "task_params")
 #: settings of an experiment or a prediction model
 SETTINGS = ("naming_scheme_version", "naming_scheme_pred_model", "unc_types", "aggregations", "image_ending",
             "unc_ending", "n_reference_segs", "n_classes")
@@ -242,7 +241,7 @@ def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, defini
     check_group_keys(raw, list(TOP_KEYS) + sorted(definitions), origins)
     _unknown(raw, list(TOP_KEYS) + sorted(definitions - set(TOP_KEYS)), origins.file((), root), ())
     config: dict[str, Any] = {}
-    for key in ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "allow_import"):
+    for key in ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks"):
         if key in raw:
             config[key] = resolve(cfg, key, file=root, origins=origins)
     _need(isinstance(config.get("base_path"), str), origins.file(("base_path",), root), ("base_path",),
@@ -269,10 +268,7 @@ def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, defini
             raise ConfigError(f"{origins.file(('tasks', j), root)}: tasks[{j}]: expected a key of task_params, got "
                               f"{task!r}.{close_match(task, list(params_raw))} task_params has: "
                               f"{', '.join(params_raw) or 'none'}.")
-    _need(isinstance(config.get("allow_import", False), bool), origins.file(("allow_import",), root),
-          ("allow_import",), "true or false", config.get("allow_import"))
-    allow_import = allow_import or bool(config.get("allow_import", False))
-    config["allow_import"] = allow_import
+    config["allow_import"] = bool(allow_import)  # the caller's opt-in (--allow-import), never the file's
     task_params: dict[str, Any] = {}
     unresolved: dict[str, str] = {}
     for name in params_raw:

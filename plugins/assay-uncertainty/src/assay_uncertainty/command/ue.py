@@ -70,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence-level", type=probability, default=0.95,
                    help="level of the intervals and of the paired test, between 0 and 1 (default 0.95)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="resampling seed, >= 0 (default 0)")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="with a model: section, run the model folder's own Python (auto_map in its config.json); "
+                   "the only opt-in: a config file cannot set trust_remote_code")
     add_json(p, "the scores (one object per level, estimator, generation metric and UE metric)")
 
 
@@ -157,6 +160,11 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     check_output(args)
+    if args.trust_remote_code and "model" not in cfg:
+        from assay.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"{flag(args, 'trust_remote_code')}: applies to a config with a model: section "
+                                    f"(it loads a model); {args.config} has none")
     if args.metric:
         _check_metric_flag(args)
     base = args.config.parent
