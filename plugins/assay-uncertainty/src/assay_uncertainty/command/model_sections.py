@@ -27,6 +27,12 @@
       seed: 0                       # optional: the subsampling seed
     seed: [1, 2, 3]                 # one run and one saved manager per seed, in save_path/seed-<s>
 
+Each run's manager gets ``--n-resamples`` and ``--confidence-level`` (its intervals and the
+marks of the estimators not significantly worse than the best, as with ``data:``). Its seed
+seeds both the model's sampling and the resampling: the config's ``seed:``, or ``--seed``
+when the config has none (then one run, in ``save_path``; neither: a fresh seed, saved); both
+at once is an error naming the two.
+
 Every unknown key is a ``ConfigError`` naming its key path (``model.batchsize``).
 
 A config is data: ``trust_remote_code`` (in ``model`` or ``model.load_args``), which would run
@@ -158,11 +164,14 @@ def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[t
     done = []
     for seed in seeds:
         folder = out if seed is None else out / f"seed-{seed}"
+        # the run's seed seeds its sampling and its resampling; without seed: in the config, --seed gives it
+        run_seed = seed if seed is not None else getattr(args, "seed", None)
         man = UEManager(records, estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
                         ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"),
+                        n_resamples=args.n_resamples, confidence_level=args.confidence_level,
                         model=backend, batch_size=m.get("batch_size", 1),
                         max_new_tokens=m.get("max_new_tokens", 100), samples_n=m.get("samples_n", 10),
-                        generation_params=m.get("generation_params"), seed=seed,
+                        generation_params=m.get("generation_params"), seed=run_seed,
                         ignore_exceptions=m.get("ignore_exceptions", False), save_stats=m.get("save_stats", ()))
         if seed is not None:
             print(f"## seed {seed}\n")
