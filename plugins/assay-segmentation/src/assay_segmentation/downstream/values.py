@@ -39,7 +39,7 @@ from assay.configfile import close_match
 from assay.configfile import key_path as _path_text
 from assay.errors import ConfigError, InvalidParameterError
 from assay_segmentation.downstream.compose import Origins, resolve
-from assay_segmentation.downstream.data import ImageData, read_array
+from assay_segmentation.downstream.data import ImageData, check_image, read_array
 
 __all__ = ["ENTRY_KEYS", "SETTINGS", "TOP_KEYS", "ValuesVersion", "build_values_grid", "is_values_config",
            "list_values_images", "load_values_config", "load_values_image", "task_entries"]
@@ -364,18 +364,41 @@ def load_values_image(version: ValuesVersion, split: str | None, image_id: str, 
     data = version.dataset_path(split)
     end = version.image_ending
     arrays: dict[str, Any] = {}
+    files: dict[str, str] = {}
+    kinds = tuple(dict.fromkeys(kinds))
+    if any(k in version.unc_types for k in kinds) and "pred_seg" not in kinds:
+        kinds = ("pred_seg",) + kinds  # an uncertainty map is checked against its prediction's shape
     for kind in kinds:
         if kind == "pred_seg":
             suffix = "01" if version.pred_model == "Softmax" else "mean"
-            arrays[kind] = _read(data / "pred_seg" / f"{image_id}_{suffix}{end}", "prediction")
+            path = data / "pred_seg" / f"{image_id}_{suffix}{end}"
+            arrays[kind], files[kind] = _read(path, "prediction"), str(path)
         elif kind == "pred_samples":
             names = sorted(p.name for p in (data / "pred_seg").iterdir() if _image_id(p.name, end) == image_id)
-            arrays[kind] = np.stack([read_array(data / "pred_seg" / n) for n in names])
+            arrays[kind] = _stack([read_array(data / "pred_seg" / n) for n in names], data / "pred_seg", names)
+            files[kind] = f"{data / 'pred_seg'}/{image_id}_*{end}"
         elif kind == "ref_segs":
-            arrays[kind] = np.stack([_read(data / "gt_seg" / f"{image_id}_{i:02d}{end}", "reference segmentation")
-                                     for i in range(version.n_reference_segs)])
+            names = [f"{image_id}_{i:02d}{end}" for i in range(version.n_reference_segs)]
+            arrays[kind] = _stack([_read(data / "gt_seg" / n, "reference segmentation") for n in names],
+                                  data / "gt_seg", names)
+            files[kind] = f"{data / 'gt_seg'}/{image_id}_00..{version.n_reference_segs - 1:02d}{end}"
         elif kind in version.unc_types:
             arrays.setdefault("uncertainty", {})[kind] = unc_map(version, split, image_id, kind)
+            folder = "pred_entropy" if kind == "predictive_uncertainty" else kind
+            files[kind] = str(data / folder / f"{image_id}{version.unc_ending}")
+            if kind == "predictive_uncertainty" and not (data / folder).is_dir():
+                files[kind] = f"{data / 'pred_prob'}/{image_id}_01_*{version.unc_ending}"
         else:
             raise InvalidParameterError(f"Unknown array kind {kind!r} for the ValUES layout.")
-    return ImageData(image_id=image_id, split=split or "", **arrays)
+    image = ImageData(image_id=image_id, split=split or "", **arrays)
+    check_image(image, files, labels=range(version.n_classes))
+    return image
+
+
+def _stack(arrays: list[np.ndarray], folder: Path, names: list[str]) -> np.ndarray:
+    """``np.stack`` of one image's files; files of different shapes are an error naming two of them."""
+    for name, arr in zip(names[1:], arrays[1:]):
+        if arr.shape != arrays[0].shape:
+            raise InvalidParameterError(f"{folder / name}: shape {arr.shape} does not match {folder / names[0]}: "
+                                        f"shape {arrays[0].shape}; the files of one image must have one shape.")
+    return np.stack(arrays)
