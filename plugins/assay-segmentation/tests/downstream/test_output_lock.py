@@ -48,7 +48,8 @@ HOLD = textwrap.dedent("""
 
 def _config(tmp_path: Path) -> Path:
     folder = tmp_path / "data" / "M" / "seed1" / "id"
-    for kind, array in (("pred_seg", [[1, 0], [0, 0]]), ("u", [[0.1, 0.2], [0.3, 0.4]]), ("ref_segs", [[[1, 1], [0, 0]]])):
+    arrays = {"pred_seg": [[1, 0], [0, 0]], "u": [[0.1, 0.2], [0.3, 0.4]], "ref_segs": [[[1, 1], [0, 0]]]}
+    for kind, array in arrays.items():
         (folder / kind).mkdir(parents=True, exist_ok=True)
         np.save(folder / kind / "a.npy", np.asarray(array))
     path = tmp_path / "c.yaml"

@@ -14,8 +14,8 @@ A config names a task, a step or an aggregation by ``_target_`` (Hydra's key)::
    (``register("ood_detection", OodDetection, aliases={...})``); the factory takes the
    target's own parameters (ValUES' names) and returns the object;
 3. only with ``allow_import=True`` (``assay run --allow-import``; a config file cannot opt in,
-   see :data:`assay_segmentation.downstream.config.CODE_KEYS`), the dotted path is imported (``hydra.utils.get_object``) and called with
-   the parameters, as Hydra's ``instantiate`` does.
+   see :data:`assay_segmentation.downstream.config.CODE_KEYS`), the dotted path is imported
+   (``hydra.utils.get_object``) and called with the parameters, as Hydra's ``instantiate`` does.
 
 Anything else is a :class:`~assay.errors.ConfigError` naming the key path, listing every
 known target and saying how to opt in to imports. Parameters a factory does not take are
