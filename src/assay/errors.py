@@ -20,6 +20,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingResultError",
     "PluginLoadError",
+    "PluginWarning",
     "ResultFileError",
     "SaveFormatError",
     "SignatureMismatchError",
@@ -64,9 +65,18 @@ class UndefinedMetricWarning(UserWarning):
     """A metric is undefined on valid but degenerate data (no examples, one class, a zero
     denominator): the value is NaN, or the documented ``zero_division`` value.
 
-    The one warning class of assay (``assay.validation.undefined_metric`` issues it). A
+    The warning class of undefined values (``assay.validation.undefined_metric`` issues it). A
     ``UserWarning``, as scikit-learn's ``UndefinedMetricWarning``: the filters that hide
     numpy's ``RuntimeWarning`` inside a computation do not hide it.
+    """
+
+
+class PluginWarning(UserWarning):
+    """A plugin that loaded replaced public functions or attributes of assay (monkeypatching).
+
+    Results computed through them are the plugin's, not assay's, so the Python API says so
+    when such a plugin loads, as the ``assay`` command does with its one stderr line (which
+    it prints instead of this warning). ``ASSAY_STRICT_PLUGINS=1`` refuses such a plugin.
     """
 
 

@@ -97,6 +97,13 @@ class MissCount(TokenMatch):
         return correct - total, total
 
 
+class OverCount(TokenMatch):
+    """Broken on purpose: counts one correct token more than the gold set holds (issue 27, item 9)."""
+
+    def __call__(self, sent, w_vector):
+        return len(sent["gold"]) + 1, len(sent["gold"])
+
+
 # --------------------------------------------------------------------------- executors
 class Backwards(Executor):
     """Runs the tasks last to first and keeps task order (correct)."""
@@ -185,6 +192,7 @@ def assay_register_stat_calculators(register):
 def assay_register_sentence_evaluators(register):
     register("token_match", TokenMatch)
     register("miss_count", MissCount)
+    register("over_count", OverCount)
     register("no_sample_match", lambda: (lambda sent, w: (0, 0)))
 
 

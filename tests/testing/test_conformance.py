@@ -72,6 +72,10 @@ def test_sentence_evaluator_checks(system):
     assert _statuses(miss) == {"instantiate": "PASS", "pickling": "PASS", "tally": "FAIL", "order": "SKIP",
                                "shard-merge": "SKIP", "one-at-a-time": "SKIP"}
     assert miss["tally"].reason.startswith("item 0: returned (-1, 2)")
+    # correct above total: (3, 2) on the first item was a PASS before issue 27, item 9
+    over = _results(system, "sentence_evaluator", "over_count")
+    assert over["tally"].status == "FAIL" and {over[c].status for c in ("order", "shard-merge")} == {"SKIP"}
+    assert over["tally"].reason.startswith("item 0: returned (3, 2); correct_num 3 is above gold_set_size 2")
     local = _results(system, "sentence_evaluator", "no_sample_match")
     assert local["pickling"].status == "FAIL" and "cannot be pickled" in local["pickling"].reason
     assert local["tally"].status == "SKIP"

@@ -156,8 +156,8 @@ def test_unknown_dotted_paths_are_imported_only_with_the_opt_in(configs, tmp_pat
         load_config(path, [f"base_path={tmp_path}"])
     cfg = load_config(path, [f"base_path={tmp_path}"], allow_import=True)
     assert cfg["allow_import"] is True
-    cfg = load_config(path, [f"base_path={tmp_path}", "+allow_import=true"])  # or in the config
-    assert cfg["allow_import"] is True
+    with pytest.raises(ConfigError, match="--allow-import"):  # never in the config (tests/downstream/
+        load_config(path, [f"base_path={tmp_path}", "+allow_import=true"])  # test_config_cannot_run_code.py)
     path.write_text(path.read_text().replace("assay_segmentation.values_steps.OodDetectionStep", "os.nope.system"))
     with pytest.raises(ConfigError, match="could not import 'os.nope.system'"):
         load_config(path, [f"base_path={tmp_path}"], allow_import=True)

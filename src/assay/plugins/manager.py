@@ -21,7 +21,9 @@ What can go wrong with a third-party plugin, and what assay does:
 - it registers a name another plugin registered too: both stay loaded, the name is
   ambiguous (looking it up plainly is an :class:`~assay.errors.AmbiguousNameError`;
   ``"distribution:name"`` chooses), and both plugins' ``clashes`` say so;
-- it replaces public functions or attributes of assay: recorded in its ``replaced``.
+- it replaces public functions or attributes of assay: recorded in its ``replaced``, and a
+  :class:`~assay.errors.PluginWarning` naming the plugin and the names is issued when it
+  loads (the ``assay`` command prints its one summary line instead).
 
 :func:`problems_summary` gives the one warning line the ``assay`` command prints for these.
 Anything a plugin prints while it loads goes to stderr. Environment variables:
@@ -46,13 +48,14 @@ import re
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
 import pluggy
 
-from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError
+from assay.errors import DuplicateRegistrationError, InvalidParameterError, PluginLoadError, PluginWarning
 from assay.plugins import hookspecs, patches
 from assay.plugins.declarations import DECLARATION_GROUPS, ENTRY_POINT_GROUP, GROUPS, Source, read_sources
 from assay.plugins.guard import is_real_interrupt, stdout_to_stderr, watch_interrupts
@@ -532,6 +535,10 @@ class PluginSystem:
             if info.replaced:
                 raise PluginLoadError(f"Plugin {info.name!r} replaced assay's {', '.join(info.replaced)}; "
                                       "unset ASSAY_STRICT_PLUGINS to allow it")
+        if info.replaced:  # the Python API says so as the command does (issue 27, item 9)
+            warnings.warn(f"Plugin {info.name!r} replaced assay's {', '.join(info.replaced)}: results computed "
+                          "through them are the plugin's, not assay's (ASSAY_STRICT_PLUGINS=1 refuses such a "
+                          "plugin; 'assay plugins' lists what each plugin replaced)", PluginWarning, stacklevel=2)
         return info
 
     def _add(self, plugin: Any, name: str, **info: Any) -> tuple[PluginInfo, BaseException | None]:
@@ -708,13 +715,16 @@ def warns_about_plugin_problems(command: Callable[..., Any]) -> Callable[..., An
     """Decorate a command's entry point: after it ends, print :func:`problems_summary` to stderr.
 
     The line appears only when the command loaded plugins and one failed, clashed or
-    replaced an assay name; printing it never raises.
+    replaced an assay name; printing it never raises. The :class:`~assay.errors.PluginWarning`
+    of a plugin that replaced assay names is not shown inside the command: the line says it.
     """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PluginWarning)  # the summary line below says it, once
+                return command(*args, **kwargs)
         finally:
             try:
                 line = problems_summary()

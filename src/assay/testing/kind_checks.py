@@ -9,7 +9,8 @@ estimator, stat_calculator
     and concatenated, give the outputs of one run).
 sentence_evaluator
     ``instantiate`` (a callable); ``pickling``; ``tally``: on the declared items, each
-    call returns two non-negative ints ``(correct_num, gold_set_size)``; the invariances
+    call returns two non-negative ints ``(correct_num, gold_set_size)`` with
+    ``correct_num <= gold_set_size``; the invariances
     of the :class:`~assay.EvaluationResult` that ``EvaluatorBase.sequentialEvaluate``
     adds up: ``order`` (a shuffled pool), ``shard-merge`` (three shards evaluated apart
     and added with ``+``), ``one-at-a-time`` (one result per item, summed) all give the
@@ -259,6 +260,9 @@ def _tally(evaluator: Any, items: list[Any], w_vector: Any) -> list[tuple[int, i
         if not ok:
             raise AssertionError(f"item {i}: returned {got!r:.80}; expected (correct_num, gold_set_size), "
                                  "two non-negative ints")
+        if int(got[0]) > int(got[1]):
+            raise AssertionError(f"item {i}: returned {got!r:.80}; correct_num {int(got[0])} is above gold_set_size "
+                                 f"{int(got[1])} (a count of correct items out of the gold set cannot exceed it)")
         out.append((int(got[0]), int(got[1])))
     return out
 

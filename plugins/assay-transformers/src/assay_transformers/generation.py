@@ -63,18 +63,25 @@ class HFModel:
     type : {"causal", "seq2seq"} or None (read from the model's config)
     device : for a path: where to load it (None: CUDA when available, else CPU)
     dtype : for a path: ``"float32"`` (default) ...; see :func:`~assay_transformers.loading.load_model`
-    load_args : for a path: more ``from_pretrained`` arguments
+    load_args : for a path: more ``from_pretrained`` arguments (not ``trust_remote_code``)
+    trust_remote_code : for a path: run the folder's own Python (``auto_map``); a keyword of its
+        own, so that a ``load_args`` mapping read from a config file cannot set it
     """
 
     def __init__(self, model: Any, *, type: str | None = None, device: str | None = None,
                  dtype: str | None = "float32", load_args: Mapping[str, Any] | None = None,
-                 tokenizer: Any = None) -> None:
+                 tokenizer: Any = None, trust_remote_code: bool = False) -> None:
         from assay_transformers.loading import MODEL_TYPES, load_model, model_type_of
 
+        if load_args and "trust_remote_code" in load_args:
+            raise InvalidParameterError(
+                "load_args['trust_remote_code']: running a model folder's own code is opted in only with the "
+                "keyword trust_remote_code=True (assay ue --trust-remote-code), not through load_args.")
         if isinstance(model, HFModel):
             model, tokenizer, type = model.model, model.tokenizer, type or model.type
         if isinstance(model, (str, os.PathLike)):
-            model, tokenizer, type = load_model(model, type=type, device=device, dtype=dtype, **dict(load_args or {}))
+            model, tokenizer, type = load_model(model, type=type, device=device, dtype=dtype,
+                                                trust_remote_code=trust_remote_code, **dict(load_args or {}))
         elif isinstance(model, tuple) and len(model) == 2 and tokenizer is None:
             model, tokenizer = model
         if not callable(getattr(model, "generate", None)):

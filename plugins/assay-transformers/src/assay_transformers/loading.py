@@ -4,6 +4,11 @@
 ``from_pretrained(path, local_files_only=True)`` for the tokenizer and the model; a
 path that is not a folder holding a model is an :class:`~assay.errors.InvalidParameterError`
 that says so (no download is ever attempted, whatever ``HF_HUB_OFFLINE`` says).
+
+A model folder's own Python (``auto_map`` in its ``config.json``) runs only with
+``trust_remote_code=True``, a keyword of its own (``assay ue --trust-remote-code`` on the
+command line); otherwise ``trust_remote_code=False`` is passed to every ``from_pretrained``,
+so such a folder is an error rather than code that runs.
 """
 
 from __future__ import annotations
@@ -92,7 +97,8 @@ def _check_weights(folder: Path) -> None:
 
 
 def load_model(path: str | os.PathLike[str], *, type: str | None = None, device: str | None = None,
-               dtype: str | None = "float32", **load_args: Any) -> tuple[Any, Any, str]:
+               dtype: str | None = "float32", trust_remote_code: bool = False,
+               **load_args: Any) -> tuple[Any, Any, str]:
     """Load ``(model, tokenizer, type)`` from the folder ``path`` (offline, in eval mode).
 
     Parameters
@@ -102,6 +108,9 @@ def load_model(path: str | os.PathLike[str], *, type: str | None = None, device:
         None reads ``is_encoder_decoder`` from the folder's config.
     device : ``"cpu"``, ``"cuda"``, ``"cuda:1"`` ... (None: CUDA when available, else CPU)
     dtype : {"float32", "float16", "bfloat16", "float64"} or None (the checkpoint's own)
+    trust_remote_code : bool, default False
+        Run the folder's own Python (``auto_map``) for its config, tokenizer and model; the
+        only way to opt in (``assay ue --trust-remote-code``); a config file cannot.
     **load_args : passed to the model's ``from_pretrained`` (``revision`` and friends;
         ``local_files_only`` is always True)
     """
@@ -113,13 +122,16 @@ def load_model(path: str | os.PathLike[str], *, type: str | None = None, device:
     import torch  # deferred: torch and transformers are heavy, imported only when a model is loaded
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
+    if not isinstance(trust_remote_code, bool):
+        raise InvalidParameterError(f"'trust_remote_code' must be True or False; got {trust_remote_code!r}.")
     device = _check_device(torch, device)
     _check_weights(folder)
 
     load_args = {k: v for k, v in load_args.items() if k != "local_files_only"}
+    load_args["trust_remote_code"] = trust_remote_code
     try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True)
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as exc:
         raise InvalidParameterError(f"Cannot load the model folder {str(folder)!r}: {exc}") from None
     kind = type or ("seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal")

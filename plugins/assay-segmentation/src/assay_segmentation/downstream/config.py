@@ -54,7 +54,7 @@ from assay_segmentation.downstream.compose import (
     resolve,
 )
 
-__all__ = ["MAX_FILES", "ConfigError", "load_config", "validate_config"]
+__all__ = ["CODE_KEYS", "MAX_FILES", "ConfigError", "load_config", "validate_config"]
 
 #: keys of the composed config, of an experiment, and of a prediction model's settings
 TOP_KEYS = ("base_path", "output_path", "executor", "experiments", "tasks", "task_params")
@@ -63,6 +63,9 @@ EXPERIMENT_KEYS = ("name", "iter_params", "prediction_models") + SETTING_KEYS
 TASK_KEYS = ("function", "datasets")
 #: keys that load_config adds itself
 _INTERNAL = ("config_dir", "config_file")
+#: keys a config file may not set because they let it run code: key -> the only opt-in (issue 27, item 5)
+CODE_KEYS = {"allow_import": "the command-line flag 'assay run --allow-import' (in Python: "
+                             "run_experiments(..., allow_import=True) or load_config(..., allow_import=True))"}
 
 
 def _fail(origins: Origins, root: str, path: tuple[Any, ...], expected: str, got: Any) -> ConfigError:
@@ -99,7 +102,9 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import
     ``n_reference_segs``, or a task ``function`` given by ``_target_``; see
     :mod:`assay_segmentation.downstream.values`). ``tasks`` replaces the config's ``tasks`` list (Hydra
     cannot override it where a ``tasks/`` config group exists, as in ValUES' configs).
-    ``allow_import`` lets ``_target_`` import dotted paths (:mod:`assay_segmentation.downstream.targets`).
+    ``allow_import`` lets ``_target_`` import dotted paths (:mod:`assay_segmentation.downstream.targets`);
+    it is the only opt-in: a config (or an override) that sets ``allow_import`` is a ``ConfigError``
+    naming the key and the flag, since a config is data and must not be able to run code.
     Returns the composed config as plain dicts and lists,
     with ``base_path``, ``output_path`` (assay's configs: default ``results``),
     ``config_dir`` and ``config_file`` as absolute paths. Every key is checked (see
@@ -119,6 +124,10 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, allow_import
 
     raw = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(raw, dict)
+    for key, opt_in in CODE_KEYS.items():  # before anything is resolved or instantiated
+        if key in raw:
+            raise ConfigError(f"{origins.file((key,), str(path))}: {key}: a config file cannot set {key!r} (it would "
+                              f"let the file run code); the only opt-in is {opt_in}")
     definitions = referenced_keys(raw)
     if is_values_config(raw):
         return load_values_config(cfg, raw, path, origins, definitions, allow_import=allow_import)

@@ -27,6 +27,7 @@ from assay.provenance import KEY, Signature, signature_of
 from assay_segmentation.downstream.config import ConfigError, load_config, validate_config
 from assay_segmentation.downstream.data import list_images, load_image
 from assay_segmentation.downstream.grid import ExperimentVersion, build_grid
+from assay_segmentation.downstream.lock import output_lock
 from assay_segmentation.downstream.results import MANIFEST, RunSummary, write_json_atomic
 
 __all__ = ["RunSummary", "run_experiments"]
@@ -220,9 +221,12 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         :mod:`assay_segmentation.downstream.targets`).
     tasks : sequence of str, optional
         Run these tasks instead of the config's ``tasks`` (when ``config`` is a file).
-    """
-    from assay.plugins import load_executor
 
+    The output folder (a ValUES run without one: its experiment tree) is locked for the run
+    (:mod:`assay_segmentation.downstream.lock`): a second run into it while this one runs is a
+    :class:`~assay_segmentation.downstream.lock.FolderInUseError` naming the folder and this
+    process' pid; a lock left by a killed run is taken over with a ``StaleLockWarning``.
+    """
     start = time.perf_counter()
     if not isinstance(config, dict):
         config = load_config(config, overrides, allow_import=allow_import, tasks=tasks)
@@ -231,7 +235,9 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
 
         if allow_import:
             config = {**config, "allow_import": True}
-        return run_values(config, output=output, executor=executor, progress=progress, verbose=verbose)
+        out = output if output is not None else config.get("output_path")
+        with output_lock(Path(out).resolve() if out is not None else Path(config["base_path"])):
+            return run_values(config, output=output, executor=executor, progress=progress, verbose=verbose)
     elif "config_file" not in config:  # a dict built in Python, not by load_config: check it the same way
         validate_config(config, root="<config dict>")
     if output is not None:
@@ -241,6 +247,16 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     out_dir = Path(config["output_path"])
     paths = _result_paths(planned, versions, out_dir, config.get("config_file", "<config>"))
     _check_writable(out_dir, config.get("config_file", "<config>"))
+    with output_lock(out_dir):  # one run writes a folder at a time (issue 27, item 15)
+        return _run_grid(config, versions, planned, paths, out_dir, executor=executor, progress=progress,
+                         verbose=verbose, start=start)
+
+
+def _run_grid(config: dict, versions: list[ExperimentVersion], planned: list[_Planned], paths: dict,
+              out_dir: Path, *, executor: Any, progress: bool | None, verbose: bool, start: float) -> RunSummary:
+    """The tasks of an assay config over its grid, with the output folder locked (see run_experiments)."""
+    from assay.plugins import load_executor
+
     base_path = config["base_path"]
     objects = _load_aggregations(versions)
     aggs, agg_info = _fit_aggregations(versions, objects, base_path, progress)

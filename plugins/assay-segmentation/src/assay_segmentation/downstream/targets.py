@@ -13,9 +13,9 @@ A config names a task, a step or an aggregation by ``_target_`` (Hydra's key)::
 2. an *alias*: a plugin registers a name with ``aliases={"dotted.path": factory}``
    (``register("ood_detection", OodDetection, aliases={...})``); the factory takes the
    target's own parameters (ValUES' names) and returns the object;
-3. only with ``allow_import=True`` (``assay run --allow-import`` or ``allow_import: true``
-   in the config), the dotted path is imported (``hydra.utils.get_object``) and called with
-   the parameters, as Hydra's ``instantiate`` does.
+3. only with ``allow_import=True`` (``assay run --allow-import``; a config file cannot opt in,
+   see :data:`assay_segmentation.downstream.config.CODE_KEYS`), the dotted path is imported
+   (``hydra.utils.get_object``) and called with the parameters, as Hydra's ``instantiate`` does.
 
 Anything else is a :class:`~assay.errors.ConfigError` naming the key path, listing every
 known target and saying how to opt in to imports. Parameters a factory does not take are
@@ -150,5 +150,5 @@ def instantiate(spec: Any, *, kinds: Sequence[str], file: str, at: tuple[Any, ..
     known = known_targets(kinds)
     raise ConfigError(f"{file}: {_path_text(where)}: unknown target {target!r}.{close_match(target, known)} Known "
                       f"targets ({'/'.join(kinds)}): {', '.join(known) or 'none (is assay-segmentation installed?)'}. "
-                      "To import your own dotted path, opt in with 'assay run --allow-import' or 'allow_import: "
-                      "true' in the config (it runs that module's code).")
+                      "To import your own dotted path, opt in with 'assay run --allow-import' (in Python: "
+                      "allow_import=True); it runs that module's code.")

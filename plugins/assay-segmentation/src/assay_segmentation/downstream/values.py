@@ -16,7 +16,7 @@ model's settings, are the version's parameters. Data and results live in ValUES'
 
 Keys of a ValUES config that assay implements (anything else is an error naming the key
 path): top level ``base_path``, ``second_cycle_path``, ``experiments``, ``tasks``,
-``task_params``, plus assay's ``output_path``, ``executor`` and ``allow_import``, plus the
+``task_params``, plus assay's ``output_path`` and ``executor``, plus the
 keys that ``${...}`` interpolations refer to (``TOY``, ``QUANTILE``, ...); an experiment's
 ``iter_params``, ``prediction_models``, :data:`SETTINGS` and any scalar that a naming
 scheme uses as a field (``fold``, ``epochs``, ``case``, ...); a prediction model's
@@ -39,13 +39,12 @@ from assay.configfile import close_match
 from assay.configfile import key_path as _path_text
 from assay.errors import ConfigError, InvalidParameterError
 from assay_segmentation.downstream.compose import Origins, resolve
-from assay_segmentation.downstream.data import ImageData, read_array
+from assay_segmentation.downstream.data import ImageData, check_image, read_array
 
 __all__ = ["ENTRY_KEYS", "SETTINGS", "TOP_KEYS", "ValuesVersion", "build_values_grid", "is_values_config",
            "list_values_images", "load_values_config", "load_values_image", "task_entries"]
 
-TOP_KEYS = ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "task_params",
-            "allow_import")
+TOP_KEYS = ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "task_params")
 #: settings of an experiment or a prediction model
 SETTINGS = ("naming_scheme_version", "naming_scheme_pred_model", "unc_types", "aggregations", "image_ending",
             "unc_ending", "n_reference_segs", "n_classes")
@@ -242,7 +241,7 @@ def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, defini
     check_group_keys(raw, list(TOP_KEYS) + sorted(definitions), origins)
     _unknown(raw, list(TOP_KEYS) + sorted(definitions - set(TOP_KEYS)), origins.file((), root), ())
     config: dict[str, Any] = {}
-    for key in ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks", "allow_import"):
+    for key in ("base_path", "second_cycle_path", "output_path", "executor", "experiments", "tasks"):
         if key in raw:
             config[key] = resolve(cfg, key, file=root, origins=origins)
     _need(isinstance(config.get("base_path"), str), origins.file(("base_path",), root), ("base_path",),
@@ -269,10 +268,7 @@ def load_values_config(cfg: Any, raw: dict, path: Path, origins: Origins, defini
             raise ConfigError(f"{origins.file(('tasks', j), root)}: tasks[{j}]: expected a key of task_params, got "
                               f"{task!r}.{close_match(task, list(params_raw))} task_params has: "
                               f"{', '.join(params_raw) or 'none'}.")
-    _need(isinstance(config.get("allow_import", False), bool), origins.file(("allow_import",), root),
-          ("allow_import",), "true or false", config.get("allow_import"))
-    allow_import = allow_import or bool(config.get("allow_import", False))
-    config["allow_import"] = allow_import
+    config["allow_import"] = bool(allow_import)  # the caller's opt-in (--allow-import), never the file's
     task_params: dict[str, Any] = {}
     unresolved: dict[str, str] = {}
     for name in params_raw:
@@ -368,18 +364,41 @@ def load_values_image(version: ValuesVersion, split: str | None, image_id: str, 
     data = version.dataset_path(split)
     end = version.image_ending
     arrays: dict[str, Any] = {}
+    files: dict[str, str] = {}
+    kinds = tuple(dict.fromkeys(kinds))
+    if any(k in version.unc_types for k in kinds) and "pred_seg" not in kinds:
+        kinds = ("pred_seg",) + kinds  # an uncertainty map is checked against its prediction's shape
     for kind in kinds:
         if kind == "pred_seg":
             suffix = "01" if version.pred_model == "Softmax" else "mean"
-            arrays[kind] = _read(data / "pred_seg" / f"{image_id}_{suffix}{end}", "prediction")
+            path = data / "pred_seg" / f"{image_id}_{suffix}{end}"
+            arrays[kind], files[kind] = _read(path, "prediction"), str(path)
         elif kind == "pred_samples":
             names = sorted(p.name for p in (data / "pred_seg").iterdir() if _image_id(p.name, end) == image_id)
-            arrays[kind] = np.stack([read_array(data / "pred_seg" / n) for n in names])
+            arrays[kind] = _stack([read_array(data / "pred_seg" / n) for n in names], data / "pred_seg", names)
+            files[kind] = f"{data / 'pred_seg'}/{image_id}_*{end}"
         elif kind == "ref_segs":
-            arrays[kind] = np.stack([_read(data / "gt_seg" / f"{image_id}_{i:02d}{end}", "reference segmentation")
-                                     for i in range(version.n_reference_segs)])
+            names = [f"{image_id}_{i:02d}{end}" for i in range(version.n_reference_segs)]
+            arrays[kind] = _stack([_read(data / "gt_seg" / n, "reference segmentation") for n in names],
+                                  data / "gt_seg", names)
+            files[kind] = f"{data / 'gt_seg'}/{image_id}_00..{version.n_reference_segs - 1:02d}{end}"
         elif kind in version.unc_types:
             arrays.setdefault("uncertainty", {})[kind] = unc_map(version, split, image_id, kind)
+            folder = "pred_entropy" if kind == "predictive_uncertainty" else kind
+            files[kind] = str(data / folder / f"{image_id}{version.unc_ending}")
+            if kind == "predictive_uncertainty" and not (data / folder).is_dir():
+                files[kind] = f"{data / 'pred_prob'}/{image_id}_01_*{version.unc_ending}"
         else:
             raise InvalidParameterError(f"Unknown array kind {kind!r} for the ValUES layout.")
-    return ImageData(image_id=image_id, split=split or "", **arrays)
+    image = ImageData(image_id=image_id, split=split or "", **arrays)
+    check_image(image, files, labels=range(version.n_classes))
+    return image
+
+
+def _stack(arrays: list[np.ndarray], folder: Path, names: list[str]) -> np.ndarray:
+    """``np.stack`` of one image's files; files of different shapes are an error naming two of them."""
+    for name, arr in zip(names[1:], arrays[1:]):
+        if arr.shape != arrays[0].shape:
+            raise InvalidParameterError(f"{folder / name}: shape {arr.shape} does not match {folder / names[0]}: "
+                                        f"shape {arrays[0].shape}; the files of one image must have one shape.")
+    return np.stack(arrays)

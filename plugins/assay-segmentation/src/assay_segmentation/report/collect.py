@@ -23,7 +23,8 @@ from typing import Any
 
 import attrs
 
-from assay.errors import InvalidParameterError, MissingResultError, ResultFileError
+from assay.errors import InvalidParameterError, MissingResultError, ResultFileError, SaveFormatError
+from assay.jsonio import decode_number
 from assay_segmentation.downstream.results import MANIFEST, read_json
 
 __all__ = ["Column", "ResultTable", "load_results"]
@@ -118,27 +119,44 @@ class ResultTable:
                             cases={k: v for k, v in self.cases.items() if k[0] in rows})
 
 
-def _subtree(tree: dict, unc: str, agg: str, levels: list[str], start: str = "mean") -> dict | None:
+def _located(tree: dict, unc: str, agg: str, levels: list[str], start: str = "mean") -> tuple[dict | None, str]:
+    """The mapping that holds one cell's metrics in a result file, and its key path (for messages)."""
     node: Any = tree.get(start, {})
+    at = [start]
     if "unc_type" in levels:
         node = node.get(unc) if isinstance(node, dict) else None
+        at.append(unc)
     if "aggregation" in levels and isinstance(node, dict):
         node = node.get(agg)
+        at.append(agg)
     if not isinstance(node, dict):
-        return None
-    return node.get("metrics", node)
+        return None, ".".join(at)
+    if isinstance(node.get("metrics"), dict):
+        return node["metrics"], ".".join(at + ["metrics"])
+    return node, ".".join(at)
 
 
-def _image_values(tree: dict, unc: str, agg: str, levels: list[str], name: str, mean: float) -> dict[str, float] | None:
+def _number(node: dict, name: str, path: Path, at: str) -> float:
+    """A metric value of a result file: a JSON number, or ``"NaN"`` / ``"Infinity"`` / ``null`` (assay's rule
+    for non-finite values); anything else, a string such as ``"0.9"`` included, is a :class:`ResultFileError`
+    naming the file and the key path (issue 27, item 9: ``"0.9"`` was read as 0.9 and shown without interval)."""
+    try:
+        return float(decode_number(node[name], where=f"{path}: {at}.{name}"))
+    except SaveFormatError as exc:
+        raise ResultFileError(f"{exc} A result file of 'assay run' holds its values as JSON numbers.") from None
+
+
+def _image_values(tree: dict, unc: str, agg: str, levels: list[str], name: str, mean: float,
+                  path: Path) -> dict[str, float] | None:
     """The per-image values of one cell of one file, when the file's ``mean`` is their plain mean (else None)."""
     out: dict[str, float] = {}
     for image, entry in tree.items():
         if image in ("mean", "signature") or not isinstance(entry, dict):
             continue
-        node = _subtree(tree, unc, agg, levels, start=image)
+        node, at = _located(tree, unc, agg, levels, start=image)
         if not node or name not in node:
             return None
-        out[image] = float(node[name])
+        out[image] = _number(node, name, path, at)
     if not out:
         return None
     vals = list(out.values())
@@ -251,13 +269,13 @@ def load_results(results_dir: str | Path, *, over: str = "seed", tasks: Iterable
                     tree = cache[path]
                     column = Column(key, m["name"], split, bool(m["higher_is_better"]))
                     for unc, agg in version_rows:
-                        node = _subtree(tree, unc, agg, m["levels"]) if tree is not None else None
-                        value = float(node[m["name"]]) if node and m["name"] in node else math.nan
+                        node, at = _located(tree, unc, agg, m["levels"]) if tree is not None else (None, "")
+                        value = _number(node, m["name"], path, at) if node and m["name"] in node else math.nan
                         cell_key = (prefix + (v["pred_model"], unc, agg), column)
                         cells.setdefault(cell_key, []).append(value)
                         if m.get("per_image") and tree is not None:
                             per_case.setdefault(cell_key, []).append(
-                                _image_values(tree, unc, agg, m["levels"], m["name"], value))
+                                _image_values(tree, unc, agg, m["levels"], m["name"], value, path))
                         count = counts.setdefault(cell_key, [0, 0])
                         count[0] += tree is None
                         count[1] += 1

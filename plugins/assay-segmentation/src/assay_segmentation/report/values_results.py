@@ -125,29 +125,34 @@ def _locate(node: Any, unc: str, agg: str, depth: int) -> tuple[Any, tuple[str, 
     return (node, path) if isinstance(node, dict) else (None, path)
 
 
-def _value(holder: dict[str, Any], key: str) -> float:
+def _value(holder: dict[str, Any], key: str, path: Path, at: tuple[str, ...]) -> float:
+    """A metric value: a JSON number (``NaN`` / ``null`` already decoded); anything else, a string such as
+    ``"0.9"`` included, is a :class:`ResultFileError` naming the file and the key path (issue 27, item 9)."""
     v = holder[key]
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise ResultFileError(f"{path}: {key_path(at + (key,))}: expected a number, got {v!r:.60} (a "
+                          f"{type(v).__name__}); a result file holds its values as JSON numbers")
 
 
-def _cases(tree: dict[str, Any], metric: ValuesMetric, unc: str, agg: str) -> dict[str, float] | None:
+def _cases(tree: dict[str, Any], metric: ValuesMetric, unc: str, agg: str, path: Path) -> dict[str, float] | None:
     """The per-image values of the cell, or None when the file has none (or not for every image)."""
     out = {}
     for image, entry in tree.items():
         if image == "mean" or not isinstance(entry, dict):
             continue
-        holder, _ = _locate(entry, unc, agg, len(metric.levels))
+        holder, at = _locate(entry, unc, agg, len(metric.levels))
         if holder is None or metric.key not in holder:
             return None
-        out[image] = _value(holder, metric.key)
+        out[image] = _value(holder, metric.key, path, (image,) + at)
     if not out:
         return None
     values = [v for v in out.values()]
     mean = math.fsum(values) / len(values)
-    stated, _ = _locate(tree["mean"], unc, agg, len(metric.levels))
+    stated, at = _locate(tree["mean"], unc, agg, len(metric.levels))
     if stated is None or metric.key not in stated:
         return None
-    target = _value(stated, metric.key)
+    target = _value(stated, metric.key, path, ("mean",) + at)
     if not (math.isfinite(mean) and math.isfinite(target) and abs(mean - target) <= 1e-9 * max(1.0, abs(target))):
         return None  # the file's mean is not the plain mean of its images: no interval rather than a wrong one
     return out
@@ -241,8 +246,8 @@ def load_values_results(config: TableConfig, *, metrics: Iterable[ValuesMetric] 
                         keys = ", ".join(sorted(map(str, holder))) or "none"
                         raise ConfigError(f"{file}: {key_path(metric.at + ('metrics_key',))}: {metric.key!r} is not "
                                           f"in {path} at {key_path(('mean',) + at)}; keys there: {keys}")
-                    found.append(_value(holder, metric.key))
-                    per_image.append(_cases(tree, metric, unc, agg))
+                    found.append(_value(holder, metric.key, path, ("mean",) + at))
+                    per_image.append(_cases(tree, metric, unc, agg, path))
                 if absent_at and found:
                     path, at = absent_at[0]
                     raise ResultFileError(f"{path}: {key_path(at)}: expected an entry (the other seeds' files of "

@@ -7,7 +7,7 @@
       type: causal                  # optional: causal | seq2seq (default: from the model's config)
       device: cpu                   # optional (default: CUDA when available, else CPU)
       dtype: float32                # optional: float32 | float16 | bfloat16 | float64
-      load_args: {}                 # optional: more from_pretrained arguments
+      load_args: {}                 # optional: more from_pretrained arguments (never trust_remote_code)
       batch_size: 4                 # optional (1)
       max_new_tokens: 16            # optional (100)
       samples_n: 5                  # optional (10): sampled answers per example
@@ -27,7 +27,18 @@
       seed: 0                       # optional: the subsampling seed
     seed: [1, 2, 3]                 # one run and one saved manager per seed, in save_path/seed-<s>
 
+Each run's manager gets ``--n-resamples`` and ``--confidence-level`` (its intervals and the
+marks of the estimators not significantly worse than the best, as with ``data:``). Its seed
+seeds both the model's sampling and the resampling: the config's ``seed:``, or ``--seed``
+when the config has none (then one run, in ``save_path``; neither: a fresh seed, saved); both
+at once is an error naming the two.
+
 Every unknown key is a ``ConfigError`` naming its key path (``model.batchsize``).
+
+A config is data: ``trust_remote_code`` (in ``model`` or ``model.load_args``), which would run
+the model folder's own Python, is a ``ConfigError`` naming the key and the only opt-in, the
+command-line flag ``assay ue --trust-remote-code`` (in Python, the backend's keyword
+``trust_remote_code=True``: ``UEManager(model=..., model_options={"trust_remote_code": True})``).
 """
 
 from __future__ import annotations
@@ -35,17 +46,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assay.errors import ConfigError
+
 MODEL_KEYS = ("path", "type", "device", "dtype", "load_args", "batch_size", "max_new_tokens", "samples_n",
               "generation_params", "ignore_exceptions", "save_stats")
 DATASET_KEYS = ("path", "split", "text_column", "label_column", "template", "few_shot", "few_shot_template",
                 "subsample", "size", "seed")
 
-__all__ = ["DATASET_KEYS", "MODEL_KEYS", "check_model_sections", "run_seeds"]
+#: keys a config file may not set because they let it run code: key -> the only opt-in (issue 27, item 5)
+CODE_KEYS = {"trust_remote_code": "the command-line flag 'assay ue --trust-remote-code' (in Python: "
+                                  "model_options={'trust_remote_code': True})"}
+
+__all__ = ["CODE_KEYS", "DATASET_KEYS", "MODEL_KEYS", "check_model_sections", "run_seeds"]
 
 
 def _fail(path: Path, at: str, expected: str, got: Any) -> Exception:
-    from assay.errors import ConfigError
-
     return ConfigError(f"{path}: {at}: expected {expected}, got {got!r:.120}")
 
 
@@ -66,6 +81,14 @@ def check_model_sections(cfg: dict, path: Path) -> None:
     from assay.configfile import check_keys
     from assay_uncertainty.manager.model_loop import GENERATION_PARAMS
 
+    for where in (("model",), ("model", "load_args")):  # before any other check: a config never runs code
+        section: Any = cfg
+        for key in where:
+            section = section.get(key) if isinstance(section, dict) else None
+        for key, opt_in in CODE_KEYS.items():
+            if isinstance(section, dict) and key in section:
+                raise ConfigError(f"{path}: {'.'.join(where + (key,))}: a config file cannot set {key!r} (it would "
+                                  f"run the model folder's own code); the only opt-in is {opt_in}")
     if "data" in cfg:
         raise _fail(path, "data", "no 'data' beside 'model' (the model generates the outputs; the prompts come "
                                   "from 'dataset')", cfg["data"])
@@ -133,17 +156,22 @@ def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[t
     m = cfg["model"]
     records = records_of(cfg, base)
     options = {k: m[k] for k in ("type", "device", "dtype", "load_args") if k in m}
+    if getattr(args, "trust_remote_code", False):
+        options["trust_remote_code"] = True
     backend = resolve_model_backend(str(base / m["path"]), options)  # loaded once for every seed
     raw = cfg.get("seed")
     seeds: list[int | None] = [None] if raw is None else ([raw] if isinstance(raw, int) else list(raw))
     done = []
     for seed in seeds:
         folder = out if seed is None else out / f"seed-{seed}"
+        # the run's seed seeds its sampling and its resampling; without seed: in the config, --seed gives it
+        run_seed = seed if seed is not None else getattr(args, "seed", None)
         man = UEManager(records, estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
                         ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"),
+                        n_resamples=args.n_resamples, confidence_level=args.confidence_level,
                         model=backend, batch_size=m.get("batch_size", 1),
                         max_new_tokens=m.get("max_new_tokens", 100), samples_n=m.get("samples_n", 10),
-                        generation_params=m.get("generation_params"), seed=seed,
+                        generation_params=m.get("generation_params"), seed=run_seed,
                         ignore_exceptions=m.get("ignore_exceptions", False), save_stats=m.get("save_stats", ()))
         if seed is not None:
             print(f"## seed {seed}\n")

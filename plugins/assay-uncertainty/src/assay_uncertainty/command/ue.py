@@ -69,7 +69,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(0: no intervals, no marks; default 1000)")
     p.add_argument("--confidence-level", type=probability, default=0.95,
                    help="level of the intervals and of the paired test, between 0 and 1 (default 0.95)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="resampling seed, >= 0 (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=None,
+                   help="resampling seed, >= 0 (default 0); with a model: section, the seed of the run (sampling and "
+                   "resampling) when the config has no seed: (default: a fresh one)")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="with a model: section, run the model folder's own Python (auto_map in its config.json); "
+                   "the only opt-in: a config file cannot set trust_remote_code")
     add_json(p, "the scores (one object per level, estimator, generation metric and UE metric)")
 
 
@@ -157,24 +162,38 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     check_output(args)
+    if args.trust_remote_code and "model" not in cfg:
+        from assay.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"{flag(args, 'trust_remote_code')}: applies to a config with a model: section "
+                                    f"(it loads a model); {args.config} has none")
     if args.metric:
         _check_metric_flag(args)
+    if "model" in cfg and args.seed is not None and cfg.get("seed") is not None:
+        from assay.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"{flag(args, 'seed')} {args.seed}: {args.config} has seed: {cfg['seed']!r}, which "
+                                    "seeds each model run and its resampling; give one or the other")
     base = args.config.parent
     out = args.output or base / str(cfg.get("save_path", "ue-run"))
     if "model" in cfg:
         from assay_uncertainty.command.model_sections import run_seeds
 
+        marks: dict[Path, dict] = {}
+
+        def write(m: Any, folder: Path) -> None:
+            marks[folder] = _compute_and_write(m, folder, cfg, args)
+
         with json_mode(args):
-            runs = run_seeds(cfg, args, base, out, lambda m, folder: _compute_and_write(m, folder, cfg, args))
-        if args.json:
-            print_json({"output": str(out), "runs": [{"seed": seed, "output": str(folder), "scores": [
-                {"level": level, "estimator": est, "gen_metric": gen, "ue_metric": uem, "value": value}
-                for (level, est, gen, uem), value in m.metrics.items()], "notes": list(dict.fromkeys(m.notes))}
-                for seed, folder, m in runs]})
+            runs = run_seeds(cfg, args, base, out, write)
+        if args.json:  # each run as the data: case reports it (intervals, marks, resampling settings)
+            print_json({"output": str(out), "runs": [{"seed": seed, **_json_report(m, folder, marks[folder])}
+                                                     for seed, folder, m in runs]})
         return 0
     man = UEManager(base / str(cfg["data"]), estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
                     ue_metrics=args.metric or cfg["ue_metrics"], nan_policy=cfg.get("nan_policy", "drop"),
-                    n_resamples=args.n_resamples, confidence_level=args.confidence_level, seed=args.seed)
+                    n_resamples=args.n_resamples, confidence_level=args.confidence_level,
+                    seed=0 if args.seed is None else args.seed)
     with json_mode(args):  # with --json, everything but the JSON goes to stderr
         marks = _compute_and_write(man, out, cfg, args)
     if args.json:
