@@ -132,9 +132,9 @@ def test_a_metric_s_own_message_is_anchored_to_the_shard_start():
     with pytest.raises(EvaluationError) as info:
         With99().sequentialEvaluate(DataPool(list(range(6)), num_shards=2), None, metrics=[LocalCount()])
     msg = str(info.value)
-    # "instance 1" of shard 1 is pool item 3 + 1 = 4: the message says where counting starts
-    assert "shard 1 (pool items 3..5; an instance number below counts from item 3)" in msg
-    assert "bad value at instance 1" in msg and info.value.shard == 1
+    # "instance 1" of shard 1 is pool item 3 + 1 = 4: the message names that pool position (issue 27, item 18)
+    assert "shard 1 (pool items 3..5)" in msg
+    assert "bad value at instance 1 (pool position 4)" in msg and info.value.shard == 1
 
 
 class BadInputs(WithMetric):

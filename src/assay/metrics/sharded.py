@@ -15,6 +15,7 @@ sequential one, for any shard count and executor.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -251,11 +252,19 @@ def tally_shard_metrics(metrics: Sequence[Metric], shard: ShardLike, preds: list
 
 def _metric_error(exc: Exception, metric: Metric, shard: ShardLike, start: int | None, n: int) -> EvaluationError:
     item = getattr(exc, "item", None)
+    text = str(exc)
     if start is None:
         where = f"{shard.describe(0)} onwards; instance numbers below count within the shard"
     elif item is None:  # the metric's own message: its instance numbers count from the shard's start
-        where = f"pool items {start}..{start + n - 1}; an instance number below counts from item {start}"
+        where = f"pool items {start}..{start + n - 1}"
+        text, found = _INSTANCE.subn(lambda m: f"{m.group(0)} (pool position {start + int(m.group(2))})", text)
+        if not found:
+            where += f"; an instance number below counts from item {start}"
     else:
         where = f"pool items {start}..{start + n - 1}"
-    return EvaluationError(f"Metric {metric_name(metric)!r} failed on shard {shard.index} ({where}): {exc}",
+    return EvaluationError(f"Metric {metric_name(metric)!r} failed on shard {shard.index} ({where}): {text}",
                            shard=shard.index, item=item)
+
+
+#: "instance 23" / "item 23" in a metric's own message: a position within the shard (annotated with the pool's)
+_INSTANCE = re.compile(r"\b(instance|item) (\d+)\b")
