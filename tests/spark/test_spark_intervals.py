@@ -53,3 +53,23 @@ def test_spark_path_pool_intervals_same_bits(sc, samples, tmp_path):
     assert len(keys) == 6
     for k in keys:
         assert np.float64(spark.metrics[k]).tobytes() == np.float64(seq.metrics[k]).tobytes(), k
+
+
+@pytest.mark.parametrize("num_shards", [1, 3, 8])
+def test_spark_intervals_same_bits_as_assay_evaluate(sc, samples, num_shards):
+    # issue 23: assay.evaluate is a one-shard run of the same engine, so a Spark run gives its bounds to the bit
+    import warnings
+
+    import assay
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev = assay.evaluate([s for s, _ in ITEMS], [[float(y)] for _, y in ITEMS], metrics=[FloatMAE(), PairAUC()],
+                            n_resamples=1000, seed=0)
+    g = ev.global_scores if hasattr(ev, "global_scores") else ev[0]["score"]["global"]
+    spark = ScoreEvaluator().parallelEvaluate(DataPool(ITEMS), None, sparkContext=sc, num_shards=num_shards,
+                                              metrics=[FloatMAE(), PairAUC()], n_resamples=1000, seed=0)
+    keys = [k for k in spark.metrics if k.endswith(("_ci_low", "_ci_high"))]
+    assert len(keys) == 6
+    for k in keys:
+        assert np.float64(spark.metrics[k]).tobytes() == np.float64(g[k]).tobytes(), k
