@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import sys
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -43,10 +44,25 @@ def isolation_available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def _single_threaded_torch() -> None:
+    """In a forked child of a process that has used torch: one intra-op thread.
+
+    torch's OpenMP thread pool does not survive ``fork``: once the parent has run a parallel
+    operation, the child's first one waits forever for threads that were not copied (seen with
+    assay-transformers' embedding checks after other tests had used torch). With one thread torch
+    runs its operations inline. torch is never imported here: only a torch the parent loaded is set.
+    """
+    torch = sys.modules.get("torch")
+    set_num_threads = getattr(torch, "set_num_threads", None)
+    if callable(set_num_threads):
+        set_num_threads(1)
+
+
 def _child(conn: Connection, entry: Entry, system: PluginSystem,
            check_entry: Callable[..., list[CheckResult]]) -> None:
     """In the child: run the checks, sending ``("start", check)`` and ``("result", CheckResult)`` as they happen."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it kills the child
+    _single_threaded_torch()
 
     def started(check: str) -> None:
         conn.send(("start", check))
