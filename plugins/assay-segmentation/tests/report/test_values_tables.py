@@ -159,9 +159,10 @@ def test_intervals_for_per_image_metrics_only_and_they_contain_the_value(lidc):
 
 
 def test_bootstrap_interval_and_marks_by_hand():
-    """Two images: the mean of a resample is 0.4, 0.5 or 0.6 with probability 1/4, 1/2, 1/4, so the 95 %
-    percentile interval is [0.4, 0.6]; a row better on every image is significantly better; a row better on
-    one image and worse on the other is not."""
+    """Two images with Poisson(1) weights: a resample (that drew an image) holds only x with probability
+    e^-1 (1 - e^-1) / (1 - e^-2) = 0.27, only y likewise, so the 95 % percentile interval is [0.4, 0.6], the
+    values of the two images; a row better on every image is significantly better; a row better on one image and
+    worse on the other is not."""
     col = Column("seg", "dice", "id", True)
     rows = [("A",), ("B",), ("C",)]
     cases = {("A",): ({"x": 0.4, "y": 0.6}, {"x": 0.4, "y": 0.6}),  # two seeds, the same images
@@ -282,3 +283,26 @@ def test_assay_results_get_intervals_from_their_per_image_entries(tmp_path, caps
     assert "[" not in capsys.readouterr().out.split("\n\n")[0]
     # a file whose mean is not the mean of its images: no interval rather than the interval of another number
     assert load_results(_assay_results(tmp_path / "off", per_image_mean_ok=False)).cases == {}
+
+
+def test_table_intervals_come_from_assay_s_one_resampling_engine():
+    """issue 23: the tables resample through the engine of assay.evaluate: the interval of a column of per-image
+    values equals assay.evaluate's interval of the mean of the same values (mae against 0, values >= 0), seed
+    and resample count alike."""
+    import warnings
+
+    import assay
+
+    rng = np.random.default_rng(5)
+    values = rng.uniform(0.2, 0.9, 600)
+    ids = [f"img{i:03d}" for i in range(600)]  # in order of id, as the table resamples them
+    col = Column("seg", "dice", "id", True)
+    case = {i: float(v) for i, v in zip(ids, values)}
+    table = ResultTable(("pred_model",), (("A",),), (col,), {(("A",), col): (float(values.mean()),)},
+                        cases={(("A",), col): (case,)})
+    iv = bootstrap_table(table, n_resamples=500, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev = assay.evaluate([float(v) for v in values], [[0.0]] * 600, metrics=["mae"], n_resamples=500, seed=7)
+    g = ev.global_scores if hasattr(ev, "global_scores") else ev[0]["score"]["global"]
+    assert iv.interval(("A",), col) == pytest.approx((g["mae_ci_low"], g["mae_ci_high"]), rel=1e-12)

@@ -7,8 +7,9 @@ gets a percentile interval from the bootstrap over its **images**:
 - the cell's value is ``theta = (1/S) sum_s (1/n) sum_i v_si`` over ``S`` seeds and the ``n``
   images every seed was evaluated on, which is the mean over images of the per-image seed
   means ``m_i = (1/S) sum_s v_si``;
-- a resample draws ``n`` images with replacement (the multinomial bootstrap of
-  :func:`assay.evaluate`): ``theta_b = (1/n) sum_i c_bi m_i`` with counts ``c_b``;
+- a resample gives image ``i`` (in the order of its id) a Poisson(1) weight ``w_bi`` from assay's one
+  resampling engine (:func:`assay.metrics.resample.poisson_weights`, the scheme of :func:`assay.evaluate`
+  and the evaluators): ``theta_b = sum_i w_bi m_i / sum_i w_bi``; a resample that drew no image is left out;
 - the interval is ``[q(alpha/2), q(1 - alpha/2)]`` of the ``theta_b``
   (:func:`assay.metrics.intervals.percentile_interval`).
 
@@ -31,6 +32,7 @@ import attrs
 import numpy as np
 
 from assay.metrics.intervals import percentile_interval
+from assay.metrics.resample import poisson_weights
 from assay.validation import check_int, check_number, check_seed
 from assay_segmentation.report.collect import Column, ResultTable
 
@@ -115,11 +117,11 @@ def bootstrap_table(table: ResultTable, *, n_resamples: int = 1000, confidence_l
     judged: dict[Column, set[Row]] = {}
     counts_by_ids: dict[tuple[str, ...], np.ndarray] = {}
 
-    def counts_for(ids: tuple[str, ...]) -> np.ndarray:
+    def weights_for(ids: tuple[str, ...]) -> np.ndarray:
+        """The Poisson weights of these images, ``(B', n)``: resamples that drew no image left out."""
         if ids not in counts_by_ids:  # one draw per image set: rows and columns on these images are paired
-            n = len(ids)
-            rng = np.random.default_rng(seed)
-            counts_by_ids[ids] = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(float)
+            w = poisson_weights(seed, n_resamples, 0, 0, len(ids)).astype(float)
+            counts_by_ids[ids] = w[w.sum(axis=1) > 0]
         return counts_by_ids[ids]
 
     for col in table.columns if columns is None else columns:
@@ -135,7 +137,8 @@ def bootstrap_table(table: ResultTable, *, n_resamples: int = 1000, confidence_l
             thetas: dict[Row, np.ndarray] = {}
             for ids, members in by_ids.items():
                 means = np.stack([m for _, m in members], axis=1)  # (n images, rows)
-                theta = counts_for(ids) @ means / len(ids)  # (B, rows)
+                w = weights_for(ids)
+                theta = (w @ means) / w.sum(axis=1)[:, None]  # (B', rows): the weighted mean over images
                 for j, (row, _) in enumerate(members):
                     low, high, _why = percentile_interval(theta[:, j], confidence_level)
                     bounds[(row, col)] = (low, high)
