@@ -59,7 +59,7 @@ def test_a_pool_an_item_and_a_half_shard_are_not_shards():
 
 
 def test_the_parsing_plugins_pair_shard_is_a_shard(tmp_path):
-    stream = pytest.importorskip("assay_parsing.stream")
+    from assay_parsing import stream  # make setup installs every first-party plugin
     text = "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n\n1\tb\tb\tX\tX\t_\t0\troot\t_\t_\n\n"
     (tmp_path / "g.conllu").write_text(text)
     (tmp_path / "s.conllu").write_text(text)

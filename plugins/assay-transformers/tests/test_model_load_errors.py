@@ -68,8 +68,9 @@ def test_load_model_with_damaged_weights_names_the_file(damaged, damage):
     assert type(info.value).__name__ == "InvalidParameterError"
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA (this one has it)")
-def test_assay_ue_on_a_cuda_device_without_cuda_names_the_device(model_dirs, tmp_path, capsys):
+def test_assay_ue_on_a_cuda_device_without_cuda_names_the_device(model_dirs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a machine without CUDA, GPU or not
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
     path = _config(tmp_path, model_dirs["causal"])
     cfg = json.loads(path.read_text())
     cfg["model"]["device"] = "cuda:7"

@@ -38,7 +38,7 @@ def find_results(folder: Path) -> list[Path]:
                                                                              VALUES_MANIFEST):
             try:
                 detect(path)
-            except AssayError:
+            except AssayError:  # a JSON file that is no result (a config, a cache): not an input, left out on purpose
                 continue
             found.append(path)
     return found
