@@ -189,10 +189,14 @@ def test_an_alias_loads_the_same_factory_and_says_whose_alias_it_is(system):
     (("bad name!",), "invalid alias 'bad name!'"),
     (("peer_metric",), "invalid alias 'peer_metric'"),
     (("Other", "Other"), "which repeat a name"),
+    (None, "given as other_names="),
 ])
 def test_a_bad_alias_fails_that_plugin_with_the_reason(system, aliases, message):
     def assay_register_metrics(register):
-        register("peer_metric", Scaled, other_names=aliases)
+        if aliases is None:  # the tuple of names under the key tasks use for their {dotted.path: factory} map
+            register("peer_metric", Scaled, aliases=("PeerMetric",))
+        else:
+            register("peer_metric", Scaled, other_names=aliases)
 
     with pytest.raises(PluginLoadError, match=message):
         system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "peer")

@@ -641,6 +641,12 @@ class PluginSystem:
                     f"Plugin {plugin_name!r} registered {what} {name!r} with a factory that is not "
                     f"callable ({type(factory).__name__})."
                 )
+            meant = metadata.get("aliases")
+            if isinstance(meant, (tuple, list)) and all(isinstance(a, str) for a in meant):
+                raise InvalidParameterError(
+                    f"Plugin {plugin_name!r} registered {what} {name!r} with aliases={meant!r}: more names for one "
+                    "factory are given as other_names=(...) (aliases= is the {dotted.path: factory} map of tasks)."
+                )
             aliases = _aliases(metadata.pop("other_names", ()), plugin_name, what, name)
             for each in (name, *aliases):
                 if each in staged:
