@@ -39,6 +39,20 @@ METRICS: dict[str, tuple[str, str, str]] = {
                            "One-vs-rest ROC AUC of class scores, macro / weighted / micro (sklearn, torchmetrics)"),
     "roc_auc_multilabel": ("ranking", "MultilabelRocAuc",
                            "ROC AUC per label of indicator rows, macro / weighted / micro (sklearn, torchmetrics)"),
+    # depth estimation (torch-uncertainty 0.13.0's metrics/regression/depth.py)
+    "silog": ("depth", "SILog", "Scale-invariant log error of depths (sqrt=true: its root)"),
+    "log10": ("depth", "Log10", "Mean absolute error of base-10 log depths"),
+    "threshold_accuracy": ("depth", "ThresholdAccuracy", "Share of depths within a factor lmbda**power (delta_k)"),
+    "abs_rel": ("depth", "MeanGTRelativeAbsoluteError", "Mean |prediction - truth| / truth (AbsRel)"),
+    "sq_rel": ("depth", "MeanGTRelativeSquaredError", "Mean (prediction - truth)^2 / truth (SqRel)"),
+    "msle": ("depth", "MeanSquaredLogError", "Mean squared error of natural log depths"),
+    "imae": ("depth", "MeanAbsoluteErrorInverse", "Mean absolute error of inverse depths (unit=km by default)"),
+    "imse": ("depth", "MeanSquaredErrorInverse", "Mean squared error of inverse depths (unit=km by default)"),
+}
+
+#: registered name -> further names of the same class (the peer's class name: torch-uncertainty's)
+OTHER_NAMES: dict[str, tuple[str, ...]] = {
+    name: (cls,) for name, (module, cls, _) in METRICS.items() if module == "depth"
 }
 
 
@@ -54,4 +68,4 @@ def metric_class(name: str) -> type:
 def assay_register_metrics(register: Callable[..., Any]) -> None:
     """Register every classic metric under its name (see ``docs/classic-metrics.md``)."""
     for name, (_, _, description) in METRICS.items():
-        register(name, metric_class(name), description=description)
+        register(name, metric_class(name), description=description, other_names=OTHER_NAMES.get(name, ()))

@@ -16,6 +16,22 @@ _SPLITS = "evaluation.split_file_generation."
 
 
 @hookimpl
+def assay_register_metrics(register):
+    from assay_segmentation import segmentation_metrics as sm
+
+    # torch-uncertainty 0.13.0's metrics/segmentation, one image per instance; the peer's class name as a second name
+    for name, cls, desc in (
+        ("mean_iou", sm.MeanIntersectionOverUnion, "Mean intersection over union of label maps (num_classes=...)"),
+        ("pavpu", sm.PAvPU, "Patch accuracy versus patch uncertainty (patch_size=...)"),
+        ("segmentation_auroc", sm.SegmentationBinaryAUROC, "Binary ROC AUC of pixel scores, mean over images"),
+        ("segmentation_average_precision", sm.SegmentationBinaryAveragePrecision,
+         "Binary average precision of pixel scores, mean over images"),
+        ("segmentation_fpr95", sm.SegmentationFPR95, "FPR at 95% recall of pixel scores, mean over images"),
+    ):
+        register(name, cls, description=desc, other_names=(cls.__name__,))
+
+
+@hookimpl
 def assay_register_aggregations(register):
     from assay_segmentation import values_steps as vs
     from assay_segmentation.aggregations import ImageMean, ImageSum, PatchMax, ThresholdMean

@@ -10,7 +10,7 @@ from assay import hookimpl
 from assay_uncertainty import calibration as cal
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
-from assay_uncertainty import ranking, rejection, samples, stats
+from assay_uncertainty import ranking, regression, rejection, samples, stats
 from assay_uncertainty import risk_coverage as rc
 
 
@@ -89,6 +89,18 @@ def assay_register_metrics(register):
     register("mutual_information", ens.MutualInformation, description="ensemble mutual information")
     register("ensemble_entropy", ens.Entropy, description="ensemble expected entropy")
     register("variation_ratio", ens.VariationRatio, description="ensemble variation ratio")
+    # probabilistic regression (torch-uncertainty 0.13.0's metrics/regression and sparsification.py), the peer's
+    # class name as a second name
+    for name, cls, desc in (
+        ("distribution_nll", regression.DistributionNLL, "NLL of targets under predicted distributions (parameters)"),
+        ("quantile_calibration_error", regression.QuantileCalibrationError,
+         "gap between nominal and empirical coverage of central credible intervals"),
+        ("interval_coverage", regression.IntervalCoverage, "share of targets inside (lower, upper), PICP"),
+        ("mean_interval_width", regression.MeanIntervalWidth, "mean upper - lower of prediction intervals, MPIW"),
+        ("interval_score", regression.IntervalScore, "interval (Winkler) score at a nominal coverage"),
+        ("ause", regression.AUSE, "area under the sparsification-error curve of scores against errors"),
+    ):
+        register(name, cls, description=desc, other_names=(cls.__name__,))
 
 
 @hookimpl
