@@ -61,6 +61,8 @@ def _params(metric: Metric, predictions: Any, distribution: str) -> np.ndarray:
     """``(n, k)`` parameter rows of ``distribution``: finite, scale (and df) > 0, or an error naming the row."""
     cols = DISTRIBUTIONS[distribution]
     name = metric.main_score
+    if len(predictions) == 0:
+        return np.zeros((0, len(cols)))
     a = check_array(predictions, "predictions", owner=name, ndim=2, what="distribution parameters",
                     shape=f"(n, {len(cols)}) rows ({', '.join(cols)}) of a {distribution} distribution")
     if a.shape[1] != len(cols):
@@ -76,6 +78,8 @@ def _params(metric: Metric, predictions: Any, distribution: str) -> np.ndarray:
 
 def _targets(metric: Metric, references: Any, n: int, *, what: str = "targets") -> np.ndarray:
     """One finite real target per instance (a reference may be ``x`` or ``[x]``)."""
+    if n == 0 and references is not None and len(references) == 0:
+        return np.zeros(0)
     r = check_array(references, "references", owner=metric.main_score, what=what)
     if r.ndim == 2 and r.shape[1] == 1:
         r = r[:, 0]
@@ -220,6 +224,8 @@ class QuantileCalibrationError(Metric):
 
 def _intervals(metric: Metric, predictions: Any) -> np.ndarray:
     """``(n, 2)`` finite ``(lower, upper)`` rows with ``lower <= upper``, or an error naming the instance."""
+    if len(predictions) == 0:
+        return np.zeros((0, 2))
     a = check_array(predictions, "predictions", owner=metric.main_score, ndim=2, what="interval bounds",
                     shape="(n, 2) rows (lower, upper)")
     if a.shape[1] != 2:
