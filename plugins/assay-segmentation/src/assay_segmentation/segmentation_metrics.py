@@ -10,8 +10,8 @@ An instance is an image: the prediction an array (a label map ``(H, W)``, or cla
 the same spatial shape. Every metric is additive over images (confusion counts, patch counts or a
 ``(value, defined)`` pair), so shards merge by addition and intervals resample images.
 torch-uncertainty's batched ``update(preds (B, ...), target (B, ...))`` is the same data as a
-list of its ``B`` images (a ``(B, ...)`` array is one too). Formulas: ``docs/segmentation.md``
-("torch-uncertainty's segmentation metrics").
+list of its ``B`` images (a ``(B, ...)`` array is one too). Formulas: ``docs/downstream.md``
+("Segmentation metrics (torch-uncertainty's)").
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ A multivariate target (torch's ``Independent``) is passed one scalar target per 
 torch-uncertainty counts it (its mean divides by ``target.numel()``). The interval metrics take a
 prediction ``(lower, upper)`` per target, ``lower <= upper``. ``AUSE`` takes the uncertainty score
 as the prediction and the (non-negative) error as the reference. Formulas: ``docs/uncertainty.md``
-("Regression").
+("Regression metrics").
 """
 
 from __future__ import annotations
