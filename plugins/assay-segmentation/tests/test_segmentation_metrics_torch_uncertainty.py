@@ -172,3 +172,12 @@ def test_bad_inputs_are_errors_naming_the_image():
         sm.SegmentationFPR95().update([[0.1, 0.2, 0.3]], [[0, 1]])
     with pytest.raises(InvalidParameterError, match="num_classes"):
         sm.MeanIntersectionOverUnion(num_classes=0)
+
+
+def test_no_defined_image_is_nan_with_a_warning(tu):
+    for metric in (sm.SegmentationBinaryAUROC(), sm.SegmentationBinaryAveragePrecision(), sm.SegmentationFPR95()):
+        with pytest.warns(assay.errors.UndefinedMetricWarning, match="no image"):
+            assert np.isnan(metric.update([[0.2, 0.4]], [[0, 0]]).compute())
+    assert np.isnan(peer(tu["auroc"].SegmentationBinaryAUROC, np.array([[0.2, 0.4]]), np.array([[0, 0]])))
+    with pytest.warns(assay.errors.UndefinedMetricWarning, match="no pixel"):
+        assert np.isnan(sm.MeanIntersectionOverUnion(num_classes=2, ignore_index=9).update([[0]], [[9]]).compute())

@@ -24,7 +24,7 @@ import numpy as np
 from assay.errors import InvalidParameterError
 from assay.functional import divide
 from assay.metrics import Metric
-from assay.validation import check_array, check_bool, check_int, check_number, check_same_length
+from assay.validation import check_array, check_bool, check_int, check_number, check_same_length, undefined_metric
 
 __all__ = [
     "PAvPU", "MeanIntersectionOverUnion", "SegmentationBinaryAUROC", "SegmentationBinaryAveragePrecision",
@@ -119,6 +119,8 @@ class MeanIntersectionOverUnion(Metric):
             iou = np.where(union > 0, tp / np.where(union > 0, union, 1.0), np.nan)
             seen = (union > 0).sum(axis=-1)
             value = np.where(seen > 0, np.nansum(iou, axis=-1) / np.maximum(seen, 1), np.nan)
+        if t.ndim == 1 and seen == 0:
+            undefined_metric("mean_iou: no pixel of any class (predicted or labelled); NaN.")
         return {"mean_iou": value}
 
 
@@ -195,6 +197,8 @@ class PAvPU(Metric):
 
     def reduce(self, totals: Any) -> dict[str, Any]:
         t = np.asarray(totals, dtype=np.float64)
+        if t.ndim == 1 and t.sum() == 0:
+            undefined_metric("pavpu: no patch with a valid pixel; NaN.")
         return {"pavpu": divide(t[..., 0] + t[..., 3], t.sum(axis=-1))}
 
 
@@ -246,6 +250,7 @@ class _PerImageBinary(Metric):
     vectorized = True
     n_stats = 2
     require_negative = True
+    _defined = "with positive and negative pixels"
     pos_label = 1
     ignore_index: int | None = None
 
@@ -274,7 +279,9 @@ class _PerImageBinary(Metric):
 
     def reduce(self, totals: Any) -> dict[str, Any]:
         t = np.asarray(totals, dtype=np.float64)
-        return {self.main_score: divide(t[..., 0], t[..., 1])}  # no defined image: NaN with a warning
+        if t.ndim == 1 and t[1] == 0:
+            undefined_metric(f"{self.main_score}: no image on which it is defined ({self._defined}); NaN.")
+        return {self.main_score: divide(t[..., 0], t[..., 1])}
 
 
 def _binary_labels(metric: Metric, i: int, r: np.ndarray, ignore_index: int | None) -> np.ndarray:
@@ -330,6 +337,7 @@ class SegmentationBinaryAveragePrecision(_PerImageBinary):
 
     main_score = "segmentation_average_precision"
     require_negative = False
+    _defined = "with a positive pixel"
     # image 1: ranks 0.8 (+), 0.6 (-), 0.4 (+): AP = 1/2 * 1 + 1/2 * 2/3; image 2: all positive, AP = 1
     examples = [{"predictions": [[0.8, 0.6, 0.4], [0.3, 0.2]], "references": [[1, 0, 1], [1, 1]],
                  "global_target": {"segmentation_average_precision": ((0.5 + 1 / 3) + 1.0) / 2}}]
