@@ -251,7 +251,7 @@ class MeanAbsoluteErrorInverse(_DepthMetric):
 
 
 class ThresholdAccuracy(_DepthMetric):
-    r"""Share of depths within a factor :math:`\lambda^k` of the truth, :math:`\delta_k` (torch-uncertainty ``ThresholdAccuracy``).
+    r"""Share of depths within a factor :math:`\lambda^k` of the truth, :math:`\delta_k` (``ThresholdAccuracy``).
 
     .. math:: \delta_k = \frac1n \sum_i \Big[\max\Big(\frac{\hat y_i}{y_i}, \frac{y_i}{\hat y_i}\Big) < \lambda^k\Big]
 

@@ -156,8 +156,10 @@ class PAvPU(Metric):
     additive = True
     vectorized = True
     n_stats = 4
-    # one 2 x 2 image, patches of 1 pixel: accurate certain, accurate uncertain, inaccurate certain, inaccurate uncertain
-    examples = [{"predictions": [[[[0.9, 0.4], [0.1, 0.6]], [[0.1, 0.6], [0.9, 0.4]]]], "references": [[[0, 1], [0, 1]]],
+    # one 2 x 2 image, patches of 1 pixel: accurate certain, accurate uncertain, inaccurate certain, inaccurate
+    # uncertain
+    examples = [{"predictions": [[[[0.9, 0.4], [0.1, 0.6]], [[0.1, 0.6], [0.9, 0.4]]]],
+                 "references": [[[0, 1], [0, 1]]],
                  "overrides": {"patch_size": 1, "unc_threshold": 0.35}, "global_target": {"pavpu": 0.5}}]
 
     def __init__(self, *, patch_size: int, acc_threshold: float = 0.5, unc_threshold: float = 0.5,

@@ -124,7 +124,7 @@ def quantile(distribution: str, params: np.ndarray, q: float) -> np.ndarray:
 
 
 class DistributionNLL(Metric):
-    r"""Negative log-likelihood of the targets under the predicted distributions (torch-uncertainty ``DistributionNLL``).
+    r"""Negative log-likelihood of the targets under predicted distributions (torch-uncertainty ``DistributionNLL``).
 
     .. math:: \mathrm{NLL} = -\frac1n \sum_i \log p_{\theta_i}(y_i)
 
