@@ -125,7 +125,7 @@ def test_first_party_classic_passes_every_check(capsys):
         assert {check for n, check in rows if n == name} == {
             "instantiate", "examples", "order", "chunking", "shard-merge", "one-at-a-time", "pickling",
             "evaluate", "bad-inputs"}
-    assert out.rstrip().splitlines()[-1] == f"assay-classic 0.1.0: 22 names, {len(rows)} checks: {len(rows)} passed, " \
+    assert out.rstrip().splitlines()[-1] == f"assay-classic 0.1.0: 30 names, {len(rows)} checks: {len(rows)} passed, " \
                                             "0 failed, 0 skipped"
 
 
