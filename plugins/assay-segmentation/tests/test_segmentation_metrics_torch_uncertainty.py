@@ -181,3 +181,11 @@ def test_no_defined_image_is_nan_with_a_warning(tu):
     assert np.isnan(peer(tu["auroc"].SegmentationBinaryAUROC, np.array([[0.2, 0.4]]), np.array([[0, 0]])))
     with pytest.warns(assay.errors.UndefinedMetricWarning, match="no pixel"):
         assert np.isnan(sm.MeanIntersectionOverUnion(num_classes=2, ignore_index=9).update([[0]], [[9]]).compute())
+
+
+def test_required_options_are_named_at_the_first_update():
+    # loadable by name alone (every registered metric is), but scoring needs the option
+    with pytest.raises(InvalidParameterError, match=r"mean_iou needs num_classes="):
+        assay.load_metric("MeanIntersectionOverUnion").update([[0, 1]], [[0, 1]])
+    with pytest.raises(InvalidParameterError, match=r"pavpu needs patch_size="):
+        assay.load_metric("pavpu").update(np.full((1, 2, 2, 2), 0.5), [[[0, 1], [0, 1]]])

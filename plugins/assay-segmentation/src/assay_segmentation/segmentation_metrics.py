@@ -44,6 +44,15 @@ def _images(metric: Metric, predictions: Sequence[Any], references: Sequence[Any
                check_array(r, f"references[{i}]", owner=name, dtype=None))
 
 
+def _required(metric: Metric, option: str, example: str) -> int:
+    """The value of a required option (torch-uncertainty requires it too), or an error naming it."""
+    value = getattr(metric, option)
+    if value is None:
+        raise InvalidParameterError(f"{metric.main_score} needs {option}= (torch-uncertainty requires it too); "
+                                    f"for example {example}.")
+    return int(value)
+
+
 def _integer_labels(r: np.ndarray, what: str, owner: str) -> np.ndarray:
     if r.dtype.kind == "f":
         if not np.array_equal(r, np.round(r)):
@@ -62,7 +71,8 @@ class MeanIntersectionOverUnion(Metric):
 
     (classes neither predicted nor present are left out, torch-uncertainty's ``nanmean``). A
     prediction is a label map ``(H, W)`` or class scores ``(C, H, W)`` (argmax over ``C``);
-    pixels whose reference is ``ignore_index`` are left out. ``num_classes`` is required.
+    pixels whose reference is ``ignore_index`` are left out. ``num_classes`` is required (an error at
+    the first update without it).
     torch-uncertainty's ``top_k`` is not offered (top-1 only). Statistics ``(TP_c, FP_c, FN_c)``
     per class.
     """
@@ -76,14 +86,15 @@ class MeanIntersectionOverUnion(Metric):
     examples = [{"predictions": [[[0, 1], [1, 1]], [[2, 2]]], "references": [[[0, 1], [0, 1]], [[2, 0]]],
                  "overrides": {"num_classes": 3}, "global_target": {"mean_iou": (1 / 3 + 2 / 3 + 1 / 2) / 3}}]
 
-    def __init__(self, *, num_classes: int, ignore_index: int | None = None, score_prefix: str = "") -> None:
+    def __init__(self, *, num_classes: int | None = None, ignore_index: int | None = None,
+                 score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
-        self.num_classes = check_int(num_classes, "num_classes", low=1, owner=self.main_score)
+        self.num_classes = check_int(num_classes, "num_classes", low=1, owner=self.main_score, allow_none=True)
         self.ignore_index = check_int(ignore_index, "ignore_index", owner=self.main_score, allow_none=True)
-        self.n_stats = 3 * self.num_classes
+        self.n_stats = None if self.num_classes is None else 3 * self.num_classes
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> np.ndarray:
-        c = self.num_classes
+        c = _required(self, "num_classes", "mean_iou[num_classes=19]")
         out = np.zeros((len(predictions), 3 * c))
         for i, p, r in _images(self, predictions, references):
             r = _integer_labels(r, f"references[{i}]", self.main_score)
@@ -162,17 +173,18 @@ class PAvPU(Metric):
                  "references": [[[0, 1], [0, 1]]],
                  "overrides": {"patch_size": 1, "unc_threshold": 0.35}, "global_target": {"pavpu": 0.5}}]
 
-    def __init__(self, *, patch_size: int, acc_threshold: float = 0.5, unc_threshold: float = 0.5,
+    def __init__(self, *, patch_size: int | None = None, acc_threshold: float = 0.5, unc_threshold: float = 0.5,
                  logits: bool = False, ignore_index: int | None = None, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
         owner = self.main_score
-        self.patch_size = check_int(patch_size, "patch_size", low=1, owner=owner)
+        self.patch_size = check_int(patch_size, "patch_size", low=1, owner=owner, allow_none=True)
         self.acc_threshold = check_number(acc_threshold, "acc_threshold", owner=owner)
         self.unc_threshold = check_number(unc_threshold, "unc_threshold", owner=owner)
         self.logits = check_bool(logits, "logits", owner=owner)
         self.ignore_index = check_int(ignore_index, "ignore_index", owner=owner, allow_none=True)
 
     def map_batch(self, predictions: Sequence[Any], references: Sequence[Any] | None, task_data: Any) -> np.ndarray:
+        size = _required(self, "patch_size", "pavpu[patch_size=4]")
         out = np.zeros((len(predictions), 4))
         for i, p, r in _images(self, predictions, references):
             if p.ndim != 3 or r.shape != p.shape[1:]:
@@ -188,11 +200,11 @@ class PAvPU(Metric):
             valid = (np.ones(r.shape, dtype=bool) if self.ignore_index is None else r != self.ignore_index)
             acc = (np.argmax(p, axis=0) == r) & valid
             unc = (1.0 - p.max(axis=0)) * valid
-            n = _block_sums(valid.astype(np.float64), self.patch_size)
+            n = _block_sums(valid.astype(np.float64), size)
             ok = n > 0
             with np.errstate(invalid="ignore", divide="ignore"):
-                accurate = _block_sums(acc.astype(np.float64), self.patch_size) / n > self.acc_threshold
-                uncertain = _block_sums(unc, self.patch_size) / n > self.unc_threshold
+                accurate = _block_sums(acc.astype(np.float64), size) / n > self.acc_threshold
+                uncertain = _block_sums(unc, size) / n > self.unc_threshold
             out[i] = [(ok & accurate & ~uncertain).sum(), (ok & accurate & uncertain).sum(),
                       (ok & ~accurate & ~uncertain).sum(), (ok & ~accurate & uncertain).sum()]
         return out
