@@ -80,7 +80,6 @@ class MeanIntersectionOverUnion(Metric):
     main_score = "mean_iou"
     additive = True
     vectorized = True
-    n_stats = 3
     # image 1: labels (0, 1 / 1, 1) vs (0, 1 / 0, 1); image 2: (2, 2) vs (2, 0) -- TP (1, 2, 1), FP (0, 1, 1),
     # FN (2, 0, 0): IoU 1/3, 2/3, 1/2
     examples = [{"predictions": [[[0, 1], [1, 1]], [[2, 2]]], "references": [[[0, 1], [0, 1]], [[2, 0]]],
@@ -123,7 +122,7 @@ class MeanIntersectionOverUnion(Metric):
 
     def reduce(self, totals: Any) -> dict[str, Any]:
         t = np.asarray(totals, dtype=np.float64)
-        c = self.num_classes
+        c = _required(self, "num_classes", "mean_iou[num_classes=19]")
         tp, fp, fn = t[..., :c], t[..., c:2 * c], t[..., 2 * c:]
         union = tp + fp + fn
         with np.errstate(invalid="ignore", divide="ignore"):
