@@ -473,6 +473,23 @@ class UEManager:
             self._ue = [(n, m) for n, m in self._ue if n != name] + [(name, metric)]
         return self._score(loaded)
 
+    def estimate(self, data: Any) -> dict[tuple[str, str], Any]:
+        """Run this manager's estimators on new data; returns ``{(level, estimator): values}``.
+
+        ``data`` is what the constructor reads (records, columns, a stored-output file); its
+        statistics are computed through the statistics graph as for a run. The estimator
+        objects are this manager's: a loaded manager's fitted estimators (the density
+        estimators) score with the state saved with it, without their training data; the
+        other estimators are loaded again by name. Nothing of this manager changes.
+        """
+        objects = dict(self._estimators)
+        estimators = [(name, objects[name] if name in objects else self._load("estimator", name, Estimator))
+                      for name in self.estimator_names]
+        run = UEManager(data, stat_calculators=self._extra_calcs, nan_policy=self.nan_policy)
+        run._estimators, run.estimator_names = estimators, [name for name, _ in estimators]
+        run()
+        return dict(run.estimations)
+
     # ---------------------------------------------------------------- comparisons
     def _metric_named(self, name: str) -> Any:
         """The UE metric object of a name in ``ue_metric_names`` (loaded again by name for a loaded manager)."""
