@@ -128,7 +128,7 @@ def test_several_references_take_the_best(bert_folder, st_folder):
 
 def test_the_manager_runs_them_by_name(bert_folder, st_folder):
     records = [{"answer": h, "reference": r, "log_probs": [-0.2 * (i + 1)]} for i, (h, r) in enumerate(zip(HYPS, REFS))]
-    specs = [f"bert_score[model='{bert_folder}', device=cpu]", f"sbert[model='{st_folder}']"]
+    specs = [f"bert_score[model='{bert_folder}', device=cpu]", f"SbertMetric[model='{st_folder}']"]  # both names
     man = UEManager(records, estimators=["msp"], gen_metrics=specs, ue_metrics=["prr"])
     man()
     np.testing.assert_allclose(man.gen_metrics[("sequence", specs[0])], _bert_scorer(bert_folder).score(HYPS, REFS)[0],

@@ -163,6 +163,14 @@ def test_batches_give_the_same_values():
     np.testing.assert_array_equal(np.concatenate(parts), whole)
 
 
+@pytest.mark.parametrize("cls", [MahalanobisDistanceSeq, RelativeMahalanobisDistanceSeq, RDESeq, PPLMDSeq])
+def test_snake_and_lm_polygraph_names_load_the_same_estimator(cls):
+    from assay.plugins import load
+
+    assert type(load("estimator", cls.name)) is cls
+    assert type(load("estimator", cls.__name__)) is cls
+
+
 def test_errors_name_the_problem():
     with pytest.raises(InvalidParameterError, match="not fitted.*train_embeddings_decoder"):
         MahalanobisDistanceSeq()({"embeddings_decoder": np.zeros((2, 3))})

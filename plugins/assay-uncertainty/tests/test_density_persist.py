@@ -21,7 +21,7 @@ def _records(rng, n, dim, shift):
 
 
 ESTIMATORS = ["mahalanobis_distance[train_stats='{p}']", "relative_mahalanobis_distance[train_stats='{p}']",
-              "rde[train_stats='{p}']", "ppl_md[md_type=RMD, train_stats='{p}']", "msp"]
+              "RDESeq[train_stats='{p}']", "ppl_md[md_type=RMD, train_stats='{p}']", "msp"]  # an LM-Polygraph name too
 
 
 @pytest.fixture

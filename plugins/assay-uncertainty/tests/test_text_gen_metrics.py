@@ -85,6 +85,14 @@ def test_the_manager_runs_them_by_name():
     assert np.isfinite(man.metrics[("sequence", "msp", "bleu", "prr")])
 
 
+def test_lm_polygraph_class_names_load_the_same_metrics():
+    from assay.plugins import load
+
+    assert isinstance(load("generation_metric", "RougeMetric[rouge_name=rouge2]"), RougeMetric)
+    assert load("generation_metric", "RougeMetric[rouge_name=rouge2]").rouge_name == "rouge2"
+    assert isinstance(load("generation_metric", "BLEUMetric"), BLEUMetric)
+
+
 def test_options_and_inputs_are_checked():
     with pytest.raises(InvalidParameterError, match="rouge_name"):
         RougeMetric("rougeLsum")

@@ -17,9 +17,9 @@ from assay_transformers.sbert import SentenceBertQuality
 
 @hookimpl
 def assay_register_generation_metrics(register: Callable[..., Any]) -> None:
-    register("sbert", SentenceBertQuality, level="sequence",
+    register("sbert", SentenceBertQuality, other_names=("SbertMetric",), level="sequence",
              description="cosine of the answer's and the best reference's sentence embeddings (model=local folder; "
                          "default: the packaged all-MiniLM-L6-v2)")
-    register("bert_score", BertScoreMetric, level="sequence",
+    register("bert_score", BertScoreMetric, other_names=("BertScoreMetric",), level="sequence",
              description="BERTScore (precision by default, as LM-Polygraph) of the answer against the best reference, "
                          "by the bert-score package on a local model folder (model=...)")

@@ -57,10 +57,11 @@ def assay_register_estimators(register: Callable[..., Any]) -> None:
         (dens.RDESeq, "robust density estimation: Mahalanobis distance in an RBF kernel-PCA space, robust covariance"),
         (dens.PPLMDSeq, "mean of the perplexity's and the Mahalanobis distance's ranks among training examples"),
     ):
-        register(cls.name, cls, description=desc, level="sequence", examples=_examples(cls))
+        register(cls.name, cls, other_names=(cls.__name__,), description=desc, level="sequence",
+                 examples=_examples(cls))
 
 
 @hookimpl
 def assay_register_generation_metrics(register: Callable[..., Any]) -> None:
-    for name, (cls, _lm_polygraph_name, desc) in TEXT_GENERATION_METRICS.items():
-        register(name, cls, level="sequence", description=desc)
+    for name, (cls, lm_polygraph_name, desc) in TEXT_GENERATION_METRICS.items():
+        register(name, cls, other_names=(lm_polygraph_name,), level="sequence", description=desc)
