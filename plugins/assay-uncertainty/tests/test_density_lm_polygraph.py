@@ -25,7 +25,7 @@ from assay_uncertainty.estimators_density import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lm_polygraph_peers import lm_polygraph_module  # noqa: E402
+from lm_polygraph_peers import lm_polygraph_module
 
 RTOL = 1e-6
 
@@ -121,6 +121,7 @@ def test_a_fitted_estimator_does_not_refit_on_later_calls(lp):
     a, ta = ours(first), _theirs(theirs, first)
     b, tb = ours(second), _theirs(theirs, second)
     np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ta, tb)
     np.testing.assert_allclose(b, tb, rtol=RTOL)
 
 
@@ -180,7 +181,8 @@ def test_errors_name_the_problem():
         RDESeq(parameters_path="somewhere")
     with pytest.raises(InvalidParameterError, match="md_type"):
         PPLMDSeq(md_type="XD")
-    est = MahalanobisDistanceSeq(train_stats={"train_embeddings_decoder": np.random.default_rng(0).normal(size=(20, 3))})
+    train = {"train_embeddings_decoder": np.random.default_rng(0).normal(size=(20, 3))}
+    est = MahalanobisDistanceSeq(train_stats=train)
     with pytest.raises(InvalidParameterError, match="dimension 4.*dimension 3"):
         est({"embeddings_decoder": np.zeros((2, 4))})
     with pytest.raises(InvalidParameterError, match="embeddings_decoder"):

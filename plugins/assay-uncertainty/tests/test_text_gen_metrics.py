@@ -7,8 +7,8 @@ with bare parent packages (as conftest.py does for its estimators), and run live
 from __future__ import annotations
 
 import os
-import sys
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from assay_uncertainty.gen_metrics_text import BLEUMetric, RougeMetric
 from assay_uncertainty.manager import UEManager
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lm_polygraph_peers import lm_polygraph_module  # noqa: E402
+from lm_polygraph_peers import lm_polygraph_module
 
 HYPS = ["The capital of France is Paris.", "paris", "It was running quickly", "", "forty-two", "a b c d e f",
         "The cats sat on the mat", "Émile Zola wrote it", "no overlap at all", "42."]

@@ -196,7 +196,10 @@ class SentenceBertQuality(GenerationMetric):
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise InvalidParameterError(f"{owner}: {text_key}[{i}] must be a str; got {type(t).__name__}.")
-        targets = list(target_texts if target_texts is not None else stats[ref_key])
+        if target_texts is None:
+            assert ref_key is not None  # checked above
+            target_texts = stats[ref_key]
+        targets = list(target_texts)
         if len(targets) != len(texts):
             raise InvalidParameterError(f"{owner}: {len(texts)} texts but {len(targets)} references.")
         refs = [_references(r, i, owner) for i, r in enumerate(targets)]

@@ -162,11 +162,11 @@ def mahalanobis(x: np.ndarray, centroid: np.ndarray, sigma_inv: np.ndarray) -> n
 def _no_normalize(normalize: Any, parameters_path: Any, owner: str) -> None:
     if normalize:
         raise InvalidParameterError(
-            f"{owner}: normalize=True is not supported. LM-Polygraph's normalisation clip((max - d) / (max - min), 0, 1) "
-            "uses the extremes of every distance scored so far, so a value depends on the batches scored before it, "
-            "and it turns the distance into a confidence (higher = closer to the training data), against the "
-            "estimator contract (higher = more uncertain). The UE metrics rank the raw distance (normalize=False, "
-            "LM-Polygraph's default).")
+            f"{owner}: normalize=True is not supported. LM-Polygraph's normalisation "
+            "clip((max - d) / (max - min), 0, 1) uses the extremes of every distance scored so far, so a value "
+            "depends on the batches scored before it, and it turns the distance into a confidence (higher = closer "
+            "to the training data), against the estimator contract (higher = more uncertain). The UE metrics rank "
+            "the raw distance (normalize=False, LM-Polygraph's default).")
     if parameters_path is not None:
         raise InvalidParameterError(
             f"{owner}: parameters_path (LM-Polygraph's torch.save folder) is not supported: the fitted state is saved "

@@ -88,9 +88,8 @@ class _TextMetric(GenerationMetric):
                 undefined.append(i)
         if undefined:
             warnings.warn(f"generation metric {self.name!r}: NaN for {len(undefined)} example(s) (first: "
-                          f"{undefined[0]}) whose references score 0 against themselves (no word; for rouge2, no pair of "
-                          "words).", RuntimeWarning,
-                          stacklevel=2)
+                          f"{undefined[0]}) whose references score 0 against themselves (no word; for rouge2, no "
+                          "pair of words).", RuntimeWarning, stacklevel=2)
         return out
 
 
