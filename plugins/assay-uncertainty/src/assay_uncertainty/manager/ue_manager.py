@@ -35,6 +35,8 @@ checksums) and ``arrays.npz`` (estimations, generation-metric values and ``stats
 ones flat with their lengths), all or nothing; ``UEManager.load(path)`` verifies and reads
 them back without pickle, ``rescore`` computes further UE metrics on the saved values,
 and the saved ``stats`` let estimators run again (see :mod:`assay_uncertainty.manager.persist`).
+An estimator with a fitted state (the density-based estimators) is saved with it, and
+``estimate(data)`` runs a loaded manager's estimators on new data without their training data.
 """
 
 from __future__ import annotations
