@@ -113,6 +113,20 @@ def test_ppl_md(lp, seed, md_type):
     np.testing.assert_allclose(PPLMDSeq(md_type=md_type)(stats), theirs, rtol=0, atol=1e-12)
 
 
+def test_the_rank_equals_lm_polygraphs_with_ties_and_nans(lp):
+    from assay_uncertainty.estimators_density import _rank
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        source = np.round(rng.normal(size=int(rng.integers(1, 30))), 1)  # rounded: ties
+        target = np.round(rng.normal(size=int(rng.integers(0, 30))), 1)
+        if rng.random() < 0.3:
+            source[rng.integers(0, source.size)] = np.nan
+        if rng.random() < 0.3 and target.size:
+            target[rng.integers(0, target.size)] = np.nan
+        np.testing.assert_array_equal(_rank(target, source), lp["ppl_md"].rank(target, source))
+
+
 def test_a_fitted_estimator_does_not_refit_on_later_calls(lp):
     """Both fit once: a second call with other training statistics scores with the first fit."""
     first, second = _stats(0), _stats(5)
