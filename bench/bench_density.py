@@ -63,9 +63,9 @@ def statistics_for(n_train: int, dim: int, n: int, seed: int = 0) -> dict[str, A
     }
 
 
-def timed(fn: Any) -> tuple[float, Any]:
+def timed(est: Any, stats: dict[str, Any]) -> tuple[float, Any]:
     t = time.perf_counter()
-    out = fn()
+    out = est(stats)
     return time.perf_counter() - t, out
 
 
@@ -76,8 +76,8 @@ def run(name: str, make_ours: Any, make_theirs: Any, stats: dict[str, Any], roun
     for _ in range(rounds):
         for side, make in (("assay", make_ours), ("LM-Polygraph", make_theirs)):
             est = make()
-            t_fit, _ = timed(lambda: est(stats))
-            t_score, out = timed(lambda: est(stats))
+            t_fit, _ = timed(est, stats)
+            t_score, out = timed(est, stats)
             fit[side].append(t_fit)
             score[side].append(t_score)
             values[side] = np.asarray(out, dtype=np.float64)
