@@ -30,6 +30,7 @@ QUICK = {
     "bench_evaluate": ["--quick"],
     "bench_parse_eval": ["--quick"],
     "bench_ue_grid": ["--quick"],
+    "bench_density": ["--quick"],
     "bench_report": ["--quick"],
 }
 

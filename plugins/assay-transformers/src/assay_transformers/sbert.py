@@ -160,7 +160,10 @@ class SentenceBertQuality(GenerationMetric):
 
     Reads the generated text from ``greedy_texts`` (a model run) or ``answer`` (stored
     outputs), and the references from ``references`` (a list per example) or
-    ``reference``; higher = better. Pass an instance in ``gen_metrics=[...]``.
+    ``reference`` (or the ``target_texts`` argument); higher = better. Registered as the
+    generation metric ``sbert`` (``gen_metrics=["sbert[model=/path/to/folder]"]``).
+    LM-Polygraph's ``SbertMetric`` loads ``all-mpnet-base-v2``; here the model is
+    ``model`` (default: the packaged all-MiniLM-L6-v2), never downloaded.
 
     Parameters
     ----------
@@ -178,19 +181,27 @@ class SentenceBertQuality(GenerationMetric):
         self.device = device
         super().__init__()
 
-    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+    def __call__(self, stats: Mapping[str, Any], target_texts: Sequence[Any] | None = None) -> np.ndarray:
+        """Quality per example; ``target_texts`` (LM-Polygraph's call, ``metric(stats, target_texts)``)
+        replaces the references of the statistics."""
         owner = "generation metric 'sbert'"
         text_key = next((k for k in ("greedy_texts", "answer") if k in stats), None)
         ref_key = next((k for k in ("references", "reference") if k in stats), None)
-        if text_key is None or ref_key is None:
+        if text_key is None or (ref_key is None and target_texts is None):
             raise InvalidParameterError(
-                f"{owner} needs 'greedy_texts' or 'answer', and 'references' or 'reference'; the data has: "
-                f"{', '.join(sorted(stats)) or 'nothing'}."
+                f"{owner} needs 'greedy_texts' or 'answer', and 'references' or 'reference' (or target_texts); the "
+                f"data has: {', '.join(sorted(stats)) or 'nothing'}."
             )
         texts = list(stats[text_key])
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise InvalidParameterError(f"{owner}: {text_key}[{i}] must be a str; got {type(t).__name__}.")
-        refs = [_references(r, i, owner) for i, r in enumerate(stats[ref_key])]
+        if target_texts is None:
+            assert ref_key is not None  # checked above
+            target_texts = stats[ref_key]
+        targets = list(target_texts)
+        if len(targets) != len(texts):
+            raise InvalidParameterError(f"{owner}: {len(texts)} texts but {len(targets)} references.")
+        refs = [_references(r, i, owner) for i, r in enumerate(targets)]
         model = get_embedding_model(self.model, device=self.device)
         return best_reference_cosine(model, texts, refs, batch_size=self.batch_size)

@@ -14,6 +14,14 @@ A save is a folder holding ``manager.json`` and ``arrays.npz``:
   manifest: ``format``, ``version``, the name, dtype and shape of every array, the size
   and ``sha256`` of ``arrays.npz``, and ``content_sha256``, a digest of the JSON document
   itself.
+- **Fitted estimators** (format version 3): an estimator with a fitted state (the density
+  estimators of :mod:`assay_uncertainty.estimators_density`: ``fitted_state()``,
+  ``fitted_options()``, ``load_fitted_state()``) adds a record to ``fitted`` (the
+  estimator's key in ``estimators``, its registered ``factory`` name, its ``options`` and
+  ``{field: array key}``) and its arrays (``f<i>_<k>``, float64) to ``arrays.npz``. A load
+  builds the estimator again by its registered name and options and restores the state,
+  so :meth:`UEManager.estimate` scores new statistics without the training data. A save
+  without fitted estimators is still written as version 2, which older assay versions read.
 
 **All or nothing.** The new save is written completely into a temporary sibling folder
 (``.<name>.tmp-<pid>-<random>``, each file synced), other files already in the folder
@@ -54,8 +62,9 @@ from assay_uncertainty.manager._columns import LEAF_KINDS, decode_column, encode
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_manager", "manager_signature", "save_manager", "saved_folder"]
 
 FORMAT = "assay.uncertainty.UEManager"
-#: version 2 adds the manifest, the digest and the statistics; version 1 still loads
-FORMAT_VERSION = 2
+#: version 2 adds the manifest, the digest and the statistics; version 3 the fitted estimators' state
+#: (written only when there is one); versions 1 and 2 still load
+FORMAT_VERSION = 3
 JSON_NAME, NPZ_NAME = "manager.json", "arrays.npz"
 KINDS = ("estimation", "gen_metric")
 
@@ -204,6 +213,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
         for k, lens in enumerate(enc[1]):
             arrays[f"{key}__lengths{k}"] = lens
         stats.append({"name": name, "key": key, "depth": len(enc[1])})
+    fitted = _fitted_records(man, arrays)
     if skipped:
         warnings.warn(f"UEManager.save: statistics {skipped} hold values that cannot be stored without pickle "
                       "(dicts, None or mixed types); they are not saved.", RuntimeWarning, stacklevel=3)
@@ -218,7 +228,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
         _step("npz-written")
         doc = {
             "format": FORMAT,
-            "version": FORMAT_VERSION,
+            "version": FORMAT_VERSION if fitted else 2,
             "n_examples": man.n_examples,
             "nan_policy": man.nan_policy,
             "estimators": list(man.estimator_names),
@@ -237,6 +247,7 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
             "dropped": [{"level": k[0], "estimator": k[1], "gen_metric": k[2], "count": v}
                         for k, v in man.dropped.items()],
             "notes": list(man.notes),
+            **({"fitted": fitted} if fitted else {}),
             "signature": manager_signature(man).to_string(),  # provenance (issue 16); optional when loading
             "npz": {"file": NPZ_NAME, "size": (tmp / NPZ_NAME).stat().st_size, "sha256": _sha256(tmp / NPZ_NAME),
                     "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)} for k, a in arrays.items()}},
@@ -250,6 +261,60 @@ def save_manager(man: Any, path: str | os.PathLike[str]) -> Path:
         _step("json-written")
 
     return swap_in(Path(path), write)
+
+
+def _fitted_records(man: Any, arrays: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """The fitted state of each estimator that has one: records for ``fitted``, arrays added to ``arrays``."""
+    records: list[dict[str, Any]] = []
+    for label, est in getattr(man, "_estimators", []):
+        get = getattr(est, "fitted_state", None)
+        state = get() if callable(get) else None
+        if state is None:
+            continue
+        i = len(records)
+        keys = {}
+        for k, (field, value) in enumerate(state.items()):
+            keys[field] = f"f{i}_{k}"
+            arrays[keys[field]] = np.asarray(value, dtype=np.float64)
+        records.append({"estimator": label, "factory": est.name, "options": dict(est.fitted_options()),
+                        "arrays": keys})
+    return records
+
+
+def _fitted_arrays(records: list[dict[str, Any]], arrays: dict[str, np.ndarray], used: set[str], chk: _Checker,
+                   npz: _Checker) -> list[dict[str, np.ndarray]]:
+    """The arrays of each fitted state, each an unused float array of ``arrays.npz``."""
+    states = []
+    for i, rec in enumerate(records):
+        state = {}
+        for field, key in rec["arrays"].items():
+            where = f"fitted[{i}].arrays.{field}"
+            chk.need(isinstance(key, str), where, "the key of an array", key)
+            arr = _take(chk, arrays, used, key, where)
+            npz.need(arr.dtype.kind == "f", key, "a float array", arr.dtype)
+            state[field] = arr
+        states.append(state)
+    return states
+
+
+def _load_fitted(man: Any, records: list[dict[str, Any]], states: list[dict[str, np.ndarray]], chk: _Checker) -> None:
+    """Build each fitted estimator again by its registered name and options and restore its state."""
+    from assay.errors import AssayError
+    from assay.plugins import load
+
+    for i, (rec, state) in enumerate(zip(records, states)):
+        where = f"fitted[{i}]"
+        chk.need(rec["estimator"] in man.estimator_names, f"{where}.estimator",
+                 "one of the names listed in 'estimators'", rec["estimator"])
+        chk.need(rec["estimator"] not in dict(man._estimators), f"{where}.estimator", "listed once",
+                 rec["estimator"])
+        try:
+            est = load("estimator", rec["factory"], **rec["options"])
+            est.load_fitted_state(state)
+        except AssayError as exc:
+            raise chk.fail(where, f"cannot be restored as estimator {rec['factory']!r} with options "
+                                  f"{rec['options']}: {exc}") from None
+        man._estimators.append((rec["estimator"], est))
 
 
 # ---------------------------------------------------------------- provenance
@@ -549,6 +614,8 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
         if v2 or "dropped" in doc else []
     notes = chk.str_list(doc, "notes", "notes") if v2 or "notes" in doc else []
     stats = chk.records(doc, "stats", {"name": str, "key": str, "depth": int}) if v2 else []
+    fitted = chk.records(doc, "fitted", {"estimator": str, "factory": str, "options": dict, "arrays": dict}) \
+        if "fitted" in doc else []
     arrays = _read_npz(zpath, chk, manifest)
 
     man = cls(nan_policy=doc["nan_policy"])
@@ -558,6 +625,7 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
     used: set[str] = set()
     _load_values(man, index, arrays, used, chk, npz)
     _load_stats(man, stats, arrays, used, chk, npz)
+    states = _fitted_arrays(fitted, arrays, used, chk, npz)
     extra = sorted(set(arrays) - used)
     if extra:
         raise npz.fail(extra[0], f"is not listed in {jpath}.")
@@ -568,4 +636,5 @@ def load_manager(cls: type, path: str | os.PathLike[str]) -> Any:
     if v2 and _digest(doc) != doc["content_sha256"]:
         raise chk.fail("content_sha256", "does not match the content: the file was edited, damaged, or mixed with "
                                          "another save.")
+    _load_fitted(man, fitted, states, chk)  # after the digest: only a verified document builds estimators
     return man

@@ -35,6 +35,8 @@ checksums) and ``arrays.npz`` (estimations, generation-metric values and ``stats
 ones flat with their lengths), all or nothing; ``UEManager.load(path)`` verifies and reads
 them back without pickle, ``rescore`` computes further UE metrics on the saved values,
 and the saved ``stats`` let estimators run again (see :mod:`assay_uncertainty.manager.persist`).
+An estimator with a fitted state (the density-based estimators) is saved with it, and
+``estimate(data)`` runs a loaded manager's estimators on new data without their training data.
 """
 
 from __future__ import annotations
@@ -472,6 +474,23 @@ class UEManager:
                 self.ue_metric_names.append(name)
             self._ue = [(n, m) for n, m in self._ue if n != name] + [(name, metric)]
         return self._score(loaded)
+
+    def estimate(self, data: Any) -> dict[tuple[str, str], Any]:
+        """Run this manager's estimators on new data; returns ``{(level, estimator): values}``.
+
+        ``data`` is what the constructor reads (records, columns, a stored-output file); its
+        statistics are computed through the statistics graph as for a run. The estimator
+        objects are this manager's: a loaded manager's fitted estimators (the density
+        estimators) score with the state saved with it, without their training data; the
+        other estimators are loaded again by name. Nothing of this manager changes.
+        """
+        objects = dict(self._estimators)
+        estimators = [(name, objects[name] if name in objects else self._load("estimator", name, Estimator))
+                      for name in self.estimator_names]
+        run = UEManager(data, stat_calculators=self._extra_calcs, nan_policy=self.nan_policy)
+        run._estimators, run.estimator_names = estimators, [name for name, _ in estimators]
+        run()
+        return dict(run.estimations)
 
     # ---------------------------------------------------------------- comparisons
     def _metric_named(self, name: str) -> Any:

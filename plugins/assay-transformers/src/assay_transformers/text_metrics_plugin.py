@@ -1,0 +1,25 @@
+"""Registrations of the model-needing text generation metrics (entry point ``assay.transformers-text-metrics``).
+
+``sbert`` (LM-Polygraph's ``SbertMetric``) and ``bert_score`` (``BertScoreMetric``): the
+answer's similarity to its reference under a local model folder. Importing this module is
+cheap: sentence-transformers, bert-score and torch are imported when a metric first scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from assay import hookimpl
+from assay_transformers.bertscore import BertScoreMetric
+from assay_transformers.sbert import SentenceBertQuality
+
+
+@hookimpl
+def assay_register_generation_metrics(register: Callable[..., Any]) -> None:
+    register("sbert", SentenceBertQuality, other_names=("SbertMetric",), level="sequence",
+             description="cosine of the answer's and the best reference's sentence embeddings (model=local folder; "
+                         "default: the packaged all-MiniLM-L6-v2)")
+    register("bert_score", BertScoreMetric, other_names=("BertScoreMetric",), level="sequence",
+             description="BERTScore (precision by default, as LM-Polygraph) of the answer against the best reference, "
+                         "by the bert-score package on a local model folder (model=...)")
