@@ -127,12 +127,12 @@ _CHARTS_JS = """ds => ds.map(d => {
 })"""
 
 # The page position of a scenegraph item: its bounds plus the offsets of the groups that hold it, plus the
-# view's origin, plus the canvas's place on the page.
+# view's origin and padding, plus the canvas's place on the page.
 _ITEM_POSITION_JS = """(item, view, canvas) => {
   let x = (item.bounds.x1 + item.bounds.x2) / 2, y = (item.bounds.y1 + item.bounds.y2) / 2;
   for (let g = item.mark.group; g; g = g.mark.group) { x += g.x || 0; y += g.y || 0; }
-  const r = canvas.getBoundingClientRect(), o = view.origin();
-  return [r.left + o[0] + x, r.top + o[1] + y];
+  const r = canvas.getBoundingClientRect(), o = view.origin(), p = view.padding();
+  return [r.left + p.left + o[0] + x, r.top + p.top + o[1] + y];
 }"""
 
 
@@ -193,8 +193,10 @@ def test_hovering_a_point_shows_its_values(tmp_path, manager_dir, open_report):
     # the pixel position of point 2 of series 0, from the chart's own scales
     x, y, want_x, want_y = o.page.evaluate(
         "() => { const d = document.querySelector('.chart'), view = window.assayCharts[d.id];"
-        " const p = view.data('rows')[2], r = d.querySelector('canvas').getBoundingClientRect(), o = view.origin();"
-        " return [r.left + o[0] + view.scale('x')(p.x), r.top + o[1] + view.scale('y')(p.y), p.x, p.y]; }")
+        " const p = view.data('rows')[2], r = d.querySelector('canvas').getBoundingClientRect(), o = view.origin(),"
+        " pad = view.padding();"
+        " return [r.left + pad.left + o[0] + view.scale('x')(p.x), r.top + pad.top + o[1] + view.scale('y')(p.y),"
+        " p.x, p.y]; }")
     o.page.mouse.move(x, y)
     label = o.page.wait_for_selector("#vg-tooltip-element.visible", timeout=15000).text_content()
     assert f"{want_x:.4f}" in label and f"{want_y:.4f}" in label and "est0" in label

@@ -205,7 +205,7 @@
     var xy = {x: {scale: "x", field: "x"}, y: {scale: "y", field: "y"}};
     function enc(extra) { return Object.assign({}, xy, extra); }
     var spec = {
-      height: 400, padding: 0, autosize: {type: "fit-x", contains: "padding", resize: true},
+      height: 400, padding: 5, autosize: {type: "fit-x", contains: "content", resize: true},
       signals: [{name: "hidden", value: []},
                 {name: "width", init: "containerSize()[0]", on: [{events: "window:resize", update: "containerSize()[0]"}]}],
       data: [
