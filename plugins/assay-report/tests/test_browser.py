@@ -163,9 +163,12 @@ def test_uncertainty_charts_have_one_series_per_estimator_and_the_right_points(t
     assert rej["series"][-1]["y"] == [pytest.approx(q.mean())] * 2
     rel = charts["reliability"]
     assert [s["name"] for s in rel["series"]] == [f"1 - {e}" for e in ests] + ["perfect calibration"]
+    edges = np.linspace(0, 1, 16)
     for s, est in zip(rel["series"], ests):
         conf = 1 - np.asarray(man.estimations[("sequence", est)], float)
-        assert s["n"] == len(np.unique(np.minimum((conf * 15).astype(int), 14)))  # non-empty bins
+        bins = np.clip(np.digitize(conf, edges, right=True) - 1, 0, 14)  # (lo, hi] bins, 0.0 in the first
+        assert s["n"] == len(np.unique(bins))  # one point per non-empty bin
+        assert s["x"] == pytest.approx([conf[bins == b].mean() for b in np.unique(bins)])
     shot(o, "uncertainty")
 
 
