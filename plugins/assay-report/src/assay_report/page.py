@@ -14,7 +14,9 @@ page, or the previous one whole.
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
+import importlib.metadata
 import json
 import os
 import warnings
@@ -24,11 +26,13 @@ from assay.errors import MissingDependencyError
 from assay.jsonio import to_jsonable, write_text_atomic
 from assay_report.model import Chart, Report
 
-__all__ = ["ASSETS", "CACHE_ENV", "bundle_cache_dir", "render", "vega_js", "write"]
+__all__ = ["ASSETS", "BUNDLE_SNIPPET", "CACHE_ENV", "bundle_cache_dir", "render", "vega_js", "write"]
 
 ASSETS = Path(__file__).parent / "assets"
 #: environment variable naming the folder that keeps the built Vega bundle
 CACHE_ENV = "ASSAY_REPORT_CACHE"
+#: what the bundle exposes to the page's script (the entry point vl-convert bundles with its dependencies)
+BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
 # 'unsafe-eval': Vega compiles its expressions (filters, signals, encodings) with Function(); the
 # CSP-safe interpreter (vega-interpreter) is not in the bundle. Nothing is loaded from anywhere.
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; "
@@ -48,20 +52,23 @@ def bundle_cache_dir() -> Path:
 def vega_js() -> str:
     """Vega, Vega-Lite and vega-embed as one script (they set ``window.vega``, ``vegaLite``, ``vegaEmbed``).
 
-    Built by :func:`vl_convert.javascript_bundle` from the copies shipped in ``vl-convert-python``
-    (nothing is downloaded) the first time, then read from :func:`bundle_cache_dir`
-    (``vega-bundle-<vl-convert version>.js``, written atomically). A cache folder that cannot be
-    written is warned about, and the bundle is built again by the next process.
+    Built by :func:`vl_convert.javascript_bundle` (of :data:`BUNDLE_SNIPPET`) from the copies shipped
+    in ``vl-convert-python`` (nothing is downloaded) the first time, then read from
+    :func:`bundle_cache_dir` (``vega-bundle-<vl-convert version>-<snippet hash>.js``, written
+    atomically). A cache folder that cannot be written is warned about, and the bundle is built
+    again by the next process.
     """
     try:
         import vl_convert  # deferred: a 30 MB native module, needed only by a page with a chart
     except ImportError:
         raise MissingDependencyError("vl-convert-python",
                                      purpose="the charts of 'assay report' (Vega-Lite is inlined)") from None
-    path = bundle_cache_dir() / f"vega-bundle-{vl_convert.__version__}.js"
+    version = importlib.metadata.version("vl-convert-python")
+    digest = hashlib.sha256(BUNDLE_SNIPPET.encode("utf-8")).hexdigest()[:12]
+    path = bundle_cache_dir() / f"vega-bundle-{version}-{digest}.js"
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    text = vl_convert.javascript_bundle()
+    text = vl_convert.javascript_bundle(BUNDLE_SNIPPET)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
