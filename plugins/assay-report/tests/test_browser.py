@@ -108,12 +108,36 @@ def test_typing_in_the_filter_hides_the_other_rows(tmp_path, evaluation_files, o
     assert len(o.cells(table)) == len(all_rows)
 
 
+# What a chart draws, read from its Vega view (window.assayCharts[id]): the rows of its data set "rows"
+# (the visible series' points, in series order) and the line marks in its scenegraph that hold points.
+_CHARTS_JS = """ds => ds.map(d => {
+  const view = window.assayCharts[d.id];
+  const series = [];
+  for (const r of view.data('rows')) {
+    if (!series.length || series[series.length - 1].name !== r.n) series.push({name: r.n, x: [], y: []});
+    series[series.length - 1].x.push(r.x); series[series.length - 1].y.push(r.y);
+  }
+  let drawn = 0;
+  (function walk(mark) {
+    if (mark.marktype === 'line' && mark.items.length) drawn++;
+    for (const item of mark.items) for (const child of (item.items || [])) walk(child);
+  })(view.scenegraph().root);
+  return {title: d.parentElement.querySelector('h2').textContent, hidden: view.signal('hidden'),
+          series: series.map(s => ({...s, n: s.x.length})), drawn};
+})"""
+
+# The page position of a scenegraph item: its bounds plus the offsets of the groups that hold it, plus the
+# view's origin and padding, plus the canvas's place on the page.
+_ITEM_POSITION_JS = """(item, view, canvas) => {
+  let x = (item.bounds.x1 + item.bounds.x2) / 2, y = (item.bounds.y1 + item.bounds.y2) / 2;
+  for (let g = item.mark.group; g; g = g.mark.group) { x += g.x || 0; y += g.y || 0; }
+  const r = canvas.getBoundingClientRect(), o = view.origin(), p = view.padding();
+  return [r.left + p.left + o[0] + x, r.top + p.top + o[1] + y];
+}"""
+
+
 def _charts(o):
-    return o.page.eval_on_selector_all(
-        ".chart", "ds => ds.map(d => ({title: d.parentElement.querySelector('h2').textContent, "
-                  "series: d.data.map(t => ({name: t.name, n: t.x.length, visible: t.visible, "
-                  "x: Array.from(t.x), y: Array.from(t.y)})), "
-                  "drawn: d.querySelectorAll('.scatterlayer .trace').length}))")
+    return o.page.eval_on_selector_all(".chart", _CHARTS_JS)
 
 
 def test_uncertainty_charts_have_one_series_per_estimator_and_the_right_points(tmp_path, manager_dir, open_report,
@@ -134,13 +158,17 @@ def test_uncertainty_charts_have_one_series_per_estimator_and_the_right_points(t
         assert s["x"][-1] == 1.0 and s["y"][-1] == pytest.approx(1 - q.mean())
     rej = charts["rejection curves"]
     assert [s["name"] for s in rej["series"]] == [*ests, "oracle", "random"]
+    assert rej["drawn"] == len(ests) + 2
     assert all(s["n"] == q.size for s in rej["series"][:-1])
     assert rej["series"][-1]["y"] == [pytest.approx(q.mean())] * 2
     rel = charts["reliability"]
     assert [s["name"] for s in rel["series"]] == [f"1 - {e}" for e in ests] + ["perfect calibration"]
+    edges = np.linspace(0, 1, 16)
     for s, est in zip(rel["series"], ests):
         conf = 1 - np.asarray(man.estimations[("sequence", est)], float)
-        assert s["n"] == len(np.unique(np.minimum((conf * 15).astype(int), 14)))  # non-empty bins
+        bins = np.clip(np.digitize(conf, edges, right=True) - 1, 0, 14)  # (lo, hi] bins, 0.0 in the first
+        assert s["n"] == len(np.unique(bins))  # one point per non-empty bin
+        assert s["x"] == pytest.approx([conf[bins == b].mean() for b in np.unique(bins)])
     shot(o, "uncertainty")
 
 
@@ -165,26 +193,44 @@ def test_hovering_a_point_shows_its_values(tmp_path, manager_dir, open_report):
     o = open_report(_write(tmp_path, [manager_dir]))
     chart = o.page.locator(".chart").first
     chart.scroll_into_view_if_needed()
-    # the pixel position of point 2 of series 0, from plotly's own axes
+    # the pixel position of point 2 of series 0, from the chart's own scales
     x, y, want_x, want_y = o.page.evaluate(
-        "() => { const d = document.querySelector('.chart'); const xa = d._fullLayout.xaxis, ya = d._fullLayout.yaxis;"
-        " const t = d.data[0]; const r = d.querySelector('.nsewdrag').getBoundingClientRect();"
-        " return [r.left + xa.l2p(t.x[2]), r.top + ya.l2p(t.y[2]), t.x[2], t.y[2]]; }")
+        "() => { const d = document.querySelector('.chart'), view = window.assayCharts[d.id];"
+        " const p = view.data('rows')[2], r = d.querySelector('canvas').getBoundingClientRect(), o = view.origin(),"
+        " pad = view.padding();"
+        " return [r.left + pad.left + o[0] + view.scale('x')(p.x), r.top + pad.top + o[1] + view.scale('y')(p.y),"
+        " p.x, p.y]; }")
     o.page.mouse.move(x, y)
-    label = o.page.wait_for_selector(".hoverlayer .hovertext", timeout=15000).text_content()
+    label = o.page.wait_for_selector("#vg-tooltip-element.visible", timeout=15000).text_content()
     assert f"{want_x:.4f}" in label and f"{want_y:.4f}" in label and "est0" in label
 
 
 def test_clicking_a_legend_entry_hides_its_series(tmp_path, manager_dir, open_report):
     o = open_report(_write(tmp_path, [manager_dir]))
     chart = o.page.locator(".chart").first
-    assert chart.locator(".scatterlayer .trace").count() == 5  # 3 estimators, oracle, random
-    chart.locator(".legend .traces").first.click()
-    # plotly waits out its double-click interval before it toggles
-    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === 'legendonly'", timeout=15000)
-    assert chart.locator(".scatterlayer .trace").count() == 4
-    chart.locator(".legend .traces").first.click()
-    o.page.wait_for_function("() => document.querySelector('.chart').data[0].visible === true", timeout=15000)
+    chart.scroll_into_view_if_needed()
+    assert _charts(o)[0]["drawn"] == 5  # 3 estimators, oracle, random
+
+    def click_legend(name):
+        x, y = o.page.evaluate(
+            "name => { const d = document.querySelector('.chart'), view = window.assayCharts[d.id];"
+            " let found = null;"
+            " (function walk(mark) { if (mark.name === 'legend-label')"
+            "   for (const item of mark.items) if (item.datum.value === name) found = item;"
+            "   for (const item of mark.items) for (const child of (item.items || [])) walk(child); })"
+            "(view.scenegraph().root);"
+            f" return ({_ITEM_POSITION_JS})(found, view, d.querySelector('canvas')); }}", name)
+        o.page.mouse.click(x, y)
+
+    click_legend("est0")
+    o.page.wait_for_function("() => { const d = document.querySelector('.chart');"
+                             " return window.assayCharts[d.id].signal('hidden').join() === 'est0'; }", timeout=15000)
+    first = _charts(o)[0]
+    assert first["drawn"] == 4 and [s["name"] for s in first["series"]] == ["est1", "est2", "oracle", "random"]
+    click_legend("est0")
+    o.page.wait_for_function("() => { const d = document.querySelector('.chart');"
+                             " return window.assayCharts[d.id].signal('hidden').length === 0; }", timeout=15000)
+    assert _charts(o)[0]["drawn"] == 5
 
 
 def test_comparison_parse_eval_and_run_pages(tmp_path, comparison_file, parse_eval_files, build, open_report, shot):

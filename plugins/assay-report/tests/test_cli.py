@@ -44,22 +44,73 @@ def test_one_page_from_every_kind_at_once(evaluation_files, comparison_file, par
     assert "default-src 'none'" in text  # the Content-Security-Policy that keeps the page off the network
 
 
-def test_the_page_inlines_plotly_when_it_has_charts_and_references_nothing_outside(evaluation_files, manager_dir,
-                                                                                     tmp_path, capsys):
-    import re
+def test_the_page_inlines_vega_when_it_has_charts_and_references_nothing_outside(evaluation_files, manager_dir,
+                                                                                   tmp_path, capsys):
+    from html.parser import HTMLParser
 
-    from assay_report.page import plotly_js
+    from assay_report.page import vega_js
+
+    class Urls(HTMLParser):  # the page's own elements (a script's text is not parsed as markup)
+        def __init__(self):
+            super().__init__()
+            self.found = []
+
+        def handle_starttag(self, tag, attrs):
+            self.found += [(tag, k, v) for k, v in attrs if k in ("src", "href", "srcset", "data", "action")]
 
     charts, tables = tmp_path / "charts.html", tmp_path / "tables.html"
     assert _report([manager_dir, "-o", charts], capsys)[0] == 0
     assert _report([evaluation_files[0], "-o", tables], capsys)[0] == 0
-    shipped = plotly_js()
-    assert shipped[:2000] in charts.read_text(encoding="utf-8")  # the plotly package's own file, inlined
+    shipped = vega_js()
+    assert shipped in charts.read_text(encoding="utf-8")  # the whole bundle, inlined
     assert shipped[:2000] not in tables.read_text(encoding="utf-8")  # a page of tables does without it
     for page in (charts, tables):
-        # no element loads anything by URL: no src= / href= on script, link, img, iframe
-        assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)\s*=", page.read_text(encoding="utf-8"),
-                             re.I)
+        # no element loads anything by URL: no src= / href= / data= / action= on any element
+        parser = Urls()
+        parser.feed(page.read_text(encoding="utf-8"))
+        assert parser.found == []
+
+
+@pytest.mark.slow
+def test_the_vega_bundle_is_vl_converts_and_is_kept_in_the_cache_folder(tmp_path, monkeypatch):
+    import hashlib
+    import importlib.metadata
+
+    import vl_convert
+
+    from assay_report import page
+
+    monkeypatch.setenv(page.CACHE_ENV, str(tmp_path / "cache"))
+    page.vega_js.cache_clear()
+    try:
+        text = page.vega_js()
+        assert text == vl_convert.javascript_bundle(page.BUNDLE_SNIPPET)  # vl-convert's bundle, built live
+        for name in ("window.vega=", "window.vegaLite=", "window.vegaEmbed="):
+            assert name in text
+        digest = hashlib.sha256(page.BUNDLE_SNIPPET.encode()).hexdigest()[:12]
+        kept = tmp_path / "cache" / f"vega-bundle-{importlib.metadata.version('vl-convert-python')}-{digest}.js"
+        assert kept.read_text(encoding="utf-8") == text
+        # the next process reads the kept file: a marked copy proves it is the one read
+        kept.write_text(text + "\n// kept", encoding="utf-8")
+        page.vega_js.cache_clear()
+        assert page.vega_js().endswith("// kept")
+    finally:
+        page.vega_js.cache_clear()
+
+
+def test_a_cache_folder_that_cannot_be_written_is_warned_about(tmp_path, monkeypatch):
+    from assay_report import page
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv(page.CACHE_ENV, str(blocker / "cache"))  # a folder under a file cannot be made
+    page.vega_js.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match=r"could not keep the Vega bundle in .*a-file"):
+            text = page.vega_js()
+        assert "window.vegaEmbed=" in text
+    finally:
+        page.vega_js.cache_clear()
 
 
 @pytest.mark.parametrize("damage", ["empty-folder", "damaged-json", "not-a-result", "missing"])

@@ -1,4 +1,5 @@
-"""The curves' numbers, against values derived by hand."""
+"""The page's own curve helpers, against values derived by hand (the curves themselves are
+assay-uncertainty's, tested in its test_plots.py)."""
 
 from __future__ import annotations
 
@@ -8,40 +9,26 @@ import pytest
 from assay_report import curves
 
 
-def test_risk_coverage_steps_at_tie_group_ends():
-    # u sorted: 0.1 (q 1), 0.2 (q 0), 0.2 (q 1), 0.9 (q 0); the two 0.2s are one step
-    u = np.array([0.9, 0.2, 0.1, 0.2])
-    q = np.array([0.0, 0.0, 1.0, 1.0])
-    cov, risk = curves.risk_coverage(u, q)
-    assert cov.tolist() == [0.25, 0.75, 1.0]
-    # risks 1 - q in that order: 0, 1, 0, 1 -> means over the first 1, 3, 4
-    assert risk.tolist() == pytest.approx([0.0, 1 / 3, 0.5])
-
-
 def test_oracle_risk_coverage_keeps_the_best_first():
     cov, risk = curves.oracle_risk_coverage(np.array([0.0, 1.0, 0.5]))
     assert cov.tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])
     assert risk.tolist() == pytest.approx([0.0, 0.25, 0.5])  # 1 - q of 1, 0.5, 0: 0, 0.5, 1
 
 
-def test_rejection_curve_model_oracle_and_random():
-    u = np.array([0.3, 0.1, 0.2])
-    q = np.array([0.0, 1.0, 0.5])
-    frac, kept, best, rand = curves.rejection(u, q)
-    assert frac.tolist() == pytest.approx([0, 1 / 3, 2 / 3])
-    # model order by u: q 1, 0.5, 0; rejecting the most uncertain first keeps 3, 2, 1 of them
-    assert kept.tolist() == pytest.approx([0.5, 0.75, 1.0])
-    assert best.tolist() == pytest.approx([0.5, 0.75, 1.0])
-    assert rand == pytest.approx(0.5)
+def test_oracle_risk_coverage_has_a_point_per_example_even_with_equal_qualities():
+    cov, risk = curves.oracle_risk_coverage(np.array([1.0, 0.0, 1.0, 0.0]))
+    assert cov.tolist() == [0.25, 0.5, 0.75, 1.0]
+    assert risk.tolist() == pytest.approx([0.0, 0.0, 1 / 3, 0.5])  # kept: 1, 1, 0, 0
 
 
-def test_reliability_bins_leave_out_empty_ones_and_close_the_last():
-    conf = np.array([0.05, 0.06, 0.5, 1.0])
-    correct = np.array([1.0, 0.0, 1.0, 1.0])
+def test_reliability_bins_leave_out_empty_ones_and_close_on_the_right():
+    # ten bins (0, 0.1], ..., (0.9, 1]; 0.0 in the first; 0.1 lies on an edge: the first bin, not the second
+    conf = np.array([0.0, 0.05, 0.1, 0.5, 1.0])
+    correct = np.array([0.0, 1.0, 0.0, 1.0, 1.0])
     mean_conf, acc, cnt = curves.reliability(conf, correct, n_bins=10)
-    assert cnt.tolist() == [2, 1, 1]
-    assert mean_conf.tolist() == pytest.approx([0.055, 0.5, 1.0])
-    assert acc.tolist() == pytest.approx([0.5, 1.0, 1.0])
+    assert cnt.tolist() == [3, 1, 1]
+    assert mean_conf.tolist() == pytest.approx([0.05, 0.5, 1.0])
+    assert acc.tolist() == pytest.approx([1 / 3, 1.0, 1.0])
 
 
 def test_thin_keeps_first_and_last_and_at_most_max_points():

@@ -22,9 +22,9 @@ DESCRIPTION = (
     "Build one HTML file from assay results: an 'assay evaluate' or 'assay compare' result JSON, a "
     "'parse-eval --json' file, a saved UEManager folder or an 'assay run' output folder. Several PATHs make one "
     "report that compares them (results of one kind must hold the same metrics). The page needs no network: its "
-    "data, script, style and plotly.js are inlined. Tables show each value with its interval, mark the best of "
-    "each column and those not significantly worse, sort by clicking a header and filter by typing; uncertainty "
-    "runs get risk-coverage, rejection and reliability charts.")
+    "data, script, style and charting library (Vega) are inlined. Tables show each value with its interval, mark "
+    "the best of each column and those not significantly worse, sort by clicking a header and filter by typing; "
+    "uncertainty runs get risk-coverage, rejection and reliability charts.")
 EPILOG = "example: assay report results-a.json results-b.json -o report.html"
 
 

@@ -1,58 +1,48 @@
-"""The curves of an uncertainty run, as numbers for the page's charts.
+"""The curves of an uncertainty run, as series for the page's charts.
 
-Orientation (assay's contract): an estimation ``u`` is uncertainty (higher = less sure) and
-the quality ``q`` is higher = better. The definitions are those of assay's own plots
-(``UEManager`` plots): the selective risk is ``1 - q``; the model rejects the most uncertain
-examples first; ties in ``u`` form one step.
+The numbers are assay-uncertainty's own: :func:`~assay_uncertainty.manager.plots.risk_coverage_curve`,
+:func:`~assay_uncertainty.manager.plots.rejection_curve` and
+:func:`~assay_uncertainty.manager.plots.reliability_bins` (the functions its PNG plots draw), so
+the page and ``assay ue``'s plots show the same curves. Orientation (assay's contract): an
+estimation ``u`` is uncertainty (higher = less sure) and the quality ``q`` is higher = better;
+the selective risk is ``1 - q``; the model rejects the most uncertain examples first; ties in
+``u`` form one step. What this module adds is what the page draws beside them: the oracle's
+risk-coverage curve (the same function, given the oracle's ranking), reliability bins without
+the empty ones, and the thinning of a long series.
 
-They are computed here rather than imported because the plotting module of the UEManager
-is not part of assay's public API (it moves with the UEManager into assay-uncertainty).
+Imported only for a saved UEManager (``assay_report.sources`` defers it): reading one needs
+assay-uncertainty already (``pip install 'assay-report[uncertainty]'``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_POINTS", "rejection", "reliability", "risk_coverage", "thin"]
+from assay_uncertainty.manager.plots import reliability_bins, risk_coverage_curve
+
+__all__ = ["MAX_POINTS", "oracle_risk_coverage", "reliability", "thin"]
 
 #: a drawn series keeps at most this many points (the tables hold the exact values)
 MAX_POINTS = 400
 
 
-def risk_coverage(u: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Coverage ``k / n`` and selective risk (mean ``1 - q`` of the ``k`` least uncertain) at each tie group's end."""
-    order = np.argsort(u, kind="stable")
-    us, risk = u[order], 1.0 - q[order]
-    ends = np.append(np.flatnonzero(us[1:] != us[:-1]), us.size - 1)
-    k = ends + 1
-    return k / u.size, np.cumsum(risk)[ends] / k
-
-
 def oracle_risk_coverage(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The oracle's risk-coverage curve: the best examples kept first (one point per example)."""
-    k = np.arange(1, q.size + 1)
-    return k / q.size, np.cumsum(1.0 - np.sort(q)[::-1]) / k
+    """The oracle's risk-coverage curve: the best examples kept first, one point per example.
 
-
-def rejection(u: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Rejected fraction, mean quality of the kept examples (most uncertain rejected first), the
-    oracle's (worst quality rejected first) and the random baseline ``mean(q)``."""
-    n = u.size
-    k = np.arange(n, 0, -1)
-    kept = np.cumsum(q[np.argsort(u, kind="stable")])[k - 1] / k
-    best = np.cumsum(np.sort(q)[::-1])[k - 1] / k
-    return (n - k) / n, kept, best, float(q.mean())
+    The oracle ranks the examples by quality, best first, with no ties: its uncertainty is that
+    rank, so this is :func:`risk_coverage_curve` of the ranks ``0 .. n-1`` over ``q`` sorted from
+    best to worst.
+    """
+    return risk_coverage_curve(np.arange(q.size, dtype=float), np.sort(q)[::-1])
 
 
 def reliability(conf: np.ndarray, correct: np.ndarray, n_bins: int = 15
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per non-empty equal-width bin of ``conf`` in [0, 1] (the last bin closed): mean confidence, accuracy, count."""
-    b = np.minimum((conf * n_bins).astype(int), n_bins - 1)
-    cnt = np.bincount(b, minlength=n_bins).astype(float)
-    sums = np.bincount(b, weights=conf, minlength=n_bins)
-    hits = np.bincount(b, weights=correct, minlength=n_bins)
+    """Mean confidence, accuracy and count of each non-empty bin of :func:`reliability_bins`
+    (equal-width bins of ``conf`` in [0, 1], closed on the right like assay's ECE)."""
+    _, mean_conf, acc, cnt = reliability_bins(conf, correct, n_bins)
     keep = cnt > 0
-    return sums[keep] / cnt[keep], hits[keep] / cnt[keep], cnt[keep]
+    return mean_conf[keep], acc[keep], cnt[keep]
 
 
 def thin(x: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:

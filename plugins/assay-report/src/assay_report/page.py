@@ -1,42 +1,81 @@
-"""One self-contained HTML page: the report's data, its script and style, and plotly.js, inlined.
+"""One self-contained HTML page: the report's data, its script and style, and Vega-Lite, inlined.
 
-The page fetches nothing: plotly.js (inlined only in a page that has a chart) comes from the
-``plotly`` Python package's own copy (``plotly/package_data/plotly.min.js``, read from disk,
-never downloaded), and a
-Content-Security-Policy (``default-src 'none'``) stops the browser from loading anything
-else. The data is stored once, as compact JSON; the page's script (``assets/report.js``)
-draws the tables and charts from it. Written atomically (:func:`assay.jsonio.write_text_atomic`):
-a failed build leaves no page, or the previous one whole.
+The page fetches nothing. The charting library (inlined only in a page that has a chart) is
+Vega, Vega-Lite and vega-embed in one minified script, the bundle that the Vega team's
+``vl-convert-python`` package builds from the copies it ships
+(:func:`vl_convert.javascript_bundle`, offline); building it takes seconds, so it is kept in a
+cache folder, one file per vl-convert version (:func:`vega_js`). A Content-Security-Policy
+(``default-src 'none'``) stops the browser from loading anything else. The data is stored
+once, as compact JSON; the page's script (``assets/report.js``) draws the tables and charts
+from it. Written atomically (:func:`assay.jsonio.write_text_atomic`): a failed build leaves no
+page, or the previous one whole.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import html
-import importlib.util
+import importlib.metadata
 import json
 import os
+import warnings
 from pathlib import Path
 
 from assay.errors import MissingDependencyError
 from assay.jsonio import to_jsonable, write_text_atomic
 from assay_report.model import Chart, Report
 
-__all__ = ["ASSETS", "plotly_js", "render", "write"]
+__all__ = ["ASSETS", "BUNDLE_SNIPPET", "CACHE_ENV", "bundle_cache_dir", "render", "vega_js", "write"]
 
 ASSETS = Path(__file__).parent / "assets"
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
+#: environment variable naming the folder that keeps the built Vega bundle
+CACHE_ENV = "ASSAY_REPORT_CACHE"
+#: what the bundle exposes to the page's script (the entry point vl-convert bundles with its dependencies)
+BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+# 'unsafe-eval': Vega compiles its expressions (filters, signals, encodings) with Function(); the
+# CSP-safe interpreter (vega-interpreter) is not in the bundle. Nothing is loaded from anywhere.
+CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; "
        "font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
 
 
-def plotly_js() -> str:
-    """The text of plotly.min.js shipped in the ``plotly`` package (found without importing it)."""
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError("plotly", purpose="the charts of 'assay report' (plotly.js is inlined)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise MissingDependencyError("plotly", purpose=f"the charts of 'assay report' ({path} is missing)")
-    return path.read_text(encoding="utf-8")
+def bundle_cache_dir() -> Path:
+    """Where the built bundle is kept: ``$ASSAY_REPORT_CACHE``, else ``$XDG_CACHE_HOME/assay-report``,
+    else ``~/.cache/assay-report``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "assay-report"
+
+
+@functools.cache
+def vega_js() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (they set ``window.vega``, ``vegaLite``, ``vegaEmbed``).
+
+    Built by :func:`vl_convert.javascript_bundle` (of :data:`BUNDLE_SNIPPET`) from the copies shipped
+    in ``vl-convert-python`` (nothing is downloaded) the first time, then read from
+    :func:`bundle_cache_dir` (``vega-bundle-<vl-convert version>-<snippet hash>.js``, written
+    atomically). A cache folder that cannot be written is warned about, and the bundle is built
+    again by the next process.
+    """
+    try:
+        import vl_convert  # deferred: a 30 MB native module, needed only by a page with a chart
+    except ImportError:
+        raise MissingDependencyError("vl-convert-python",
+                                     purpose="the charts of 'assay report' (Vega-Lite is inlined)") from None
+    version = importlib.metadata.version("vl-convert-python")
+    digest = hashlib.sha256(BUNDLE_SNIPPET.encode("utf-8")).hexdigest()[:12]
+    path = bundle_cache_dir() / f"vega-bundle-{version}-{digest}.js"
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    text = vl_convert.javascript_bundle(BUNDLE_SNIPPET)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+    except OSError as err:
+        warnings.warn(f"assay report: could not keep the Vega bundle in {path} ({err}); it is built again "
+                      f"next time (set {CACHE_ENV} to a writable folder)", RuntimeWarning, stacklevel=2)
+    return text
 
 
 def _script(text: str) -> str:
@@ -51,9 +90,9 @@ def render(report: Report) -> str:
     css = (ASSETS / "report.css").read_text(encoding="utf-8")
     app = (ASSETS / "report.js").read_text(encoding="utf-8")
     title = html.escape(report.title)
-    # plotly.js (about 4.8 MB) only when there is a chart: a page of tables loads without parsing it
+    # the Vega bundle (about 0.9 MB) only when there is a chart: a page of tables loads without parsing it
     has_chart = any(isinstance(sec, Chart) for sec in report.sections)
-    plotly = f"<script>{_script(plotly_js())}</script>\n" if has_chart else ""
+    vega = f"<script>{_script(vega_js())}</script>\n" if has_chart else ""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -72,7 +111,7 @@ def render(report: Report) -> str:
 file to see them.</p></noscript>
 <main id="report"></main>
 <script type="application/json" id="assay-report-data">{data}</script>
-{plotly}<script>{_script(app)}</script>
+{vega}<script>{_script(app)}</script>
 </body>
 </html>
 """

@@ -29,7 +29,6 @@ import assay
 from assay.errors import AssayError, InvalidParameterError, ResultFileError
 from assay.jsonio import decode_numbers, read_json
 from assay.metrics.api import load_results
-from assay_report import curves
 from assay_report.model import Chart, Column, Report, Series, Source, Table, number
 
 __all__ = ["KINDS", "build_report", "detect", "group_key"]
@@ -449,13 +448,16 @@ def _flat(x: Any, level: str) -> np.ndarray:
     return np.asarray(x if level == "sequence" else np.concatenate([np.asarray(a, float) for a in x]), dtype=float)
 
 
-def _series(name: str, x: np.ndarray, y: np.ndarray, style: str) -> Series:
-    """A series of at most :data:`curves.MAX_POINTS` points (:func:`curves.thin`)."""
-    tx, ty = curves.thin(x, y)
-    return Series(name, tuple(tx.tolist()), tuple(ty.tolist()), style=style)
-
-
 def _manager_charts(man: Any, label: str) -> list[Table | Chart]:
+    # deferred: assay-uncertainty computes the curves; it is installed wherever a UEManager could be loaded
+    from assay_report import curves
+    from assay_uncertainty.manager.plots import rejection_curve, risk_coverage_curve
+
+    def series(name: str, x: np.ndarray, y: np.ndarray, style: str) -> Series:
+        """A series of at most :data:`curves.MAX_POINTS` points (:func:`curves.thin`)."""
+        tx, ty = curves.thin(x, y)
+        return Series(name, tuple(tx.tolist()), tuple(ty.tolist()), style=style)
+
     out: list[Table | Chart] = []
     for (level, gen), q_raw in man.gen_metrics.items():
         q_all = _flat(q_raw, level)
@@ -470,10 +472,10 @@ def _manager_charts(man: Any, label: str) -> list[Table | Chart]:
             if not ok.any():
                 continue
             u, q = u_all[ok], q_all[ok]
-            cov, risk = curves.risk_coverage(u, q)
-            risk_series.append(_series(est, cov, risk, "step"))
-            frac, kept, _, _ = curves.rejection(u, q)
-            rej_series.append(_series(est, frac, kept, "line"))
+            cov, risk = risk_coverage_curve(u, q)
+            risk_series.append(series(est, cov, risk, "step"))
+            frac, kept, _, _ = rejection_curve(u, q)
+            rej_series.append(series(est, frac, kept, "line"))
             if np.all((q == 0) | (q == 1)) and u.min() >= 0 and u.max() <= 1:
                 conf, acc, _ = curves.reliability(1 - u, q)
                 rel_series.append(Series(f"1 - {est}", tuple(conf.tolist()), tuple(acc.tolist()), style="markers"))
@@ -481,10 +483,10 @@ def _manager_charts(man: Any, label: str) -> list[Table | Chart]:
             continue
         q = q_all[np.isfinite(q_all)]
         ocov, orisk = curves.oracle_risk_coverage(q)
-        frac, _, best, rand = curves.rejection(np.zeros(q.size), q)
-        risk_series += [_series("oracle", ocov, orisk, "dash"),
+        frac, _, best, rand = rejection_curve(np.zeros(q.size), q)
+        risk_series += [series("oracle", ocov, orisk, "dash"),
                         Series("random", (0.0, 1.0), (1 - rand, 1 - rand), style="dot")]
-        rej_series += [_series("oracle", frac, best, "dash"),
+        rej_series += [series("oracle", frac, best, "dash"),
                        Series("random", (0.0, 1.0), (rand, rand), style="dot")]
         thinned = (f"Series of more than {curves.MAX_POINTS} points are drawn at {curves.MAX_POINTS} evenly spaced "
                    "points.",)
@@ -497,7 +499,8 @@ def _manager_charts(man: Any, label: str) -> list[Table | Chart]:
             rel_series.append(Series("perfect calibration", (0.0, 1.0), (0.0, 1.0), style="dash"))
             out.append(Chart(f"{label}: reliability, {level} level, correct = {gen}",
                              "mean confidence (1 - estimation) of the bin", "accuracy of the bin",
-                             tuple(rel_series), ("15 equal-width bins; empty bins are left out.",)))
+                             tuple(rel_series), ("15 equal-width bins, each closed on the right (as assay's ECE); "
+                                                 "empty bins are left out.",)))
     return out
 
 
