@@ -1,0 +1,199 @@
+"""unitxt's label metrics under its conventions: ``accuracy_fast``, ``string_containment``,
+``f1_fast`` (``metrics.f1_micro``, ``metrics.f1_macro``), ``f1_weighted`` and ``ner``.
+
+Each class reproduces the unitxt 1.26.10 class named in its docstring (score names, main score,
+instance scores = the metric on one instance alone, which scores get intervals). Written here
+rather than configured from assay-classic's ``accuracy`` / ``f1`` because unitxt's conventions
+differ: labels are compared as ``str(value)``, the label set of F1 is the references' labels only
+(predicted labels outside it count as errors, not as classes), and the per-class scores are
+named ``f1_<label>``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from assay.metrics import GlobalMetric, InstanceMetric, Metric
+
+__all__ = ["Accuracy", "F1Fast", "F1Weighted", "Ner", "StringContainment"]
+
+
+class Accuracy(InstanceMetric):
+    """unitxt's ``AccuracyFast`` (``metrics.accuracy``): 1.0 when ``str(prediction)`` equals
+    ``str(reference)`` for some reference."""
+
+    main_score = "accuracy"
+    ci_scores = ["accuracy"]
+
+    def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
+        return float(str(prediction) in [str(r) for r in references])
+
+
+class StringContainment(InstanceMetric):
+    """unitxt's ``StringContainment`` (``metrics.string_containment``): 1.0 when some
+    ``str(reference)`` is a substring of ``str(prediction)``."""
+
+    main_score = "string_containment"
+    ci_scores = ["string_containment"]
+
+    def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
+        return float(any(str(r) in str(prediction) for r in references))
+
+
+def _f1(y_true: list[str], y_pred: list[str], labels: list[str], average: str | None) -> Any:
+    # scikit-learn is unitxt's reference implementation of these averages; deferred: heavy optional import
+    from sklearn.metrics import f1_score
+
+    return f1_score(y_true, y_pred, labels=labels, average=average, zero_division=0)
+
+
+class F1Fast(Metric):
+    """unitxt's ``F1Fast`` (``metrics.f1_micro``, ``metrics.f1_macro``): scikit-learn's F1 over the
+    labels found among the references (first reference of each instance), ``zero_division=0``.
+
+    ``averages`` picks the scores: ``f1`` (macro, named ``f1``), ``micro`` (``f1_micro``),
+    ``macro`` (``f1_macro``), ``per_class`` (``f1_<label>``). The intermediate of an instance is
+    its ``(prediction, reference)`` pair, so an instance score is the F1 of that instance alone,
+    as in unitxt.
+    """
+
+    main_score = "f1"
+    prediction_type = str
+
+    def __init__(self, *, averages: Sequence[str] = ("f1", "micro", "macro", "per_class"),
+                 main_score: str = "f1", ci_score_names: Sequence[str] | None = None,
+                 score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        unknown = sorted(set(averages) - {"f1", "micro", "macro", "per_class"})
+        if unknown:
+            from assay.errors import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"f1_fast: unknown averages {unknown}; choose among ['f1', 'micro', 'macro', 'per_class'].")
+        self.averages = list(averages)
+        self.main_score = main_score
+        self.ci_score_names = list(ci_score_names) if ci_score_names is not None else None
+        # unitxt bootstraps every float score unless ci_score_names is given; the per-class scores
+        # depend on the labels present, so assay's intervals cover the averaged scores
+        self.ci_scores = (list(ci_score_names) if ci_score_names is not None else
+                          [{"f1": "f1", "micro": "f1_micro", "macro": "f1_macro"}[a]
+                           for a in self.averages if a != "per_class"])
+
+    def map(self, prediction: Any, references: Any, task_data: Any = None) -> tuple[Any, Any]:
+        return (prediction, references[0])
+
+    def reduce(self, intermediates: Any) -> dict[str, float]:
+        y_pred = [p for p, _ in intermediates]
+        y_true = [r for _, r in intermediates]
+        labels = list(dict.fromkeys(y_true))
+        out: dict[str, float] = {}
+        if "f1" in self.averages:
+            out["f1"] = float(_f1(y_true, y_pred, labels, "macro"))
+        if "micro" in self.averages:
+            out["f1_micro"] = float(_f1(y_true, y_pred, labels, "micro"))
+        if "macro" in self.averages:
+            out["f1_macro"] = float(_f1(y_true, y_pred, labels, "macro"))
+        if "per_class" in self.averages:
+            for label, value in zip(labels, _f1(y_true, y_pred, labels, None)):
+                out[f"f1_{label}"] = float(value)
+        return out
+
+
+class F1Weighted(GlobalMetric):
+    """unitxt's ``F1Weighted`` (``metrics.f1_weighted``): scikit-learn's weighted F1 over the
+    references' labels (scikit-learn's default ``zero_division``, as unitxt)."""
+
+    main_score = "f1_weighted"
+    prediction_type = str
+    single_reference_per_prediction = True
+
+    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
+        import warnings
+
+        from sklearn.metrics import f1_score
+
+        y_true = [r[0] for r in references]
+        with warnings.catch_warnings():  # unitxt passes no zero_division: 0.0 with scikit-learn's warning
+            warnings.simplefilter("ignore")
+            return float(f1_score(y_true, list(predictions), labels=list(dict.fromkeys(y_true)),
+                                  average="weighted"))
+
+
+class Ner(GlobalMetric):
+    """unitxt's ``NER`` (``metrics.ner``, a ``CustomF1``): entity-level F1 of ``(entity, type)`` pairs.
+
+    Per type: precision = matched predicted pairs / predicted pairs, recall = matched reference
+    pairs / reference pairs (a pair matches up to its count on the other side); ``f1_<type>`` for
+    the types found in the references, ``f1_macro`` (the sum of those F1s divided by the number
+    of scores reported so far, unitxt's formula), ``recall_macro``, ``precision_macro``,
+    ``in_classes_support``, ``f1_micro`` (main), ``recall_micro``, ``precision_micro``.
+    """
+
+    main_score = "f1_micro"
+    single_reference_per_prediction = True
+
+    def __init__(self, *, zero_division: float = 0.0, report_per_group_scores: bool = True,
+                 score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.zero_division = float(zero_division)
+        self.report_per_group_scores = bool(report_per_group_scores)
+
+    @staticmethod
+    def _grouped(elements: Any) -> dict[Any, Counter[str]]:
+        if not isinstance(elements, list):
+            elements = [elements]
+        groups: dict[Any, Counter[str]] = {}
+        for e in elements:
+            groups.setdefault(e[1], Counter())[str(e)] += 1
+        return groups
+
+    def _ratio(self, num: float, den: float) -> float:
+        return self.zero_division if num == 0 and den == 0 else num / den
+
+    def _f1(self, pn: float, pd: float, rn: float, rd: float) -> float:
+        p, r = self._ratio(pn, pd), self._ratio(rn, rd)
+        return self.zero_division if p + r == 0 else 2 * p * r / (p + r)
+
+    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        refs = [r[0] for r in references]
+        known = {e[1] for sub in refs for e in (sub if isinstance(sub, list) else [sub])}
+        stats: dict[Any, list[float]] = {}
+        for ref, pred in zip(refs, predictions):
+            gr, gp = self._grouped(ref), self._grouped(pred)
+            for group in set(gr) | set(gp):
+                r_c, p_c = gr.get(group, Counter()), gp.get(group, Counter())
+                s = stats.setdefault(group, [0, 0, 0, 0])
+                s[0] += sum(min(p_c[k], r_c[k]) for k in p_c)
+                s[1] += sum(p_c.values())
+                s[2] += sum(min(r_c[k], p_c[k]) for k in r_c)
+                s[3] += sum(r_c.values())
+        out: dict[str, float] = {}
+        rec: dict[str, float] = {}
+        prec: dict[str, float] = {}
+        unknown = 0.0
+        tot = [0.0, 0.0, 0.0, 0.0]
+        for group, (pn, pd, rn, rd) in stats.items():
+            tot = [tot[0] + pn, tot[1] + pd, tot[2] + rn, tot[3] + rd]
+            if group in known:
+                out[f"f1_{group}"] = self._f1(pn, pd, rn, rd)
+                rec[f"recall_{group}"] = self._ratio(rn, rd)
+                prec[f"precision_{group}"] = self._ratio(pn, pd)
+            else:
+                unknown += pd
+        if out:
+            out["f1_macro"] = sum(out.values()) / len(out)
+            out["recall_macro"] = sum(rec.values()) / len(rec)
+            out["precision_macro"] = sum(prec.values()) / len(prec)
+        else:
+            out["f1_macro"] = out["recall_macro"] = out["precision_macro"] = self.zero_division
+        out["in_classes_support"] = 1.0 if tot[1] == 0 else 1.0 - unknown / tot[1]
+        pn, pd, rn, rd = tot
+        out["f1_micro"] = self._f1(pn, pd, rn, rd)
+        out["recall_micro"] = self._ratio(rn, rd)
+        out["precision_micro"] = self._ratio(pn, pd)
+        if not self.report_per_group_scores:
+            for group in known:
+                out.pop(f"f1_{group}", None)
+        return out

@@ -1,0 +1,242 @@
+"""unitxt's ``metrics.*`` catalog names in assay, against unitxt 1.26.10 run live on the same inputs.
+
+For every entry assay loads whose unitxt computation runs offline, unitxt's own metric is fetched
+from its local catalog (``unitxt.artifact.fetch_artifact``) and applied with
+``unitxt.test_utils.metrics.apply_metric``; ``assay.evaluate(metrics=[name])`` must report the
+same score names, main score, instance scores and global scores, and intervals for the same
+scores. Interval *values* are not compared: unitxt draws a BCa bootstrap from its own random
+state, assay a percentile bootstrap from its seed; both must enclose the score.
+
+Two entries are compared with an independent reference instead, because unitxt computes them
+through a Hugging Face ``evaluate`` module that it fetches from the Hub at run time: ``metrics.wer``
+(jiwer's corpus WER, what that module computes) and ``metrics.squad`` (values derived by hand
+under the official SQuAD v1.1 rules). NLTK's ``punkt_tab`` sentence model, which unitxt's Rouge
+downloads, is not on this machine: both sides split sentences with the same stand-in.
+
+Every test runs with sockets blocked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import socket
+
+import pytest
+
+import assay
+
+unitxt_artifact = pytest.importorskip("unitxt.artifact", reason="unitxt is the reference (make setup installs it)")
+
+pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a test reached for the network: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+@pytest.fixture
+def offline_nltk(monkeypatch):
+    """unitxt's NLTK mixins call nltk.download (network) and sent_tokenize (punkt_tab, not on disk):
+    no download, and one sentence splitter (at ., ! or ? followed by space) for unitxt and assay."""
+    nltk = pytest.importorskip("nltk")
+    monkeypatch.setattr(nltk, "download", lambda *a, **k: True)
+    monkeypatch.setattr(nltk, "sent_tokenize", lambda text, *a, **k: [s for s in re.split(r"(?<=[.!?])\s+", text) if s])
+
+
+def unitxt_run(name, predictions, references, task_data=None):
+    from unitxt.test_utils.metrics import apply_metric
+
+    metric, _ = unitxt_artifact.fetch_artifact(name)
+    out = apply_metric(metric, predictions, references, task_data)
+    return [o["score"]["instance"] for o in out], out[0]["score"]["global"]
+
+
+def assay_run(name, predictions, references, task_data=None, n_resamples=100):
+    res = assay.evaluate(predictions, references, task_data=task_data, metrics=[name], n_resamples=n_resamples,
+                         seed=0)
+    return [r["score"]["instance"] for r in res], res.global_scores
+
+
+def _close(a, b):
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return b == pytest.approx(a, rel=1e-9, abs=1e-12)
+
+
+def _numbers(d):
+    return {k: v for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def compare(name, predictions, references, task_data=None, *, list_scores=(), instance=True):
+    u_inst, u_glob = unitxt_run(name, predictions, references, task_data)
+    a_inst, a_glob = assay_run(name, predictions, references, task_data)
+    assert a_glob["score_name"] == u_glob["score_name"]
+    u_ci = {k for k in u_glob if "_ci_" in k}
+    a_ci = {k for k in a_glob if "_ci_" in k}
+    assert a_ci == u_ci, f"interval names: assay {sorted(a_ci)}, unitxt {sorted(u_ci)}"
+    u_vals = {k: v for k, v in _numbers(u_glob).items() if "_ci_" not in k}
+    a_vals = {k: v for k, v in _numbers(a_glob).items() if "_ci_" not in k}
+    assert set(a_vals) == set(u_vals), f"global scores: assay {sorted(a_vals)}, unitxt {sorted(u_vals)}"
+    for k, v in u_vals.items():
+        assert _close(v, a_vals[k]), f"{name} global {k}: unitxt {v}, assay {a_vals[k]}"
+    for k in a_ci:
+        if k.endswith("_ci_low"):
+            base = k[: -len("_ci_low")]
+            low, high, value = a_glob[k], a_glob[base + "_ci_high"], a_glob[base]
+            assert low <= value + 1e-12 and value <= high + 1e-12, (k, low, value, high)
+    assert set(list_scores) == {k for k, v in u_glob.items() if isinstance(v, list)}
+    if instance:
+        for i, (u, a) in enumerate(zip(u_inst, a_inst)):
+            assert a["score_name"] == u["score_name"]
+            u_i, a_i = _numbers(u), _numbers(a)
+            assert set(a_i) == set(u_i), f"instance {i}: assay {sorted(a_i)}, unitxt {sorted(u_i)}"
+            for k, v in u_i.items():
+                assert _close(v, a_i[k]), f"{name} instance {i} {k}: unitxt {v}, assay {a_i[k]}"
+    return u_glob, a_glob
+
+
+TEXT_P = ["the cat sat on the mat", "a dog ran", "birds sing in trees", "Hello World", "xyz"]
+TEXT_R = [["the cat sat on a mat"], ["a dog ran in the park", "dogs run"], ["birds sang in the tree"],
+          ["hello  world"], ["abc"]]
+LABEL_P = ["cat", "dog", "cat", "bird", "dog", "cat", "fish", "dog"]
+LABEL_R = [["cat"], ["dog"], ["dog"], ["bird"], ["cat"], ["cat"], ["bird"], ["dog"]]
+RANK_P = [["a", "b", "c"], ["x", "y"], ["q", "r", "a", "s"], ["m"], ["u", "v", "w", "z"]]
+RANK_R = [[["b", "c"]], [["z"]], [["a", "q", "a"]], [["m", "n"]], [["z"]]]
+NUM_P = [1.0, 2.0, 3.5, 4.0, 2.5, 0.5]
+NUM_R = [[1.0], [3.0], [2.0], [4.0], [2.0], [1.0]]
+
+CASES = {
+    "metrics.accuracy": (["a", "b", "c", "1"], [["a"], ["x"], ["c", "d"], [1]], None),
+    "metrics.string_containment": (TEXT_P, [["cat"], ["cat", "dog"], ["fly"], ["World"], ["z"]], None),
+    "metrics.f1_micro": (LABEL_P, LABEL_R, None),
+    "metrics.f1_macro": (LABEL_P, LABEL_R, None),
+    "metrics.mrr": (RANK_P, RANK_R, None),
+    "metrics.map": (RANK_P, RANK_R, None),
+    "metrics.retrieval_at_k": (RANK_P, RANK_R, None),
+    "metrics.anls": (TEXT_P, TEXT_R, None),
+    "metrics.char_edit_distance": (TEXT_P, [[r[0]] for r in TEXT_R], None),
+    "metrics.char_edit_dist_accuracy": (TEXT_P, [[r[0]] for r in TEXT_R], None),
+    "metrics.jaccard_index": ([["a", "b"], ["c"], ["d", "e", "f"]], [[["a", "c"]], [["c"], ["d"]], [["f"]]], None),
+    "metrics.jaccard_index_words": (TEXT_P, TEXT_R, None),
+    "metrics.unsorted_list_exact_match": ([["a", "b"], ["c"], ["b", "a"]], [[["b", "a"]], [["d"]], [["a", "b"]]], None),
+    "metrics.string_containment_ratio": (["alice met bob", "carol", "nobody"], [["x"], ["y"], ["z"]],
+                                         [{"entities": ["alice", "bob", "eve"]}, {"entities": ["carol"]},
+                                          {"entities": ["dan", "erin"]}]),
+    "metrics.mean_squared_error": (NUM_P, NUM_R, None),
+    "metrics.root_mean_squared_error": (NUM_P, NUM_R, None),
+    "metrics.normalized_sacrebleu": (TEXT_P, TEXT_R, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_entry_matches_unitxt(name):
+    predictions, references, task_data = CASES[name]
+    compare(name, predictions, references, task_data)
+
+
+def test_f1_weighted_matches_unitxt():
+    compare("metrics.f1_weighted", LABEL_P, LABEL_R)
+
+
+def test_kendalltau_b_matches_unitxt():
+    u, a = compare("metrics.kendalltau_b", NUM_P, NUM_R)
+    from scipy.stats import kendalltau
+
+    assert a["kendalltau_b"] == pytest.approx(kendalltau([r[0] for r in NUM_R], NUM_P, variant="b").statistic)
+
+
+@pytest.mark.parametrize("name", ["metrics.spearman", "metrics.pearson"])
+def test_correlations_match_unitxt(name):
+    compare(name, NUM_P, NUM_R)
+
+
+def test_ndcg_matches_unitxt():
+    preds = [0.9, 0.2, "n/a", 0.5, 3.0, 1.0, 2.0, "x", "y", 0.7]
+    refs = [[2.0], [0.0], [1.0], [1.0], [0.0], [3.0], [1.0], [0.0], [2.0], ["1"]]
+    td = [{"query": q} for q in ["q1", "q1", "q1", "q1", "q2", "q2", "q2", "q3", "q3", "q4"]]
+    compare("metrics.ndcg", preds, refs, td)
+
+
+def test_ner_matches_unitxt():
+    preds = [[("John", "PER"), ("Paris", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
+             [("Rome", "CITY")]]
+    refs = [[[("John", "PER"), ("London", "LOC")]], [[("IBM", "ORG"), ("Bob", "PER")]], [[("X", "MISC")]],
+            [[("Rome", "LOC")]]]
+    compare("metrics.ner", preds, refs)
+
+
+@pytest.mark.parametrize("name", ["metrics.key_value_extraction.accuracy", "metrics.key_value_extraction.token_overlap"])
+def test_key_value_extraction_matches_unitxt(name):
+    preds = [{"name": "John Smith", "age": "31"}, {"name": "Ann", "city": "Rome"}, {"age": "40", "zip": "123"}]
+    refs = [[{"name": "John Smith", "age": "30"}], [{"name": "Ann Lee", "city": "Rome"}], [{"age": "40"}]]
+    compare(name, preds, refs)
+
+
+def test_rouge_matches_unitxt(offline_nltk):
+    preds = ["The cat sat. It was happy!", "a dog ran in the park", "birds sing"]
+    refs = [["The cat sat on the mat. It was glad."], ["a dog ran", "the dog runs in a park"], ["birds sang. loud"]]
+    compare("metrics.rouge", preds, refs)
+
+
+def test_rouge_without_punkt_says_what_to_do(monkeypatch):
+    nltk = pytest.importorskip("nltk")
+
+    def missing(*a, **k):
+        raise LookupError("Resource punkt_tab not found.")
+
+    monkeypatch.setattr(nltk, "sent_tokenize", missing)
+    with pytest.raises(assay.errors.EvaluationError, match=r"punkt_tab.*sent_split_newline=false"):
+        assay.evaluate(["a b. c"], [["a b"]], metrics=["metrics.rouge"], n_resamples=0)
+    # without the split the other ROUGE types are unchanged and rougeLsum reads the text's newlines
+    res = assay.evaluate(["a b. c"], [["a b"]], metrics=["metrics.rouge[sent_split_newline=false]"], n_resamples=0)
+    assert res.global_scores["rouge1"] == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
+
+
+def test_wer_equals_jiwer_corpus_wer():
+    jiwer = pytest.importorskip("jiwer")
+    preds = ["the cat sat on mat", "a dog ran in the park today", "birds"]
+    refs = [["the cat sat on the mat"], ["a dog ran in the park"], ["birds sang"]]
+    _, glob = assay_run("metrics.wer", preds, refs, n_resamples=0)
+    assert glob["score_name"] == "wer"
+    assert glob["wer"] == pytest.approx(jiwer.wer([r[0] for r in refs], preds))
+    # by hand: 1 deletion of 6 words, 1 insertion against 6, 1 deletion of 2 -> 3 / 14
+    assert glob["wer"] == pytest.approx(3 / 14)
+
+
+def test_squad_by_hand():
+    preds = ["The Eiffel Tower", "in 1889.", "Paris, France"]
+    refs = [["Eiffel tower", "the tower"], ["1887"], ["Paris"]]
+    inst, glob = assay_run("metrics.squad", preds, refs, n_resamples=0)
+    # normalised: "eiffel tower" == "eiffel tower" (EM 1, F1 1); "in 1889" vs "1887" (0, 0);
+    # "paris france" vs "paris": precision 1/2, recall 1 -> F1 2/3, EM 0
+    assert [i["f1"] for i in inst] == pytest.approx([1.0, 0.0, 2 / 3])
+    assert [i["exact_match"] for i in inst] == pytest.approx([1.0, 0.0, 0.0])
+    assert glob["score_name"] == "f1"
+    assert glob["f1"] == pytest.approx((1 + 2 / 3) / 3)
+    assert glob["exact_match"] == pytest.approx(1 / 3)
+
+
+def test_load_metric_and_overrides():
+    metric = assay.load_metric("metrics.retrieval_at_k[k_list=[2, 5]]")
+    assert metric.main_score == "match_at_2"
+    with pytest.raises(assay.errors.InvalidParameterError, match="metrics.anls"):
+        assay.load_metric("metrics.anls[treshold=0.3]")
+    assert assay.load_metric("metrics.spearman").n_resamples == 100  # the catalog's n_resamples
+
+
+def test_every_loaded_name_is_registered_and_declared():
+    from assay_unitxt.catalog import catalog_entries, load_status
+
+    status = load_status()
+    registry = assay.get_registry("metric")
+    for name, s in status.items():
+        assert name in registry, name
+        assert catalog_entries()[name]["needs"] == "nothing", name
+    assert len(catalog_entries()) == 624
