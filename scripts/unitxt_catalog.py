@@ -167,7 +167,13 @@ def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
             e = entries[n]
             kind = e["entry"].get("__type__", "?")
             needs = e["needs"] + (f": {e['why']}" if e.get("why") else "")
-            lines.append(f"| `{n}` | `{kind}` | {needs} | {loaded.get(n, 'not loaded')} |")
+            if n in loaded:
+                status = loaded[n]
+            elif e["needs"] != "nothing":
+                status = f"not loaded: needs {e['needs']}"
+            else:
+                status = f"not loaded: no assay builder for `{kind}` yet"
+            lines.append(f"| `{n}` | `{kind}` | {needs} | {status} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 
-__all__ = ["Accuracy", "F1Fast", "F1Weighted", "Ner", "StringContainment"]
+__all__ = ["Accuracy", "BinaryF1", "F1Fast", "F1Weighted", "Ner", "RocAuc", "StringContainment"]
 
 
 class Accuracy(InstanceMetric):
@@ -197,3 +197,50 @@ class Ner(GlobalMetric):
             for group in known:
                 out.pop(f"f1_{group}", None)
         return out
+
+
+class BinaryF1(GlobalMetric):
+    """unitxt's ``F1Binary`` / ``PrecisionBinary`` / ``RecallBinary`` (``metrics.f1_binary``,
+    ``metrics.precision_binary``, ``metrics.recall_binary``): predictions above 0.5 are positive;
+    scikit-learn's per-class precision, recall and F1 of labels 0 and 1 reported as
+    ``<metric>_binary`` (class 1) and ``<metric>_binary_neg`` (class 0); no instance scores;
+    intervals for ``f1_binary`` and ``f1_binary_neg`` (unitxt's, whatever the main score)."""
+
+    per_instance = False
+    single_reference_per_prediction = True
+    ci_scores = ["f1_binary", "f1_binary_neg"]
+
+    def __init__(self, *, main_score: str = "f1_binary", threshold: float = 0.5, score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.main_score = main_score
+        self.threshold = float(threshold)
+
+    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        import warnings
+
+        from sklearn.metrics import precision_recall_fscore_support  # deferred: heavy optional import
+
+        y_true = [int(r[0]) for r in references]
+        y_pred = [int(p > self.threshold) for p in predictions]
+        with warnings.catch_warnings():  # unitxt passes no zero_division: 0.0 with scikit-learn's warning
+            warnings.simplefilter("ignore")
+            p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=[0, 1], average=None)
+        return {"f1_binary": float(f[1]), "f1_binary_neg": float(f[0]), "recall_binary": float(r[1]),
+                "recall_binary_neg": float(r[0]), "precision_binary": float(p[1]),
+                "precision_binary_neg": float(p[0])}
+
+
+class RocAuc(GlobalMetric):
+    """unitxt's ``RocAuc`` (``metrics.roc_auc``): scikit-learn's ``auc(roc_curve(references,
+    predictions))``; no instance scores."""
+
+    main_score = "roc_auc"
+    per_instance = False
+    single_reference_per_prediction = True
+    prediction_type = float
+
+    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
+        from sklearn.metrics import auc, roc_curve  # deferred: heavy optional import
+
+        fpr, tpr, _ = roc_curve([r[0] for r in references], list(predictions))
+        return float(auc(fpr, tpr))
