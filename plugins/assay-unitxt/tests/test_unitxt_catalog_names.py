@@ -265,3 +265,40 @@ def test_every_loaded_name_is_registered_and_declared():
         assert name in registry, name
         assert catalog_entries()[name]["needs"] == "nothing", name
     assert len(catalog_entries()) == 624
+
+
+# unitxt's test_grouped_instance_metrics data (also in test_unitxt_group_mean.py)
+PREDICTIONS = ["A B", "BC D", "C", "123", "BCD", "10", "  BD", "AB", "I am a dog", "AB C", "AB 1", "GMA", "0.123",
+               "BD", "abc"]
+REFERENCES = [["B", "AB", "A"], ["A", "BC D", "BC DF"], ["c", " C"], ["13", "23", "234"], ["  ", " BD", " BDA"],
+              ["1", "10", "100"], ["A", "B", "BD"], ["ABC", "ab", "BC"], ["I am a person", "I AM A DOG", "ABC"],
+              ["AB CD", "AB", "ab"], ["AB 1", "AB1"], [" GMA 123", "GMA"], ["123", "0.12"], ["BDE", "BCE", "bdefs"],
+              [" abcdefg", "AB", "abcd"]]
+TASK_DATA = [{"group_id": g, "variant_type": v} for g, v in
+             [("group1", "original")] + [("group1", "paraphrase")] * 4
+             + [("group2", "original")] + [("group2", "paraphrase")] * 4
+             + [("group3", "original")] + [("group3", "paraphrase")] * 3 + [("group4", "original")]]
+ROBUSTNESS = sorted(n for n in __import__("assay_unitxt.catalog", fromlist=["load_status"]).load_status()
+                    if n.startswith("metrics.robustness."))
+
+
+def test_all_robustness_entries_load():
+    assert len(ROBUSTNESS) == 19
+
+
+@pytest.mark.parametrize("name", ROBUSTNESS)
+def test_robustness_entry_matches_unitxt(name):
+    """unitxt's group_mean test data (15 instances, 4 groups, original / paraphrase variants).
+
+    The values match under unitxt's names; the score_name and the interval names are the base
+    score's (assay-unitxt's group_mean convention, docs/unitxt.md), not unitxt's group name."""
+    u_inst, u_glob = unitxt_run(name, PREDICTIONS, REFERENCES, TASK_DATA)
+    a_inst, a_glob = assay_run(name, PREDICTIONS, REFERENCES, TASK_DATA, n_resamples=0)
+    base = u_inst[0]["score_name"]  # accuracy, string_containment or f1
+    assert a_glob["score_name"] == base
+    assert a_glob["score"] == pytest.approx(u_glob["score"], rel=1e-12)
+    for k, v in _numbers(u_glob).items():
+        if "_ci_" not in k:
+            assert _close(v, a_glob[k]), f"{name} global {k}: unitxt {v}, assay {a_glob[k]}"
+    for u, a in zip(u_inst, a_inst):
+        assert _numbers(u) == pytest.approx(_numbers(a))

@@ -139,6 +139,22 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "rouge": _rouge,
     "key_value_extraction": _key_value,
 }
+def _robustness(kind: str) -> Callable[..., Any]:
+    def make(score_prefix: str = "") -> Any:
+        from assay_unitxt.catalog.robustness import robustness_metric
+
+        return robustness_metric(kind, score_prefix=score_prefix)
+    return make
+
+
+_ROBUSTNESS = ["group_mean_accuracy", "fixed_group_mean_accuracy", "group_mean_string_containment",
+               "fixed_group_mean_string_containment", "group_mean_token_overlap",
+               *[f"fixed_group_{agg}_{base}" for base in ("accuracy", "string_containment")
+                 for agg in ("mean_baseline", "mean_paraphrase", "pdr_paraphrase", "norm_cohens_h_paraphrase",
+                             "norm_hedges_g_paraphrase", "absval_norm_cohens_h_paraphrase",
+                             "absval_norm_hedges_g_paraphrase")]]
+BUILDERS.update({kind: _robustness(kind) for kind in _ROBUSTNESS})
+
 #: ``metric_pipeline`` entries assay builds (by entry name: a pipeline's steps are specific to it)
 PIPELINES: dict[str, Callable[..., Any]] = {
     "metrics.ndcg": _ndcg_pipeline,
