@@ -174,6 +174,37 @@ def test_binary_metrics_match_unitxt(name):
     compare(name, BIN_P, BIN_R)
 
 
+@pytest.mark.parametrize("name", ["metrics.accuracy_binary", "metrics.max_accuracy_binary", "metrics.max_f1_binary"])
+def test_thresholded_binary_metrics_match_unitxt(name):
+    compare(name, BIN_P, BIN_R)
+    compare(name, [0.2, 0.2, 0.7, 0.7, 0.1234, 0.1236, 1.3], [[0.0], [1.0], [1.0], [0.0], [1.0], [0.0], [1.0]])
+
+
+def test_matthews_correlation_equals_scikit_learn():
+    # unitxt computes it with evaluate's matthews_correlation module, fetched from the Hub: scikit-learn's formula
+    from sklearn.metrics import matthews_corrcoef
+
+    inst, glob = assay_run("metrics.matthews_correlation", LABEL_P, LABEL_R, n_resamples=0)
+    assert glob["score_name"] == "matthews_correlation"
+    assert glob["matthews_correlation"] == pytest.approx(matthews_corrcoef([r[0] for r in LABEL_R], LABEL_P))
+
+
+MULTI_P = [["a", "b"], ["c"], [], ["a", "d"], ["b", "c"]]
+MULTI_R = [[["a"]], [["c", "b"]], [["a"]], [["a", "d"]], [["b"]]]
+
+
+@pytest.mark.parametrize("name", [f"metrics.{m}_{a}_multi_label" for m in ("f1", "precision", "recall")
+                                  for a in ("micro", "macro")])
+def test_multi_label_metrics_match_unitxt(name):
+    compare(name, MULTI_P, MULTI_R)
+    compare(name, [["x"], ["a"]], [[["a"]], [["a"]]])  # one label: unitxt's labels=[1] guard
+
+
+def test_exact_match_mm_matches_unitxt():
+    compare("metrics.exact_match_mm", ["A", "(b) because", "option c", "the answer is d", "", "e"],
+            [["a"], ["B"], ["C"], ["x", "d"], ["a"], ["ee"]])
+
+
 @pytest.mark.parametrize("name", ["metrics.precision_binary", "metrics.recall_binary"])
 def test_precision_recall_binary_match_unitxt(name):
     # unitxt reports score_ci_low/high here, but they are f1_binary_neg's interval (the last one it computed),

@@ -119,6 +119,15 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "precision_binary": functools.partial(_plain("classification", "BinaryF1"), main_score="precision_binary"),
     "recall_binary": functools.partial(_plain("classification", "BinaryF1"), main_score="recall_binary"),
     "roc_auc": _plain("classification", "RocAuc"),
+    "binary_accuracy": _plain("binary", "BinaryAccuracy"),
+    "binary_max_accuracy": _plain("binary", "BinaryMaxAccuracy"),
+    "binary_max_f1": _plain("binary", "BinaryMaxF1"),
+    "matthews_correlation": _plain("binary", "MatthewsCorrelation"),
+    "exact_match_mm": _plain("classification", "ExactMatchMM"),
+    **{f"{metric}_{avg}_multi_label": functools.partial(
+        _plain("classification", "MultiLabelF1"), main_score=f"{metric}_{avg}", metric=metric,
+        average=None if (metric, avg) == ("f1", "macro") else avg)
+       for metric in ("f1", "precision", "recall") for avg in ("micro", "macro")},
     "mrr": _plain("retrieval", "MeanReciprocalRank"),
     "map": _plain("retrieval", "MeanAveragePrecision"),
     "retrieval_at_k": _plain("retrieval", "RetrievalAtK"),

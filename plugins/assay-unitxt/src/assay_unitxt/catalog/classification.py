@@ -17,7 +17,7 @@ from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 
-__all__ = ["Accuracy", "BinaryF1", "F1Fast", "F1Weighted", "Ner", "RocAuc", "StringContainment"]
+__all__ = ["Accuracy", "BinaryF1", "ExactMatchMM", "F1Fast", "F1Weighted", "MultiLabelF1", "Ner", "RocAuc", "StringContainment"]
 
 
 class Accuracy(InstanceMetric):
@@ -244,3 +244,87 @@ class RocAuc(GlobalMetric):
 
         fpr, tpr, _ = roc_curve([r[0] for r in references], list(predictions))
         return float(auc(fpr, tpr))
+
+
+class MultiLabelF1(GlobalMetric):
+    """unitxt's ``F1MultiLabel`` family (``metrics.f1_micro_multi_label``, ``f1_macro_multi_label``,
+    ``precision_*_multi_label``, ``recall_*_multi_label``): predictions and the single reference are
+    lists of labels; scikit-learn's ``metric`` (f1, precision, recall) of their indicator rows over
+    the references' labels (predicted labels outside them are ignored), with ``average`` micro or
+    macro, or per label (``average=None``: ``<metric>_<label>`` and their NaN-ignoring mean as the
+    main score); NaN when the references have no label."""
+
+    single_reference_per_prediction = True
+
+    def __init__(self, *, main_score: str, metric: str = "f1", average: str | None = None,
+                 score_prefix: str = "") -> None:
+        super().__init__(score_prefix=score_prefix)
+        self.main_score = main_score
+        self.metric = metric
+        self.average = average
+
+    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        import math
+        import warnings
+
+        from sklearn import metrics  # deferred: heavy optional import
+
+        refs = [r[0] for r in references]
+        labels = list({label for ref in refs for label in ref})
+        if not labels:
+            return {self.main_score: math.nan}
+        index = {label: i for i, label in enumerate(labels)}
+
+        def rows(lists: list[Any]) -> list[list[int]]:
+            out = []
+            for values in lists:
+                row = [0] * len(labels)
+                for v in values:
+                    if v in index:
+                        row[index[v]] = 1
+                out.append(row)
+            return out
+
+        fn = {"f1": metrics.f1_score, "precision": metrics.precision_score, "recall": metrics.recall_score}[self.metric]
+        kwargs: dict[str, Any] = {"average": self.average}
+        if len(labels) == 1:  # unitxt's guard: a single indicator column is read as class ids otherwise
+            kwargs["labels"] = [1]
+        with warnings.catch_warnings():  # unitxt passes no zero_division: 0.0 with scikit-learn's warning
+            warnings.simplefilter("ignore")
+            score = fn(rows(refs), rows(predictions), **kwargs)
+        if self.average is None:
+            values = [float(s) for s in score]
+            finite = [v for v in values if not math.isnan(v)]
+            out = {self.main_score: sum(finite) / len(finite) if finite else math.nan}
+            out.update({f"{self.metric}_{label}": v for label, v in zip(labels, values)})
+            return out
+        return {self.main_score: float(score)}
+
+
+class ExactMatchMM(InstanceMetric):
+    """unitxt's ``ExactMatchMM`` (``metrics.exact_match_mm``, MMStar's rule): the lower-cased,
+    stripped reference equals the prediction's first character, or the one after ``(``,
+    ``option `` or ``the answer is ``; best over the references. No interval (``n_resamples`` null)."""
+
+    main_score = "exact_match_mm"
+    ci_scores: list[str] = []
+
+    @staticmethod
+    def _match(pred: str, gt: str) -> float:
+        answer = gt.lower().strip().replace("\n", " ")
+        predict = pred.lower().strip().replace("\n", " ")
+        try:
+            if answer == predict[0]:
+                return 1.0
+            if predict[0] == "(" and answer == predict[1]:
+                return 1.0
+            if predict[0:7] == "option " and answer == predict[7]:
+                return 1.0
+            if predict[0:14] == "the answer is " and answer == predict[14]:
+                return 1.0
+        except IndexError:
+            return 0.0
+        return 0.0
+
+    def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
+        return max(self._match(str(prediction), str(r)) for r in references)
