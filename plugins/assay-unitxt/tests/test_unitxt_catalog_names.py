@@ -228,7 +228,8 @@ def test_ner_matches_unitxt():
     compare("metrics.ner", preds, refs)
 
 
-@pytest.mark.parametrize("name", ["metrics.key_value_extraction.accuracy", "metrics.key_value_extraction.token_overlap"])
+@pytest.mark.parametrize("name", ["metrics.key_value_extraction.accuracy",
+                                  "metrics.key_value_extraction.token_overlap"])
 def test_key_value_extraction_matches_unitxt(name):
     preds = [{"name": "John Smith", "age": "31"}, {"name": "Ann", "city": "Rome"}, {"age": "40", "zip": "123"}]
     refs = [[{"name": "John Smith", "age": "30"}], [{"name": "Ann Lee", "city": "Rome"}], [{"age": "40"}]]
@@ -292,7 +293,7 @@ def test_every_loaded_name_is_registered_and_declared():
 
     status = load_status()
     registry = assay.get_registry("metric")
-    for name, s in status.items():
+    for name in status:
         assert name in registry, name
         assert catalog_entries()[name]["needs"] == "nothing", name
     assert len(catalog_entries()) == 624

@@ -82,7 +82,8 @@ def _rouge(rouge_types: Any = ("rouge1", "rouge2", "rougeL", "rougeLsum"), sent_
 
 def _jaccard_string(splitter: Mapping[str, Any] | None = None, score_prefix: str = "") -> Any:
     if not isinstance(splitter, Mapping) or splitter.get("__type__") != "regex_split" or "by" not in splitter:
-        raise InvalidParameterError(f"jaccard_index_string: only a regex_split splitter is supported; got {splitter!r}.")
+        raise InvalidParameterError(
+            f"jaccard_index_string: only a regex_split splitter is supported; got {splitter!r}.")
     return _cls("text", "JaccardIndex")(split_regex=splitter["by"], score_prefix=score_prefix)
 
 
@@ -97,7 +98,8 @@ def _ndcg_pipeline(**args: Any) -> Any:
     steps = args.get("preprocess_steps", [])
     if (args.get("main_score") != "nDCG" or not isinstance(inner, Mapping) or inner.get("__type__") != "ndcg"
             or [s.get("__type__") for s in steps] != ["cast_fields"]):
-        raise InvalidParameterError("metrics.ndcg: only unitxt's catalog pipeline (cast_fields, then ndcg) is supported.")
+        raise InvalidParameterError(
+            "metrics.ndcg: only unitxt's catalog pipeline (cast_fields, then ndcg) is supported.")
     return _cls("retrieval", "Ndcg")(score_prefix=args.get("score_prefix", ""))
 
 
@@ -185,7 +187,8 @@ def build(name: str, **overrides: Any) -> Any:
     """Build the assay metric of unitxt's catalog entry ``name`` (``"metrics.rouge"``), ``overrides`` applied."""
     make = _builder(name)
     if make is None:
-        raise UnknownNameError(f"unitxt's catalog entry {name!r} has no assay metric; see docs/unitxt-catalog-entries.md.")
+        raise UnknownNameError(
+            f"unitxt's catalog entry {name!r} has no assay metric; see docs/unitxt-catalog-entries.md.")
     args = {k: v for k, v in catalog_entries()[name]["entry"].items() if not k.startswith("__")}
     args.update(overrides)
     n = {"n_resamples": args.pop("n_resamples")} if "n_resamples" in args else {}

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric
-
 from assay_unitxt.catalog.classification import BinaryF1
 
 __all__ = ["BinaryAccuracy", "BinaryMaxAccuracy", "BinaryMaxF1", "MatthewsCorrelation"]
@@ -87,7 +86,7 @@ class MatthewsCorrelation(GlobalMetric):
     single_reference_per_prediction = True
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
-        from sklearn.metrics import matthews_corrcoef  # deferred: heavy optional import
+        from sklearn.metrics import matthews_corrcoef  # type: ignore[import-untyped]  # deferred: heavy optional import
 
         ids: dict[Any, int] = {}
         y_true = [ids.setdefault(r[0], len(ids)) for r in references]

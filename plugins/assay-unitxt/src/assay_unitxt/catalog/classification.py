@@ -17,7 +17,8 @@ from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 
-__all__ = ["Accuracy", "BinaryF1", "ExactMatchMM", "F1Fast", "F1Weighted", "MultiLabelF1", "Ner", "RocAuc", "StringContainment"]
+__all__ = ["Accuracy", "BinaryF1", "ExactMatchMM", "F1Fast", "F1Weighted", "MultiLabelF1", "Ner", "RocAuc",
+           "StringContainment"]
 
 
 class Accuracy(InstanceMetric):
@@ -44,7 +45,7 @@ class StringContainment(InstanceMetric):
 
 def _f1(y_true: list[str], y_pred: list[str], labels: list[str], average: str | None) -> Any:
     # scikit-learn is unitxt's reference implementation of these averages; deferred: heavy optional import
-    from sklearn.metrics import f1_score
+    from sklearn.metrics import f1_score  # type: ignore[import-untyped]  # deferred: heavy optional import
 
     return f1_score(y_true, y_pred, labels=labels, average=average, zero_division=0)
 
@@ -112,7 +113,7 @@ class F1Weighted(GlobalMetric):
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
         import warnings
 
-        from sklearn.metrics import f1_score
+        from sklearn.metrics import f1_score  # deferred: heavy optional import
 
         y_true = [r[0] for r in references]
         with warnings.catch_warnings():  # unitxt passes no zero_division: 0.0 with scikit-learn's warning
@@ -267,7 +268,7 @@ class MultiLabelF1(GlobalMetric):
         import math
         import warnings
 
-        from sklearn import metrics  # deferred: heavy optional import
+        from sklearn import metrics  # type: ignore[import-untyped]  # deferred: heavy optional import
 
         refs = [r[0] for r in references]
         labels = list({label for ref in refs for label in ref})

@@ -106,7 +106,7 @@ class Ndcg(GlobalMetric):
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
         # scikit-learn is unitxt's implementation; deferred: heavy optional import
-        from sklearn.metrics import ndcg_score
+        from sklearn.metrics import ndcg_score  # type: ignore[import-untyped]  # deferred: heavy optional import
 
         per_query: dict[Any, tuple[list[Any], list[float]]] = {}
         for pred, ref, td in zip(predictions, references, task_data):

@@ -22,7 +22,7 @@ __all__ = ["split_sentences", "unitxt_rouge"]
 
 def split_sentences(text: str) -> str:
     """unitxt's ``"\\n".join(nltk.sent_tokenize(text.strip()))``."""
-    import nltk  # deferred: optional dependency
+    import nltk  # type: ignore[import-untyped]  # deferred: heavy optional import
 
     try:
         return "\n".join(nltk.sent_tokenize(text.strip()))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
