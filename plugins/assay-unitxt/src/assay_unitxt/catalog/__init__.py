@@ -84,7 +84,10 @@ def _jaccard_string(splitter: Mapping[str, Any] | None = None, score_prefix: str
     if not isinstance(splitter, Mapping) or splitter.get("__type__") != "regex_split" or "by" not in splitter:
         raise InvalidParameterError(
             f"jaccard_index_string: only a regex_split splitter is supported; got {splitter!r}.")
-    return _cls("text", "JaccardIndex")(split_regex=splitter["by"], score_prefix=score_prefix)
+    metric = _cls("text", "JaccardIndex")(split_regex=splitter["by"], score_prefix=score_prefix)
+    metric.examples = [{"predictions": ["a b c", "d e"], "references": [["a c"], ["d", "e f"]]}]
+    metric.prediction_type = str
+    return metric
 
 
 def _key_value(metric: str, score_prefix: str = "") -> Any:
@@ -163,7 +166,7 @@ _ROBUSTNESS = ["group_mean_accuracy", "fixed_group_mean_accuracy", "group_mean_s
                *[f"fixed_group_{agg}_{base}" for base in ("accuracy", "string_containment")
                  for agg in ("mean_baseline", "mean_paraphrase", "pdr_paraphrase", "norm_cohens_h_paraphrase",
                              "norm_hedges_g_paraphrase", "absval_norm_cohens_h_paraphrase",
-                             "absval_norm_hedges_g_paraphrase")]]
+                             "absval_norm_hedges_g_paraphrase")]]  # robustness.KINDS, listed here to keep imports lazy
 BUILDERS.update({kind: _robustness(kind) for kind in _ROBUSTNESS})
 
 #: ``metric_pipeline`` entries assay builds (by entry name: a pipeline's steps are specific to it)
@@ -199,13 +202,26 @@ def build(name: str, **overrides: Any) -> Any:
     return _n_resamples(metric, n)
 
 
+class _Factory:
+    """The registry factory of one entry: ``factory(**overrides)`` builds the metric; ``examples`` are the
+    sample inputs its metric class declares (read by ``assay check-plugin``, built on first access)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.__name__ = self.__qualname__ = name.replace(".", "_")
+        self.__doc__ = f"unitxt's catalog entry {name} (unitxt class {catalog_entries()[name]['entry'].get('__type__')})."
+
+    def __call__(self, **overrides: Any) -> Any:
+        return build(self.name, **overrides)
+
+    @property
+    def examples(self) -> Any:
+        return getattr(build(self.name), "examples", None)
+
+
 def factory(name: str) -> Callable[..., Any]:
     """The registry factory of ``name``: ``factory(**overrides)`` builds the metric."""
-    def make(**overrides: Any) -> Any:
-        return build(name, **overrides)
-    make.__name__ = make.__qualname__ = name.replace(".", "_")
-    make.__doc__ = f"unitxt's catalog entry {name} (unitxt class {catalog_entries()[name]['entry'].get('__type__')})."
-    return make
+    return _Factory(name)
 
 
 def load_status() -> dict[str, str]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric
-from assay_unitxt.catalog.classification import BinaryF1
+from assay.validation import undefined_metric
+from assay_unitxt.catalog.classification import BinaryF1, no_nan
 
 __all__ = ["BinaryAccuracy", "BinaryMaxAccuracy", "BinaryMaxF1", "MatthewsCorrelation"]
 
@@ -15,12 +16,15 @@ __all__ = ["BinaryAccuracy", "BinaryMaxAccuracy", "BinaryMaxF1", "MatthewsCorrel
 class BinaryAccuracy(InstanceMetric):
     """unitxt's ``BinaryAccuracy``: 1.0 when ``int(prediction > 0.5) == int(reference)``."""
 
+    examples = [{"predictions": [0.9, 0.2, 0.6, 0.4], "references": [[1.0], [0.0], [0.0], [1.0]]}]
+
     main_score = "accuracy_binary"
     ci_scores = ["accuracy_binary"]
+    prediction_type = float
     single_reference_per_prediction = True
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
-        return float(int(prediction > 0.5) == int(references[0]))
+        return float(int(no_nan(self, prediction) > 0.5) == int(references[0]))
 
 
 class BinaryMaxAccuracy(GlobalMetric):
@@ -29,11 +33,17 @@ class BinaryMaxAccuracy(GlobalMetric):
     ``best_thr_max_acc`` (the thresholds tried are the distinct predictions in increasing order,
     then 1.0, or the largest prediction + 0.01 when that is not below 1); no instance scores."""
 
+    examples = [{"predictions": [0.9, 0.2, 0.6, 0.4], "references": [[1.0], [0.0], [0.0], [1.0]]}]
+
     main_score = "max_accuracy_binary"
     per_instance = False
+    prediction_type = float
     single_reference_per_prediction = True
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        if not references:
+            return {self.main_score: undefined_metric(f"{self.main_score}: no instances; NaN.")}
+        predictions = [no_nan(self, p) for p in predictions]
         refs = [int(r[0]) for r in references]
         n = len(predictions)
         values = sorted(set(predictions))
@@ -53,12 +63,18 @@ class BinaryMaxF1(GlobalMetric):
     threshold (``best_thr_maxf1[_neg]``) and its recall and precision (``recall_at_max_f1[_neg]``,
     ``precision_at_max_f1[_neg]``); ties keep the threshold unitxt meets first (its set order)."""
 
+    examples = [{"predictions": [0.9, 0.2, 0.6, 0.4], "references": [[1.0], [0.0], [0.0], [1.0]]}]
+
     main_score = "max_f1_binary"
     per_instance = False
+    prediction_type = float
     single_reference_per_prediction = True
     ci_scores = ["max_f1_binary", "max_f1_binary_neg"]
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        if not references:
+            return {self.main_score: undefined_metric(f"{self.main_score}: no instances; NaN.")}
+        predictions = [no_nan(self, p) for p in predictions]
         f1 = BinaryF1()
         best: dict[str, float] = {"f1_binary": -1}
         best_neg: dict[str, float] = {"f1_binary_neg": -1}
@@ -88,6 +104,8 @@ class MatthewsCorrelation(GlobalMetric):
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
         from sklearn.metrics import matthews_corrcoef  # type: ignore[import-untyped]  # deferred: heavy optional import
 
+        if not references:
+            return undefined_metric("matthews_correlation: no instances; NaN.")
         ids: dict[Any, int] = {}
         y_true = [ids.setdefault(r[0], len(ids)) for r in references]
         y_pred = [ids.setdefault(p, len(ids)) for p in predictions]

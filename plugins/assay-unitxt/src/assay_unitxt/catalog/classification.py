@@ -16,31 +16,48 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
+from assay.validation import check_number, undefined_metric
+
+
+def no_nan(metric: Any, prediction: Any) -> Any:
+    """unitxt compares ``str(prediction)`` and so scores a NaN as the label ``"nan"``; assay rejects it."""
+    if isinstance(prediction, float) and prediction != prediction:
+        check_number(prediction, "prediction", owner=metric.name or type(metric).__name__)
+    return prediction
+
+
+def _floats(metric: Any, predictions: list[Any]) -> list[float]:
+    owner = metric.name or type(metric).__name__
+    return [check_number(p, "prediction", owner=owner) for p in predictions]
 
 __all__ = ["Accuracy", "BinaryF1", "ExactMatchMM", "F1Fast", "F1Weighted", "MultiLabelF1", "Ner", "RocAuc",
-           "StringContainment"]
+           "StringContainment", "no_nan"]
 
 
 class Accuracy(InstanceMetric):
     """unitxt's ``AccuracyFast`` (``metrics.accuracy``): 1.0 when ``str(prediction)`` equals
     ``str(reference)`` for some reference."""
 
+    examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["a"], ["c"]]}]
+
     main_score = "accuracy"
     ci_scores = ["accuracy"]
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
-        return float(str(prediction) in [str(r) for r in references])
+        return float(str(no_nan(self, prediction)) in [str(r) for r in references])
 
 
 class StringContainment(InstanceMetric):
     """unitxt's ``StringContainment`` (``metrics.string_containment``): 1.0 when some
     ``str(reference)`` is a substring of ``str(prediction)``."""
 
+    examples = [{"predictions": ["a b c", "d e", "f"], "references": [["a b"], ["d e"], ["g"]]}]
+
     main_score = "string_containment"
     ci_scores = ["string_containment"]
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
-        return float(any(str(r) in str(prediction) for r in references))
+        return float(any(str(r) in str(no_nan(self, prediction)) for r in references))
 
 
 def _f1(y_true: list[str], y_pred: list[str], labels: list[str], average: str | None) -> Any:
@@ -86,6 +103,8 @@ class F1Fast(Metric):
         return (prediction, references[0])
 
     def reduce(self, intermediates: Any) -> dict[str, float]:
+        if len(intermediates) == 0:
+            return {self.main_score: undefined_metric(f"{self.main_score}: no instances; NaN.")}
         y_pred = [p for p, _ in intermediates]
         y_true = [r for _, r in intermediates]
         labels = list(dict.fromkeys(y_true))
@@ -115,6 +134,8 @@ class F1Weighted(GlobalMetric):
 
         from sklearn.metrics import f1_score  # deferred: heavy optional import
 
+        if not references:
+            return undefined_metric("f1_weighted: no instances; NaN.")
         y_true = [r[0] for r in references]
         with warnings.catch_warnings():  # unitxt passes no zero_division: 0.0 with scikit-learn's warning
             warnings.simplefilter("ignore")
@@ -132,7 +153,10 @@ class Ner(GlobalMetric):
     ``in_classes_support``, ``f1_micro`` (main), ``recall_micro``, ``precision_micro``.
     """
 
+    examples = [{"predictions": [[("J", "PER"), ("P", "LOC")], [("I", "ORG")], []], "references": [[[("J", "PER")]], [[("I", "ORG"), ("B", "PER")]], [[("X", "LOC")]]]}]
+
     main_score = "f1_micro"
+    prediction_type = list[tuple[str, str]]
     single_reference_per_prediction = True
 
     def __init__(self, *, zero_division: float = 0.0, report_per_group_scores: bool = True,
@@ -207,7 +231,10 @@ class BinaryF1(GlobalMetric):
     ``<metric>_binary`` (class 1) and ``<metric>_binary_neg`` (class 0); no instance scores;
     intervals for ``f1_binary`` and ``f1_binary_neg`` (unitxt's, whatever the main score)."""
 
+    examples = [{"predictions": [0.9, 0.2, 0.6, 0.4, 0.8], "references": [[1.0], [0.0], [0.0], [1.0], [1.0]]}]
+
     per_instance = False
+    prediction_type = float
     single_reference_per_prediction = True
     ci_scores = ["f1_binary", "f1_binary_neg"]
 
@@ -221,8 +248,10 @@ class BinaryF1(GlobalMetric):
 
         from sklearn.metrics import precision_recall_fscore_support  # deferred: heavy optional import
 
+        if not references:
+            return {self.main_score: undefined_metric(f"{self.main_score}: no instances; NaN.")}
         y_true = [int(r[0]) for r in references]
-        y_pred = [int(p > self.threshold) for p in predictions]
+        y_pred = [int(p > self.threshold) for p in _floats(self, predictions)]
         with warnings.catch_warnings():  # unitxt passes no zero_division: 0.0 with scikit-learn's warning
             warnings.simplefilter("ignore")
             p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=[0, 1], average=None)
@@ -235,6 +264,8 @@ class RocAuc(GlobalMetric):
     """unitxt's ``RocAuc`` (``metrics.roc_auc``): scikit-learn's ``auc(roc_curve(references,
     predictions))``; no instance scores."""
 
+    examples = [{"predictions": [0.9, 0.2, 0.6, 0.4, 0.8], "references": [[1.0], [0.0], [0.0], [1.0], [1.0]]}]
+
     main_score = "roc_auc"
     per_instance = False
     single_reference_per_prediction = True
@@ -243,7 +274,9 @@ class RocAuc(GlobalMetric):
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> float:
         from sklearn.metrics import auc, roc_curve  # deferred: heavy optional import
 
-        fpr, tpr, _ = roc_curve([r[0] for r in references], list(predictions))
+        if not references:
+            return undefined_metric("roc_auc: no instances; NaN.")
+        fpr, tpr, _ = roc_curve([r[0] for r in references], _floats(self, predictions))
         return float(auc(fpr, tpr))
 
 
@@ -255,6 +288,9 @@ class MultiLabelF1(GlobalMetric):
     macro, or per label (``average=None``: ``<metric>_<label>`` and their NaN-ignoring mean as the
     main score); NaN when the references have no label."""
 
+    examples = [{"predictions": [["a", "b"], ["c"], [], ["a"]], "references": [[["a"]], [["c", "b"]], [["a"]], [["a"]]]}]
+
+    prediction_type = list[str]
     single_reference_per_prediction = True
 
     def __init__(self, *, main_score: str, metric: str = "f1", average: str | None = None,
@@ -307,6 +343,8 @@ class ExactMatchMM(InstanceMetric):
     stripped reference equals the prediction's first character, or the one after ``(``,
     ``option `` or ``the answer is ``; best over the references. No interval (``n_resamples`` null)."""
 
+    examples = [{"predictions": ["A", "(b)", "option c"], "references": [["a"], ["c"], ["C"]]}]
+
     main_score = "exact_match_mm"
     ci_scores: list[str] = []
 
@@ -328,4 +366,4 @@ class ExactMatchMM(InstanceMetric):
         return 0.0
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
-        return max(self._match(str(prediction), str(r)) for r in references)
+        return max(self._match(str(no_nan(self, prediction)), str(r)) for r in references)

@@ -17,6 +17,10 @@ from assay.metrics import GlobalMetric, InstanceMetric
 __all__ = ["MeanAveragePrecision", "MeanReciprocalRank", "Ndcg", "RetrievalAtK"]
 
 
+#: unitxt's RetrievalMetric.prediction_type
+RANKING = list[str] | list[int]
+
+
 def _relevance(prediction: Any, references: Any) -> list[int]:
     gold = set(dict.fromkeys(references[0]))
     return [1 if doc in gold else 0 for doc in prediction]
@@ -25,8 +29,11 @@ def _relevance(prediction: Any, references: Any) -> list[int]:
 class MeanReciprocalRank(InstanceMetric):
     """unitxt's ``MRR``: 1 / (1-based rank of the first relevant id), 0 when none is retrieved."""
 
+    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]], "references": [[["b", "c"]], [["z"]], [["a"]]]}]
+
     main_score = "mrr"
     ci_scores = ["mrr"]
+    prediction_type = RANKING
     single_reference_per_prediction = True
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
@@ -38,8 +45,11 @@ class MeanAveragePrecision(InstanceMetric):
     """unitxt's ``MAP``: the mean of precision@k over the ranks k of the relevant retrieved ids
     (divided by the number of relevant ids *retrieved*, unitxt's definition), 0 when none."""
 
+    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]], "references": [[["b", "c"]], [["z"]], [["a"]]]}]
+
     main_score = "map"
     ci_scores = ["map"]
+    prediction_type = RANKING
     single_reference_per_prediction = True
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
@@ -56,6 +66,9 @@ class RetrievalAtK(InstanceMetric):
     ``k`` of ``k_list`` (a k past the end of the ranking reads the last position); main
     ``match_at_<first k>``."""
 
+    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]], "references": [[["b", "c"]], [["z"]], [["a"]]]}]
+
+    prediction_type = RANKING
     single_reference_per_prediction = True
 
     def __init__(self, *, k_list: Sequence[int], score_prefix: str = "") -> None:
@@ -87,10 +100,14 @@ class RetrievalAtK(InstanceMetric):
 
 
 def _as_float(value: Any) -> float | None:
+    """unitxt's cast_fields step: float(value), None when it does not cast; NaN is rejected."""
     try:
-        return float(value)
+        out = float(value)
     except (TypeError, ValueError):
         return None
+    if math.isnan(out):
+        raise InvalidParameterError(f"metrics.ndcg: a NaN value ({value!r}); expected a number.")
+    return out
 
 
 class Ndcg(GlobalMetric):
@@ -100,6 +117,8 @@ class Ndcg(GlobalMetric):
     ``ndcg_score`` (None predictions ranked last; 0 when at most one prediction is numeric); the
     score ``nDCG`` is the NaN-ignoring mean over queries (NaN when no query has two instances).
     """
+
+    examples = [{"predictions": [0.9, 0.2, 0.5, 3.0, 1.0, 2.0], "references": [[2.0], [0.0], [1.0], [0.0], [3.0], [1.0]], "task_data": [{"query": "q1"}, {"query": "q1"}, {"query": "q1"}, {"query": "q2"}, {"query": "q2"}, {"query": "q2"}]}]
 
     main_score = "nDCG"
     single_reference_per_prediction = True

@@ -25,7 +25,7 @@ from assay_unitxt.group_aggregations import (
     performance_drop_rate,
 )
 
-__all__ = ["robustness_metric"]
+__all__ = ["KINDS", "robustness_metric"]
 
 
 def _subgroups(fn: Callable[..., float], absval: bool, scd: Any) -> float:
@@ -50,7 +50,13 @@ AGGREGATIONS: dict[str, tuple[Callable[..., float], bool]] = {
 }
 
 
-@functools.cache
+#: sample inputs for assay's conformance checks: two groups, each with an original and paraphrases
+EXAMPLES = [{"predictions": ["a", "b", "c", "d", "e", "f"], "references": [["a"], ["x"], ["c"], ["d"], ["y"], ["f"]],
+             "task_data": [{"group_id": g, "variant_type": v} for g, v in
+                           [("g1", "original"), ("g1", "paraphrase"), ("g1", "paraphrase"),
+                            ("g2", "original"), ("g2", "paraphrase"), ("g2", "paraphrase")]]}]
+
+
 def _class(base_name: str, aggregation: str, fixed: bool) -> type:
     bases: dict[str, Any] = {"accuracy": Accuracy, "string_containment": StringContainment}
     if base_name == "token_overlap":
@@ -61,11 +67,15 @@ def _class(base_name: str, aggregation: str, fixed: bool) -> type:
     spec: dict[str, Any] = {"agg_func": [aggregation, fn, fixed]}
     if base_name == "token_overlap":
         spec["score_fields"] = ["f1", "precision", "recall"]
-    body: dict[str, Any] = {"reduction_map": {"group_mean": spec}, "__module__": __name__}
+    body: dict[str, Any] = {"reduction_map": {"group_mean": spec}, "__module__": __name__, "examples": EXAMPLES}
     if subgroups:
         body["subgroup_column"] = "variant_type"
     name = f"{'Fixed' if fixed else ''}Group_{aggregation}_{base_name}"
-    return type(name, (base,), body)
+    if name not in globals():  # a module attribute: instances pickle by reference, as any class
+        body["__qualname__"] = name
+        globals()[name] = type(name, (base,), body)
+    cls: type = globals()[name]
+    return cls
 
 
 def robustness_metric(kind: str, score_prefix: str = "") -> Any:
@@ -79,3 +89,18 @@ def robustness_metric(kind: str, score_prefix: str = "") -> Any:
     else:
         raise KeyError(kind)
     return _class(base_name, aggregation, fixed)(score_prefix=score_prefix)
+
+
+def _define_all() -> None:
+    """Create every class at import, so that an instance unpickles in a process that never built it."""
+    for kind in KINDS:
+        robustness_metric(kind)
+
+
+#: unitxt's 19 robustness classes, by catalog ``__type__``
+KINDS = ["group_mean_accuracy", "fixed_group_mean_accuracy", "group_mean_string_containment",
+         "fixed_group_mean_string_containment", "group_mean_token_overlap",
+         *[f"fixed_group_{agg}_{base}" for base in ("accuracy", "string_containment")
+           for agg in ("mean_baseline", "mean_paraphrase", "pdr_paraphrase", "norm_cohens_h_paraphrase",
+                       "norm_hedges_g_paraphrase", "absval_norm_cohens_h_paraphrase", "absval_norm_hedges_g_paraphrase")]]
+_define_all()

@@ -10,6 +10,7 @@ wraps (jiwer; the official SQuAD v1.1 normalisation) and never downloads anythin
 from __future__ import annotations
 
 import collections
+import math
 import re
 import string
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
+from assay.validation import undefined_metric
 
 __all__ = ["Anls", "CharEditDistance", "JaccardIndex", "NormalizedSacrebleu", "Squad", "StringContainmentRatio",
            "UnsortedListExactMatch", "Wer"]
@@ -83,6 +85,9 @@ class JaccardIndex(InstanceMetric):
     """unitxt's ``JaccardIndex`` (lists or sets) and ``JaccardIndexString`` (``split_regex``
     given: strings split with ``re.split``): the best |P ∩ R| / |P ∪ R| over the references."""
 
+    examples = [{"predictions": [["a", "b"], ["c"]], "references": [[["a", "c"]], [["c"], ["d"]]]}]
+
+    prediction_type = list[Any] | set[Any]
     main_score = "jaccard_index"
     ci_scores = ["jaccard_index"]
 
@@ -101,6 +106,8 @@ class JaccardIndex(InstanceMetric):
 class UnsortedListExactMatch(InstanceMetric):
     """unitxt's ``UnsortedListExactMatch``: 1.0 when ``sorted(prediction) == sorted(references[0])``."""
 
+    examples = [{"predictions": [["a", "b"], ["c"]], "references": [[["b", "a"]], [["d"]]]}]
+
     main_score = "unsorted_list_exact_match"
     ci_scores = ["unsorted_list_exact_match"]
 
@@ -111,6 +118,8 @@ class UnsortedListExactMatch(InstanceMetric):
 class StringContainmentRatio(InstanceMetric):
     """unitxt's ``StringContainmentRatio``: the share of the values of ``task_data[field]`` whose
     ``str`` is a substring of ``str(prediction)``; score ``string_containment``."""
+
+    examples = [{"predictions": ["alice met bob", "carol"], "references": [["x"], ["y"]], "task_data": [{"entities": ["alice", "eve"]}, {"entities": ["carol"]}]}]
 
     main_score = "string_containment"
     ci_scores = ["string_containment"]
@@ -125,7 +134,9 @@ class StringContainmentRatio(InstanceMetric):
                 f"string_containment_ratio: the field {self.field!r} is not in the instance's task_data "
                 f"({sorted(task_data) if isinstance(task_data, Mapping) else task_data!r}).")
         values = task_data[self.field]
-        return sum(str(v) in str(prediction) for v in values) / len(values)
+        from assay_unitxt.catalog.classification import no_nan
+
+        return sum(str(v) in str(no_nan(self, prediction)) for v in values) / len(values)
 
 
 class Wer(GlobalMetric):
@@ -185,6 +196,8 @@ class Squad(Metric):
 
     def reduce(self, intermediates: Any) -> dict[str, float]:
         n = len(intermediates)
+        if n == 0:
+            return {"exact_match": undefined_metric("squad: no instances; NaN."), "f1": math.nan}
         # evaluate's squad: 100 * mean, then unitxt's scale=100 divides; kept in that order for equal floats
         em = 100.0 * sum(e for e, _ in intermediates) / n
         f1 = 100.0 * sum(f for _, f in intermediates) / n
