@@ -209,7 +209,8 @@ class _Factory:
     def __init__(self, name: str) -> None:
         self.name = name
         self.__name__ = self.__qualname__ = name.replace(".", "_")
-        self.__doc__ = f"unitxt's catalog entry {name} (unitxt class {catalog_entries()[name]['entry'].get('__type__')})."
+        kind = catalog_entries()[name]["entry"].get("__type__")
+        self.__doc__ = f"unitxt's catalog entry {name} (unitxt class {kind})."
 
     def __call__(self, **overrides: Any) -> Any:
         return build(self.name, **overrides)

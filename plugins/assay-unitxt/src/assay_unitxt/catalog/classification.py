@@ -153,7 +153,8 @@ class Ner(GlobalMetric):
     ``in_classes_support``, ``f1_micro`` (main), ``recall_micro``, ``precision_micro``.
     """
 
-    examples = [{"predictions": [[("J", "PER"), ("P", "LOC")], [("I", "ORG")], []], "references": [[[("J", "PER")]], [[("I", "ORG"), ("B", "PER")]], [[("X", "LOC")]]]}]
+    examples = [{"predictions": [[("J", "PER"), ("P", "LOC")], [("I", "ORG")], []],
+                 "references": [[[("J", "PER")]], [[("I", "ORG"), ("B", "PER")]], [[("X", "LOC")]]]}]
 
     main_score = "f1_micro"
     prediction_type = list[tuple[str, str]]
@@ -288,7 +289,8 @@ class MultiLabelF1(GlobalMetric):
     macro, or per label (``average=None``: ``<metric>_<label>`` and their NaN-ignoring mean as the
     main score); NaN when the references have no label."""
 
-    examples = [{"predictions": [["a", "b"], ["c"], [], ["a"]], "references": [[["a"]], [["c", "b"]], [["a"]], [["a"]]]}]
+    examples = [{"predictions": [["a", "b"], ["c"], [], ["a"]],
+                 "references": [[["a"]], [["c", "b"]], [["a"]], [["a"]]]}]
 
     prediction_type = list[str]
     single_reference_per_prediction = True

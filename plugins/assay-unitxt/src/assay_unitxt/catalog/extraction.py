@@ -21,7 +21,8 @@ __all__ = ["KeyValueExtraction"]
 class KeyValueExtraction(GlobalMetric):
     """unitxt's ``KeyValueExtraction``; ``metric`` is the inner metric's catalog name."""
 
-    examples = [{"predictions": [{"name": "John", "age": "31"}, {"age": "40", "zip": "1"}], "references": [[{"name": "John", "age": "30"}], [{"age": "40"}]]}]
+    examples = [{"predictions": [{"name": "John", "age": "31"}, {"age": "40", "zip": "1"}],
+                 "references": [[{"name": "John", "age": "30"}], [{"age": "40"}]]}]
 
     single_reference_per_prediction = False
     prediction_type = dict[str, Any]

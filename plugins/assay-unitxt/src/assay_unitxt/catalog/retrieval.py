@@ -29,7 +29,8 @@ def _relevance(prediction: Any, references: Any) -> list[int]:
 class MeanReciprocalRank(InstanceMetric):
     """unitxt's ``MRR``: 1 / (1-based rank of the first relevant id), 0 when none is retrieved."""
 
-    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]], "references": [[["b", "c"]], [["z"]], [["a"]]]}]
+    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]],
+                 "references": [[["b", "c"]], [["z"]], [["a"]]]}]
 
     main_score = "mrr"
     ci_scores = ["mrr"]
@@ -45,7 +46,8 @@ class MeanAveragePrecision(InstanceMetric):
     """unitxt's ``MAP``: the mean of precision@k over the ranks k of the relevant retrieved ids
     (divided by the number of relevant ids *retrieved*, unitxt's definition), 0 when none."""
 
-    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]], "references": [[["b", "c"]], [["z"]], [["a"]]]}]
+    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]],
+                 "references": [[["b", "c"]], [["z"]], [["a"]]]}]
 
     main_score = "map"
     ci_scores = ["map"]
@@ -66,7 +68,8 @@ class RetrievalAtK(InstanceMetric):
     ``k`` of ``k_list`` (a k past the end of the ranking reads the last position); main
     ``match_at_<first k>``."""
 
-    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]], "references": [[["b", "c"]], [["z"]], [["a"]]]}]
+    examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]],
+                 "references": [[["b", "c"]], [["z"]], [["a"]]]}]
 
     prediction_type = RANKING
     single_reference_per_prediction = True
@@ -118,7 +121,11 @@ class Ndcg(GlobalMetric):
     score ``nDCG`` is the NaN-ignoring mean over queries (NaN when no query has two instances).
     """
 
-    examples = [{"predictions": [0.9, 0.2, 0.5, 3.0, 1.0, 2.0], "references": [[2.0], [0.0], [1.0], [0.0], [3.0], [1.0]], "task_data": [{"query": "q1"}, {"query": "q1"}, {"query": "q1"}, {"query": "q2"}, {"query": "q2"}, {"query": "q2"}]}]
+    examples = [{"predictions": [0.9, 0.2, 0.5, 3.0, 1.0, 2.0],
+                 "references": [[2.0], [0.0], [1.0], [0.0], [3.0], [1.0]],
+                 "task_data": [{"query": "q1"},
+                               {"query": "q1"},
+                               {"query": "q1"}, {"query": "q2"}, {"query": "q2"}, {"query": "q2"}]}]
 
     main_score = "nDCG"
     single_reference_per_prediction = True

@@ -102,5 +102,6 @@ KINDS = ["group_mean_accuracy", "fixed_group_mean_accuracy", "group_mean_string_
          "fixed_group_mean_string_containment", "group_mean_token_overlap",
          *[f"fixed_group_{agg}_{base}" for base in ("accuracy", "string_containment")
            for agg in ("mean_baseline", "mean_paraphrase", "pdr_paraphrase", "norm_cohens_h_paraphrase",
-                       "norm_hedges_g_paraphrase", "absval_norm_cohens_h_paraphrase", "absval_norm_hedges_g_paraphrase")]]
+                       "norm_hedges_g_paraphrase", "absval_norm_cohens_h_paraphrase",
+                       "absval_norm_hedges_g_paraphrase")]]
 _define_all()

@@ -119,7 +119,9 @@ class StringContainmentRatio(InstanceMetric):
     """unitxt's ``StringContainmentRatio``: the share of the values of ``task_data[field]`` whose
     ``str`` is a substring of ``str(prediction)``; score ``string_containment``."""
 
-    examples = [{"predictions": ["alice met bob", "carol"], "references": [["x"], ["y"]], "task_data": [{"entities": ["alice", "eve"]}, {"entities": ["carol"]}]}]
+    examples = [{"predictions": ["alice met bob", "carol"],
+                 "references": [["x"], ["y"]],
+                 "task_data": [{"entities": ["alice", "eve"]}, {"entities": ["carol"]}]}]
 
     main_score = "string_containment"
     ci_scores = ["string_containment"]
