@@ -61,6 +61,7 @@ MODEL = {
     "safety_metric": "a reward model from the Hub",
     "is_code_mixed": "an instruction model from the Hub",
     "meteor_fast": "NLTK's WordNet data (nltk.download at run time)",
+    "f1_strings": "spaCy's en_core_web_sm model (downloaded at run time)",
 }
 #: entries that are not metrics (LLM-judge criteria definitions filed under metrics.*)
 NOT_METRIC = {"criteria": "an LLM-judge criterion definition, not a metric",

@@ -334,3 +334,32 @@ def test_robustness_entry_matches_unitxt(name):
             assert _close(v, a_glob[k]), f"{name} global {k}: unitxt {v}, assay {a_glob[k]}"
     for u, a in zip(u_inst, a_inst):
         assert _numbers(u) == pytest.approx(_numbers(a))
+
+
+def test_token_overlap_with_context_matches_unitxt():
+    # unitxt's pipeline Copy-ies (keeps) f1/recall/precision: the copies carry no interval, as in unitxt
+    compare("metrics.token_overlap_with_context", ["apple", "boy", "cat"], [["x"], ["y"], ["z"]],
+            [{"context": "apple 2e"}, {"context": "boy"}, {"context": "dog"}])
+
+
+@pytest.mark.parametrize("name", ["metrics.tool_calling.key_value.accuracy",
+                                  "metrics.tool_calling.key_value.token_overlap"])
+def test_tool_call_key_value_matches_unitxt(name):
+    preds = [{"name": "get_weather", "arguments": {"city": "Paris", "unit": "C"}},
+             {"name": "book", "arguments": {"who": {"first": "Ann", "last": "Lee"},
+                                            "stops": [{"home": {"city": "Rome"}}, {"work": {"city": "Oslo"}}]}},
+             {"name": "find", "arguments": {"items": [{"id": "1", "q": "a"}, {"id": "2", "q": "b b"}]}}]
+    refs = [[{"name": "get_weather", "arguments": {"city": "Paris", "unit": "F"}}],
+            [{"name": "book", "arguments": {"who": {"first": "Ann", "last": "Li"},
+                                            "stops": [{"home": {"city": "Rome"}}, {"work": {"city": "Bergen"}}]}}],
+            [{"name": "find", "arguments": {"items": [{"id": "1", "q": "a"}, {"id": "3", "q": "b"}]}}]]
+    compare(name, preds, refs)
+
+
+def test_recommended_no_gpu_is_unitxts_list_of_rouge(offline_nltk):
+    metric, _ = unitxt_artifact.fetch_artifact("metrics.qa.open.recommended_no_gpu")
+    assert [type(m).__name__ for m in metric.items] == ["Rouge"]
+    preds, refs = ["the cat sat. on the mat", "a dog"], [["the cat sat on the mat"], ["a dog ran"]]
+    _, listed = assay_run("metrics.qa.open.recommended_no_gpu", preds, refs, n_resamples=0)
+    _, rouge = assay_run("metrics.rouge", preds, refs, n_resamples=0)
+    assert listed == rouge

@@ -96,6 +96,37 @@ def _key_value(metric: str, score_prefix: str = "") -> Any:
     return KeyValueExtraction(metric=metric, score_prefix=score_prefix)
 
 
+def _tool_call_key_value(metric: str, score_prefix: str = "") -> Any:
+    from assay_unitxt.catalog.extraction import ToolCallKeyValueExtraction
+
+    return ToolCallKeyValueExtraction(metric=metric, score_prefix=score_prefix)
+
+
+def _metrics_list(items: list[str], score_prefix: str = "") -> Any:
+    """unitxt's ``metrics_list`` of one metric name: that metric (assay loads one metric per name)."""
+    if len(items) != 1:
+        raise InvalidParameterError(f"metrics_list: assay loads one metric per name; this list has {items}.")
+    import assay
+
+    return assay.load_metric(items[0], **({"score_prefix": score_prefix} if score_prefix else {}))
+
+
+def _token_overlap_with_context(**args: Any) -> Any:
+    """unitxt's ``metrics.token_overlap_with_context``: its catalog pipeline with assay-unitxt's operators."""
+    from assay_unitxt.operators import Copy, ListFieldValues
+    from assay_unitxt.pipeline import MetricPipeline
+
+    pre, post = args.get("preprocess_steps", []), args.get("postprocess_steps", [])
+    if ([s.get("__type__") for s in pre] != ["copy", "list_field_values"]
+            or [s.get("__type__") for s in post] != ["copy"]):
+        raise InvalidParameterError("metrics.token_overlap_with_context: only unitxt's catalog pipeline is supported.")
+    steps = [Copy(field=pre[0]["field"], to_field=pre[0]["to_field"]),
+             ListFieldValues(fields=pre[1]["fields"], to_field=pre[1]["to_field"])]
+    return MetricPipeline(main_score=args.get("main_score"), preprocess_steps=steps, metric="metrics.token_overlap",
+                          postprocess_steps=[Copy(field_to_field=post[0]["field_to_field"])],
+                          score_prefix=args.get("score_prefix", ""))
+
+
 def _ndcg_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     steps = args.get("preprocess_steps", [])
@@ -151,6 +182,8 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "wer": _plain("text", "Wer"),
     "normalized_sacrebleu": _plain("text", "NormalizedSacrebleu"),
     "rouge": _rouge,
+    "tool_call_key_value_extraction": _tool_call_key_value,
+    "metrics_list": _metrics_list,
     "key_value_extraction": _key_value,
 }
 def _robustness(kind: str) -> Callable[..., Any]:
@@ -173,6 +206,7 @@ BUILDERS.update({kind: _robustness(kind) for kind in _ROBUSTNESS})
 PIPELINES: dict[str, Callable[..., Any]] = {
     "metrics.ndcg": _ndcg_pipeline,
     "metrics.squad": _squad_pipeline,
+    "metrics.token_overlap_with_context": _token_overlap_with_context,
 }
 
 

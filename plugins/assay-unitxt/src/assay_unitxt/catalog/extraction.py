@@ -15,7 +15,7 @@ from typing import Any
 import assay
 from assay.metrics import GlobalMetric
 
-__all__ = ["KeyValueExtraction"]
+__all__ = ["KeyValueExtraction", "ToolCallKeyValueExtraction", "flatten_tool_call"]
 
 
 class KeyValueExtraction(GlobalMetric):
@@ -65,3 +65,39 @@ class KeyValueExtraction(GlobalMetric):
         out[f"{name}_macro"] = average / len(stats) if stats else float("nan")
         out[f"{name}_legal_keys_in_predictions"] = 1 - illegal / n_pred_keys if n_pred_keys else 0.0
         return out
+
+
+def flatten_tool_call(nested: Any, parent: str = "", sep: str = ".") -> dict[str, Any]:
+    """unitxt's ``ToolCallKeyValueExtraction.flatten_dict``: nested keys joined with ``.``; a list of
+    dicts is indexed (``args.addresses.0.city``), unless each dict has one key and the keys are
+    distinct (``args.addresses.home.city``)."""
+    flat: dict[str, Any] = {}
+    for k, v in nested.items():
+        key = f"{parent}{sep}{k}" if parent else k
+        if isinstance(v, list) and v and all(isinstance(d, dict) for d in v):
+            if all(len(d) == 1 for d in v):
+                keys = [next(iter(d)) for d in v]
+                if len(keys) == len(set(keys)):
+                    for e in v:
+                        flat.update(flatten_tool_call(e, key, sep))
+                    continue
+            for i, e in enumerate(v):
+                flat.update(flatten_tool_call(e, f"{key}{sep}{i}", sep))
+        elif isinstance(v, dict):
+            flat.update(flatten_tool_call(v, key, sep))
+        else:
+            flat[key] = v
+    return flat
+
+
+class ToolCallKeyValueExtraction(KeyValueExtraction):
+    """unitxt's ``ToolCallKeyValueExtraction`` (``metrics.tool_calling.key_value.accuracy`` and
+    ``.token_overlap``): tool calls ``{"name": ..., "arguments": {...}}`` flattened into key-value
+    pairs (:func:`flatten_tool_call`), then :class:`KeyValueExtraction`."""
+
+    examples = [{"predictions": [{"name": "f", "arguments": {"a": "1", "b": {"c": "x"}}}],
+                 "references": [[{"name": "f", "arguments": {"a": "2", "b": {"c": "x"}}}]]}]
+
+    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        return super().compute_global([flatten_tool_call(p) for p in predictions],
+                                      [[flatten_tool_call(r) for r in ref] for ref in references], task_data)
