@@ -172,6 +172,9 @@ def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
                 status = loaded[n]
             elif e["needs"] != "nothing":
                 status = f"not loaded: needs {e['needs']}"
+            elif kind == "metrics_list":
+                status = ("not loaded: a list of several metrics (assay loads one metric per name), "
+                          "or of metrics it does not load")
             else:
                 status = f"not loaded: no assay builder for `{kind}` yet"
             lines.append(f"| `{n}` | `{kind}` | {needs} | {status} |")

@@ -102,13 +102,13 @@ def _tool_call_key_value(metric: str, score_prefix: str = "") -> Any:
     return ToolCallKeyValueExtraction(metric=metric, score_prefix=score_prefix)
 
 
-def _metrics_list(items: list[str], score_prefix: str = "") -> Any:
-    """unitxt's ``metrics_list`` of one metric name: that metric (assay loads one metric per name)."""
+def _metrics_list(items: list[str], **overrides: Any) -> Any:
+    """unitxt's ``metrics_list`` of one metric name: that metric, overrides passed on (one metric per name)."""
     if len(items) != 1:
         raise InvalidParameterError(f"metrics_list: assay loads one metric per name; this list has {items}.")
     import assay
 
-    return assay.load_metric(items[0], **({"score_prefix": score_prefix} if score_prefix else {}))
+    return assay.load_metric(items[0], **overrides)
 
 
 def _token_overlap_with_context(**args: Any) -> Any:
@@ -122,9 +122,14 @@ def _token_overlap_with_context(**args: Any) -> Any:
         raise InvalidParameterError("metrics.token_overlap_with_context: only unitxt's catalog pipeline is supported.")
     steps = [Copy(field=pre[0]["field"], to_field=pre[0]["to_field"]),
              ListFieldValues(fields=pre[1]["fields"], to_field=pre[1]["to_field"])]
-    return MetricPipeline(main_score=args.get("main_score"), preprocess_steps=steps, metric="metrics.token_overlap",
-                          postprocess_steps=[Copy(field_to_field=post[0]["field_to_field"])],
-                          score_prefix=args.get("score_prefix", ""))
+    metric = MetricPipeline(main_score=args.get("main_score"), preprocess_steps=steps, metric="metrics.token_overlap",
+                            postprocess_steps=[Copy(field_to_field=post[0]["field_to_field"])],
+                            score_prefix=args.get("score_prefix", ""))
+    # unitxt's example: f1 overlap with the contexts 5/9 (docs/unitxt-catalog.md)
+    metric.examples = [{"predictions": ["apple", "boy", "cat"], "references": [["x"], ["y"], ["z"]],
+                        "task_data": [{"context": "apple 2e"}, {"context": "boy"}, {"context": "dog"}],
+                        "global_target": {"f1_overlap_with_context": 5 / 9}}]
+    return metric
 
 
 def _ndcg_pipeline(**args: Any) -> Any:
@@ -217,6 +222,10 @@ def _builder(name: str) -> Callable[..., Any] | None:
     kind = entry["entry"].get("__type__")
     if kind == "metric_pipeline":
         return PIPELINES.get(name)
+    if kind == "metrics_list":  # one metric per name: a list of one buildable metric
+        items = entry["entry"].get("items", [])
+        if len(items) != 1 or not (_builder(items[0]) is not None or items[0] in ELSEWHERE):
+            return None
     return BUILDERS.get(kind)
 
 

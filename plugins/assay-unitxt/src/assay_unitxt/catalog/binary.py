@@ -97,6 +97,8 @@ class MatthewsCorrelation(GlobalMetric):
     correlation of the label strings (what ``evaluate``'s ``matthews_correlation`` module computes;
     assay computes it offline)."""
 
+    examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
+
     main_score = "matthews_correlation"
     prediction_type = str
     single_reference_per_prediction = True

@@ -77,6 +77,8 @@ class F1Fast(Metric):
     as in unitxt.
     """
 
+    examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
+
     main_score = "f1"
     prediction_type = str
 
@@ -124,6 +126,8 @@ class F1Fast(Metric):
 class F1Weighted(GlobalMetric):
     """unitxt's ``F1Weighted`` (``metrics.f1_weighted``): scikit-learn's weighted F1 over the
     references' labels (scikit-learn's default ``zero_division``, as unitxt)."""
+
+    examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 
     main_score = "f1_weighted"
     prediction_type = str

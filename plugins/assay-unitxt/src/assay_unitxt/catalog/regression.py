@@ -47,6 +47,8 @@ class Correlation(Metric):
     instance scores are NaN (``reduce_one`` in unitxt). A NaN or infinite value is an error; a
     constant input gives NaN with an ``UndefinedMetricWarning``."""
 
+    examples = [{"predictions": [1.0, 2.0, 3.5, 4.0, 2.5], "references": [[1.0], [3.0], [2.0], [4.0], [2.0]]}]
+
     prediction_type = float
 
     def __init__(self, *, kind: str, n_resamples: int | None = None, score_prefix: str = "") -> None:
@@ -82,6 +84,8 @@ class MeanSquaredError(Metric):
     """unitxt's ``MeanSquaredError`` / ``RootMeanSquaredError``: the mean of
     ``(reference - prediction) ** 2`` (its square root for ``root=True``). unitxt leaves NaN
     values out of the mean; assay rejects a NaN or infinite value, naming it."""
+
+    examples = [{"predictions": [1.0, 2.0, 4.0], "references": [[1.0], [3.0], [2.0]]}]
 
     prediction_type = float
     single_reference_per_prediction = True

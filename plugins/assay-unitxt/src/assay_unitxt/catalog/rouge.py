@@ -46,5 +46,12 @@ def unitxt_rouge(*, rouge_types: Sequence[str], sent_split_newline: bool = True,
     inner.ci_scores = list(inner.score_names)
     if not sent_split_newline:
         inner.score_prefix = score_prefix
-        return inner
-    return MetricPipeline(inner, preprocess=[_split_instance], score_prefix=score_prefix)
+        metric = inner
+    else:
+        metric = MetricPipeline(inner, preprocess=[_split_instance], score_prefix=score_prefix)
+    # sample inputs for assay's conformance suite: without the sentence split, which needs punkt_tab on disk
+    metric.examples = [{"overrides": {"sent_split_newline": False},
+                        "predictions": ["the cat sat on the mat", "a dog"],
+                        "references": [["the cat sat"], ["a dog ran"]],
+                        "global_target": {"rouge1": (2 * 0.5 * 1 / 1.5 + 2 * 1 * (2 / 3) / (5 / 3)) / 2}}]
+    return metric

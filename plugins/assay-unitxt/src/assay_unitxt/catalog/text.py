@@ -37,6 +37,10 @@ class Anls(InstanceMetric):
     """unitxt's ``ANLS``: 1 - the smallest normalised Levenshtein distance to a reference (text
     lower-cased, whitespace collapsed; normalised by the longer *raw* length), 0 below ``threshold``."""
 
+    examples = [{"predictions": ["Hello World", "foo", "xyz"],
+                 "references": [["hello  world"], ["bar", "fooo"], ["abc"]],
+                 "global_target": {"anls": (1.0 + 0.75 + 0.0) / 3}}]
+
     main_score = "anls"
     ci_scores: list[str] = []  # unitxt's ANLS declares no ci_scores: no interval
     prediction_type = str
@@ -60,6 +64,8 @@ class Anls(InstanceMetric):
 class CharEditDistance(InstanceMetric):
     """unitxt's ``CharEditDistance`` / ``CharEditDistanceAccuracy``: the Levenshtein distance of the
     texts with all whitespace removed (``accuracy=True``: 1 - distance / longer length)."""
+
+    examples = [{"predictions": ["a b c", "abd"], "references": [["abc"], ["abc"]]}]
 
     prediction_type = str
     single_reference_per_prediction = True
@@ -146,6 +152,10 @@ class Wer(GlobalMetric):
     ``wer`` module computed with jiwer offline: (S + D + I) summed over the pairs divided by
     (S + D + H) summed; each prediction against its single reference."""
 
+    examples = [{"predictions": ["the cat sat on mat", "birds"],
+                 "references": [["the cat sat on the mat"], ["birds sang"]],
+                 "global_target": {"wer": 2 / 8}}]
+
     main_score = "wer"
     higher_is_better = False
     prediction_type = str
@@ -187,6 +197,9 @@ class Squad(Metric):
     answers; ``f1`` (main) and ``exact_match`` are their means, on unitxt's 0-1 scale (the module's
     0-100 divided by ``scale=100``)."""
 
+    examples = [{"predictions": ["The Eiffel Tower", "Paris, France"], "references": [["Eiffel tower"], ["Paris"]],
+                 "global_target": {"f1": (1 + 2 / 3) / 2, "exact_match": 0.5}}]
+
     main_score = "f1"
     prediction_type = str
     ci_scores = ["f1"]
@@ -213,6 +226,9 @@ class NormalizedSacrebleu(Metric):
     ``effective_order``. ``sacrebleu`` is on a 0-1 scale **rounded to two decimals** and ``bp`` is
     rounded too, as unitxt does; ``sys_len`` and ``ref_len`` are reported; unitxt's list-valued
     ``counts``, ``totals`` and ``precisions`` are not (assay's scores are numbers)."""
+
+    examples = [{"predictions": ["the cat sat", "a dog", "xyz"],
+                 "references": [["the cat sat on the mat"], ["a dog ran"], ["abc"]]}]
 
     main_score = "sacrebleu"
     prediction_type = str
