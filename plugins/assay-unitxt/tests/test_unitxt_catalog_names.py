@@ -119,6 +119,7 @@ NUM_R = [[1.0], [3.0], [2.0], [4.0], [2.0], [1.0], [5.5], [6.0], [3.0], [8.0], [
 CASES = {
     "metrics.accuracy": (["a", "b", "c", "1"], [["a"], ["x"], ["c", "d"], [1]], None),
     "metrics.string_containment": (TEXT_P, [["cat"], ["cat", "dog"], ["fly"], ["World"], ["z"]], None),
+    "metrics.token_overlap": (TEXT_P, TEXT_R, None),  # assay-classic's UnitxtTokenOverlap
     "metrics.f1_micro": (LABEL_P, LABEL_R, None),
     "metrics.f1_macro": (LABEL_P, LABEL_R, None),
     "metrics.mrr": (RANK_P, RANK_R, None),
@@ -236,10 +237,11 @@ def test_key_value_extraction_matches_unitxt(name):
     compare(name, preds, refs)
 
 
-def test_rouge_matches_unitxt(offline_nltk):
+@pytest.mark.parametrize("name", ["metrics.rouge", "metrics.rouge_with_confidence_intervals"])
+def test_rouge_matches_unitxt(offline_nltk, name):
     preds = ["The cat sat. It was happy!", "a dog ran in the park", "birds sing"]
     refs = [["The cat sat on the mat. It was glad."], ["a dog ran", "the dog runs in a park"], ["birds sang. loud"]]
-    compare("metrics.rouge", preds, refs)
+    compare(name, preds, refs)
 
 
 def test_rouge_without_punkt_says_what_to_do(monkeypatch):
@@ -363,3 +365,16 @@ def test_recommended_no_gpu_is_unitxts_list_of_rouge(offline_nltk):
     _, listed = assay_run("metrics.qa.open.recommended_no_gpu", preds, refs, n_resamples=0)
     _, rouge = assay_run("metrics.rouge", preds, refs, n_resamples=0)
     assert listed == rouge
+
+
+def test_every_loaded_entry_is_compared_here():
+    """Each name assay loads appears in a test of this file (or of test_unitxt_task.py) by its catalog name."""
+    from pathlib import Path
+
+    from assay_unitxt.catalog import load_status
+
+    here = Path(__file__).read_text(encoding="utf-8")
+    generated = set(ROBUSTNESS) | {f"metrics.{m}_{a}_multi_label" for m in ("f1", "precision", "recall")
+                                   for a in ("micro", "macro")}
+    missing = [n for n in load_status() if f'"{n}"' not in here and n not in generated]
+    assert missing == []
