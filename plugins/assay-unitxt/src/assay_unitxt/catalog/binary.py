@@ -99,6 +99,7 @@ class MatthewsCorrelation(GlobalMetric):
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 
+    requirements = {"sklearn": "scikit-learn"}
     main_score = "matthews_correlation"
     prediction_type = str
     single_reference_per_prediction = True

@@ -79,6 +79,7 @@ class F1Fast(Metric):
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 
+    requirements = {"sklearn": "scikit-learn"}
     main_score = "f1"
     prediction_type = str
 
@@ -129,6 +130,7 @@ class F1Weighted(GlobalMetric):
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 
+    requirements = {"sklearn": "scikit-learn"}
     main_score = "f1_weighted"
     prediction_type = str
     single_reference_per_prediction = True
@@ -242,6 +244,7 @@ class BinaryF1(GlobalMetric):
     prediction_type = float
     single_reference_per_prediction = True
     ci_scores = ["f1_binary", "f1_binary_neg"]
+    requirements = {"sklearn": "scikit-learn"}
 
     def __init__(self, *, main_score: str = "f1_binary", threshold: float = 0.5, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
@@ -271,6 +274,7 @@ class RocAuc(GlobalMetric):
 
     examples = [{"predictions": [0.9, 0.2, 0.6, 0.4, 0.8], "references": [[1.0], [0.0], [0.0], [1.0], [1.0]]}]
 
+    requirements = {"sklearn": "scikit-learn"}
     main_score = "roc_auc"
     per_instance = False
     single_reference_per_prediction = True
@@ -297,6 +301,7 @@ class MultiLabelF1(GlobalMetric):
                  "references": [[["a"]], [["c", "b"]], [["a"]], [["a"]]]}]
 
     prediction_type = list[str]
+    requirements = {"sklearn": "scikit-learn"}
     single_reference_per_prediction = True
 
     def __init__(self, *, main_score: str, metric: str = "f1", average: str | None = None,

@@ -24,6 +24,7 @@ class KendallTau(GlobalMetric):
 
     examples = [{"predictions": [1.0, 2.0, 3.5, 4.0, 2.5], "references": [[1.0], [3.0], [2.0], [4.0], [2.0]]}]
 
+    requirements = {"scipy": "scipy"}
     main_score = "kendalltau_b"
     prediction_type = float
     per_instance = False
@@ -49,6 +50,7 @@ class Correlation(Metric):
 
     examples = [{"predictions": [1.0, 2.0, 3.5, 4.0, 2.5], "references": [[1.0], [3.0], [2.0], [4.0], [2.0]]}]
 
+    requirements = {"scipy": "scipy"}
     prediction_type = float
 
     def __init__(self, *, kind: str, n_resamples: int | None = None, score_prefix: str = "") -> None:

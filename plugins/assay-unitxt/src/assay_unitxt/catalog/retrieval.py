@@ -127,6 +127,7 @@ class Ndcg(GlobalMetric):
                                {"query": "q1"},
                                {"query": "q1"}, {"query": "q2"}, {"query": "q2"}, {"query": "q2"}]}]
 
+    requirements = {"sklearn": "scikit-learn"}
     main_score = "nDCG"
     single_reference_per_prediction = True
 

@@ -15,14 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import assay
-from assay.errors import EvaluationError
+from assay.errors import EvaluationError, MissingDependencyError
 
 __all__ = ["split_sentences", "unitxt_rouge"]
 
 
 def split_sentences(text: str) -> str:
     """unitxt's ``"\\n".join(nltk.sent_tokenize(text.strip()))``."""
-    import nltk  # type: ignore[import-untyped]  # deferred: heavy optional import
+    try:
+        import nltk  # type: ignore[import-untyped]  # deferred: heavy optional import
+    except ImportError as err:
+        raise MissingDependencyError("nltk", purpose="metric 'metrics.rouge' (unitxt splits sentences)") from err
 
     try:
         return "\n".join(nltk.sent_tokenize(text.strip()))
