@@ -25,6 +25,11 @@ __all__ = ["BUILDERS", "build", "catalog_entries", "factory", "load_status"]
 
 #: names another plugin already registers under the same spelling (assay-classic's ``metrics.token_overlap``)
 ELSEWHERE = {"metrics.token_overlap": "loads (assay-classic's `UnitxtTokenOverlap`)"}
+#: names left unregistered on purpose: unitxt's tutorial writes them to the user's catalog with add_to_catalog,
+#: which a registered name would refuse (docs/unitxt-catalog.md runs that example)
+USER_CATALOG = {"metrics.token_overlap_with_context":
+                "not loaded: unitxt's tutorial builds it with `MetricPipeline` and `add_to_catalog` "
+                "(docs/unitxt-catalog.md), which a registered name would refuse"}
 
 
 @functools.cache
@@ -111,27 +116,6 @@ def _metrics_list(items: list[str], **overrides: Any) -> Any:
     return assay.load_metric(items[0], **overrides)
 
 
-def _token_overlap_with_context(**args: Any) -> Any:
-    """unitxt's ``metrics.token_overlap_with_context``: its catalog pipeline with assay-unitxt's operators."""
-    from assay_unitxt.operators import Copy, ListFieldValues
-    from assay_unitxt.pipeline import MetricPipeline
-
-    pre, post = args.get("preprocess_steps", []), args.get("postprocess_steps", [])
-    if ([s.get("__type__") for s in pre] != ["copy", "list_field_values"]
-            or [s.get("__type__") for s in post] != ["copy"]):
-        raise InvalidParameterError("metrics.token_overlap_with_context: only unitxt's catalog pipeline is supported.")
-    steps = [Copy(field=pre[0]["field"], to_field=pre[0]["to_field"]),
-             ListFieldValues(fields=pre[1]["fields"], to_field=pre[1]["to_field"])]
-    metric = MetricPipeline(main_score=args.get("main_score"), preprocess_steps=steps, metric="metrics.token_overlap",
-                            postprocess_steps=[Copy(field_to_field=post[0]["field_to_field"])],
-                            score_prefix=args.get("score_prefix", ""))
-    # unitxt's example: f1 overlap with the contexts 5/9 (docs/unitxt-catalog.md)
-    metric.examples = [{"predictions": ["apple", "boy", "cat"], "references": [["x"], ["y"], ["z"]],
-                        "task_data": [{"context": "apple 2e"}, {"context": "boy"}, {"context": "dog"}],
-                        "global_target": {"f1_overlap_with_context": 5 / 9}}]
-    return metric
-
-
 def _ndcg_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     steps = args.get("preprocess_steps", [])
@@ -211,7 +195,6 @@ BUILDERS.update({kind: _robustness(kind) for kind in _ROBUSTNESS})
 PIPELINES: dict[str, Callable[..., Any]] = {
     "metrics.ndcg": _ndcg_pipeline,
     "metrics.squad": _squad_pipeline,
-    "metrics.token_overlap_with_context": _token_overlap_with_context,
 }
 
 
@@ -273,3 +256,8 @@ def load_status() -> dict[str, str]:
     out = {name: "loads" for name in catalog_entries() if _builder(name) is not None and name not in ELSEWHERE}
     out.update(ELSEWHERE)
     return out
+
+
+def not_loaded_reason(name: str) -> str | None:
+    """Why an offline entry is deliberately not registered, or None."""
+    return USER_CATALOG.get(name)

@@ -18,6 +18,9 @@ from typing import Any
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 from assay.validation import check_number, undefined_metric
 
+#: what assay accepts where unitxt types a prediction ``Any`` and compares ``str(prediction)``: a label
+LABEL = str | int | float | bool
+
 
 def no_nan(metric: Any, prediction: Any) -> Any:
     """unitxt compares ``str(prediction)`` and so scores a NaN as the label ``"nan"``; assay rejects it."""
@@ -31,7 +34,7 @@ def _floats(metric: Any, predictions: list[Any]) -> list[float]:
     return [check_number(p, "prediction", owner=owner) for p in predictions]
 
 __all__ = ["Accuracy", "BinaryF1", "ExactMatchMM", "F1Fast", "F1Weighted", "MultiLabelF1", "Ner", "RocAuc",
-           "StringContainment", "no_nan"]
+           "LABEL", "StringContainment", "no_nan"]
 
 
 class Accuracy(InstanceMetric):
@@ -40,6 +43,7 @@ class Accuracy(InstanceMetric):
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["a"], ["c"]]}]
 
+    prediction_type = LABEL
     main_score = "accuracy"
     ci_scores = ["accuracy"]
 
@@ -53,6 +57,7 @@ class StringContainment(InstanceMetric):
 
     examples = [{"predictions": ["a b c", "d e", "f"], "references": [["a b"], ["d e"], ["g"]]}]
 
+    prediction_type = LABEL
     main_score = "string_containment"
     ci_scores = ["string_containment"]
 
@@ -356,6 +361,7 @@ class ExactMatchMM(InstanceMetric):
 
     examples = [{"predictions": ["A", "(b)", "option c"], "references": [["a"], ["c"], ["C"]]}]
 
+    prediction_type = LABEL
     main_score = "exact_match_mm"
     ci_scores: list[str] = []
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import assay
+from assay.errors import InvalidParameterError
 from assay.metrics import GlobalMetric
 
 __all__ = ["KeyValueExtraction", "ToolCallKeyValueExtraction", "flatten_tool_call"]
@@ -99,5 +100,10 @@ class ToolCallKeyValueExtraction(KeyValueExtraction):
                  "references": [[{"name": "f", "arguments": {"a": "2", "b": {"c": "x"}}}]]}]
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        for i, p in enumerate(predictions):
+            if not isinstance(p, dict) or "name" not in p or not isinstance(p.get("arguments", {}), dict):
+                raise InvalidParameterError(
+                    f"{self.name or type(self).__name__}: prediction {i} is not a tool call "
+                    f"{{'name': ..., 'arguments': {{...}}}}: {p!r:.80}.")
         return super().compute_global([flatten_tool_call(p) for p in predictions],
                                       [[flatten_tool_call(r) for r in ref] for ref in references], task_data)

@@ -103,7 +103,14 @@ class RetrievalAtK(InstanceMetric):
 
 
 def _as_float(value: Any) -> float | None:
-    """unitxt's cast_fields step: float(value), None when it does not cast; NaN is rejected."""
+    """unitxt's cast_fields step: float(value), None when it does not cast; NaN is rejected, and so is
+    a value that is not a number, a string or None (unitxt would rank a dict last)."""
+    if value is not None and not isinstance(value, (str, int, float)):
+        raise InvalidParameterError(
+            f"metrics.ndcg: a prediction of type {type(value).__name__} ({value!r:.60}); "
+            "expected a number or a string.")
+    if value is None:
+        return None
     try:
         out = float(value)
     except (TypeError, ValueError):

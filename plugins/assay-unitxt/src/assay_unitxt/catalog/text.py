@@ -102,7 +102,11 @@ class JaccardIndex(InstanceMetric):
         self.split_regex = split_regex
 
     def _items(self, value: Any) -> set[Any]:
-        return set(re.split(self.split_regex, value)) if self.split_regex is not None else set(value)
+        if self.split_regex is not None:
+            return set(re.split(self.split_regex, value))
+        from assay_unitxt.catalog.classification import no_nan
+
+        return {no_nan(self, v) for v in value}
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
         pred = self._items(prediction)
@@ -114,11 +118,14 @@ class UnsortedListExactMatch(InstanceMetric):
 
     examples = [{"predictions": [["a", "b"], ["c"]], "references": [[["b", "a"]], [["d"]]]}]
 
+    prediction_type = list[Any]
     main_score = "unsorted_list_exact_match"
     ci_scores = ["unsorted_list_exact_match"]
 
     def compute_instance(self, prediction: Any, references: Any, task_data: Any = None) -> float:
-        return float(sorted(prediction) == sorted(references[0]))
+        from assay_unitxt.catalog.classification import no_nan
+
+        return float(sorted(no_nan(self, p) for p in prediction) == sorted(references[0]))
 
 
 class StringContainmentRatio(InstanceMetric):
@@ -129,6 +136,7 @@ class StringContainmentRatio(InstanceMetric):
                  "references": [["x"], ["y"]],
                  "task_data": [{"entities": ["alice", "eve"]}, {"entities": ["carol"]}]}]
 
+    prediction_type = str | int | float | bool
     main_score = "string_containment"
     ci_scores = ["string_containment"]
 
