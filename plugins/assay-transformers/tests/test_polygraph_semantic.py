@@ -1,0 +1,306 @@
+"""LM-Polygraph 0.7.0's NLI- and sample-based estimators: assay's value equals LM-Polygraph's class, run live.
+
+Every estimator is called on the same statistics dictionary as LM-Polygraph's own class
+(random statistics, fixed seed, LM-Polygraph's layout: ``(B, K, K)`` arrays, per-sample sums
+in ``sample_log_probs`` ...), values equal to 1e-6; where assay's columns hold the same data in
+another layout (a list of ``(K, K)`` arrays; token log-probabilities per sample; class ids per
+example) the value is the same. The NLI stat calculators run a tiny random NLI model built in
+``conftest.py`` (a BERT sequence classifier with ENTAILMENT / NEUTRAL / CONTRADICTION labels
+saved to a temporary folder) next to LM-Polygraph's ``SemanticMatrixCalculator`` and
+``SemanticClassesCalculator`` on the same model object.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+from assay import load_estimator
+from assay.errors import InvalidParameterError
+from assay_transformers import polygraph_semantic as ps
+from assay_transformers import semantic
+from assay_transformers.nli import SemanticClassesCalculator, SemanticMatrixCalculator
+
+B, K, D = 7, 5, 6
+WORDS = ["the", "a", "capital", "of", "france", "paris", "is", "what"]  # in conftest's tokenizer vocabulary
+_LPM = []
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _peer(lpm):
+    _LPM.append(lpm)
+
+
+def lm_polygraph_module(dotted):
+    return _LPM[0](dotted)
+
+
+def lp(module: str, cls: str):
+    return getattr(lm_polygraph_module(f"estimators.{module}"), cls)
+
+
+def _texts(rng):
+    pool = ["paris", "the capital is paris", "lyon", "a big city", "paris", "blue river", "the answer is no", ""]
+    return [[pool[j] for j in rng.integers(0, len(pool), K)] for _ in range(B)]
+
+
+def _lp_classes(classes, texts):
+    calc = lm_polygraph_module("stat_calculators.semantic_classes").SemanticClassesCalculator()
+    return calc({"sample_texts": texts, "semantic_matrix_classes": classes, "entailment_id": 2}, texts, None)[
+        "semantic_classes_entail"]
+
+
+@pytest.fixture(scope="module")
+def stats():
+    rng = np.random.default_rng(28)
+    p = rng.dirichlet(np.full(3, 0.7), size=(B, K, K))  # columns: contradiction, neutral, entailment
+    texts = _texts(rng)
+    lengths = rng.integers(1, 6, size=(B, K))
+    token_ll = [[np.log(rng.uniform(0.05, 1.0, n)) for n in row] for row in lengths]
+    greedy_len = rng.integers(1, 7, size=B)
+    out = {
+        "sample_texts": texts,
+        "semantic_matrix_entail": p[..., 2], "semantic_matrix_contra": p[..., 0],
+        "semantic_matrix_classes": p.argmax(-1),
+        "semantic_matrix_entail_logits": rng.normal(0, 2, (B, K, K)),
+        "semantic_matrix_contra_logits": rng.normal(0, 2, (B, K, K)),
+        "sample_log_likelihoods": token_ll,
+        "sample_log_probs": np.array([[t.sum() for t in row] for row in token_ll]),
+        "sample_tokens": [[list(range(n)) for n in row] for row in lengths],
+        "sample_token_similarity": [[rng.uniform(0, 1, n) for n in row] for row in lengths],
+        "sample_sentence_similarity": rng.uniform(0, 1, (B, K, K)),
+        "greedy_log_likelihoods": [np.log(rng.uniform(0.05, 1.0, n)) for n in greedy_len],
+        "token_similarity": [rng.uniform(0, 1, n) for n in greedy_len],
+        "greedy_sentence_similarity": rng.uniform(0, 1, (B, K)),
+        "entropy": [rng.uniform(0, 3, n) for n in greedy_len],
+        "sample_embeddings": rng.normal(size=(B, K, D)),
+    }
+    for prefix in ("greedy", "concat_greedy"):
+        q = rng.dirichlet(np.full(3, 0.7), size=(B, K))
+        out[f"{prefix}_semantic_matrix_contra_forward"] = q[..., 0]
+        out[f"{prefix}_semantic_matrix_neutral_forward"] = q[..., 1]
+    out["semantic_classes_entail"] = _lp_classes(out["semantic_matrix_classes"], texts)
+    return out
+
+
+def assay_layout(stats):
+    """The same statistics as assay's columns hold them (lists of per-example arrays; token log-probs)."""
+    out = {k: list(v) if isinstance(v, np.ndarray) else v for k, v in stats.items()}
+    out["sample_log_probs"] = stats["sample_log_likelihoods"]  # assay: token log-probabilities per sample
+    out["sample_log_likelihoods"] = [np.array([t.sum() for t in row]) for row in stats["sample_log_likelihoods"]]
+    out["semantic_classes_entail"] = SemanticClassesCalculator()(
+        {"sample_texts": stats["sample_texts"], "semantic_matrix_classes": list(stats["semantic_matrix_classes"]),
+         "entailment_id": [2] * B})["semantic_classes_entail"]
+    return out
+
+
+def check(ours, theirs, stats, *, layouts=True):
+    want = np.asarray(theirs(stats), dtype=np.float64)
+    np.testing.assert_allclose(ours(stats), want, rtol=0, atol=1e-6)
+    if layouts:
+        np.testing.assert_allclose(ours(assay_layout(stats)), want, rtol=0, atol=1e-6)
+    return want
+
+
+# --------------------------------------------------------------------------- the five renamed ones
+# use_unique_responses with "frequency": LM-Polygraph ignores it, assay rejects it (the next test)
+@pytest.mark.parametrize("cpe, est, unique", [("sum", "mean", False), ("sum", "direct", False), ("sum", "mean", True),
+                                              ("sum", "direct", True), ("frequency", "mean", False),
+                                              ("frequency", "direct", False)])
+def test_semantic_entropy(stats, cpe, est, unique):
+    opts = dict(class_probability_estimation=cpe, entropy_estimation=est, use_unique_responses=unique)
+    want = check(ps.SemanticEntropy(**opts), lp("semantic_entropy", "SemanticEntropy")(**opts), stats)
+    assert len(set(np.round(want, 9))) > 1
+    assert type(load_estimator("semantic_entropy", **opts)) is ps.SemanticEntropy
+
+
+def test_semantic_entropy_rejects_unique_with_frequency():
+    with pytest.raises(InvalidParameterError, match="use_unique_responses"):
+        ps.SemanticEntropy(class_probability_estimation="frequency", use_unique_responses=True)
+
+
+def test_num_sem_sets(stats):
+    want = check(ps.NumSemSets(), lp("num_sem_sets", "NumSemSets")(), stats)
+    assert set(want) > {1.0} or len(set(want)) > 1
+
+
+@pytest.mark.parametrize("name, module, cls", [("deg_mat", "deg_mat", "DegMat"),
+                                               ("eccentricity", "eccentricity", "Eccentricity"),
+                                               ("semantic_eigval_laplacian", "eig_val_laplacian", "EigValLaplacian")])
+@pytest.mark.parametrize("opts", [{}, {"affinity": "contra"}, {"similarity_score": "Jaccard_score"}])
+def test_graph_estimators(stats, name, module, cls, opts):
+    ours = load_estimator(name, **opts)
+    assert type(ours).__name__ == cls and ours.name == name
+    check(ours, lp(module, cls)(**opts), stats)
+
+
+def test_eccentricity_threshold(stats):
+    check(ps.Eccentricity(thres=0.5), lp("eccentricity", "Eccentricity")(thres=0.5), stats)
+
+
+# --------------------------------------------------------------------------- item 2: the embedding spelling
+def test_embedding_clustering_keeps_the_old_estimators():
+    samples = {"sample_texts": [["the cat sat", "the cat sat down", "a dog"], ["yes", "yes"]]}
+    for name, emb_cls in {"semantic_entropy": semantic.SemanticEntropy, "num_sem_sets": semantic.NumSemSets,
+                          "deg_mat": semantic.DegMat, "eccentricity": semantic.Eccentricity,
+                          "semantic_eigval_laplacian": semantic.SemanticEigValLaplacian}.items():
+        est = load_estimator(f"{name}[clustering=embedding, similarity=rougeL]")
+        assert type(est) is emb_cls
+        np.testing.assert_array_equal(est(samples), emb_cls(similarity="rougeL")(samples))
+        with pytest.warns(FutureWarning, match=rf"'{name}' now computes LM-Polygraph's NLI-based .*"
+                                               r"clustering=embedding"):
+            old = load_estimator(f"{name}[similarity=rougeL]")
+        assert type(old) is emb_cls
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert type(load_estimator(name)).__module__ == "assay_transformers.polygraph_semantic"
+
+
+def test_clustering_options_that_do_not_fit_are_errors():
+    with pytest.raises(InvalidParameterError, match="'similarity'.*clustering=embedding"):
+        load_estimator("deg_mat[clustering=nli, similarity=rougeL]")
+    with pytest.raises(InvalidParameterError, match="takes no 'affinity'"):
+        load_estimator("deg_mat[clustering=embedding, affinity=contra]")
+    with pytest.raises(InvalidParameterError, match="'clustering'.*'nli', 'embedding'"):
+        load_estimator("num_sem_sets[clustering=jaccard]")
+    with pytest.raises(InvalidParameterError, match="similarity_score"):
+        load_estimator("deg_mat[similarity_score=cosine]")
+
+
+# --------------------------------------------------------------------------- the other families
+@pytest.mark.parametrize("opts", [{}, {"t": 1.0}, {"normalize": False, "scale": False}, {"jitter": 0.1}])
+def test_kernel_language_entropy(stats, opts):
+    check(ps.KernelLanguageEntropy(**opts), lp("kernel_language_entropy", "KernelLanguageEntropy")(**opts), stats)
+
+
+def test_luq(stats):
+    check(ps.LUQ(), lp("luq", "LUQ")(), stats)
+
+
+def test_sar_family(stats):
+    check(ps.TokenSAR(), lp("token_sar", "TokenSAR")(), stats)
+    check(ps.SentenceSAR(), lp("sentence_sar", "SentenceSAR")(), stats)
+    check(ps.SAR(), lp("sar", "SAR")(), stats)
+
+
+def test_sar_without_token_log_probabilities_is_an_error(stats):
+    bad = dict(assay_layout(stats))
+    bad["sample_log_probs"] = bad["sample_log_likelihoods"]
+    with pytest.raises(InvalidParameterError, match="example 0 needs each sample's token log-probabilities"):
+        ps.SAR()(bad)
+
+
+@pytest.mark.parametrize("concat_input", [True, False])
+def test_semantic_density(stats, concat_input):
+    check(ps.SemanticDensity(concat_input=concat_input),
+          lp("semantic_density", "SemanticDensity")(concat_input=concat_input), stats)
+
+
+@pytest.mark.parametrize("alpha", [1e-3, 0.5])
+def test_eigenscore(stats, alpha):
+    check(ps.EigenScore(alpha=alpha), lp("eigenscore", "EigenScore")(alpha=alpha), stats)
+
+
+@pytest.mark.parametrize("cls", ["CocoaMSP", "CocoaPPL", "CocoaMTE"])
+def test_cocoa(stats, cls):
+    check(getattr(ps, cls)(), lp("cocoa", cls)(), stats)
+
+
+def test_claim_conditioned_probability():
+    rng = np.random.default_rng(5)
+    outcomes = ["entail", "contra", "neutral"]
+    tokens, alternatives, nli = [], [], []
+    for _ in range(B):
+        n = int(rng.integers(0, 6))
+        tokens.append(list(rng.integers(0, 50, n)))
+        alts, mats = [], []
+        for _ in range(n):
+            m = int(rng.integers(1, 5))
+            alts.append([(f"w{j}", float(np.log(rng.uniform(0.01, 1)))) for j in range(m)])
+            mats.append([[str(rng.choice(outcomes)) if i == 0 or j == 0 else None for j in range(m)]
+                         for i in range(m)])
+        alternatives.append(alts)
+        nli.append(mats)
+    stats = {"greedy_tokens": tokens, "greedy_tokens_alternatives": alternatives,
+             "greedy_tokens_alternatives_nli": nli}
+    want = check(ps.ClaimConditionedProbability(),
+                 lp("claim_conditioned_probability", "ClaimConditionedProbability")(), stats, layouts=False)
+    assert len(set(np.round(want, 9))) > 2
+
+
+def test_every_estimator_loads_by_its_name():
+    for cls, _ in ps.ESTIMATORS:
+        assert type(load_estimator(cls.name)) is cls
+
+
+# --------------------------------------------------------------------------- the NLI stat calculators
+def _lp_nli_model(folder, batch_size):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = AutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True).eval()
+    tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    return types.SimpleNamespace(deberta=model, deberta_tokenizer=tok, batch_size=batch_size, device="cpu")
+
+
+@pytest.mark.parametrize("batch_size", [10, 3])
+def test_semantic_matrix_calculator_equals_lm_polygraphs(nli_dir, batch_size):
+    rng = np.random.default_rng(1)
+    words = WORDS[:8]
+    texts = [[" ".join(rng.choice(words, int(rng.integers(1, 4)))) for _ in range(4)] for _ in range(5)]
+    texts[0][2] = texts[0][0]  # a repeated answer
+    ours = SemanticMatrixCalculator(nli_dir, batch_size=batch_size, device="cpu")({"sample_texts": texts})
+    theirs_calc = lm_polygraph_module("stat_calculators.semantic_matrix").SemanticMatrixCalculator(
+        _lp_nli_model(nli_dir, batch_size))
+    theirs = theirs_calc({"sample_texts": texts}, [], None)
+    for key in ("semantic_matrix_entail", "semantic_matrix_contra", "semantic_matrix_entail_logits",
+                "semantic_matrix_contra_logits"):
+        np.testing.assert_allclose(np.stack(ours[key]), theirs[key], rtol=0, atol=1e-6, err_msg=key)
+    np.testing.assert_array_equal(np.stack(ours["semantic_matrix_classes"]), theirs["semantic_matrix_classes"])
+    assert ours["entailment_id"] == [theirs["entailment_id"]] * 5
+    # the classes: assay's calculator and LM-Polygraph's on these matrices
+    lp_classes = _lp_classes(theirs["semantic_matrix_classes"], texts)
+    got = SemanticClassesCalculator()({"sample_texts": texts, **ours})["semantic_classes_entail"]
+    assert [list(c) for c in got] == [[lp_classes["sample_to_class"][i][j] for j in range(4)] for i in range(5)]
+    assert len({int(x) for c in got for x in c}) > 1 and any(len(set(c)) < 4 for c in got)
+
+
+def test_semantic_entropy_from_the_nli_model_equals_lm_polygraph(nli_dir):
+    rng = np.random.default_rng(2)
+    texts = [[" ".join(rng.choice(WORDS[:6], int(rng.integers(1, 3)))) for _ in range(5)] for _ in range(6)]
+    sample_log_probs = rng.normal(-3, 1, (6, 5))
+    ours = {"sample_texts": texts, "sample_log_probs": list(sample_log_probs)}
+    ours.update(SemanticMatrixCalculator(nli_dir, device="cpu")(ours))
+    ours.update(SemanticClassesCalculator()(ours))
+    theirs = {"sample_texts": texts, "sample_log_probs": sample_log_probs}
+    theirs.update(lm_polygraph_module("stat_calculators.semantic_matrix").SemanticMatrixCalculator(
+        _lp_nli_model(nli_dir, 10))(theirs, [], None))
+    theirs["semantic_classes_entail"] = _lp_classes(theirs["semantic_matrix_classes"], texts)
+    for name, module, cls in [("semantic_entropy", "semantic_entropy", "SemanticEntropy"),
+                              ("num_sem_sets", "num_sem_sets", "NumSemSets"), ("deg_mat", "deg_mat", "DegMat"),
+                              ("luq", "luq", "LUQ"),
+                              ("kernel_language_entropy", "kernel_language_entropy", "KernelLanguageEntropy")]:
+        np.testing.assert_allclose(load_estimator(name)(ours), lp(module, cls)()(theirs), rtol=0, atol=1e-6,
+                                   err_msg=name)
+
+
+def test_semantic_matrix_needs_a_local_folder(tmp_path):
+    with pytest.raises(InvalidParameterError, match="not on disk"):
+        SemanticMatrixCalculator(tmp_path / "missing")
+    (tmp_path / "bad").mkdir()
+    with pytest.raises(InvalidParameterError, match="no config.json"):
+        SemanticMatrixCalculator(tmp_path / "bad")
+
+
+def test_an_nli_model_without_nli_labels_is_an_error(tmp_path, tiny_tokenizer):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tok = tiny_tokenizer()
+    BertForSequenceClassification(BertConfig(vocab_size=len(tok), hidden_size=8, num_hidden_layers=1,
+                                             num_attention_heads=1, intermediate_size=8,
+                                             num_labels=3)).save_pretrained(tmp_path / "m")
+    tok.save_pretrained(tmp_path / "m")
+    with pytest.raises(InvalidParameterError, match="names no ENTAILMENT, NEUTRAL, CONTRADICTION label"):
+        SemanticMatrixCalculator(tmp_path / "m", device="cpu")({"sample_texts": [["a", "b"]]})
