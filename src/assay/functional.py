@@ -45,8 +45,7 @@ import math
 import warnings
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
@@ -195,7 +194,7 @@ def _check_bins(n_bins: Any) -> int:
     return int(n_bins)
 
 
-def bin_edges(n_bins: int, dtype: Any = np.float64) -> np.ndarray:
+def bin_edges(n_bins: int, dtype: Any = "float64") -> np.ndarray:
     """The ``n_bins + 1`` edges ``m / n_bins`` of equal-width bins on [0, 1], each the correctly rounded quotient.
 
     In ``dtype`` (float32 or float64; another dtype gives float64 edges): an IEEE division of two

@@ -31,6 +31,7 @@ assay.errors.InvalidParameterError: ece: `probs[0, 1]` is NaN; expected finite p
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import sys
@@ -38,8 +39,7 @@ import warnings
 from collections.abc import Collection, Hashable, Iterable, Sequence
 from typing import Any, Literal, overload
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
@@ -232,11 +232,18 @@ def check_seed(seed: Any, name: str = "seed", *, owner: str | None = None, allow
 
 
 # ---------------------------------------------------------------------------- arrays
-#: numpy < 1.25 warns (instead of raising) on a ragged nested sequence
-_RaggedWarning = getattr(np, "exceptions", np).VisibleDeprecationWarning
+# The numpy types below are looked up on first use, not at import: numpy is imported on first use
+# (assay.deferred), and the first name lookup (load_metric) validates no array.
+@functools.cache
+def _ragged_warning() -> type[Warning]:
+    """The warning numpy < 1.25 gives (instead of raising) on a ragged nested sequence."""
+    return getattr(np, "exceptions", np).VisibleDeprecationWarning
 
-#: values that are never a foreign array (checked by type before any attribute lookup)
-_PLAIN_TYPES = (np.ndarray, list, tuple, str, bytes, dict, numbers.Number, np.generic, type(None))
+
+@functools.cache
+def _plain_types() -> tuple[type, ...]:
+    """Values that are never a foreign array (checked by type before any attribute lookup)."""
+    return (np.ndarray, list, tuple, str, bytes, dict, numbers.Number, np.generic, type(None))
 
 
 def _torch_tensor_type() -> Any:
@@ -245,7 +252,7 @@ def _torch_tensor_type() -> Any:
 
 
 def _is_foreign(x: Any) -> bool:
-    if isinstance(x, _PLAIN_TYPES):
+    if isinstance(x, _plain_types()):
         return False
     tensor = _torch_tensor_type()
     return (tensor is not None and isinstance(x, tensor)) or hasattr(x, "__array__") or hasattr(x, "__dlpack__")
@@ -332,9 +339,9 @@ def _as_array(x: Any, name: str, owner: str | None) -> np.ndarray:
         raise InvalidParameterError(f"{_where(owner)}expected an array for `{name}`; got {_got(x)}.")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", _RaggedWarning)
+            warnings.simplefilter("error", _ragged_warning())
             return np.asarray(x)
-    except (ValueError, TypeError, _RaggedWarning):
+    except (ValueError, TypeError, _ragged_warning()):
         raise InvalidParameterError(
             f"{_where(owner)}expected a rectangular array for `{name}`; got a ragged or mixed sequence "
             f"{_got(x)}."
@@ -369,7 +376,7 @@ def check_finite(a: np.ndarray, name: str, *, owner: str | None = None, what: st
 
 
 def check_array(x: Any, name: str, *, owner: str | None = None, ndim: int | Sequence[int] | None = None,
-                shape: str | None = None, kinds: str = "biuf", dtype: Any = np.float64, finite: bool = True,
+                shape: str | None = None, kinds: str = "biuf", dtype: Any = "float64", finite: bool = True,
                 low: float | None = None, high: float | None = None, allow_empty: bool = True,
                 what: str = "values") -> np.ndarray:
     """Return ``x`` as a checked array (scikit-learn's ``check_array``).
@@ -516,10 +523,12 @@ def check_same_length(owner: str | None = None, /, **arrays: Any) -> int:
     return next(iter(lengths.values()), 0)
 
 
-#: label types that are never a missing value (checked by type alone, without a per-value test)
-_SAFE_LABEL_TYPES = frozenset({int, str, bool, bytes, np.int64, np.int32, np.int16, np.int8, np.uint8, np.str_,
-                               np.bool_})
-_FLOAT_TYPES = frozenset({float, np.float64, np.float32, np.float16})
+@functools.cache
+def _label_types() -> tuple[frozenset[type], frozenset[type]]:
+    """The label types that are never a missing value (checked by type alone, without a per-value test), and
+    the float types (one vectorised finiteness test)."""
+    safe = frozenset({int, str, bool, bytes, np.int64, np.int32, np.int16, np.int8, np.uint8, np.str_, np.bool_})
+    return safe, frozenset({float, np.float64, np.float32, np.float16})
 
 
 def _bad_label(v: Any) -> bool:
@@ -552,9 +561,10 @@ def check_labels(labels: Any, name: str = "labels", *, owner: str | None = None,
                 f"{_where(owner)}expected a sequence of labels for `{name}`; got {_got(labels)}.")
         # fast path: a sequence of ints / strings / bools holds no missing value (one C-speed pass)
         types = set(map(type, seq))
-        safe = types <= _SAFE_LABEL_TYPES
-        if not safe and types <= _SAFE_LABEL_TYPES | _FLOAT_TYPES:  # numbers: one vectorised finiteness test
-            floats = np.fromiter((v for v in seq if type(v) in _FLOAT_TYPES), dtype=np.float64)
+        safe_types, float_types = _label_types()
+        safe = types <= safe_types
+        if not safe and types <= safe_types | float_types:  # numbers: one vectorised finiteness test
+            floats = np.fromiter((v for v in seq if type(v) in float_types), dtype=np.float64)
             safe = bool(np.isfinite(floats).all())
         bad_pos = None if safe else next(((i,) for i, v in enumerate(seq) if _bad_label(v)), None)
         if bad_pos is not None and isinstance(labels, np.ndarray):

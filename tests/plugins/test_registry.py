@@ -168,3 +168,44 @@ def test_qualified_names_work_for_unambiguous_names_and_builtins(system):
         registry.get("fake:serial")
     with pytest.raises(UnknownNameError, match=r"No metric named 'fake:scaledd'\. Did you mean: scaled"):
         assay.load_metric("fake:scaledd")
+
+
+def test_an_alias_loads_the_same_factory_and_says_whose_alias_it_is(system):
+    def assay_register_metrics(register):
+        register("peer_metric", Scaled, description="Scales like the peer", other_names=("PeerMetric", "peer.metric"))
+
+    system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "peer")
+    by_alias = assay.load_metric("PeerMetric[factor=3]")
+    assert isinstance(by_alias, Scaled) and by_alias.factor == 3
+    assert isinstance(assay.load_metric("peer.metric"), Scaled)
+    registry = assay.get_registry("metric")
+    assert registry.get("PeerMetric").description == "alias of peer_metric: Scales like the peer"
+    assert registry.get("peer_metric").metadata["other_names"] == ("PeerMetric", "peer.metric")
+    assert "alias_of" not in registry.get("peer_metric").metadata
+
+
+@pytest.mark.parametrize("aliases, message", [
+    ("PeerMetric", "give a tuple of names"),
+    (("bad name!",), "invalid alias 'bad name!'"),
+    (("peer_metric",), "invalid alias 'peer_metric'"),
+    (("Other", "Other"), "which repeat a name"),
+    (None, "given as other_names="),
+])
+def test_a_bad_alias_fails_that_plugin_with_the_reason(system, aliases, message):
+    def assay_register_metrics(register):
+        if aliases is None:  # the tuple of names under the key tasks use for their {dotted.path: factory} map
+            register("peer_metric", Scaled, aliases=("PeerMetric",))
+        else:
+            register("peer_metric", Scaled, other_names=aliases)
+
+    with pytest.raises(PluginLoadError, match=message):
+        system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "peer")
+
+
+def test_an_alias_of_another_plugins_name_is_a_clash_like_any_name(system):
+    def assay_register_metrics(register):
+        register("mine", Scaled, other_names=("scaled",))
+
+    system.register_plugin(make_plugin(assay_register_metrics=assay_register_metrics), "other")
+    with pytest.raises(AmbiguousNameError, match="scaled"):
+        assay.load_metric("scaled")

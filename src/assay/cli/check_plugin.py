@@ -88,6 +88,8 @@ def run_check_plugin(args: argparse.Namespace) -> int:
             raise InvalidParameterError(f"{flag(args, 'name')} {' '.join(args.name)}: matches none of the names "
                                         f"{plugin.distribution} registered.{hint}")
         entries = selected
+    # an alias loads the factory of the name it stands for: checking it again would only repeat those checks
+    entries = [e for e in entries if "alias_of" not in e.metadata]
     declared = declaration_results(plugin.infos, get_plugin_system())
     report = PluginReport(plugin.distribution, plugin.version,
                           tuple(load_results(plugin) + declared + check_entries(entries, timeout=args.check_timeout)))

@@ -44,8 +44,7 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins._entry_points import read_entry_points
 
@@ -131,9 +130,10 @@ def attribute_handler(name: str) -> AttributeHandler | None:
     _handlers[name] = loaded
     return loaded
 
-# the names prediction_type accepts as strings (None: any type)
+# the names prediction_type accepts as strings (None: any type; "array": np.ndarray, looked up when named, as
+# numpy is imported on first use)
 _STR_TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "bool": bool, "list": list,
-                               "dict": dict, "tuple": tuple, "any": None, "array": np.ndarray}
+                               "dict": dict, "tuple": tuple, "any": None, "array": "array"}
 
 
 def _resolve_type(tp: Any) -> Any:
@@ -143,7 +143,8 @@ def _resolve_type(tp: Any) -> Any:
                 f"prediction_type {tp!r} is not understood; use a type such as int, float, str, "
                 f"list[str], np.ndarray, or one of {sorted(_STR_TYPES)}."
             )
-        return _STR_TYPES[tp.lower()]
+        found = _STR_TYPES[tp.lower()]
+        return np.ndarray if found == "array" else found
     return tp
 
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-import numpy as np
 
 from assay.core.tally import Tally, additive, gathered, kept
+from assay.deferred import np
 from assay.errors import EvaluationError, InvalidParameterError, MissingDependencyError, UndefinedMetricWarning
 from assay.functional import divide  # re-exported: the one safe division (assay.functional)
 from assay.metrics._attributes import _resolve_type, check_class_attributes

@@ -23,9 +23,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
-import numpy as np
-
 from assay._relocated import alias_module
+from assay.deferred import np
 from assay.errors import EvaluationError
 from assay.metrics.base import Metric, divide, metric_name
 

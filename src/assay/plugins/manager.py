@@ -641,13 +641,47 @@ class PluginSystem:
                     f"Plugin {plugin_name!r} registered {what} {name!r} with a factory that is not "
                     f"callable ({type(factory).__name__})."
                 )
-            if name in staged:
-                raise DuplicateRegistrationError(
-                    f"Plugin {plugin_name!r} registered {what} {name!r} twice; a plugin registers each name once."
+            meant = metadata.get("aliases")
+            if isinstance(meant, (tuple, list)) and all(isinstance(a, str) for a in meant):
+                raise InvalidParameterError(
+                    f"Plugin {plugin_name!r} registered {what} {name!r} with aliases={meant!r}: more names for one "
+                    "factory are given as other_names=(...) (aliases= is the {dotted.path: factory} map of tasks)."
                 )
-            staged[name] = Entry(kind, name, factory, plugin_name, dict(metadata), **origin)
+            aliases = _aliases(metadata.pop("other_names", ()), plugin_name, what, name)
+            for each in (name, *aliases):
+                if each in staged:
+                    raise DuplicateRegistrationError(
+                        f"Plugin {plugin_name!r} registered {what} {each!r} twice; a plugin registers each name once "
+                        "(an alias counts as a name)."
+                    )
+            staged[name] = Entry(kind, name, factory, plugin_name, {**metadata, "other_names": aliases} if aliases
+                                 else dict(metadata), **origin)
+            for alias in aliases:
+                staged[alias] = Entry(kind, alias, factory, plugin_name, {**metadata, "alias_of": name}, **origin)
 
         return register
+
+
+def _aliases(given: Any, plugin_name: str, what: str, name: str) -> tuple[str, ...]:
+    """``register(name, factory, other_names=(...))``: more names that load the same factory (for example a
+    peer project's class name, ``"MaximumSequenceProbability"`` for ``"msp"``), checked like names. (Not
+    ``aliases=``: task plugins already use that metadata key for their Hydra ``_target_`` paths.)"""
+    if isinstance(given, str) or not isinstance(given, (tuple, list)):
+        raise InvalidParameterError(
+            f"Plugin {plugin_name!r} registered {what} {name!r} with other_names={given!r}: give a tuple of names."
+        )
+    for alias in given:
+        if not isinstance(alias, str) or not _VALID_NAME.match(alias) or alias == name:
+            raise InvalidParameterError(
+                f"Plugin {plugin_name!r} registered {what} {name!r} with an invalid alias {alias!r}: use letters, "
+                "digits, '_', '-' and '.', and a name other than the entry's own."
+            )
+    if len(set(given)) != len(given):
+        raise DuplicateRegistrationError(
+            f"Plugin {plugin_name!r} registered {what} {name!r} with other_names={tuple(given)!r}, which repeat a "
+            "name; a plugin registers each name once."
+        )
+    return tuple(given)
 
 
 def _entry_points(groups: tuple[str, ...]) -> list[Any]:

@@ -98,7 +98,9 @@ class Entry:
         # a demo section's its title=
         doc = (self.metadata.get("help") or self.metadata.get("description") or self.metadata.get("title")
                or inspect.getdoc(self.factory) or "")
-        return doc.strip().splitlines()[0] if doc.strip() else ""
+        line = doc.strip().splitlines()[0] if doc.strip() else ""
+        alias_of = self.metadata.get("alias_of")
+        return f"alias of {alias_of}: {line}" if alias_of else line
 
     def accepted_keys(self) -> list[str] | None:
         """The keyword options the factory takes, or None when it takes any (``**kwargs``)."""

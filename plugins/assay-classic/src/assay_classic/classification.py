@@ -11,13 +11,14 @@ scikit-learn does), so they keep the ``(reference, prediction)`` pairs and count
 
 from __future__ import annotations
 
+import functools
+import math
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric, Metric
 from assay.validation import check_bool, check_choice, check_labels, check_number
@@ -36,7 +37,21 @@ from assay_classic.functional.classification import (
 
 __all__ = ["Accuracy", "F1", "MatthewsCorrcoef", "Precision", "Recall"]
 
-LabelSet = list | tuple | set | frozenset | np.ndarray
+
+
+# The numpy types below are looked up on first use, not at import: numpy is imported on first use
+# (assay.deferred), and creating a metric (load_metric) needs no array.
+@functools.cache
+def _label_set() -> Any:
+    """The prediction type of a multi-label instance: a list, tuple, set or array of labels."""
+    return list | tuple | set | frozenset | np.ndarray
+
+
+@functools.cache
+def _scalar_types() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
+    """The scalar label types, the numeric ones and the text ones."""
+    return ((int, float, bool, str, np.integer, np.floating, np.bool_, np.str_),
+            (int, float, bool, np.integer, np.floating, np.bool_), (str, np.str_))
 
 
 class Accuracy(InstanceMetric):
@@ -81,9 +96,6 @@ class Accuracy(InstanceMetric):
         return float(any(prediction == r for r in reference_list(references)))
 
 
-_SCALARS = (int, float, bool, str, np.integer, np.floating, np.bool_, np.str_)
-
-
 def _one_scalar_reference_each(references: Any) -> Any:
     """The references as one flat sequence of scalars, when each instance has exactly one; else None.
 
@@ -95,16 +107,13 @@ def _one_scalar_reference_each(references: Any) -> Any:
     if not isinstance(references, (list, tuple)):
         return None
     types = set(map(type, references))
-    if all(issubclass(t, _SCALARS) for t in types):
+    scalars = _scalar_types()[0]
+    if all(issubclass(t, scalars) for t in types):
         return references
     if types == {list} and set(map(len, references)) == {1}:
         flat = [r[0] for r in references]
-        return flat if all(issubclass(t, _SCALARS) for t in set(map(type, flat))) else None
+        return flat if all(issubclass(t, scalars) for t in set(map(type, flat))) else None
     return None
-
-
-_NUMBERS = (int, float, bool, np.integer, np.floating, np.bool_)
-_TEXT = (str, np.str_)
 
 
 def _kind_of(values: Any) -> str | None:
@@ -112,9 +121,10 @@ def _kind_of(values: Any) -> str | None:
     if isinstance(values, np.ndarray):
         return "numbers" if values.dtype.kind in "biuf" else "strings" if values.dtype.kind == "U" else None
     types = set(map(type, values))
-    if all(issubclass(t, _NUMBERS) for t in types):
+    _, numbers, text = _scalar_types()
+    if all(issubclass(t, numbers) for t in types):
         return "numbers"
-    if all(issubclass(t, _TEXT) for t in types):
+    if all(issubclass(t, text) for t in types):
         return "strings"
     return None
 
@@ -196,7 +206,7 @@ class _LabelCountMetric(Metric):
         self.multi_label = check_bool(multi_label, "multi_label", owner=self.main_score)
         self.zero_division = check_zero_division(zero_division, metric=self.main_score)
         if self.multi_label:
-            self.prediction_type = LabelSet
+            self.prediction_type = _label_set()
         self._layout()
 
     def _layout(self) -> None:
@@ -363,7 +373,7 @@ class _LabelCountMetric(Metric):
             return [dict(zip(keys, row)) for row in zip(*columns)]
 
     #: the padding row of a one-label instance (NaN: left out of precision / recall averages)
-    _pad = np.nan
+    _pad = math.nan
 
     def reduce(self, intermediates: Any) -> dict[str, Any]:
         return self.scores_from_counts(self.counts(intermediates))

@@ -7,8 +7,7 @@ import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError, UndefinedMetricWarning
 from assay.metrics import Metric
 from assay.validation import check_array, check_choice, check_labels, undefined_metric

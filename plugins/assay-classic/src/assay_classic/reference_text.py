@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric, Metric
 from assay_classic._deps import require

@@ -9,8 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay.functional import divide
 from assay.metrics import Metric

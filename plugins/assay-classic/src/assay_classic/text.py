@@ -13,8 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay.metrics import InstanceMetric, Metric
 from assay.validation import check_choice, check_int

@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay_classic._deps import require
 

@@ -16,8 +16,7 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay.validation import check_choice
 from assay_classic.functional._common import ZeroDivision, check_zero_division, divide

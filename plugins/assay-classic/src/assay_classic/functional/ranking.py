@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay.functional import roc_auc_from_split
 

@@ -11,8 +11,7 @@ import math
 import warnings
 from typing import Any
 
-import numpy as np
-
+from assay.deferred import np
 from assay.errors import InvalidParameterError
 from assay_classic.functional._common import UndefinedMetricWarning
 
