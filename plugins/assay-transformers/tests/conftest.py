@@ -138,3 +138,23 @@ def lpm():
 def tiny_tokenizer():
     """:func:`build_tokenizer`, for tests that save a model of their own."""
     return build_tokenizer
+
+
+def build_cross_encoder(folder, seed=1):
+    """A tiny random BERT with one output (a cross-encoder's shape), saved with its tokenizer."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    tok = build_tokenizer()
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=128, num_labels=1, pad_token_id=0,
+                     initializer_range=0.5)
+    BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def cross_encoder_dir(tmp_path_factory):
+    return build_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder") / "ce")

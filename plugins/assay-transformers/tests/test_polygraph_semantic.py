@@ -22,6 +22,7 @@ from assay import load_estimator
 from assay.errors import InvalidParameterError
 from assay_transformers import polygraph_semantic as ps
 from assay_transformers import semantic
+from assay_transformers.cross_encoder import CrossEncoderSimilarityCalculator, GreedyCrossEncoderSimilarityCalculator
 from assay_transformers.nli import SemanticClassesCalculator, SemanticMatrixCalculator
 
 B, K, D = 7, 5, 6
@@ -304,3 +305,81 @@ def test_an_nli_model_without_nli_labels_is_an_error(tmp_path, tiny_tokenizer):
     tok.save_pretrained(tmp_path / "m")
     with pytest.raises(InvalidParameterError, match="names no ENTAILMENT, NEUTRAL, CONTRADICTION label"):
         SemanticMatrixCalculator(tmp_path / "m", device="cpu")({"sample_texts": [["a", "b"]]})
+
+
+# --------------------------------------------------------------------------- the cross-encoder calculators
+def _lp_model(tokenizer):
+    return types.SimpleNamespace(device=lambda: "cpu", tokenizer=tokenizer)
+
+
+def test_cross_encoder_calculators_equal_lm_polygraphs(cross_encoder_dir, tiny_tokenizer):
+    tok = tiny_tokenizer()
+    tok.add_special_tokens({"additional_special_tokens": ["<sep>"]})  # a special token among the greedy ones
+    sep = tok.convert_tokens_to_ids("<sep>")
+    rng = np.random.default_rng(3)
+    ids = [tok.convert_tokens_to_ids(w) for w in WORDS]
+    prompts = ["what is the capital of france", "who is a big city", "the river"]
+    greedy = [[ids[1], ids[5], sep, ids[2]], [ids[3]], []]
+    samples = [[list(rng.choice(ids, int(rng.integers(1, 4)))) for _ in range(4)] for _ in prompts]
+    samples[0][1] = samples[0][0]  # a repeated sample
+    texts = [[tok.decode(s, skip_special_tokens=True) for s in row] for row in samples]
+    deps = {"input_texts": prompts, "greedy_tokens": greedy, "sample_tokens": samples, "sample_texts": texts,
+            "greedy_texts": [tok.decode(g, skip_special_tokens=True) for g in greedy]}
+    ours = CrossEncoderSimilarityCalculator(cross_encoder_dir, tok, batch_size=3, device="cpu")(deps)
+    theirs = lm_polygraph_module("stat_calculators.cross_encoder_similarity").CrossEncoderSimilarityMatrixCalculator(
+        batch_size=3, cross_encoder_name=str(cross_encoder_dir))(deps, prompts, _lp_model(tok))
+    np.testing.assert_allclose(np.stack(ours["sample_sentence_similarity"]), theirs["sample_sentence_similarity"],
+                               rtol=0, atol=1e-6)
+    for a, b in zip(ours["token_similarity"], theirs["token_similarity"]):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    assert ours["token_similarity"][0][2] == 1.0 and list(ours["token_similarity"][1]) == [0.5]
+    for row_a, row_b in zip(ours["sample_token_similarity"], theirs["sample_token_similarity"]):
+        for a, b in zip(row_a, row_b):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    g_ours = GreedyCrossEncoderSimilarityCalculator(cross_encoder_dir, batch_size=3, device="cpu")(deps)
+    g_theirs = lm_polygraph_module(
+        "stat_calculators.greedy_cross_encoder_similarity").GreedyCrossEncoderSimilarityMatrixCalculator(
+        batch_size=3, cross_encoder_name=str(cross_encoder_dir))(deps, prompts, _lp_model(tok))
+    for key in GreedyCrossEncoderSimilarityCalculator.stats:
+        np.testing.assert_allclose(np.stack(g_ours[key]), g_theirs[key], rtol=0, atol=1e-6, err_msg=key)
+    assert np.ptp(np.stack(ours["sample_sentence_similarity"])) > 1e-3  # the scores vary
+
+
+# --------------------------------------------------------------------------- in the manager
+def test_manager_runs_the_nli_estimators_with_the_nli_calculator(nli_dir):
+    from assay.uncertainty import UEManager
+
+    rng = np.random.default_rng(4)
+    data = []
+    for i in range(6):
+        texts = [" ".join(rng.choice(WORDS[:6], int(rng.integers(1, 3)))) for _ in range(4)]
+        data.append({"sample_texts": texts, "answer": texts[0], "correct": int(i % 2),
+                     "sample_log_probs": [list(np.log(rng.uniform(0.1, 1, 2))) for _ in texts]})
+    names = ["semantic_entropy", "SemanticEntropy[entropy_estimation=direct]", "num_sem_sets", "luq",
+             "kernel_language_entropy", "eccentricity[affinity=contra]"]
+    man = UEManager(data, estimators=names, stat_calculators=[f"semantic_matrix[nli_model={nli_dir}, device=cpu]"],
+                    gen_metrics=["accuracy"], ue_metrics=["prr"])
+    man()
+    stats = {"sample_texts": [d["sample_texts"] for d in data],
+             "sample_log_probs": np.array([[sum(x) for x in d["sample_log_probs"]] for d in data])}
+    stats.update(lm_polygraph_module("stat_calculators.semantic_matrix").SemanticMatrixCalculator(
+        _lp_nli_model(nli_dir, 10))(stats, [], None))
+    stats["semantic_classes_entail"] = _lp_classes(stats["semantic_matrix_classes"], stats["sample_texts"])
+    for name, theirs in [("semantic_entropy", lp("semantic_entropy", "SemanticEntropy")()),
+                         ("SemanticEntropy[entropy_estimation=direct]",
+                          lp("semantic_entropy", "SemanticEntropy")(entropy_estimation="direct")),
+                         ("num_sem_sets", lp("num_sem_sets", "NumSemSets")()), ("luq", lp("luq", "LUQ")()),
+                         ("kernel_language_entropy", lp("kernel_language_entropy", "KernelLanguageEntropy")()),
+                         ("eccentricity[affinity=contra]", lp("eccentricity", "Eccentricity")(affinity="contra"))]:
+        np.testing.assert_allclose(man.estimations[("sequence", name)], theirs(stats), rtol=0, atol=1e-6,
+                                   err_msg=name)
+
+
+def test_a_bare_nli_name_without_the_nli_calculator_names_the_missing_statistic():
+    from assay.uncertainty import UEManager
+    from assay.uncertainty.graph import StatDependencyError
+
+    data = [{"sample_texts": ["a", "b"], "answer": "a", "correct": 1}, {"sample_texts": ["c", "c"], "answer": "c",
+                                                                         "correct": 0}]
+    with pytest.raises(StatDependencyError, match="semantic_matrix"):
+        UEManager(data, estimators=["num_sem_sets"], gen_metrics=["accuracy"], ue_metrics=["prr"])()

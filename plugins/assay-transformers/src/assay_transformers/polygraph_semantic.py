@@ -47,10 +47,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.linalg
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator
@@ -185,6 +181,8 @@ class EigValLaplacian(_Graph):
         lap = _laplacian(w)
         if lap is None:
             return _nan(f"estimator {self.name!r}", i, "has an answer of degree 0 in the similarity graph")
+        import scipy.linalg  # deferred: scipy loads when an estimator runs, not when the plugin registers
+
         return float(np.clip(1.0 - scipy.linalg.eigh(lap, eigvals_only=True), 0.0, None).sum())
 
 
@@ -202,6 +200,8 @@ class Eccentricity(_Graph):
         lap = _laplacian(w)
         if lap is None:
             return _nan(f"estimator {self.name!r}", i, "has an answer of degree 0 in the similarity graph")
+        import scipy.linalg  # deferred (see EigValLaplacian)
+
         lam, vec = scipy.linalg.eigh(lap)
         u = vec[:, lam < self.thres]
         return float(np.sqrt(np.sum((u - u.mean(axis=0, keepdims=True)) ** 2)))
@@ -222,6 +222,9 @@ class NumSemSets(Estimator):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        from scipy.sparse import csr_matrix  # deferred (see EigValLaplacian)
+        from scipy.sparse.csgraph import connected_components
+
         out = []
         for i, answers in enumerate(stats["sample_texts"]):
             if self.verbose:
@@ -312,6 +315,8 @@ class KernelLanguageEntropy(Estimator):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        import scipy.linalg  # deferred (see EigValLaplacian)
+
         out = []
         for i in range(len(stats["semantic_matrix_entail"])):
             e, c = _arr(stats, "semantic_matrix_entail", i), _arr(stats, "semantic_matrix_contra", i)
@@ -350,6 +355,8 @@ class LUQ(Estimator):
     dependencies = ("semantic_matrix_entail_logits", "semantic_matrix_contra_logits")
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        from scipy.special import expit  # deferred (see EigValLaplacian)
+
         out = []
         for i in range(len(stats["semantic_matrix_entail_logits"])):
             s = expit(_arr(stats, "semantic_matrix_entail_logits", i) - _arr(stats, "semantic_matrix_contra_logits", i))
@@ -505,6 +512,8 @@ class EigenScore(Estimator):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        import scipy.linalg  # deferred (see EigValLaplacian)
+
         out = []
         for emb in stats["sample_embeddings"]:
             x = np.asarray(emb, dtype=np.float64)

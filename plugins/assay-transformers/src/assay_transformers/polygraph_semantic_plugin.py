@@ -28,6 +28,7 @@ from assay import hookimpl
 from assay.errors import InvalidParameterError
 from assay_transformers import polygraph_semantic as ps
 from assay_transformers import semantic
+from assay_transformers.cross_encoder import CrossEncoderSimilarityCalculator, GreedyCrossEncoderSimilarityCalculator
 from assay_transformers.nli import SemanticClassesCalculator, SemanticMatrixCalculator
 
 __all__ = ["CLUSTERINGS", "RENAMED", "clustered"]
@@ -135,7 +136,7 @@ _STATS: dict[str, Any] = {
 @hookimpl
 def assay_register_estimators(register: Callable[..., Any]) -> None:
     """LM-Polygraph's NLI- and sample-based estimators (module docstring)."""
-    for cls, _class_name in ps.ESTIMATORS:
+    for cls, class_name in ps.ESTIMATORS:
         doc = inspect.getdoc(cls) or ""
         desc = doc.splitlines()[0] if doc else cls.__name__
         examples: list[dict[str, Any]] = [{"stats": _STATS}]
@@ -144,16 +145,23 @@ def assay_register_estimators(register: Callable[..., Any]) -> None:
             factory = clustered(cls.name, *RENAMED[cls.name])
             examples.append({"overrides": {"clustering": "embedding", "similarity": "rougeL"},
                              "stats": {"sample_texts": _TEXTS}})
-        register(cls.name, factory, description=desc, level=cls.level, examples=examples)
+        register(cls.name, factory, other_names=(class_name,), description=desc, level=cls.level, examples=examples)
 
 
 @hookimpl
 def assay_register_stat_calculators(register: Callable[..., Any]) -> None:
-    """``semantic_matrix`` (needs ``nli_model``, a local folder) and ``semantic_classes``."""
-    register("semantic_matrix", SemanticMatrixCalculator,
+    """``semantic_matrix`` (``nli_model``: a local folder), ``semantic_classes``, the cross-encoder similarities."""
+    register("semantic_matrix", SemanticMatrixCalculator, other_names=("SemanticMatrixCalculator",),
              description="sample_texts -> NLI entailment / contradiction matrices of the samples (local NLI model)")
-    register("semantic_classes", SemanticClassesCalculator,
+    register("semantic_classes", SemanticClassesCalculator, other_names=("SemanticClassesCalculator",),
              description="semantic_matrix_classes -> semantic_classes_entail (LM-Polygraph's greedy NLI classes)",
              examples=[{"stats": {"sample_texts": _TEXTS,
                                   "semantic_matrix_classes": [np.array([[2, 2, 0], [2, 2, 0], [0, 1, 2]])] * 2,
                                   "entailment_id": [2, 2]}}])
+    register("cross_encoder_similarity", CrossEncoderSimilarityCalculator,
+             other_names=("CrossEncoderSimilarityMatrixCalculator",),
+             description="samples and greedy tokens -> cross-encoder sentence and token similarities (SAR; local "
+                         "cross-encoder)")
+    register("greedy_cross_encoder_similarity", GreedyCrossEncoderSimilarityCalculator,
+             other_names=("GreedyCrossEncoderSimilarityMatrixCalculator",),
+             description="greedy answer vs samples -> greedy_sentence_similarity (CoCoA; local cross-encoder)")
