@@ -383,3 +383,28 @@ def test_a_bare_nli_name_without_the_nli_calculator_names_the_missing_statistic(
                                                                          "correct": 0}]
     with pytest.raises(StatDependencyError, match="semantic_matrix"):
         UEManager(data, estimators=["num_sem_sets"], gen_metrics=["accuracy"], ue_metrics=["prr"])()
+
+
+@pytest.mark.parametrize("concat", [False, True])
+def test_greedy_semantic_matrix_and_semantic_density_equal_lm_polygraphs(nli_dir, concat):
+    from assay_transformers.nli import ConcatGreedySemanticMatrixCalculator, GreedySemanticMatrixCalculator
+
+    rng = np.random.default_rng(6)
+    texts = [[" ".join(rng.choice(WORDS, int(rng.integers(1, 4)))) for _ in range(5)] for _ in range(4)]
+    texts[1][3] = texts[1][0]
+    tokens = [[list(range(len(t.split()))) for t in row] for row in texts]
+    deps = {"sample_texts": texts, "greedy_texts": [row[0] for row in texts], "sample_tokens": tokens,
+            "no_fewshot_input_texts": ["what is ", "the capital ", "a ", "who is "],
+            "sample_log_probs": rng.normal(-2, 1, (4, 5)),
+            "greedy_log_likelihoods": [np.log(rng.uniform(0.1, 1, n)) for n in (1, 2, 3, 2)]}
+    ours_cls = ConcatGreedySemanticMatrixCalculator if concat else GreedySemanticMatrixCalculator
+    module = lm_polygraph_module("stat_calculators.greedy_semantic_matrix")
+    theirs_cls = module.ConcatGreedySemanticMatrixCalculator if concat else module.GreedySemanticMatrixCalculator
+    ours = ours_cls(nli_dir, batch_size=2, device="cpu")(deps)
+    theirs = theirs_cls(_lp_nli_model(nli_dir, 2))(deps, [], None)
+    assert set(ours) == set(theirs) and len(ours) == 9
+    for key in theirs:
+        np.testing.assert_allclose(np.stack(ours[key]), theirs[key], rtol=0, atol=1e-6, err_msg=key)
+    want = lp("semantic_density", "SemanticDensity")(concat_input=concat)({**deps, **theirs})
+    np.testing.assert_allclose(load_estimator("semantic_density", concat_input=concat)({**deps, **ours}), want,
+                               rtol=0, atol=1e-6)

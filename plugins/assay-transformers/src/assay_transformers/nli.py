@@ -12,6 +12,16 @@ per example: ``semantic_matrix_entail``, ``semantic_matrix_contra`` (probabiliti
 ``semantic_matrix_classes`` (argmax label id) and ``entailment_id`` (the ENTAILMENT label
 id, repeated per example: assay's statistics are columns).
 
+``greedy_semantic_matrix`` (:class:`GreedySemanticMatrixCalculator`) scores the greedy answer
+against each distinct sample both ways, (greedy, sample) in batches of ``batch_size`` pairs
+and (sample, greedy) in the same batches: per example ``(K,)`` arrays
+``greedy_semantic_matrix_{entail,neutral,contra}_{forward,backward}`` and their means
+``greedy_semantic_matrix_{entail,neutral,contra}``, as LM-Polygraph's
+``GreedySemanticMatrixCalculator``. ``concat_greedy_semantic_matrix``
+(:class:`ConcatGreedySemanticMatrixCalculator`) prepends the question
+(``no_fewshot_input_texts``, LM-Polygraph's name: the prompt without few-shot examples) to
+both texts, without a separator, as LM-Polygraph does; its statistics are prefixed ``concat_``.
+
 ``semantic_classes`` (:class:`SemanticClassesCalculator`) turns the argmax classes into
 LM-Polygraph's greedy semantic classes ``semantic_classes_entail``: sample ``j`` joins the
 first class whose first member ``f`` has ``classes[f, j]`` and ``classes[j, f]`` both
@@ -35,7 +45,8 @@ from assay.uncertainty.base import StatCalculator
 from assay.validation import check_int
 from assay_transformers.loading import _check_device, _check_folder, _check_weights
 
-__all__ = ["NLIModel", "SemanticClassesCalculator", "SemanticMatrixCalculator", "greedy_classes"]
+__all__ = ["ConcatGreedySemanticMatrixCalculator", "GreedySemanticMatrixCalculator", "NLIModel",
+           "SemanticClassesCalculator", "SemanticMatrixCalculator", "greedy_classes"]
 
 _LABELS = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
 
@@ -103,11 +114,12 @@ class NLIModel:
                 batch = pairs[start:start + self.batch_size]
                 encoded = self._tokenizer(batch, padding=True, return_tensors="pt").to(self.device)
                 out.append(self._model(**encoded).logits.double().cpu().numpy())
-        n_labels = len(self.label2id) or 3
-        return np.concatenate(out) if out else np.zeros((0, n_labels))
+        return np.concatenate(out) if out else np.zeros((0, self._model.config.num_labels))
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
+    if not len(x):
+        return x
     z = np.exp(x - x.max(axis=1, keepdims=True))
     return z / z.sum(axis=1, keepdims=True)
 
@@ -139,7 +151,7 @@ class SemanticMatrixCalculator(StatCalculator):
             u = len(unique)
             logits = self.nli.logits([(str(a), str(b)) for a, b in itertools.product(unique, unique)])
             ent, con = self.nli.label2id["ENTAILMENT"], self.nli.label2id["CONTRADICTION"]
-            probs = _softmax(logits) if len(logits) else logits
+            probs = _softmax(logits)
 
             def full(col: np.ndarray, u: int = u, inv: np.ndarray = inv) -> np.ndarray:
                 return col.reshape(u, u)[inv][:, inv]
@@ -152,6 +164,56 @@ class SemanticMatrixCalculator(StatCalculator):
                                                        np.zeros(0, dtype=np.int64)))
             out["entailment_id"].append(ent)
         return out
+
+
+class GreedySemanticMatrixCalculator(StatCalculator):
+    """``greedy_texts``, ``sample_texts`` -> NLI probabilities of (greedy, sample) both ways (module docstring).
+
+    Parameters
+    ----------
+    nli_model, batch_size, device
+        As for :class:`SemanticMatrixCalculator`.
+    """
+
+    name = "greedy_semantic_matrix"
+    prefix = "greedy_semantic_matrix"
+    dependencies: tuple[str, ...] = ("greedy_texts", "sample_texts")
+
+    def __init__(self, nli_model: str | os.PathLike[str], batch_size: int = 10, device: str | None = None) -> None:
+        self.nli = NLIModel(nli_model, batch_size=batch_size, device=device, owner=f"stat calculator {self.name!r}")
+        self.stats = tuple(f"{self.prefix}_{k}{d}" for k in ("entail", "neutral", "contra")
+                           for d in ("_forward", "_backward", ""))
+        super().__init__()
+
+    def _texts(self, stats: Mapping[str, Any], i: int) -> tuple[str, list[str]]:
+        return str(stats["greedy_texts"][i]), [str(t) for t in stats["sample_texts"][i]]
+
+    def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, list[Any]] = {k: [] for k in self.stats}
+        for i in range(len(stats["sample_texts"])):
+            greedy, texts = self._texts(stats, i)
+            unique, inv = np.unique(np.asarray(texts, dtype=str), return_inverse=True)
+            fwd = _softmax(self.nli.logits([(greedy, str(u)) for u in unique]))[inv]
+            bwd = _softmax(self.nli.logits([(str(u), greedy) for u in unique]))[inv]
+            for label, upper in (("entail", "ENTAILMENT"), ("neutral", "NEUTRAL"), ("contra", "CONTRADICTION")):
+                col = self.nli.label2id[upper]
+                out[f"{self.prefix}_{label}_forward"].append(fwd[:, col])
+                out[f"{self.prefix}_{label}_backward"].append(bwd[:, col])
+                out[f"{self.prefix}_{label}"].append((fwd[:, col] + bwd[:, col]) / 2.0)
+        return out
+
+
+class ConcatGreedySemanticMatrixCalculator(GreedySemanticMatrixCalculator):
+    """As :class:`GreedySemanticMatrixCalculator` with the question prepended to both texts (module docstring)."""
+
+    name = "concat_greedy_semantic_matrix"
+    prefix = "concat_greedy_semantic_matrix"
+    dependencies = ("greedy_texts", "no_fewshot_input_texts", "sample_texts")
+
+    def _texts(self, stats: Mapping[str, Any], i: int) -> tuple[str, list[str]]:
+        q = str(stats["no_fewshot_input_texts"][i])
+        greedy, texts = super()._texts(stats, i)
+        return q + greedy, [q + t for t in texts]
 
 
 def greedy_classes(is_entailment: np.ndarray) -> np.ndarray:

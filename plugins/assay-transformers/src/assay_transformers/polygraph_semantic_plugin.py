@@ -29,7 +29,12 @@ from assay.errors import InvalidParameterError
 from assay_transformers import polygraph_semantic as ps
 from assay_transformers import semantic
 from assay_transformers.cross_encoder import CrossEncoderSimilarityCalculator, GreedyCrossEncoderSimilarityCalculator
-from assay_transformers.nli import SemanticClassesCalculator, SemanticMatrixCalculator
+from assay_transformers.nli import (
+    ConcatGreedySemanticMatrixCalculator,
+    GreedySemanticMatrixCalculator,
+    SemanticClassesCalculator,
+    SemanticMatrixCalculator,
+)
 
 __all__ = ["CLUSTERINGS", "RENAMED", "clustered"]
 
@@ -165,3 +170,9 @@ def assay_register_stat_calculators(register: Callable[..., Any]) -> None:
     register("greedy_cross_encoder_similarity", GreedyCrossEncoderSimilarityCalculator,
              other_names=("GreedyCrossEncoderSimilarityMatrixCalculator",),
              description="greedy answer vs samples -> greedy_sentence_similarity (CoCoA; local cross-encoder)")
+    register("greedy_semantic_matrix", GreedySemanticMatrixCalculator,
+             other_names=("GreedySemanticMatrixCalculator",),
+             description="greedy answer vs samples -> NLI probabilities both ways (semantic density; local NLI model)")
+    register("concat_greedy_semantic_matrix", ConcatGreedySemanticMatrixCalculator,
+             other_names=("ConcatGreedySemanticMatrixCalculator",),
+             description="as greedy_semantic_matrix with the question prepended (semantic density's default)")
