@@ -408,3 +408,47 @@ def test_greedy_semantic_matrix_and_semantic_density_equal_lm_polygraphs(nli_dir
     want = lp("semantic_density", "SemanticDensity")(concat_input=concat)({**deps, **theirs})
     np.testing.assert_allclose(load_estimator("semantic_density", concat_input=concat)({**deps, **ours}), want,
                                rtol=0, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- CCP's statistics
+def test_greedy_alternatives_are_the_top_tokens_greedy_first():
+    from assay_transformers.alternatives import GreedyAlternativesCalculator
+
+    rng = np.random.default_rng(7)
+    lp_rows = [np.log(rng.dirichlet(np.ones(12), size=n)) for n in (3, 1, 0)]
+    tokens = [[int(np.argmax(r)) if t != 1 else int(np.argsort(r)[-3]) for t, r in enumerate(rows)] for rows in lp_rows]
+    out = GreedyAlternativesCalculator(n_alternatives=4)({"greedy_log_probs": lp_rows, "greedy_tokens": tokens})
+    for rows, toks, alts in zip(lp_rows, tokens, out["greedy_tokens_alternatives"]):
+        assert len(alts) == len(rows)
+        for row, tok, a in zip(rows, toks, alts):
+            top4 = set(np.argsort(row)[-4:].tolist())  # by a sort, independently of argpartition
+            assert {t for t, _ in a} == top4 and all(v == row[t] for t, v in a)
+            if tok in top4:
+                assert a[0][0] == tok
+
+
+def test_greedy_alternatives_nli_and_ccp_equal_lm_polygraphs(nli_dir, tiny_tokenizer):
+    from assay_transformers.alternatives import GreedyAlternativesCalculator, GreedyAlternativesNLICalculator
+
+    tok = tiny_tokenizer()
+    rng = np.random.default_rng(8)
+    ids = [tok.convert_tokens_to_ids(w) for w in WORDS]
+    log_probs, tokens = [], []
+    for n in (4, 2, 3):
+        rows = np.full((n, len(tok)), -30.0)
+        for r in rows:
+            r[ids] = np.log(rng.dirichlet(np.ones(len(ids))))
+        log_probs.append(rows)
+        tokens.append([int(ids[np.argmax(r[ids])]) for r in rows])
+    deps = {"greedy_log_probs": log_probs, "greedy_tokens": tokens}
+    deps.update(GreedyAlternativesCalculator(n_alternatives=4)(deps))
+    ours = GreedyAlternativesNLICalculator(nli_dir, tok, batch_size=3, device="cpu")(deps)
+    theirs = lm_polygraph_module("stat_calculators.greedy_alternatives_nli").GreedyAlternativesNLICalculator(
+        _lp_nli_model(nli_dir, 3))(deps, [], _lp_model(tok))
+    assert ours["greedy_tokens_alternatives_nli"] == theirs["greedy_tokens_alternatives_nli"]
+    classes = {c for ex in ours["greedy_tokens_alternatives_nli"] for m in ex for row in m for c in row if c}
+    assert len(classes) > 1
+    deps.update(ours)
+    np.testing.assert_allclose(load_estimator("ClaimConditionedProbability")(deps),
+                               lp("claim_conditioned_probability", "ClaimConditionedProbability")()(deps),
+                               rtol=0, atol=1e-6)

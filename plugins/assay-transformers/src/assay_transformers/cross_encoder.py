@@ -34,7 +34,8 @@ from assay.uncertainty.base import StatCalculator
 from assay.validation import check_int
 from assay_transformers.loading import _check_device, _check_folder
 
-__all__ = ["CrossEncoderModel", "CrossEncoderSimilarityCalculator", "GreedyCrossEncoderSimilarityCalculator"]
+__all__ = ["CrossEncoderModel", "CrossEncoderSimilarityCalculator", "GreedyCrossEncoderSimilarityCalculator",
+           "load_tokenizer"]
 
 
 class CrossEncoderModel:
@@ -70,7 +71,8 @@ class CrossEncoderModel:
                           dtype=np.float64)
 
 
-def _tokenizer(tokenizer: Any, owner: str) -> Any:
+def load_tokenizer(tokenizer: Any, owner: str) -> Any:
+    """The language model's tokenizer: loaded from its folder (offline), or the tokenizer object given."""
     if isinstance(tokenizer, (str, os.PathLike)):
         from transformers import AutoTokenizer  # deferred (see CrossEncoderModel.predict)
 
@@ -109,7 +111,7 @@ class CrossEncoderSimilarityCalculator(StatCalculator):
                  device: str | None = None) -> None:
         owner = f"stat calculator {self.name!r}"
         self.encoder = CrossEncoderModel(cross_encoder, batch_size=batch_size, device=device, owner=owner)
-        self.tokenizer = _tokenizer(tokenizer, owner)
+        self.tokenizer = load_tokenizer(tokenizer, owner)
         super().__init__()
 
     def _token_scores(self, prompt: str, tokens: Any) -> np.ndarray:

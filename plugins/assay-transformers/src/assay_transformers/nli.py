@@ -46,7 +46,7 @@ from assay.validation import check_int
 from assay_transformers.loading import _check_device, _check_folder, _check_weights
 
 __all__ = ["ConcatGreedySemanticMatrixCalculator", "GreedySemanticMatrixCalculator", "NLIModel",
-           "SemanticClassesCalculator", "SemanticMatrixCalculator", "greedy_classes"]
+           "SemanticClassesCalculator", "SemanticMatrixCalculator", "greedy_classes", "softmax"]
 
 _LABELS = ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
 
@@ -117,7 +117,8 @@ class NLIModel:
         return np.concatenate(out) if out else np.zeros((0, self._model.config.num_labels))
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
+def softmax(x: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of ``(n, labels)`` logits (float64)."""
     if not len(x):
         return x
     z = np.exp(x - x.max(axis=1, keepdims=True))
@@ -151,7 +152,7 @@ class SemanticMatrixCalculator(StatCalculator):
             u = len(unique)
             logits = self.nli.logits([(str(a), str(b)) for a, b in itertools.product(unique, unique)])
             ent, con = self.nli.label2id["ENTAILMENT"], self.nli.label2id["CONTRADICTION"]
-            probs = _softmax(logits)
+            probs = softmax(logits)
 
             def full(col: np.ndarray, u: int = u, inv: np.ndarray = inv) -> np.ndarray:
                 return col.reshape(u, u)[inv][:, inv]
@@ -193,8 +194,8 @@ class GreedySemanticMatrixCalculator(StatCalculator):
         for i in range(len(stats["sample_texts"])):
             greedy, texts = self._texts(stats, i)
             unique, inv = np.unique(np.asarray(texts, dtype=str), return_inverse=True)
-            fwd = _softmax(self.nli.logits([(greedy, str(u)) for u in unique]))[inv]
-            bwd = _softmax(self.nli.logits([(str(u), greedy) for u in unique]))[inv]
+            fwd = softmax(self.nli.logits([(greedy, str(u)) for u in unique]))[inv]
+            bwd = softmax(self.nli.logits([(str(u), greedy) for u in unique]))[inv]
             for label, upper in (("entail", "ENTAILMENT"), ("neutral", "NEUTRAL"), ("contra", "CONTRADICTION")):
                 col = self.nli.label2id[upper]
                 out[f"{self.prefix}_{label}_forward"].append(fwd[:, col])

@@ -28,6 +28,7 @@ from assay import hookimpl
 from assay.errors import InvalidParameterError
 from assay_transformers import polygraph_semantic as ps
 from assay_transformers import semantic
+from assay_transformers.alternatives import GreedyAlternativesCalculator, GreedyAlternativesNLICalculator
 from assay_transformers.cross_encoder import CrossEncoderSimilarityCalculator, GreedyCrossEncoderSimilarityCalculator
 from assay_transformers.nli import (
     ConcatGreedySemanticMatrixCalculator,
@@ -176,3 +177,11 @@ def assay_register_stat_calculators(register: Callable[..., Any]) -> None:
     register("concat_greedy_semantic_matrix", ConcatGreedySemanticMatrixCalculator,
              other_names=("ConcatGreedySemanticMatrixCalculator",),
              description="as greedy_semantic_matrix with the question prepended (semantic density's default)")
+    register("greedy_alternatives", GreedyAlternativesCalculator,
+             description="greedy_log_probs -> greedy_tokens_alternatives (top tokens of each step, greedy first; CCP)",
+             examples=[{"stats": {"greedy_log_probs": [np.log([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]])],
+                                  "greedy_tokens": [[0, 2]]}, "overrides": {"n_alternatives": 2}}])
+    register("greedy_alternatives_nli", GreedyAlternativesNLICalculator,
+             other_names=("GreedyAlternativesNLICalculator",),
+             description="greedy_tokens_alternatives -> their NLI classes against the greedy word (CCP; local NLI "
+                         "model)")
