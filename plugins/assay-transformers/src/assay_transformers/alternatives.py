@@ -57,7 +57,8 @@ class GreedyAlternativesCalculator(StatCalculator):
                 k = min(self.n_alternatives, len(row))
                 best = np.argpartition(row, -k)[len(row) - k:]
                 alts = [(int(t), float(row[t])) for t in best]
-                alts.sort(key=lambda x, g=int(token): x[0] == g, reverse=True)
+                greedy = int(token)
+                alts.sort(key=lambda pair: pair[0] == greedy, reverse=True)  # stable: the greedy token first
                 per_token.append(alts)
             out.append(per_token)
         return {"greedy_tokens_alternatives": out}
