@@ -452,3 +452,40 @@ def test_greedy_alternatives_nli_and_ccp_equal_lm_polygraphs(nli_dir, tiny_token
     np.testing.assert_allclose(load_estimator("ClaimConditionedProbability")(deps),
                                lp("claim_conditioned_probability", "ClaimConditionedProbability")()(deps),
                                rtol=0, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- SemanticEntropyToken
+def test_semantic_entropy_token_equals_lm_polygraphs(model_dirs, tiny_tokenizer, tmp_path):
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(9)
+    tok = tiny_tokenizer()
+    bert = tmp_path / "bert"
+    BertModel(BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=16, max_position_embeddings=16, initializer_range=2.0)).save_pretrained(bert)
+    tok.save_pretrained(bert)
+    lm = model_dirs["causal"]
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    ours = load_estimator("SemanticEntropyToken", tokenizer_path=str(lm), tokenizer_save_path=str(tmp_path / "ours"),
+                          semantic_bert_path=str(bert), batch_size=4)
+    theirs = lp("semantic_entropy_token", "SemanticEntropyToken")(
+        tokenizer_path=str(lm), tokenizer_save_path=str(tmp_path / "theirs"), semantic_bert_path=str(bert),
+        batch_size=4)
+    np.testing.assert_array_equal(ours.classes(), theirs.classes)
+    assert 1 < len(set(theirs.classes.tolist())) < len(theirs.classes)
+    rng = np.random.default_rng(10)
+    v = len(tok)
+    stats = {"greedy_log_probs": [np.log(rng.dirichlet(np.ones(v), size=n)) for n in (4, 1, 6)]}
+    got, want = ours(stats), theirs(stats)
+    assert [len(g) for g in got] == [3, 0, 5]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-6)
+    # the cache: LM-Polygraph's file name, and a cached file is read back rather than recomputed
+    files = sorted(p.name for p in (tmp_path / "ours").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "theirs").iterdir()) and len(files) == 1
+    np.save(tmp_path / "ours" / files[0], np.arange(v) % 2)
+    cached = load_estimator("semantic_entropy_token", tokenizer_path=str(lm),
+                            tokenizer_save_path=str(tmp_path / "ours"), semantic_bert_path=str(bert))
+    np.testing.assert_array_equal(cached.classes(), np.arange(v) % 2)

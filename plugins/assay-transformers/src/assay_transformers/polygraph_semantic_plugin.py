@@ -36,6 +36,7 @@ from assay_transformers.nli import (
     SemanticClassesCalculator,
     SemanticMatrixCalculator,
 )
+from assay_transformers.semantic_entropy_token import SemanticEntropyToken
 
 __all__ = ["CLUSTERINGS", "RENAMED", "clustered"]
 
@@ -152,6 +153,11 @@ def assay_register_estimators(register: Callable[..., Any]) -> None:
             examples.append({"overrides": {"clustering": "embedding", "similarity": "rougeL"},
                              "stats": {"sample_texts": _TEXTS}})
         register(cls.name, factory, other_names=(class_name,), description=desc, level=cls.level, examples=examples)
+
+
+    register("semantic_entropy_token", SemanticEntropyToken, other_names=("SemanticEntropyToken",),
+             description="token level: entropy over sentence-BERT classes of the vocabulary (local models)",
+             level="token")
 
 
 @hookimpl
