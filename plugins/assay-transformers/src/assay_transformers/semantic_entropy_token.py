@@ -109,7 +109,7 @@ class SemanticEntropyToken(Estimator):
         if cache is not None and cache.is_file():
             self._classes = np.load(cache, allow_pickle=False)
         else:
-            tokens = [tokenizer.decode([i]) for i in range(len(tokenizer))]
+            tokens = [str(tokenizer.decode([i])) for i in range(len(tokenizer))]
             self._classes = split_classes(tokens, self.batch_size, self.semantic_bert_path)
             if cache is not None:
                 np.save(cache, self._classes, allow_pickle=False)
