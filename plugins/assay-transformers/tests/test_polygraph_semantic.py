@@ -489,3 +489,64 @@ def test_semantic_entropy_token_equals_lm_polygraphs(model_dirs, tiny_tokenizer,
     cached = load_estimator("semantic_entropy_token", tokenizer_path=str(lm),
                             tokenizer_save_path=str(tmp_path / "ours"), semantic_bert_path=str(bert))
     np.testing.assert_array_equal(cached.classes(), np.arange(v) % 2)
+
+
+# --------------------------------------------------------------------------- a model run, batch sizes
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::assay.errors.UndefinedMetricWarning")
+def test_a_model_run_gives_lm_polygraphs_values_for_any_batch_size(model_dirs, nli_dir, cross_encoder_dir):
+    from assay.uncertainty import UEManager
+
+    qa = [("the capital of france is", "paris"), ("what", "small"), ("who is the big red river", "two"),
+          ("yes no", "no"), ("a small blue", "red")]
+    records = [{"input": q, "reference": a} for q, a in qa]
+    lm = model_dirs["causal"]
+    estimators = ["semantic_entropy", "num_sem_sets", "luq", "sar", "token_sar", "sentence_sar", "cocoa_msp",
+                  "cocoa_mte", "claim_conditioned_probability", "semantic_density[concat_input=false]"]
+    calcs = [f"semantic_matrix[nli_model={nli_dir}, device=cpu]",
+             f"greedy_semantic_matrix[nli_model={nli_dir}, device=cpu]",
+             f"greedy_alternatives_nli[nli_model={nli_dir}, tokenizer={lm}, device=cpu]",
+             f"cross_encoder_similarity[cross_encoder={cross_encoder_dir}, tokenizer={lm}, device=cpu]",
+             f"greedy_cross_encoder_similarity[cross_encoder={cross_encoder_dir}, device=cpu]"]
+    keep = ["sample_texts", "sample_log_probs", "sample_tokens", "semantic_classes_entail", "semantic_matrix_entail",
+            "semantic_matrix_contra", "semantic_matrix_entail_logits", "semantic_matrix_contra_logits",
+            "sample_sentence_similarity", "sample_token_similarity", "token_similarity", "greedy_log_likelihoods",
+            "greedy_sentence_similarity", "entropy", "greedy_tokens", "greedy_tokens_alternatives",
+            "greedy_tokens_alternatives_nli", "greedy_semantic_matrix_contra_forward",
+            "greedy_semantic_matrix_neutral_forward"]
+    runs = []
+    for batch_size in (1, 3):
+        man = UEManager(records, model=str(lm), model_options={"device": "cpu"}, estimators=estimators,
+                        stat_calculators=calcs, gen_metrics=["accuracy"], ue_metrics=["prr"], batch_size=batch_size,
+                        max_new_tokens=4, samples_n=3, seed=3, save_stats=keep)
+        man()
+        runs.append(man)
+    # the greedy pass of a padded batch differs from a batch of one by float32 rounding (~1e-7): 1e-6
+    assert runs[0].stats["answer"] == runs[1].stats["answer"]
+    assert runs[0].stats["sample_texts"] == runs[1].stats["sample_texts"]
+    for name in estimators:
+        np.testing.assert_allclose(runs[0].estimations[("sequence", name)], runs[1].estimations[("sequence", name)],
+                                   rtol=0, atol=1e-6, err_msg=name)
+    # LM-Polygraph's classes on the run's statistics, in LM-Polygraph's layout
+    st = dict(runs[1].stats)
+    lp_stats = {k: st[k] for k in keep}
+    lp_stats["sample_log_likelihoods"] = [list(map(np.asarray, s)) for s in st["sample_log_probs"]]
+    lp_stats["sample_log_probs"] = [np.array([np.sum(t) for t in s]) for s in st["sample_log_probs"]]
+    for key in ("semantic_matrix_entail", "semantic_matrix_contra", "semantic_matrix_entail_logits",
+                "semantic_matrix_contra_logits", "sample_sentence_similarity"):
+        lp_stats[key] = np.stack(st[key])
+    lp_stats["semantic_classes_entail"] = {
+        "sample_to_class": {i: dict(enumerate(map(int, c))) for i, c in enumerate(st["semantic_classes_entail"])},
+        "class_to_sample": {i: [list(np.flatnonzero(np.asarray(c) == k)) for k in range(max(c) + 1)]
+                            for i, c in enumerate(st["semantic_classes_entail"])}}
+    for name, theirs in [("semantic_entropy", lp("semantic_entropy", "SemanticEntropy")()),
+                         ("num_sem_sets", lp("num_sem_sets", "NumSemSets")()), ("luq", lp("luq", "LUQ")()),
+                         ("sar", lp("sar", "SAR")()), ("token_sar", lp("token_sar", "TokenSAR")()),
+                         ("sentence_sar", lp("sentence_sar", "SentenceSAR")()),
+                         ("cocoa_msp", lp("cocoa", "CocoaMSP")()), ("cocoa_mte", lp("cocoa", "CocoaMTE")()),
+                         ("claim_conditioned_probability",
+                          lp("claim_conditioned_probability", "ClaimConditionedProbability")()),
+                         ("semantic_density[concat_input=false]",
+                          lp("semantic_density", "SemanticDensity")(concat_input=False))]:
+        np.testing.assert_allclose(runs[1].estimations[("sequence", name)], theirs(lp_stats), rtol=0, atol=1e-6,
+                                   err_msg=name)
