@@ -66,6 +66,18 @@ def _arr(stats: Mapping[str, Any], key: str, i: int) -> np.ndarray:
     return np.asarray(stats[key][i], dtype=np.float64)
 
 
+def _stacked(stats: Mapping[str, Any], key: str) -> np.ndarray | None:
+    """``stats[key]`` as one float array ``(B, ...)`` when every example's value has the same shape, else None."""
+    col = stats[key]
+    if isinstance(col, np.ndarray) and col.dtype != object:
+        return col.astype(np.float64, copy=False)
+    try:
+        out = np.asarray(col, dtype=np.float64)
+    except (TypeError, ValueError):  # ragged: one shape per example
+        return None
+    return out if out.ndim >= 2 and len(out) == len(col) else None
+
+
 def _sequence_log_prob(value: Any) -> float:
     """A sample's log-probability from LM-Polygraph's per-sample sum or assay's token log-probabilities."""
     v = np.asarray(value, dtype=np.float64)
@@ -149,7 +161,28 @@ class _Graph(Estimator):
     def _value(self, w: np.ndarray, i: int) -> float:
         raise NotImplementedError
 
+    def _spectral(self, lam: np.ndarray, vec: np.ndarray) -> np.ndarray | None:
+        """The values of a batch from its Laplacians' eigenvalues ``(B, K)`` and eigenvectors; None: per example."""
+        return None
+
+    def _batched(self, stats: Mapping[str, Any]) -> np.ndarray | None:
+        """All examples at once (same ``K``, NLI similarity, positive degrees), by batched ``numpy.linalg.eigh``."""
+        m = _stacked(stats, f"semantic_matrix_{self.affinity}") if self.similarity_score == "NLI_score" else None
+        if self.verbose or m is None or m.ndim != 3 or m.shape[1] == 0:
+            return None
+        w = 1.0 - m if self.affinity == "contra" else m
+        w = (w + w.transpose(0, 2, 1)) / 2.0
+        d = w.sum(axis=2)
+        if not np.all(d > 0):
+            return None
+        inv = 1.0 / np.sqrt(d)
+        lam, vec = np.linalg.eigh(np.eye(w.shape[1]) - inv[:, :, None] * w * inv[:, None, :])
+        return self._spectral(lam, vec)
+
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        batched = self._batched(stats)
+        if batched is not None:
+            return batched
         out = []
         for i, answers in enumerate(stats["sample_texts"]):
             if self.verbose:
@@ -167,6 +200,13 @@ class DegMat(_Graph):
 
     name = "deg_mat"
 
+    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        m = _stacked(stats, f"semantic_matrix_{self.affinity}") if self.similarity_score == "NLI_score" else None
+        if self.verbose or m is None or m.ndim != 3 or m.shape[1] == 0:
+            return super().__call__(stats)
+        w = 1.0 - m if self.affinity == "contra" else m  # symmetrising leaves the sum unchanged
+        return 1.0 - w.sum(axis=(1, 2)) / m.shape[1] ** 2
+
     def _value(self, w: np.ndarray, i: int) -> float:
         k = len(w)
         return float(1.0 - w.sum() / (k * k))
@@ -176,6 +216,9 @@ class EigValLaplacian(_Graph):
     r"""LM-Polygraph's ``EigValLaplacian``: ``sum_k max(0, 1 - lambda_k)`` of ``L = I - D^{-1/2} W D^{-1/2}``."""
 
     name = "semantic_eigval_laplacian"
+
+    def _spectral(self, lam: np.ndarray, vec: np.ndarray) -> np.ndarray:
+        return np.clip(1.0 - lam, 0.0, None).sum(axis=1)
 
     def _value(self, w: np.ndarray, i: int) -> float:
         lap = _laplacian(w)
@@ -195,6 +238,10 @@ class Eccentricity(_Graph):
                  thres: float = 0.9) -> None:
         self.thres = check_number(thres, "thres", owner=f"estimator {self.name!r}")
         super().__init__(similarity_score=similarity_score, affinity=affinity, verbose=verbose)
+
+    def _spectral(self, lam: np.ndarray, vec: np.ndarray) -> np.ndarray:
+        centred = vec - vec.mean(axis=1, keepdims=True)
+        return np.sqrt(np.sum(centred ** 2 * (lam < self.thres)[:, None, :], axis=(1, 2)))
 
     def _value(self, w: np.ndarray, i: int) -> float:
         lap = _laplacian(w)
@@ -222,6 +269,10 @@ class NumSemSets(Estimator):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        e, c = _stacked(stats, "semantic_matrix_entail"), _stacked(stats, "semantic_matrix_contra")
+        if not self.verbose and e is not None and c is not None and e.ndim == 3 and e.shape == c.shape \
+                and e.shape[1] > 0:
+            return self._batched(e > c)
         from scipy.sparse import csr_matrix  # deferred (see EigValLaplacian)
         from scipy.sparse.csgraph import connected_components
 
@@ -236,6 +287,17 @@ class NumSemSets(Estimator):
             n, _ = connected_components(csr_matrix((link & link.T).astype(np.int8)), directed=False)
             out.append(float(n))
         return np.array(out, dtype=np.float64)
+
+    @staticmethod
+    def _batched(link: np.ndarray) -> np.ndarray:
+        """Components of a batch of same-size graphs: reachability by repeated squaring, ``sum_a 1 / |comp(a)|``."""
+        k = link.shape[1]
+        reach = (link & link.transpose(0, 2, 1)) | np.eye(k, dtype=bool)
+        steps = 1
+        while steps < k:
+            reach = np.matmul(reach.astype(np.float32), reach.astype(np.float32)) > 0
+            steps *= 2
+        return np.rint((1.0 / reach.sum(axis=2)).sum(axis=1))
 
 
 class SemanticEntropy(Estimator):
@@ -315,8 +377,6 @@ class KernelLanguageEntropy(Estimator):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
-        import scipy.linalg  # deferred (see EigValLaplacian)
-
         out = []
         for i in range(len(stats["semantic_matrix_entail"])):
             e, c = _arr(stats, "semantic_matrix_entail", i), _arr(stats, "semantic_matrix_contra", i)
@@ -326,7 +386,9 @@ class KernelLanguageEntropy(Estimator):
                 continue
             e, c = e + e.T, c + c.T
             w = e + 0.5 * (2.0 - e - c)
-            kern = scipy.linalg.expm(-self.t * (np.diag(w.sum(axis=0)) - w))
+            # expm(-t L) of the symmetric Laplacian by its eigendecomposition (what scipy's expm computes, by Pade)
+            lam, vec = np.linalg.eigh(np.diag(w.sum(axis=0)) - w)
+            kern = (vec * np.exp(-self.t * lam)) @ vec.T
             if self.normalize:
                 d = np.sqrt(np.diag(kern)) + 1e-12
                 kern = kern / np.outer(d, d) / n
@@ -357,6 +419,11 @@ class LUQ(Estimator):
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
         from scipy.special import expit  # deferred (see EigValLaplacian)
 
+        e, c = _stacked(stats, "semantic_matrix_entail_logits"), _stacked(stats, "semantic_matrix_contra_logits")
+        if e is not None and c is not None and e.ndim == 3 and e.shape == c.shape and e.shape[1] >= 2:
+            s = expit(e - c)
+            k = s.shape[1]
+            return 1.0 - ((s.sum(axis=2) - np.diagonal(s, axis1=1, axis2=2)) / (k - 1)).mean(axis=1)
         out = []
         for i in range(len(stats["semantic_matrix_entail_logits"])):
             s = expit(_arr(stats, "semantic_matrix_entail_logits", i) - _arr(stats, "semantic_matrix_contra_logits", i))
@@ -385,6 +452,13 @@ def _sentence_sar(p: np.ndarray, sim: np.ndarray) -> float:
     return float(np.mean(-np.log(relevance + p)))
 
 
+def _sentence_sar_batch(p: np.ndarray, sim: np.ndarray) -> np.ndarray:
+    """:func:`_sentence_sar` of a batch: ``p`` ``(B, K)``, ``sim`` ``(B, K, K)``."""
+    k = p.shape[1]
+    relevance = (p[:, None, :] * sim * (1.0 - np.eye(k))).sum(axis=-1) / _SAR_T
+    return np.mean(-np.log(relevance + p), axis=1)
+
+
 class TokenSAR(Estimator):
     r"""LM-Polygraph's ``TokenSAR`` (Duan et al. 2024): relevance-weighted ``-log p`` of the greedy tokens."""
 
@@ -407,6 +481,10 @@ class SentenceSAR(Estimator):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        lp, sim = _stacked(stats, "sample_log_probs"), _stacked(stats, "sample_sentence_similarity")
+        if lp is not None and sim is not None and lp.ndim == 2 and sim.shape == lp.shape + lp.shape[1:] \
+                and lp.shape[1] > 0:
+            return _sentence_sar_batch(np.exp(lp), sim)
         out = []
         for i in range(len(stats["sample_log_probs"])):
             p = np.exp(_sample_log_probs(stats, i))
@@ -571,8 +649,13 @@ class _Cocoa(Estimator):
         raise NotImplementedError
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
-        return np.array([self._confidence(stats, i) * float(np.mean(1.0 - np.asarray(sim, dtype=np.float64)))
-                         for i, sim in enumerate(stats["greedy_sentence_similarity"])], dtype=np.float64)
+        sims = _stacked(stats, "greedy_sentence_similarity")
+        if sims is not None and sims.ndim == 2:
+            dissimilarity = 1.0 - sims.mean(axis=1)
+        else:
+            dissimilarity = np.array([float(np.mean(1.0 - np.asarray(s, dtype=np.float64)))
+                                      for s in stats["greedy_sentence_similarity"]])
+        return np.array([self._confidence(stats, i) for i in range(len(dissimilarity))]) * dissimilarity
 
 
 class CocoaMSP(_Cocoa):
@@ -581,7 +664,7 @@ class CocoaMSP(_Cocoa):
     name, dependencies = "cocoa_msp", ("greedy_sentence_similarity", "greedy_log_likelihoods")
 
     def _confidence(self, stats: Mapping[str, Any], i: int) -> float:
-        return -float(np.sum(_arr(stats, "greedy_log_likelihoods", i)))
+        return -float(np.sum(stats["greedy_log_likelihoods"][i]))
 
 
 class CocoaPPL(_Cocoa):
@@ -590,7 +673,7 @@ class CocoaPPL(_Cocoa):
     name, dependencies = "cocoa_ppl", ("greedy_sentence_similarity", "greedy_log_likelihoods")
 
     def _confidence(self, stats: Mapping[str, Any], i: int) -> float:
-        return -float(np.mean(_arr(stats, "greedy_log_likelihoods", i)))
+        return -float(np.mean(stats["greedy_log_likelihoods"][i]))
 
 
 class CocoaMTE(_Cocoa):
@@ -599,7 +682,7 @@ class CocoaMTE(_Cocoa):
     name, dependencies = "cocoa_mte", ("greedy_sentence_similarity", "entropy")
 
     def _confidence(self, stats: Mapping[str, Any], i: int) -> float:
-        return float(np.mean(_arr(stats, "entropy", i)))
+        return float(np.mean(stats["entropy"][i]))
 
 
 #: every estimator of this module with its LM-Polygraph class name
