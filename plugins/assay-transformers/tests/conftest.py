@@ -59,3 +59,102 @@ def build_seq2seq(folder, seed=0):
 def model_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny-models")
     return {"causal": build_causal(root / "causal"), "seq2seq": build_seq2seq(root / "seq2seq")}
+
+
+# --------------------------------------------------------------------------- LM-Polygraph 0.7.0, live
+def lm_polygraph_module(dotted: str):
+    """``lm_polygraph.<dotted>`` imported with bare parent packages, as assay-uncertainty's tests do.
+
+    lm-polygraph is installed without its dependencies (``make setup``); its package
+    ``__init__`` files import its model zoo (openai ...), not installed. The parent packages
+    are put in ``sys.modules`` as bare packages pointing at the installed folders, and
+    ``lm_polygraph.utils.model`` (imported by the stat calculators for type hints only:
+    ``Model``, ``WhiteboxModel``) as a module holding two empty classes, so the estimator or
+    stat-calculator file and the files it imports run as written. All are removed afterwards.
+    A missing lm-polygraph is a failure naming ``make setup``, never a skip.
+    """
+    import importlib
+    import importlib.util
+    import sys
+    import types
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("lm_polygraph")
+    if spec is None or not spec.submodule_search_locations:
+        raise AssertionError("lm-polygraph==0.7.0 is not installed: run `make setup` (it installs the peers of the "
+                             "differential tests with --no-deps, scripts/setup.sh step 7)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    bare = {"lm_polygraph": root, "lm_polygraph.estimators": root / "estimators", "lm_polygraph.utils": root / "utils",
+            "lm_polygraph.stat_calculators": root / "stat_calculators"}
+    added = []
+    for name, folder in bare.items():
+        if name not in sys.modules:
+            pkg = types.ModuleType(name)
+            pkg.__path__ = [str(folder)]
+            sys.modules[name] = pkg
+            added.append(name)
+    if "lm_polygraph.utils.model" not in sys.modules:
+        stub = types.ModuleType("lm_polygraph.utils.model")
+        stub.Model = type("Model", (), {})
+        stub.WhiteboxModel = type("WhiteboxModel", (), {})
+        sys.modules["lm_polygraph.utils.model"] = stub
+        added.append("lm_polygraph.utils.model")
+    try:
+        return importlib.import_module(f"lm_polygraph.{dotted}")
+    finally:
+        for name in added:
+            sys.modules.pop(name, None)
+
+
+def build_nli(folder, seed=0):
+    """A tiny random BERT sequence classifier with LM-Polygraph's NLI labels, saved with its tokenizer."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    tok = build_tokenizer()
+    labels = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]  # deberta-large-mnli's order
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, num_labels=3, pad_token_id=0,
+                     id2label=dict(enumerate(labels)), label2id={x: i for i, x in enumerate(labels)},
+                     initializer_range=0.5)
+    BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def nli_dir(tmp_path_factory):
+    return build_nli(tmp_path_factory.mktemp("tiny-nli") / "nli")
+
+
+@pytest.fixture(scope="session")
+def lpm():
+    """:func:`lm_polygraph_module` (test modules cannot import conftest under --import-mode=importlib)."""
+    return lm_polygraph_module
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    """:func:`build_tokenizer`, for tests that save a model of their own."""
+    return build_tokenizer
+
+
+def build_cross_encoder(folder, seed=1):
+    """A tiny random BERT with one output (a cross-encoder's shape), saved with its tokenizer."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    tok = build_tokenizer()
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=128, num_labels=1, pad_token_id=0,
+                     initializer_range=0.5)
+    BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def cross_encoder_dir(tmp_path_factory):
+    return build_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder") / "ce")

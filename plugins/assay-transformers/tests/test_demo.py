@@ -73,7 +73,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
 
     shutil.rmtree(section / "tiny-model")  # loading and rescoring need no model
     man = UEManager.load(section / "run")
-    names = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets", "semantic_eigval_laplacian"]
+    names = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets[clustering=embedding]",
+             "semantic_eigval_laplacian[clustering=embedding]"]
     assert man.estimator_names == names and man.n_examples == 40 and man.n_resamples == 200
 
     # accuracy: exact match of the greedy answer with the QA file's answer
@@ -91,7 +92,7 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     np.testing.assert_allclose(man.estimations[("sequence", "perplexity")], [-x.mean() for x in lp], rtol=1e-9)
     np.testing.assert_allclose(man.estimations[("sequence", "mean_token_entropy")], [x.mean() for x in ent], rtol=1e-9)
     # equal sampled texts have cosine 1, so they are always in one semantic set
-    sets = man.estimations[("sequence", "num_sem_sets")]
+    sets = man.estimations[("sequence", "num_sem_sets[clustering=embedding]")]
     distinct = [len(set(s)) for s in man.stats["sample_texts"]]
     assert all(len(s) == 5 for s in man.stats["sample_texts"])
     assert all(1 <= v <= d for v, d in zip(sets, distinct))
@@ -107,9 +108,9 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
         assert f"| {name} | {man.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
 
     # the paired comparison: score_b - score_a of the stored scores
-    diff = (man.metrics[("sequence", "semantic_eigval_laplacian", "accuracy", "prr")]
+    diff = (man.metrics[("sequence", "semantic_eigval_laplacian[clustering=embedding]", "accuracy", "prr")]
             - man.metrics[("sequence", "msp", "accuracy", "prr")])
-    assert re.search(rf"semantic_eigval_laplacian - msp: {diff:+.4f} \[", out)
+    assert re.search(rf"semantic_eigval_laplacian\[clustering=embedding\] - msp: {diff:+.4f} \[", out)
 
     # the rescored UE metrics are in the printed second table; rescoring again here gives the same
     assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out

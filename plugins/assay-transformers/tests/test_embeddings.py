@@ -19,6 +19,7 @@ import pytest
 
 import assay
 import assay_transformers.embedding_plugin as embedding_plugin
+import assay_transformers.polygraph_semantic_plugin as polygraph_semantic_plugin
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.plugins import PluginSystem, use_plugin_system
 from assay.testing.conformance import check_entries
@@ -49,6 +50,7 @@ def shared():
 def system():
     ps = PluginSystem(entry_points=False)
     ps.register_plugin(embedding_plugin, name="transformers-embeddings")
+    ps.register_plugin(polygraph_semantic_plugin, name="transformers-polygraph-semantic")
     with use_plugin_system(ps):
         yield ps
 
@@ -59,6 +61,7 @@ def system_with_ue():
 
     ps = PluginSystem(entry_points=False)
     ps.register_plugin(embedding_plugin, name="transformers-embeddings")
+    ps.register_plugin(polygraph_semantic_plugin, name="transformers-polygraph-semantic")
     ps.register_plugin(uncertainty_plugin, name="uncertainty")
     with use_plugin_system(ps):
         yield ps
@@ -289,15 +292,24 @@ def test_sentence_bert_pickles_without_the_model(shared):
 
 def test_plugin_passes_the_conformance_checks(system, shared):
     entries = [e for kind in ("metric", "estimator", "stat_calculator") for e in system.registry(kind)]
-    assert {e.name for e in entries} == {"sentence_bert", "num_sem_sets", "semantic_entropy",
-                                         "semantic_eigval_laplacian", "deg_mat", "eccentricity",
-                                         "sample_embedding_similarity"}
+    import tomllib
+    from pathlib import Path
+
+    # every name the two plugins register is declared in the pyproject's kind groups, and no other
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    groups = pyproject["project"]["entry-points"]
+    declared = {n for g in ("assay.estimators", "assay.metrics", "assay.stat_calculators") for n, target in
+                groups[g].items() if target.endswith(("embedding_plugin", "polygraph_semantic_plugin"))}
+    assert {e.name for e in entries} == declared
+    assert {"sentence_bert", "semantic_entropy", "SemanticEntropy", "semantic_matrix", "SemanticMatrixCalculator",
+            "eccentricity", "sar", "semantic_entropy_token", "greedy_alternatives_nli"} <= declared
     results = check_entries(entries, system)
     failed = [f"{r.name} {r.check}: {r.reason}" for r in results if r.status == "FAIL"]
     assert not failed
     ran = {(r.name, r.check) for r in results if r.status == "PASS"}
     assert ("sentence_bert", "shard-merge") in ran and ("sentence_bert", "bad-inputs") in ran
     assert ("eccentricity", "run") in ran and ("sample_embedding_similarity", "run") in ran
+    assert ("sar", "run") in ran and ("semantic_classes", "run") in ran
 
 
 # ----------------------------------------------------------------------------- semantic estimators, real model
@@ -308,7 +320,7 @@ def test_semantic_estimators_on_the_packaged_model(reference_st, system):
         mats.append(np.array([[_np_cosine(a, b) for b in e] for a in e]))
     # hand-derived kernels on the independently computed cosine matrices
     deg = [1 - np.clip(c, 0, None).sum() / len(c) ** 2 if len(c) else math.nan for c in mats]
-    got = assay.load_estimator("deg_mat")({"sample_texts": SAMPLES})
+    got = assay.load_estimator("deg_mat[clustering=embedding]")({"sample_texts": SAMPLES})
     np.testing.assert_allclose(got, deg, atol=1e-5)
     lap = []
     for c in mats[:3]:
@@ -316,11 +328,11 @@ def test_semantic_estimators_on_the_packaged_model(reference_st, system):
         d = np.diag(1 / np.sqrt(w.sum(1)))
         lam = np.linalg.eigvals(np.eye(len(w)) - d @ w @ d).real
         lap.append(np.maximum(0, 1 - lam).sum())
-    got = assay.load_estimator("semantic_eigval_laplacian")({"sample_texts": SAMPLES})
+    got = assay.load_estimator("semantic_eigval_laplacian[clustering=embedding]")({"sample_texts": SAMPLES})
     np.testing.assert_allclose(got[:3], lap, atol=1e-5)
     assert math.isnan(got[3])
     # clusters at threshold 0.8, read off the matrices by hand
-    sets = assay.load_estimator("num_sem_sets[threshold=0.8]")({"sample_texts": SAMPLES})
+    sets = assay.load_estimator("num_sem_sets[clustering=embedding, threshold=0.8]")({"sample_texts": SAMPLES})
     assert sets[2] == 1 and math.isnan(sets[3])
     assert sets[0] == _components(mats[0] >= 0.8) and sets[1] == _components(mats[1] >= 0.8)
     calc = assay.load_stat_calculator("sample_embedding_similarity")
@@ -351,23 +363,27 @@ def test_manager_runs_the_semantic_estimators_and_sbert_quality(system_with_ue):
     token_lps = [[[-0.5, -0.25], [-1.0], [-2.0, -0.5], [-0.125]], [[-3.0], [-0.5, -0.5], [-1.5]], [[-0.75]]]
     data = [{"sample_texts": s, "answer": a, "references": r, "sample_log_probs": lp}
             for s, a, r, lp in zip(SAMPLES[:3], PREDICTIONS[:3], REFERENCES[:3], token_lps)]
-    names = ["num_sem_sets", "semantic_entropy", "semantic_eigval_laplacian", "deg_mat", "eccentricity",
-             "deg_mat[matrix_stat=sample_embedding_similarity]", "semantic_entropy[likelihoods=true]"]
+    names = [f"{n}[clustering=embedding]" for n in ("num_sem_sets", "semantic_entropy", "semantic_eigval_laplacian",
+                                                     "deg_mat", "eccentricity")]
+    names += ["deg_mat[clustering=embedding, matrix_stat=sample_embedding_similarity]",
+              "semantic_entropy[clustering=embedding, likelihoods=true]"]
     man = UEManager(data, estimators=names, gen_metrics=[SentenceBertQuality()], ue_metrics=["prr"])
     man()
-    direct = assay.load_estimator("deg_mat")({"sample_texts": SAMPLES[:3]})
-    np.testing.assert_allclose(man.estimations[("sequence", "deg_mat")], direct)
-    np.testing.assert_allclose(man.estimations[("sequence", "deg_mat[matrix_stat=sample_embedding_similarity]")],
+    direct = assay.load_estimator("deg_mat[clustering=embedding]")({"sample_texts": SAMPLES[:3]})
+    np.testing.assert_allclose(man.estimations[("sequence", "deg_mat[clustering=embedding]")], direct)
+    key = ("sequence", "deg_mat[clustering=embedding, matrix_stat=sample_embedding_similarity]")
+    np.testing.assert_allclose(man.estimations[key],
                                direct, atol=1e-12)
     quality = assay.evaluate(PREDICTIONS[:3], REFERENCES[:3], [SentenceBert()], n_resamples=0)
     np.testing.assert_allclose(man.gen_metrics[("sequence", "sbert")],
                                [r["score"]["instance"]["sbert_score"] for r in quality], atol=1e-12)
-    assert ("sequence", "eccentricity", "sbert", "prr") in man.metrics
+    assert ("sequence", "eccentricity[clustering=embedding]", "sbert", "prr") in man.metrics
     # the likelihood-weighted entropy reads sample_log_likelihoods made by assay-uncertainty's calculator
     lls = [[sum(t) for t in ex] for ex in token_lps]
-    direct = assay.load_estimator("semantic_entropy[likelihoods=true]")(
+    direct = assay.load_estimator("semantic_entropy[clustering=embedding, likelihoods=true]")(
         {"sample_texts": SAMPLES[:3], "sample_log_likelihoods": lls})
-    np.testing.assert_allclose(man.estimations[("sequence", "semantic_entropy[likelihoods=true]")], direct)
+    key = ("sequence", "semantic_entropy[clustering=embedding, likelihoods=true]")
+    np.testing.assert_allclose(man.estimations[key], direct)
     assert direct[2] == pytest.approx(0.75)  # one sample: -log P(s) = 0.75
 
 

@@ -27,7 +27,8 @@ def test_the_example_script_and_config_run(tmp_path, capsys):
     assert loaded.n_examples == 40 and "roc_auc" in loaded.ue_metric_names
     assert np.isfinite(loaded.estimations[("sequence", "msp")]).all()
     assert ("sequence", "msp", "rouge_l", "prr") in loaded.metrics
-    for name in ("num_sem_sets", "semantic_eigval_laplacian"):  # the semantic estimators ran on the samples
+    # the semantic estimators (clustered by embeddings) ran on the samples
+    for name in ("num_sem_sets[clustering=embedding]", "semantic_eigval_laplacian[clustering=embedding]"):
         assert np.isfinite(loaded.estimations[("sequence", name)]).all()
     assert loaded.n_resamples == 200 and set(loaded.intervals) == set(loaded.metrics)
     assert main(["ue", str(tmp_path / "config.yaml")]) == 0

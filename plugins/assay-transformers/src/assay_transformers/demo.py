@@ -31,7 +31,9 @@ from typing import Any
 __all__ = ["ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows", "run", "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
-ESTIMATORS = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets", "semantic_eigval_laplacian"]
+#: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
+ESTIMATORS = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets[clustering=embedding]",
+              "semantic_eigval_laplacian[clustering=embedding]"]
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
 TRAIN_ROWS = 10
 
@@ -174,8 +176,8 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     print(f"Trained a tiny GPT-2-shaped model ({steps} steps) on the first {TRAIN_ROWS} of {len(rows)} questions; "
           f"saved in {model_dir}")
     similarity = _semantic_similarity()
-    estimators: list[Any] = [e if not e.startswith(("num_sem", "semantic")) or similarity == "embedding"
-                             else f"{e}[similarity=rougeL]" for e in ESTIMATORS]
+    estimators: list[Any] = [e if "clustering=embedding" not in e or similarity == "embedding"
+                             else e.replace("]", ", similarity=rougeL]") for e in ESTIMATORS]
     records = prompt_records(rows, text_column="question", label_column="answer", template="Q: {text} A:")
     man = UEManager(records, model=str(model_dir), model_options={"device": "cpu"}, estimators=estimators,
                     gen_metrics=["accuracy"], ue_metrics=["prr"], batch_size=8, max_new_tokens=4,
@@ -194,9 +196,9 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
           f"({man.confidence_level:.0%} percentile intervals; semantic estimators on {similarity} similarity):\n")
     print(man.table(gen_metric="accuracy"))
     key_a = ("sequence", "msp", "accuracy", "prr")
-    key_b = ("sequence", "semantic_eigval_laplacian", "accuracy", "prr")
+    key_b = ("sequence", estimators[-1], "accuracy", "prr")
     c = man.compare(key_a, key_b)
-    print(f"\nPaired comparison of PRR, semantic_eigval_laplacian - msp: {c.difference:+.4f} "
+    print(f"\nPaired comparison of PRR, {estimators[-1]} - msp: {c.difference:+.4f} "
           f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")

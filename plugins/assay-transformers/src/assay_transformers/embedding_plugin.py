@@ -25,20 +25,6 @@ def assay_register_metrics(register: Callable[..., Any]) -> None:
 
 
 @hookimpl
-def assay_register_estimators(register: Callable[..., Any]) -> None:
-    """The semantic estimators over ``sample_texts`` (embedding similarity by default)."""
-    for cls, desc in (
-        (semantic.NumSemSets, "number of semantic sets of the sampled answers (embedding-similarity clusters)"),
-        (semantic.SemanticEntropy, "semantic entropy over similarity clusters of the sampled answers"),
-        (semantic.SemanticEigValLaplacian, "sum max(0, 1 - eigenvalue) of the samples' similarity-graph Laplacian"),
-        (semantic.DegMat, "1 - mean pairwise similarity of the sampled answers (degree matrix)"),
-        (semantic.Eccentricity, "spread of the samples' spectral embeddings (eccentricity)"),
-    ):
-        register(cls.name, cls, description=desc, level=cls.level,
-                 examples=[{"overrides": {"similarity": "rougeL"}, "stats": {"sample_texts": _SAMPLES}}])
-
-
-@hookimpl
 def assay_register_stat_calculators(register: Callable[..., Any]) -> None:
     """``sample_embedding_similarity``: the cosine matrix of each example's sampled answers."""
     register("sample_embedding_similarity", semantic.SampleEmbeddingSimilarity,
