@@ -39,7 +39,7 @@ from assay.validation import undefined_metric
 
 __all__ = [
     "TensorUEMetric", "bincount", "check_ue_tensors", "device", "diff0", "f64", "flatnonzero", "group_ends_sorted", "interp",
-    "is_tensor", "namespace", "scalar",
+    "is_tensor", "mean", "namespace", "scalar",
 ]
 
 device = array_api_compat.device
@@ -64,6 +64,13 @@ def f64(x: Any) -> Any:
 def scalar(x: Any) -> float:
     """A 0-d array or a number as a Python float (for a tensor: one value from the device)."""
     return float(x)
+
+
+def mean(x: Any, axis: int | None = None) -> Any:
+    """``np.mean``: the sum divided by the count (torch's ``mean`` multiplies by the reciprocal instead)."""
+    xp = namespace(x)
+    count = x.shape[axis] if axis is not None else math.prod(x.shape)
+    return xp.sum(x, axis=axis) / count
 
 
 def flatnonzero(mask: Any) -> Any:

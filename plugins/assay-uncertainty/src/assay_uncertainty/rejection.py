@@ -24,7 +24,7 @@ import numpy as np
 
 from assay.validation import check_bool, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
-from assay_uncertainty._xp import TensorUEMetric, check_ue_tensors, device, is_tensor, namespace
+from assay_uncertainty._xp import TensorUEMetric, mean, check_ue_tensors, device, is_tensor, namespace
 
 __all__ = ["PRR", "PRRScores", "prr_scores"]
 
@@ -60,17 +60,17 @@ def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> P
     k = xp.arange(n - levels + 1, n + 1, dtype=xp.float64, device=device(qn))
     K, S = group_ends(u, qn, binary=binary)
     cum = S[n - levels:] if K.shape[0] == n else cumulative_at(k, K, S)  # no ties: S holds every k
-    raw = float(xp.mean(cum / k))
+    raw = float(mean(cum / k))
     if binary:
         ones = float(S[-1])
-        oracle = float(xp.mean(xp.clip(k, max=ones) / k))
+        oracle = float(mean(xp.clip(k, max=ones) / k))
     else:
         # the k best = the total minus the n - k worst (ascending cumulative sums, read backwards)
         asc = xp.cumulative_sum(xp.sort(qn))
         # sum of the n - k smallest, for n - k = levels - 1 .. 0
         worst = xp.concat((xp.flip(asc[:levels - 1]), xp.zeros(1, dtype=asc.dtype, device=device(asc))))
-        oracle = float(xp.mean((asc[-1] - worst) / k))
-    random = float(xp.mean(qn))
+        oracle = float(mean((asc[-1] - worst) / k))
+    random = float(mean(qn))
     if abs(oracle - random) <= 1e-12 * max(1.0, abs(random)):
         normalized = raw
     else:

@@ -21,7 +21,7 @@ import numpy as np
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
-from assay_uncertainty._xp import TensorUEMetric, device, f64, flatnonzero, namespace, scalar
+from assay_uncertainty._xp import TensorUEMetric, mean, device, f64, flatnonzero, namespace, scalar
 
 __all__ = [
     "AUGRC", "AUGRC_CONVENTIONS", "AURC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk",
@@ -64,7 +64,7 @@ def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> 
     k = xp.arange(1, n + 1, dtype=xp.float64, device=device(S))
     risk_k = cumulative_at(k, K, S) / k
     if convention == "lm-polygraph":
-        return float(xp.mean(risk_k))
+        return float(mean(risk_k))
     # torch-uncertainty: trapezoid over k / N, k = 1..N, divided by (1 - 1/N)
     if n == 1:
         return undefined_metric("aurc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
@@ -101,7 +101,7 @@ def aurc_and_e_aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shift
     if convention == "values":
         xp = namespace(r)
         k = xp.arange(1, n + 1, dtype=xp.float64, device=device(r))
-        optimal = float(xp.mean(xp.cumulative_sum(xp.sort(r)) / k))
+        optimal = float(mean(xp.cumulative_sum(xp.sort(r)) / k))
         return value, value - optimal
     return value, value - _optimal_aurc(r, binary, convention)
 
