@@ -27,7 +27,13 @@ from assay_uncertainty.ensemble import Disagreement, Entropy, MutualInformation,
 from assay_uncertainty.ranking import PRAUC, ROCAUC, FPRAtRecall  # noqa: E402
 from assay_uncertainty.rejection import PRR  # noqa: E402
 from assay_uncertainty.risk_coverage import (  # noqa: E402
-    AUGRC, AURC, EAUGRC, EAURC, RCCAUC, CoverageAtRisk, RiskAtCoverage,
+    AUGRC,
+    AURC,
+    EAUGRC,
+    EAURC,
+    RCCAUC,
+    CoverageAtRisk,
+    RiskAtCoverage,
 )
 
 #: absolute tolerance where the last step is a float reduction: a few ulps of 1.0 (the scores' scale)

@@ -7,8 +7,9 @@ is written once against the Python array API: ``xp = namespace(u, q)`` is numpy'
 numpy arrays and torch's for tensors (``array_api_compat``, the array API's compatibility layer,
 which never imports torch: it looks at the array's type). What the standard lacks is here, each
 with the numpy arithmetic it stands for: :func:`interp` (``np.interp``), :func:`diff0`
-(``np.diff(x, prepend=0)``), :func:`flatnonzero`, :func:`bincount`, and the torch side of the
-tie-group sort (:func:`group_ends_sorted`; numpy keeps its own faster kernels in ``_curves``).
+(``np.diff(x, prepend=0)``), :func:`flatnonzero`, :func:`mean` (the sum over the count, as
+``np.mean``), and the torch side of the tie-group sort (:func:`group_ends_sorted`; numpy keeps its
+own faster kernels in ``_curves``). ECE's device tallies are ``_tensor_calibration``.
 
 Equal values. The torch path widens the inputs to float64 on the device, as the numpy path
 widens them on the host, sorts stably (ties in index order, as numpy's kernels order them) and
@@ -38,8 +39,8 @@ from assay.uncertainty.base import UEMetric
 from assay.validation import undefined_metric
 
 __all__ = [
-    "TensorUEMetric", "bincount", "check_ue_tensors", "device", "diff0", "f64", "flatnonzero", "group_ends_sorted", "interp",
-    "is_tensor", "mean", "namespace", "scalar",
+    "TensorUEMetric", "check_ue_tensors", "device", "diff0", "f64", "flatnonzero", "group_ends_sorted",
+    "interp", "is_tensor", "mean", "namespace", "scalar",
 ]
 
 device = array_api_compat.device
@@ -103,14 +104,6 @@ def interp(x: Any, xk: Any, fk: Any) -> Any:
     out = slope * (x - x0) + y0
     out = xp.where(x == x0, y0, out)
     return xp.where(x >= xk[last], fk[last], out)
-
-
-def bincount(index: Any, weights: Any | None, minlength: int) -> Any:
-    """``np.bincount(index, weights, minlength)``: sums in index order (on a CPU; atomics on a GPU)."""
-    if not is_tensor(index):
-        return np.bincount(index, weights=weights, minlength=minlength)
-    torch = sys.modules["torch"]
-    return torch.bincount(index, weights=weights, minlength=minlength)
 
 
 def group_ends_sorted(u: Any, values: Any) -> tuple[Any, Any]:
@@ -178,7 +171,7 @@ def check_ue_tensors(uncertainty: Any, quality: Any, *, name: str, binary: bool 
     return u, q
 
 
-def _INTEGERS(torch: Any) -> tuple[Any, ...]:  # noqa: N802 - a constant that needs the torch module
+def _INTEGERS(torch: Any) -> tuple[Any, ...]:
     return (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
 
 

@@ -39,7 +39,6 @@ from assay import compiled
 from assay.errors import InvalidParameterError
 from assay.functional import ECE_NORMS, adaptive_ece, bin_edges, equal_width_bins
 from assay.metrics import Metric, divide
-from assay.uncertainty.base import UEMetric
 from assay.validation import (
     PROB_ATOL,
     check_array,

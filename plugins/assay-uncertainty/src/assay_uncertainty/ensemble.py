@@ -299,7 +299,8 @@ class Disagreement(_EnsembleMetric):
 
     def _values(self, p: np.ndarray) -> np.ndarray:
         n = p.shape[1]
-        if n >= 2 and not is_tensor(p):  # the compiled kernel (numba): checks, argmax and agreeing pairs in one read of each row
+        # the compiled kernel (numba, numpy input): checks, argmax and agreeing pairs in one read of each row
+        if n >= 2 and not is_tensor(p):
             pairs = compiled.vote_pairs(p, validate=self.validate_args, atol=PROB_ATOL)
             if pairs is not None:
                 return 1.0 - pairs.astype(np.float64) / (n * (n - 1) / 2.0)

@@ -24,7 +24,7 @@ import numpy as np
 
 from assay.validation import check_bool, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
-from assay_uncertainty._xp import TensorUEMetric, mean, check_ue_tensors, device, is_tensor, namespace
+from assay_uncertainty._xp import TensorUEMetric, check_ue_tensors, device, is_tensor, mean, namespace
 
 __all__ = ["PRR", "PRRScores", "prr_scores"]
 

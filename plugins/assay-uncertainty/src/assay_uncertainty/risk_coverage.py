@@ -21,7 +21,7 @@ import numpy as np
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
-from assay_uncertainty._xp import TensorUEMetric, mean, device, f64, flatnonzero, namespace, scalar
+from assay_uncertainty._xp import TensorUEMetric, device, f64, flatnonzero, mean, namespace, scalar
 
 __all__ = [
     "AUGRC", "AUGRC_CONVENTIONS", "AURC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk",
