@@ -1,4 +1,4 @@
-"""assay's torch path on a GPU: the sort-based metrics, ECE and disagreement on 1e8 scores, against the peers on the same GPU.
+"""assay's torch path on a GPU: sort-based metrics, ECE and disagreement on 1e8 scores, against peers on one GPU.
 
     python bench/bench_torch_gpu.py [--n 100000000] [--repeats 5] [--device cuda] [--json PATH]
 
@@ -13,16 +13,13 @@ about 30% of them, likelier at high uncertainty; for ECE ``--n`` positive-class 
 Contenders, each a median of ``--repeats`` runs taken in turns, ``torch.cuda.synchronize()``
 inside the timing, inputs prepared outside it:
 
-=====================  ============================================  =================================================
-metric                 assay (torch path, on the device)             peer on the same device
-=====================  ============================================  =================================================
-ROC-AUC                ``ROCAUC()(u, q)``                            ``torchmetrics.functional.binary_auroc(u, fail)``
-average precision      ``PRAUC()(u, q)``                             ``torchmetrics.functional.binary_average_precision``
-ECE (15 bins, binary)  ``ECE(n_bins=15).update(p, y).compute()``     ``torchmetrics.functional.binary_calibration_error``
-AURC / E-AURC / AUGRC  ``AURC(convention="torch-uncertainty")`` ...  ``torch_uncertainty.metrics`` ``AURC``, ``AUGRC``
-FPR at 95% recall      ``FPRAtRecall(convention="torch-uncertainty")``  ``torch_uncertainty.metrics.FPR95``
-disagreement           ``Disagreement().update(p).compute()``        ``torch_uncertainty.metrics.Disagreement``
-=====================  ============================================  =================================================
+- ROC-AUC: ``ROCAUC()(u, q)`` against torchmetrics' ``binary_auroc(u, fail)``;
+- average precision: ``PRAUC()(u, q)`` against torchmetrics' ``binary_average_precision``;
+- ECE (15 bins, binary): ``ECE(n_bins=15).update(p, y).compute()`` against ``binary_calibration_error``;
+- AURC / AUGRC (torch-uncertainty's convention) against torch-uncertainty's ``AURC`` / ``AUGRC``
+  (E-AURC: no peer class, assay alone);
+- FPR at 95% recall: ``FPRAtRecall(convention="torch-uncertainty")`` against torch-uncertainty's ``FPR95``;
+- disagreement: ``Disagreement().update(p).compute()`` against torch-uncertainty's ``Disagreement``.
 
 A peer that is not installed (or fails to import, e.g. torch-uncertainty installed without its
 dependencies) is reported as such. Each value is printed beside the peer's; the ratio is
@@ -170,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             contenders["peer"] = peer
         try:
             res = _median_times(contenders, args.repeats, sync)
-        except Exception as exc:  # noqa: BLE001 - e.g. a peer out of memory at 1e8: reported, the others go on
+        except Exception as exc:  # e.g. a peer out of memory at 1e8: reported, the others go on
             if "peer" not in contenders:
                 raise
             peer = f"{type(exc).__name__}: {exc}"
