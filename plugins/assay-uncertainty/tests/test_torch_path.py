@@ -2,8 +2,8 @@
 
 Each metric is run twice on the same data: on numpy arrays (the reference path, itself tested
 against the peers elsewhere) and on CPU tensors with every way a tensor turns into a numpy
-array patched to raise (``Tensor.numpy``, ``__array__``, ``__dlpack__``; ``tolist`` of more than
-a tally's worth of values), so a pass means the tensor path never copied the scores out of
+array patched to raise (``Tensor.numpy``, ``__array__``, ``__dlpack__``; ``tolist`` and ``cpu``
+of more than a tally's worth of values), so a pass means the tensor path never copied the scores out of
 torch. Values: bit-for-bit where the arithmetic is the same (integer counts, cumulative sums,
 bincount tallies), within a few ulps of 1.0 where the last step is a float reduction (numpy's
 pairwise sum against torch's), within float32 rounding for float32 ensemble inputs.
@@ -49,7 +49,13 @@ def no_host_copy(monkeypatch):
         raise AssertionError("a tensor was converted to numpy")
 
     original_tolist = torch.Tensor.tolist
+    original_cpu = torch.Tensor.cpu
     allowed = {"values": TALLY}
+
+    def small_cpu(self, *args, **kwargs):
+        if self.numel() > allowed["values"]:
+            raise AssertionError(f".cpu() of {self.numel()} values: the scores went to the host")
+        return original_cpu(self, *args, **kwargs)
 
     def small_tolist(self):
         if self.numel() > allowed["values"]:
@@ -60,6 +66,7 @@ def no_host_copy(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "__array__", refuse)
     monkeypatch.setattr(torch.Tensor, "__dlpack__", refuse)
     monkeypatch.setattr(torch.Tensor, "tolist", small_tolist)
+    monkeypatch.setattr(torch.Tensor, "cpu", small_cpu)
     return allowed
 
 
@@ -78,6 +85,8 @@ def test_the_fixture_catches_a_host_copy(no_host_copy):
         torch.zeros(3).numpy()
     with pytest.raises(AssertionError):
         torch.zeros(TALLY + 1).tolist()
+    with pytest.raises(AssertionError):
+        torch.zeros(TALLY + 1).cpu()
 
 
 @pytest.mark.parametrize("ties", [False, True])
