@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -217,6 +220,13 @@ def test_ece_as_a_ue_metric_on_tensors(no_host_copy):
     assert metric(torch.from_numpy(u), torch.from_numpy(q)) == metric(u, q)
 
 
+def test_ece_takes_host_labels_with_tensor_probabilities():
+    p = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+    expected = ECE(n_bins=5).update(p, [0, 0, 1]).compute()
+    assert ECE(n_bins=5).update(torch.from_numpy(p), [0, 0, 1]).compute() == expected
+    assert ECE(n_bins=5).update(torch.from_numpy(p), np.array([0, 0, 1])).compute() == expected
+
+
 def test_ece_tensor_errors_name_the_bad_value():
     p = torch.tensor([[0.5, 0.5], [0.9, 0.3]], dtype=torch.float64)
     with pytest.raises(InvalidParameterError, match=r"probs\[1"):
@@ -225,6 +235,10 @@ def test_ece_tensor_errors_name_the_bad_value():
         ECE().update(torch.tensor([[0.5, 0.5]]), torch.tensor([2]))
     with pytest.raises(InvalidParameterError, match="labels"):
         ECE().update(torch.tensor([[0.5, 0.5]]), torch.tensor([0, 1]))
+    with pytest.raises(InvalidParameterError, match="labels"):
+        ECE().update(torch.tensor([[0.5, 0.5]]), [3])
+    with pytest.raises(InvalidParameterError, match="labels"):
+        ECE().update(torch.tensor([[0.5, 0.5]]), None)
 
 
 def _ensemble(b, n, c, dtype, seed=0):
@@ -278,3 +292,29 @@ def test_importing_the_metrics_does_not_import_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    u=st.lists(st.sampled_from([-2.0, -0.5, -0.0, 0.0, 0.1, 0.25, 0.5, 1.0, 3.0]), min_size=1, max_size=40),
+    data=st.data(),
+)
+def test_any_small_input_gives_the_numpy_paths_values(u, data):
+    """Ties, negative uncertainty, -0.0, one example, one class: the two paths agree (or raise / NaN alike)."""
+    n = len(u)
+    binary = data.draw(st.booleans())
+    values = st.sampled_from([0.0, 1.0]) if binary else st.sampled_from([0.0, 0.2, 0.5, 0.9, 1.0])
+    q = np.array(data.draw(st.lists(values, min_size=n, max_size=n)))
+    un = np.array(u)
+    K, S = group_ends(un, 1.0 - q)
+    Kt, St = group_ends(torch.from_numpy(un), torch.from_numpy(1.0 - q))
+    assert np.array_equal(K, np.array(Kt.tolist())) and np.array_equal(S, np.array(St.tolist()))
+    for metric in EXACT + CLOSE:
+        if metric.requires_binary and not binary:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = metric.all_scores(un, q)
+            got = metric.all_scores(torch.from_numpy(un), torch.from_numpy(q))
+        for name, value in expected.items():
+            assert (math.isnan(value) and math.isnan(got[name])) or abs(got[name] - value) <= ULPS, (metric, name)

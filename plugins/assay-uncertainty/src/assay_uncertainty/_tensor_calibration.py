@@ -46,13 +46,17 @@ def _checked(probs: Any, labels: Any, *, validate: bool, name: str) -> tuple[Any
         raise InvalidParameterError(f"{name}: Expected `probs` of shape (N, C) or (N,) but got {tuple(p.shape)}.")
     if p.dtype not in (torch.float32, torch.float64):  # float32 stays float32 (its bins meet float32 edges)
         p = p.to(torch.float64)
-    if not hasattr(labels, "shape") or tuple(labels.shape) != (p.shape[0],):
-        got = "None" if labels is None else f"shape {tuple(getattr(labels, 'shape', ()))}"
+    n_classes = 2 if p.ndim == 1 else p.shape[1]
+    if labels is not None and not isinstance(labels, torch.Tensor):  # host labels: checked there, then sent over
+        shape = np.shape(labels)
+        if shape == (p.shape[0],):
+            labels = torch.as_tensor(check_labels(labels, "labels", owner=name, integer=True, n_classes=n_classes),
+                                     device=p.device)
+    if not isinstance(labels, torch.Tensor) or tuple(labels.shape) != (p.shape[0],):
+        got = "None" if labels is None else f"shape {tuple(np.shape(labels))}"
         raise InvalidParameterError(
             f"{name}: expected `labels` of shape ({p.shape[0]},) to match `probs` {tuple(p.shape)}; got {got}.")
-    n_classes = 2 if p.ndim == 1 else p.shape[1]
-    y = labels.detach() if hasattr(labels, "detach") else torch.as_tensor(np.asarray(labels), device=p.device)
-    y = y.to(p.device)
+    y = labels.detach().to(p.device)
     if y.is_floating_point() or y.dtype == torch.bool:
         ok = bool(((y == torch.round(y)) & (y >= 0) & (y < n_classes)).all()) if y.is_floating_point() else True
     else:
