@@ -3,13 +3,15 @@
 The sort-based metrics (ROC-AUC, average precision, FPR at recall, AURC / E-AURC / AUGRC,
 PRR, ...), ECE and the ensemble metrics take torch tensors as they are and compute on the
 tensors' device, with no copy of the scores to the host and no conversion to numpy. Their maths
-is written once against the Python array API: ``xp = namespace(u, q)`` is numpy's namespace for
-numpy arrays and torch's for tensors (``array_api_compat``, the array API's compatibility layer,
-which never imports torch: it looks at the array's type). What the standard lacks is here, each
-with the numpy arithmetic it stands for: :func:`interp` (``np.interp``), :func:`diff0`
-(``np.diff(x, prepend=0)``), :func:`flatnonzero`, :func:`mean` (the sum over the count, as
-``np.mean``), and the torch side of the tie-group sort (:func:`group_ends_sorted`; numpy keeps its
-own faster kernels in ``_curves``). ECE's device tallies are ``_tensor_calibration``.
+is written once against the Python array API: ``xp = namespace(u, q)`` is torch's namespace for
+tensors (``array_api_compat.torch``, the array API's compatibility layer for torch, imported only
+once a tensor is seen, so torch is never imported here) and numpy itself for anything else
+(numpy 2.1 implements the array API functions used; older numpy gets ``array_api_compat.numpy``).
+What the standard lacks is here, each with the numpy arithmetic it stands for: :func:`interp`
+(``np.interp``), :func:`diff0` (``np.diff(x, prepend=0)``), :func:`flatnonzero`, :func:`mean`
+(the sum over the count, as ``np.mean``), and the torch side of the tie-group sort
+(:func:`group_ends_sorted`; numpy keeps its own faster kernels in ``_curves``). ECE's device
+tallies are ``_tensor_calibration``.
 
 Equal values. The torch path widens the inputs to float64 on the device, as the numpy path
 widens them on the host, sorts stably (ties in index order, as numpy's kernels order them) and
@@ -27,6 +29,7 @@ the offending value copied to the host, to name it.
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from typing import Any
@@ -51,9 +54,24 @@ def is_tensor(x: Any) -> bool:
     return bool(array_api_compat.is_torch_array(x))
 
 
+#: numpy's namespace: numpy itself from 2.1 on (it implements the array API functions used here:
+#: ``concat``, ``cumulative_sum``, ``astype``, ``clip(min=, max=)``, ``device=``), else array-api-compat's
+_NUMPY: Any = (np if np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+               else importlib.import_module("array_api_compat.numpy"))
+
+
 def namespace(*arrays: Any) -> Any:
-    """The array namespace of ``arrays``: numpy's for numpy arrays, torch's for tensors (array-api-compat)."""
-    return array_api_compat.array_namespace(*arrays)
+    """The array namespace of ``arrays``: torch's (array-api-compat) if one is a tensor, else numpy's.
+
+    Not ``array_api_compat.array_namespace``: that inspects every argument (tens of
+    microseconds), which the bootstrap pays on every resample of a small input; a type test
+    suffices for the two namespaces these metrics run on.
+    """
+    for a in arrays:
+        if is_tensor(a):
+            # deferred: array_api_compat.torch imports torch, which a tensor proves is imported already
+            return importlib.import_module("array_api_compat.torch")
+    return _NUMPY
 
 
 def f64(x: Any) -> Any:
