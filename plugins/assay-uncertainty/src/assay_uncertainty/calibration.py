@@ -26,6 +26,10 @@ additive per-bin tallies (the count and the sum of ``acc - conf``), Brier and NL
 a count; adaptive ECE keeps ``(conf, acc)`` rows.
 The same names are UE metrics (:class:`CalibrationUEMetric`), called as
 ``ue_metric(1 - p_correct, quality)`` with binary quality.
+
+Torch tensors given to ECE / MCE / RMSCE's ``update`` are binned on their device
+(:func:`assay_uncertainty._tensor_calibration.device_tallies`, the same tallies to the last bit on
+a CPU); the ``(2, n_bins)`` tally is what reaches the host.
 """
 
 from __future__ import annotations

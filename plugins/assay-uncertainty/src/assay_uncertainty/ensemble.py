@@ -15,8 +15,9 @@ reduction raises ``ValueError``. They are :class:`assay.metrics.Metric` subclass
 ``compute()`` returns the value (a ``float``; with ``reduction="none"`` the per-example
 array), as torch-uncertainty does; ``compute_scores()`` returns the scores dict
 (``{"disagreement": ..., "score": ..., "score_name": ...}``). ``probs`` may be a numpy
-array, a nested list, a torch tensor (CPU or CUDA, ``requires_grad`` or not) or any
-object with ``__array__`` / ``__dlpack__`` (:func:`assay.validation.as_array`).
+array, a nested list, a torch tensor (CPU or CUDA, ``requires_grad`` or not: checked and scored
+on its device, only the batch's tally or per-example values reach the host; docs/uncertainty.md,
+"Torch tensors") or any object with ``__array__`` / ``__dlpack__`` (:func:`assay.validation.as_array`).
 
 torch-uncertainty's documented example, with only the import changed:
 
