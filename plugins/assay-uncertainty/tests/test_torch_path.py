@@ -318,3 +318,17 @@ def test_any_small_input_gives_the_numpy_paths_values(u, data):
             got = metric.all_scores(torch.from_numpy(un), torch.from_numpy(q))
         for name, value in expected.items():
             assert (math.isnan(value) and math.isnan(got[name])) or abs(got[name] - value) <= ULPS, (metric, name)
+
+
+def test_streaming_and_intervals_on_tensors_keep_the_numpy_rows():
+    """``update`` and ``assay.evaluate`` keep a UE metric's rows in numpy (copied once): same scores and intervals."""
+    import assay
+
+    u, q, _ = _data(300, True, seed=11)
+    metric = assay.load_ue_metric("aurc")
+    by_numpy = assay.evaluate(u, q, metrics=[metric], n_resamples=50, seed=1).global_scores
+    by_tensor = assay.evaluate(torch.from_numpy(u), torch.from_numpy(q), metrics=[metric], n_resamples=50,
+                               seed=1).global_scores
+    assert by_tensor == by_numpy
+    streamed = assay.load_ue_metric("aurc").update(torch.from_numpy(u[:100]), torch.from_numpy(q[:100]))
+    assert streamed.update(u[100:], q[100:]).compute() == metric(u, q)
