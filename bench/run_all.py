@@ -32,6 +32,7 @@ QUICK = {
     "bench_ue_grid": ["--quick"],
     "bench_density": ["--quick"],
     "bench_report": ["--quick"],
+    "bench_torch_gpu": ["--n", "1000000", "--repeats", "2"],
 }
 
 

@@ -8,6 +8,10 @@ cumulative sum is interpolated linearly inside a tie group (:func:`cumulative_at
 is the expectation over all orders of the tied examples, so no result depends on the
 input order.
 
+Torch tensors (on any device) take :func:`assay_uncertainty._xp.group_ends_sorted`, a
+stable sort on the device; everything after the sort is written once against the array
+namespace (``_xp``) and runs on either.
+
 Speed (the reason this is our own code, see bench/bench_ue.py): for 0 / 1 values the
 curve is built from two value sorts and one linear merge (no ``argsort`` of the whole
 input); otherwise one value sort of 64-bit keys carrying the index (no ``argsort``, see
@@ -18,12 +22,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from assay_uncertainty._xp import device, f64, group_ends_sorted, interp, is_tensor, namespace, scalar
+
 __all__ = ["cumulative_at", "group_ends", "is_binary", "minmax_normalize"]
 
 
 def is_binary(values: np.ndarray) -> bool:
     """True when every value is 0 or 1 (NaN is not)."""
-    return int(np.count_nonzero(values)) == int(np.count_nonzero(values == 1))
+    xp = namespace(values)
+    return int(xp.count_nonzero(values)) == int(xp.count_nonzero(values == 1))
 
 
 def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -36,6 +43,8 @@ def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None)
     S : float64 array, shape (G,)
         ``S[g]`` = sum of ``values`` over those examples.
     """
+    if is_tensor(u):  # torch, on u's device: one stable sort (the same groups and sums, see _xp)
+        return group_ends_sorted(u, values)
     n = u.size
     if binary is None:
         binary = is_binary(values)
@@ -160,14 +169,17 @@ def _group_ends_packed(u: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
 
 def cumulative_at(k: np.ndarray, K: np.ndarray, S: np.ndarray) -> np.ndarray:
     """Expected cumulative sum over the ``k`` most confident examples (linear inside tie groups)."""
-    if K.size == K[-1]:  # no ties: K = 1..N, read S directly
-        return S[np.asarray(k, dtype=np.int64) - 1]
-    return np.interp(k, np.concatenate(([0], K)), np.concatenate(([0.0], S)))
+    xp = namespace(K, S)
+    if K.shape[0] == int(K[-1]):  # no ties: K = 1..N, read S directly
+        return xp.take(S, xp.astype(k, xp.int64) - 1)
+    zero = xp.zeros(1, dtype=xp.float64, device=device(S))
+    return interp(k, xp.concat((zero, f64(K))), xp.concat((zero, S)))
 
 
 def minmax_normalize(q: np.ndarray) -> np.ndarray | None:
     """``(q - min) / (max - min)``; None for a constant ``q`` (the caller decides: NaN + warning)."""
-    lo, hi = q.min(), q.max()
+    xp = namespace(q)
+    lo, hi = scalar(xp.min(q)), scalar(xp.max(q))
     if hi == lo:
         return None
     if lo == 0 and hi == 1:

@@ -26,6 +26,10 @@ additive per-bin tallies (the count and the sum of ``acc - conf``), Brier and NL
 a count; adaptive ECE keeps ``(conf, acc)`` rows.
 The same names are UE metrics (:class:`CalibrationUEMetric`), called as
 ``ue_metric(1 - p_correct, quality)`` with binary quality.
+
+Torch tensors given to ECE / MCE / RMSCE's ``update`` are binned on their device
+(:func:`assay_uncertainty._tensor_calibration.device_tallies`, the same tallies to the last bit on
+a CPU); the ``(2, n_bins)`` tally is what reaches the host.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ from assay import compiled
 from assay.errors import InvalidParameterError
 from assay.functional import ECE_NORMS, adaptive_ece, bin_edges, equal_width_bins
 from assay.metrics import Metric, divide
-from assay.uncertainty.base import UEMetric
 from assay.validation import (
     PROB_ATOL,
     check_array,
@@ -50,6 +53,8 @@ from assay.validation import (
     probability_error,
     undefined_metric,
 )
+from assay_uncertainty._tensor_calibration import device_tallies
+from assay_uncertainty._xp import TensorUEMetric, is_tensor, namespace
 
 __all__ = [
     "ECE", "MCE", "RMSCE", "AdaptiveECE", "BrierScore", "NLL", "CalibrationUEMetric",
@@ -310,8 +315,14 @@ class _Binned(Metric):
         return rows
 
     def update(self, probs, labels=None, task_data=None):  # fast path: bincount, no per-instance rows
-        p, y = _as_inputs(probs, labels, validate=self.validate_args, name=self.name)
         st = self.state
+        if is_tensor(probs):  # on the tensor's device; the (2, n_bins) tally is the one copy to the host
+            t = device_tallies(probs, labels, self.n_bins, validate=self.validate_args, name=self.name).reshape(-1)
+            if probs.shape[0]:
+                st.totals = t if st.totals is None else st.totals + t
+            st.n += probs.shape[0]
+            return self
+        p, y = _as_inputs(probs, labels, validate=self.validate_args, name=self.name)
         if p.shape[0]:
             if p.ndim == 2:
                 t = multiclass_tallies(p, y, self.n_bins, validate=self.validate_args, name=self.name)
@@ -489,7 +500,7 @@ class NLL(_MeanPerExample):
             return -np.log(py)
 
 
-class CalibrationUEMetric(UEMetric):
+class CalibrationUEMetric(TensorUEMetric):
     r"""A calibration metric as a UE metric: ``metric(uncertainty, quality)`` with ``p_correct = 1 - uncertainty``.
 
     Quality must be binary (1 = correct) and uncertainty in [0, 1]; the wrapped metric
@@ -507,15 +518,18 @@ class CalibrationUEMetric(UEMetric):
         self.name = metric.name or type(metric).__name__
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
-        if u.min() < 0 or u.max() > 1:
+        xp = namespace(u, q)  # tensors stay on their device (the binned metrics' update takes them)
+        lo, hi = float(xp.min(u)), float(xp.max(u))
+        if lo < 0 or hi > 1:
             raise InvalidParameterError(
                 f"{self.name}: as a UE metric it needs uncertainty = 1 - P(correct) in [0, 1]; "
-                f"got values from {u.min()} to {u.max()}."
+                f"got values from {lo} to {hi}."
             )
         m = self.metric.clone().reset() if hasattr(self.metric, "reset") else self.metric
-        if isinstance(m, AdaptiveECE) and u.size < m.n_bins:
-            return undefined_metric(f"{self.name}: fewer examples ({u.size}) than bins ({m.n_bins}); NaN.")
-        m.update(1.0 - u, q.astype(np.int64))
+        n = u.shape[0]
+        if isinstance(m, AdaptiveECE) and n < m.n_bins:
+            return undefined_metric(f"{self.name}: fewer examples ({n}) than bins ({m.n_bins}); NaN.")
+        m.update(1.0 - u, xp.astype(q, xp.int64))
         return float(m.compute())
 
 

@@ -15,8 +15,9 @@ reduction raises ``ValueError``. They are :class:`assay.metrics.Metric` subclass
 ``compute()`` returns the value (a ``float``; with ``reduction="none"`` the per-example
 array), as torch-uncertainty does; ``compute_scores()`` returns the scores dict
 (``{"disagreement": ..., "score": ..., "score_name": ...}``). ``probs`` may be a numpy
-array, a nested list, a torch tensor (CPU or CUDA, ``requires_grad`` or not) or any
-object with ``__array__`` / ``__dlpack__`` (:func:`assay.validation.as_array`).
+array, a nested list, a torch tensor (CPU or CUDA, ``requires_grad`` or not: checked and scored
+on its device, only the batch's tally or per-example values reach the host; docs/uncertainty.md,
+"Torch tensors") or any object with ``__array__`` / ``__dlpack__`` (:func:`assay.validation.as_array`).
 
 torch-uncertainty's documented example, with only the import changed:
 
@@ -31,6 +32,7 @@ torch-uncertainty's documented example, with only the import changed:
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,7 @@ from assay import compiled
 from assay.errors import InvalidParameterError
 from assay.metrics import Metric, divide
 from assay.validation import PROB_ATOL, check_array, check_choice, probability_error, undefined_metric
+from assay_uncertainty._xp import device, is_tensor, mean, namespace
 
 __all__ = [
     "Disagreement", "Entropy", "MutualInformation", "VariationRatio",
@@ -57,6 +60,8 @@ def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "prob
     ``validate`` every value must be finite and in [0, 1] and every member's row sum to 1,
     and the error names the first offending ``probs[example, member, class]``.
     """
+    if is_tensor(probs):  # stays on its device
+        return _check_tensor(probs, validate=validate, name=name, owner=owner)
     p = check_array(probs, name, owner=owner, kinds="biuf", dtype=None, finite=False, what="probabilities")
     if p.dtype.kind != "f":
         p = p.astype(np.float64)
@@ -70,6 +75,33 @@ def check_ensemble_probs(probs: Any, *, validate: bool = True, name: str = "prob
                                     f"least one member and one class; got {p.shape}.")
     if validate and p.size:
         _check_values(p, 0, name, owner)
+    return p
+
+
+def _check_tensor(probs: Any, *, validate: bool, name: str, owner: str | None) -> Any:
+    """:func:`check_ensemble_probs` for a torch tensor, on its device (float64 unless float32).
+
+    Only on the error path is the first offending example copied to the host, where
+    :func:`_check_values` names the bad ``probs[example, member, class]``.
+    """
+    torch = sys.modules["torch"]
+    p = probs.detach()
+    if p.dtype not in (torch.float32, torch.float64):
+        if p.is_complex() or p.dtype == torch.bool:
+            raise InvalidParameterError(f"{owner + ': ' if owner else ''}expected real numbers for `{name}`; got a "
+                                        f"tensor of {p.dtype}.")
+        p = p.to(torch.float64)
+    if p.ndim != 3:
+        raise InvalidParameterError(f"{owner + ': ' if owner else ''}Expected `{name}` of shape (B, N, C) "
+                                    f"(examples, members, classes) but got {tuple(p.shape)}.")
+    if p.shape[0] and (p.shape[1] == 0 or p.shape[2] == 0):
+        raise InvalidParameterError(f"{owner + ': ' if owner else ''}Expected `{name}` of shape (B, N, C) with at "
+                                    f"least one member and one class; got {tuple(p.shape)}.")
+    if validate and p.numel():
+        bad = (~((p.sum(dim=2) - 1.0).abs() <= PROB_ATOL) | (p.amin(dim=2) < 0)).any(dim=1)
+        if bool(bad.any()):
+            i = int(torch.nonzero(bad)[0, 0])
+            _check_values(np.asarray(p[i:i + 1].cpu()), i, name, owner)  # the error path only
     return p
 
 
@@ -93,6 +125,8 @@ _CHUNK_ELEMENTS = 1 << 18
 
 def votes(p: np.ndarray, *, validate: bool = False, name: str = "probs", owner: str | None = None) -> np.ndarray:
     """``argmax`` over classes, ``(B, N)``, with the value checks of ``validate`` fused chunk by chunk."""
+    if is_tensor(p):  # checked on the device by check_ensemble_probs
+        return namespace(p).argmax(p, axis=-1)
     b, n, c = p.shape
     out = np.empty((b, n), dtype=np.intp)
     if not validate:
@@ -107,43 +141,50 @@ def votes(p: np.ndarray, *, validate: bool = False, name: str = "probs", owner: 
 
 def _entropy_last(p: np.ndarray) -> np.ndarray:
     """Shannon entropy (nats) over the last axis, ``0 log 0 = 0``."""
+    xp = namespace(p)
+    positive = p > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    return -terms.sum(axis=-1)
+        terms = xp.where(positive, p * xp.log(xp.where(positive, p, xp.ones_like(p))), xp.zeros_like(p))
+    return -xp.sum(terms, axis=-1)
 
 
 def disagreement(p: np.ndarray, *, member_votes: np.ndarray | None = None) -> np.ndarray:
     """Per example ``1 - sum_c C(n_c, 2) / C(N, 2)``, ``n_c`` = members whose argmax is ``c``."""
+    xp = namespace(p)
     b, n, _ = p.shape
     if n < 2:
         undefined_metric("disagreement: needs at least two ensemble members; NaN.", stacklevel=4)
-        return np.full(b, math.nan)
-    votes = np.argmax(p, axis=-1) if member_votes is None else member_votes
+        return xp.full(b, math.nan, dtype=xp.float64, device=device(p))
+    votes = xp.argmax(p, axis=-1) if member_votes is None else member_votes
     if n * (n - 1) // 2 <= 64:  # few members: count agreeing pairs column against column
-        cols = np.ascontiguousarray(votes.T)
-        agree = np.zeros(b, dtype=np.int64)
+        cols = votes.T if is_tensor(votes) else np.ascontiguousarray(votes.T)
+        agree = xp.zeros(b, dtype=xp.int64, device=device(p))
         for i in range(n - 1):
             for j in range(i + 1, n):
-                agree += cols[i] == cols[j]
-        pairs = agree.astype(np.float64)
+                agree += xp.astype(cols[i] == cols[j], xp.int64)
+        pairs = xp.astype(agree, xp.float64)
     else:
-        preds = np.sort(votes, axis=1)
+        preds = xp.sort(votes, axis=1)
         same = preds[:, 1:] == preds[:, :-1]
         # position of each member inside its run of equal votes, summed = sum_c C(n_c, 2)
-        idx = np.broadcast_to(np.arange(1, n), same.shape)
-        run_start = np.maximum.accumulate(np.where(same, 0, idx), axis=1)
-        pairs = (idx - run_start).sum(axis=1, dtype=np.float64)
+        idx = xp.broadcast_to(xp.arange(1, n, device=device(p)), same.shape)
+        starts = xp.where(same, xp.zeros_like(idx), idx)
+        if is_tensor(starts):
+            run_start = sys.modules["torch"].cummax(starts, dim=1).values
+        else:
+            run_start = np.maximum.accumulate(starts, axis=1)
+        pairs = xp.astype(xp.sum(idx - run_start, axis=1), xp.float64)
     return 1.0 - pairs / (n * (n - 1) / 2.0)
 
 
 def predictive_entropy(p: np.ndarray) -> np.ndarray:
     """``H(mean_n p_n)`` per example."""
-    return _entropy_last(p.mean(axis=1))
+    return _entropy_last(mean(p, axis=1))
 
 
 def expected_entropy(p: np.ndarray) -> np.ndarray:
     """``mean_n H(p_n)`` per example."""
-    return _entropy_last(p).mean(axis=1)
+    return mean(_entropy_last(p), axis=1)
 
 
 entropy = expected_entropy
@@ -151,17 +192,20 @@ entropy = expected_entropy
 
 def mutual_information(p: np.ndarray) -> np.ndarray:
     """``H(mean_n p_n) - mean_n H(p_n)`` per example, clamped at 0."""
-    return np.maximum(predictive_entropy(p) - expected_entropy(p), 0.0)
+    mi = predictive_entropy(p) - expected_entropy(p)
+    xp = namespace(mi)
+    return xp.maximum(mi, xp.zeros_like(mi))
 
 
 def variation_ratio(p: np.ndarray, *, probabilistic: bool = False) -> np.ndarray:
     """``c* = argmax mean_n p_n``; ``1 - mean_n p_n[c*]`` (probabilistic) or ``1 - #{argmax p_n = c*} / N``."""
-    mean = p.mean(axis=1)
-    star = np.argmax(mean, axis=-1)
+    xp = namespace(p)
+    avg = mean(p, axis=1)
+    star = xp.argmax(avg, axis=-1)
     if probabilistic:
-        return 1.0 - mean[np.arange(p.shape[0]), star]
-    votes = np.argmax(p, axis=-1) == star[:, None]
-    return 1.0 - votes.mean(axis=1)
+        return 1.0 - xp.take_along_axis(avg, star[:, None], axis=-1)[:, 0]
+    agree = xp.argmax(p, axis=-1) == star[:, None]
+    return 1.0 - mean(xp.astype(agree, xp.float64), axis=1)
 
 
 class _EnsembleMetric(Metric):
@@ -195,8 +239,27 @@ class _EnsembleMetric(Metric):
         return values
 
     def update(self, probs: Any, references: Any = None, task_data: Any = None) -> _EnsembleMetric:
-        """Add a batch of ensemble probabilities ``(B, N, C)`` (returns ``self``)."""
-        super().update(probs, references, task_data)
+        """Add a batch of ensemble probabilities ``(B, N, C)`` (returns ``self``).
+
+        A torch tensor is checked and scored on its device; what reaches the host is the
+        batch's tally ``(sum of the values, count)`` (``reduction="mean"`` / ``"sum"``), or the
+        ``B`` per-example values (``reduction="none"``), never the probabilities. The sum runs
+        in row order (a cumulative sum), as numpy sums the rows of the batch.
+        """
+        if not is_tensor(probs):
+            super().update(probs, references, task_data)
+            return self
+        p = check_ensemble_probs(probs, validate=self.validate_args, owner=self.name)
+        st = self.state
+        if p.shape[0]:
+            values = self._values(p)
+            if self.additive:
+                total = float(namespace(values).cumulative_sum(values)[-1])  # one value from the device
+                t = np.array([total, float(p.shape[0])])
+                st.totals = t if st.totals is None else st.totals + t
+            else:
+                st.chunks.append(np.array(values.tolist(), dtype=np.float64))  # the B values, to the host
+        st.n += p.shape[0]
         return self
 
     def reduce(self, intermediates):
@@ -237,7 +300,8 @@ class Disagreement(_EnsembleMetric):
 
     def _values(self, p: np.ndarray) -> np.ndarray:
         n = p.shape[1]
-        if n >= 2:  # the compiled kernel (numba): checks, argmax and agreeing pairs in one read of each row
+        # the compiled kernel (numba, numpy input): checks, argmax and agreeing pairs in one read of each row
+        if n >= 2 and not is_tensor(p):
             pairs = compiled.vote_pairs(p, validate=self.validate_args, atol=PROB_ATOL)
             if pairs is not None:
                 return 1.0 - pairs.astype(np.float64) / (n * (n - 1) / 2.0)

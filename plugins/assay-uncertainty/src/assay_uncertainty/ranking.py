@@ -21,6 +21,7 @@ from assay.functional import roc_auc_from_split
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import group_ends
+from assay_uncertainty._xp import TensorUEMetric, diff0, f64, flatnonzero, is_tensor, namespace, scalar
 
 __all__ = ["FPR_CONVENTIONS", "FPRAtRecall", "KendallTau", "PRAUC", "ROCAUC", "RPP", "SpearmanR"]
 
@@ -38,16 +39,35 @@ def _failure_groups(u: np.ndarray, q: np.ndarray, name: str):
     """Per tie group (increasing u): counts and failures; None (after a warning) for one class only."""
     fail = 1.0 - q
     K, S = group_ends(u, fail, binary=True)
+    n = u.shape[0]
     n_pos = float(S[-1])
-    n_neg = u.size - n_pos
-    if not _two_classes(n_pos, u.size, name):
+    n_neg = n - n_pos
+    if not _two_classes(n_pos, n, name):
         return None
-    pos = np.diff(S, prepend=0.0)
-    cnt = np.diff(K, prepend=0).astype(np.float64)
+    pos = diff0(S)
+    cnt = f64(diff0(K))
     return K, S, pos, cnt - pos, n_pos, n_neg
 
 
-class ROCAUC(UEMetric):
+def _roc_auc_of_groups(u, q, name: str) -> float:
+    """ROC-AUC from the tie groups: the integer pair counts of :func:`assay.functional.roc_auc_from_split`.
+
+    ``L`` (a failure above a success) and ``E`` (tied pairs) are exact int64 sums, so the value
+    ``(2L + E) / (2PN)`` is the numpy path's to the last bit (the torch path of :class:`ROCAUC`).
+    """
+    g = _failure_groups(u, q, name)
+    if g is None:
+        return math.nan
+    K, S, pos, neg, n_pos, n_neg = g
+    xp = namespace(S)
+    pos_i, neg_i = xp.astype(pos, xp.int64), xp.astype(neg, xp.int64)
+    above = int(n_pos) - xp.astype(S, xp.int64)  # failures in the groups above each group
+    low = int(xp.sum(neg_i * above))
+    equal = int(xp.sum(pos_i * neg_i))
+    return (2 * low + equal) / (2.0 * n_pos * n_neg)
+
+
+class ROCAUC(TensorUEMetric):
     r"""Area under the ROC curve of uncertainty as a failure detector; higher is better.
 
     ``AUC = P(u_fail > u_ok) + 0.5 P(u_fail = u_ok)`` over failure / success pairs
@@ -59,13 +79,15 @@ class ROCAUC(UEMetric):
     requires_binary = True
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
+        if is_tensor(u):  # on the tensor's device: the same integer pair counts from one sort
+            return _roc_auc_of_groups(u, q, self.name)
         fail = q == 0
         if not _two_classes(int(fail.sum()), u.size, self.name):
             return math.nan
         return roc_auc_from_split(u[fail], u[~fail])
 
 
-class PRAUC(UEMetric):
+class PRAUC(TensorUEMetric):
     r"""Average precision of uncertainty as a failure detector (scikit-learn's step definition); higher is better.
 
     Thresholds run over the distinct uncertainty values from high to low;
@@ -82,18 +104,18 @@ class PRAUC(UEMetric):
         n_pos = float(S[-1])
         if n_pos == 0:
             return undefined_metric(f"{self.name}: no failure (all quality 1); average precision is undefined, NaN.")
-        n = u.size
-        pos = np.diff(S, prepend=0.0)
+        n = u.shape[0]
+        pos = diff0(S)
         tp = n_pos - (S - pos)  # failures at or above this group's threshold
-        predicted = n - (K - np.diff(K, prepend=0))
-        return float(np.sum(pos / n_pos * tp / predicted))
+        predicted = f64(n - (K - diff0(K)))
+        return float(namespace(S).sum(pos / n_pos * tp / predicted))
 
 
 #: the conventions of :class:`FPRAtRecall`
 FPR_CONVENTIONS = ("standard", "torch-uncertainty", "torch-uncertainty-0.12")
 
 
-class FPRAtRecall(UEMetric):
+class FPRAtRecall(TensorUEMetric):
     r"""False-positive rate of failure detection at a recall level; lower is better.
 
     The uncertainty ``u`` flags failures (the positives, quality 0); thresholds run over the
@@ -127,19 +149,20 @@ class FPRAtRecall(UEMetric):
         if g is None:
             return math.nan
         K, S, pos, neg, n_pos, n_neg = g
+        xp = namespace(S)
         # thresholds from high to low uncertainty: group g and everything above it flagged
-        tp = (n_pos - (S - pos))[::-1]
-        fp = (n_neg - ((K - S) - neg))[::-1]
+        tp = xp.flip(n_pos - (S - pos))
+        fp = xp.flip(n_neg - ((f64(K) - S) - neg))
         rec = tp / n_pos
         if self.convention == "standard":
-            i = int(np.flatnonzero(rec >= self.recall - 1e-12)[0])
+            i = int(flatnonzero(rec >= self.recall - 1e-12)[0])
         elif self.convention == "torch-uncertainty":
-            i = int(np.flatnonzero(rec >= self.recall)[0])  # rec[-1] == 1.0 >= recall: never empty
+            i = int(flatnonzero(rec >= self.recall)[0])  # rec[-1] == 1.0 >= recall: never empty
         else:
-            last = int(np.flatnonzero(tp == n_pos)[0])
-            d = np.abs(rec[: last + 1] - self.recall)
-            i = int(np.flatnonzero(d == d.min())[-1])
-        return float(fp[i] / n_neg)
+            last = int(flatnonzero(tp == n_pos)[0])
+            d = xp.abs(rec[: last + 1] - self.recall)
+            i = int(flatnonzero(d == xp.min(d))[-1])
+        return scalar(fp[i]) / n_neg
 
 
 def _scipy_stats():

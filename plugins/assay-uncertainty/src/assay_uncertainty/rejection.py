@@ -22,9 +22,9 @@ import math
 import attrs
 import numpy as np
 
-from assay.uncertainty.base import UEMetric
 from assay.validation import check_bool, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
+from assay_uncertainty._xp import TensorUEMetric, check_ue_tensors, device, is_tensor, mean, namespace
 
 __all__ = ["PRR", "PRRScores", "prr_scores"]
 
@@ -40,8 +40,8 @@ class PRRScores:
 
 
 def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> PRRScores:
-    """Raw, oracle, random and normalised PRR of validated 1-D arrays (NaN + warning when undefined)."""
-    n = u.size
+    """Raw, oracle, random and normalised PRR of validated 1-D arrays or tensors (NaN + warning when undefined)."""
+    n = u.shape[0]
     nan = PRRScores(math.nan, math.nan, math.nan, math.nan)
     if n == 0:
         undefined_metric("prr: empty input; NaN.")
@@ -56,21 +56,21 @@ def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> P
         undefined_metric(f"prr: max_rejection={max_rejection} leaves no rejection level for {n} examples; NaN.")
         return nan
     binary = is_binary(qn)
-    k = np.arange(n - levels + 1, n + 1, dtype=np.float64)
+    xp = namespace(qn)
+    k = xp.arange(n - levels + 1, n + 1, dtype=xp.float64, device=device(qn))
     K, S = group_ends(u, qn, binary=binary)
-    cum = S[n - levels:] if K.size == n else cumulative_at(k, K, S)  # no ties: S holds every k
-    raw = float(np.mean(cum / k))
+    cum = S[n - levels:] if K.shape[0] == n else cumulative_at(k, K, S)  # no ties: S holds every k
+    raw = float(mean(cum / k))
     if binary:
         ones = float(S[-1])
-        oracle = float(np.mean(np.minimum(k, ones) / k))
+        oracle = float(mean(xp.clip(k, max=ones) / k))
     else:
         # the k best = the total minus the n - k worst (ascending cumulative sums, read backwards)
-        asc = np.cumsum(np.sort(qn))
-        worst = np.zeros(levels)  # sum of the n - k smallest, for n - k = levels - 1 .. 0
-        if levels > 1:
-            worst[:-1] = asc[levels - 2::-1]
-        oracle = float(np.mean((asc[-1] - worst) / k))
-    random = float(qn.mean())
+        asc = xp.cumulative_sum(xp.sort(qn))
+        # sum of the n - k smallest, for n - k = levels - 1 .. 0
+        worst = xp.concat((xp.flip(asc[:levels - 1]), xp.zeros(1, dtype=asc.dtype, device=device(asc))))
+        oracle = float(mean((asc[-1] - worst) / k))
+    random = float(mean(qn))
     if abs(oracle - random) <= 1e-12 * max(1.0, abs(random)):
         normalized = raw
     else:
@@ -78,7 +78,7 @@ def prr_scores(u: np.ndarray, q: np.ndarray, *, max_rejection: float = 1.0) -> P
     return PRRScores(raw, oracle, random, normalized)
 
 
-class PRR(UEMetric):
+class PRR(TensorUEMetric):
     r"""Prediction-rejection area (LM-Polygraph); higher is better.
 
     Parameters
@@ -119,7 +119,10 @@ class PRR(UEMetric):
         """All four areas at once: ``raw``, ``oracle``, ``random`` and ``normalized``."""
         from assay.uncertainty.base import check_ue_inputs
 
-        u, q = check_ue_inputs(uncertainty, quality, name=self.name)
+        if is_tensor(uncertainty) or is_tensor(quality):
+            u, q = check_ue_tensors(uncertainty, quality, name=self.name)
+        else:
+            u, q = check_ue_inputs(uncertainty, quality, name=self.name)
         return prr_scores(u, q, max_rejection=self.max_rejection)
 
     def _scores(self, u: np.ndarray, q: np.ndarray) -> dict[str, float]:

@@ -21,6 +21,7 @@ import numpy as np
 from assay.uncertainty.base import UEMetric
 from assay.validation import check_choice, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends, is_binary, minmax_normalize
+from assay_uncertainty._xp import TensorUEMetric, device, f64, flatnonzero, mean, namespace, scalar
 
 __all__ = [
     "AUGRC", "AUGRC_CONVENTIONS", "AURC", "CONVENTIONS", "EAUGRC", "EAURC", "AURCAchievable", "CoverageAtRisk",
@@ -37,30 +38,37 @@ def _check_convention(convention: str, allowed: tuple[str, ...] = CONVENTIONS) -
 
 
 def _trapezoid(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2:
+    if x.shape[0] < 2:
         return 0.0
-    return float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1])) / 2.0)
+    return float(namespace(x, y).sum((x[1:] - x[:-1]) * (y[1:] + y[:-1])) / 2.0)
+
+
+def _from_zero(x: np.ndarray) -> np.ndarray:
+    """``[0.0, *x]`` in float64 (the curve's point at coverage 0)."""
+    xp = namespace(x)
+    return xp.concat((xp.zeros(1, dtype=xp.float64, device=device(x)), f64(x)))
 
 
 def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> float:
+    xp = namespace(K, S)
     if convention in ("fd-shifts", "values"):
-        risk = S / K
-        if K.size == n:  # no ties: points at every k, spacing 1/N
-            area = (float(risk.sum()) - (risk[0] + risk[-1]) / 2.0) / n if n > 1 else 0.0
+        risk = S / f64(K)
+        first = scalar(risk[0])
+        if K.shape[0] == n:  # no ties: points at every k, spacing 1/N
+            area = (scalar(xp.sum(risk)) - (first + scalar(risk[-1])) / 2.0) / n if n > 1 else 0.0
         else:
-            area = _trapezoid(K / n, risk)
-        cov = K[:1] / n
+            area = _trapezoid(f64(K) / n, risk)
         if convention == "fd-shifts":
-            area += cov[0] * risk[0]  # flat segment from coverage 0 at the first point's risk
+            area += int(K[0]) / n * first  # flat segment from coverage 0 at the first point's risk
         return area
-    k = np.arange(1, n + 1, dtype=np.float64)
+    k = xp.arange(1, n + 1, dtype=xp.float64, device=device(S))
     risk_k = cumulative_at(k, K, S) / k
     if convention == "lm-polygraph":
-        return float(risk_k.mean())
+        return float(mean(risk_k))
     # torch-uncertainty: trapezoid over k / N, k = 1..N, divided by (1 - 1/N)
     if n == 1:
         return undefined_metric("aurc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
-    area = (float(risk_k.sum()) - (risk_k[0] + risk_k[-1]) / 2.0) / n
+    area = (scalar(xp.sum(risk_k)) - (scalar(risk_k[0]) + scalar(risk_k[-1])) / 2.0) / n
     return area / (1.0 - 1.0 / n)
 
 
@@ -68,7 +76,7 @@ def aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> floa
     """Area under the selective-risk / coverage curve (lower is better); see :class:`AURC`."""
     r = 1.0 - q
     K, S = group_ends(u, r)
-    return _aurc_from_groups(K, S, u.size, convention)
+    return _aurc_from_groups(K, S, u.shape[0], convention)
 
 
 def _binary_optimal_aurc(e: float) -> float:
@@ -85,14 +93,15 @@ def aurc_and_e_aurc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shift
     """``(AURC, E-AURC)`` from one risk-coverage curve (what bench/bench_ue.py times)."""
     r = 1.0 - q
     binary = is_binary(r)
-    n = u.size
+    n = u.shape[0]
     K, S = group_ends(u, r, binary=binary)
     value = _aurc_from_groups(K, S, n, convention)
     if convention == "fd-shifts" and binary:
         return value, value - _binary_optimal_aurc(float(S[-1]) / n)
     if convention == "values":
-        rs = np.sort(r)
-        optimal = float(np.mean(np.cumsum(rs) / np.arange(1, n + 1)))
+        xp = namespace(r)
+        k = xp.arange(1, n + 1, dtype=xp.float64, device=device(r))
+        optimal = float(mean(xp.cumulative_sum(xp.sort(r)) / k))
         return value, value - optimal
     return value, value - _optimal_aurc(r, binary, convention)
 
@@ -109,12 +118,13 @@ def _optimal_aurc(r: np.ndarray, binary: bool, convention: str) -> float:
     The other conventions group tied risks like any tie group (the optimum is then a ranking
     that cannot tell tied risks apart).
     """
-    n = r.size
+    n = r.shape[0]
+    xp = namespace(r)
     if convention == "fd-shifts":
         if binary:
-            return _binary_optimal_aurc(float(np.count_nonzero(r)) / n)
-        k = np.arange(1, n + 1, dtype=np.int64)
-        return _aurc_from_groups(k, np.cumsum(np.sort(r), dtype=np.float64), n, convention)
+            return _binary_optimal_aurc(float(xp.count_nonzero(r)) / n)
+        k = xp.arange(1, n + 1, dtype=xp.int64, device=device(r))
+        return _aurc_from_groups(k, xp.cumulative_sum(f64(xp.sort(r))), n, convention)
     Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
     return _aurc_from_groups(Ko, So, n, convention)
 
@@ -188,28 +198,29 @@ def augrc(u: np.ndarray, q: np.ndarray, *, convention: str = "fd-shifts") -> flo
     """Area under the generalized-risk / coverage curve (lower is better); see :class:`AUGRC`."""
     convention = _check_convention(convention, AUGRC_CONVENTIONS)
     r = 1.0 - q
-    n = u.size
+    n = u.shape[0]
     K, S = group_ends(u, r)
     if convention == "fd-shifts":
-        return _trapezoid(np.concatenate(([0.0], K / n)), np.concatenate(([0.0], S / n)))
+        return _trapezoid(_from_zero(f64(K) / n), _from_zero(S / n))
     if n == 1:
         return undefined_metric("augrc[convention=torch-uncertainty]: undefined for one example (1 - 1/N = 0).")
-    g = cumulative_at(np.arange(1, n + 1, dtype=np.float64), K, S) / n  # G_k, k = 1..N
-    return (float(g.sum()) - (g[0] + g[-1]) / 2.0) / n / (1.0 - 1.0 / n)
+    xp = namespace(S)
+    g = cumulative_at(xp.arange(1, n + 1, dtype=xp.float64, device=device(S)), K, S) / n  # G_k, k = 1..N
+    return (scalar(xp.sum(g)) - (scalar(g[0]) + scalar(g[-1])) / 2.0) / n / (1.0 - 1.0 / n)
 
 
 def e_augrc(u: np.ndarray, q: np.ndarray) -> float:
     """AUGRC minus its optimum (``e^2 / 2`` for binary risk with error rate ``e``)."""
     r = 1.0 - q
-    n = u.size
+    n = u.shape[0]
     binary = is_binary(r)
     K, S = group_ends(u, r, binary=binary)
-    value = _trapezoid(np.concatenate(([0.0], K / n)), np.concatenate(([0.0], S / n)))
+    value = _trapezoid(_from_zero(f64(K) / n), _from_zero(S / n))
     if binary:
         e = float(S[-1]) / n
         return value - e * e / 2.0
     Ko, So = group_ends(r, r, binary=False)
-    return value - _trapezoid(np.concatenate(([0.0], Ko / n)), np.concatenate(([0.0], So / n)))
+    return value - _trapezoid(_from_zero(f64(Ko) / n), _from_zero(So / n))
 
 
 def rcc_auc(u: np.ndarray, q: np.ndarray) -> float:
@@ -217,10 +228,10 @@ def rcc_auc(u: np.ndarray, q: np.ndarray) -> float:
     qn = minmax_normalize(q)
     if qn is None:
         return undefined_metric("rcc_auc: quality is constant, so min-max normalisation is undefined; NaN.")
-    return _aurc_from_groups(*group_ends(u, 1.0 - qn), u.size, "lm-polygraph")
+    return _aurc_from_groups(*group_ends(u, 1.0 - qn), u.shape[0], "lm-polygraph")
 
 
-class AURC(UEMetric):
+class AURC(TensorUEMetric):
     r"""Area under the risk-coverage curve (AURC); lower is better.
 
     ``convention="fd-shifts"`` (default): trapezoid of the selective risk ``R`` over
@@ -248,7 +259,7 @@ class AURC(UEMetric):
         return aurc(u, q, convention=self.convention)
 
 
-class EAURC(UEMetric):
+class EAURC(TensorUEMetric):
     r"""Excess AURC: AURC minus the AURC of the optimal ranking; lower is better.
 
     ``fd-shifts`` (default): for binary risk with error rate ``e`` the optimum is the
@@ -299,7 +310,7 @@ class EAURCAchievable(UEMetric):
         return e_aurc_achievable(u, q)
 
 
-class AUGRC(UEMetric):
+class AUGRC(TensorUEMetric):
     r"""Area under the generalized-risk / coverage curve (Traub et al. 2024); lower is better.
 
     ``G_k = sum of the risks of the k most confident / N``.
@@ -321,7 +332,7 @@ class AUGRC(UEMetric):
         return augrc(u, q, convention=self.convention)
 
 
-class EAUGRC(UEMetric):
+class EAUGRC(TensorUEMetric):
     r"""AUGRC minus the optimal AUGRC (``e^2 / 2`` for binary risk; the risks sorted ascending otherwise)."""
 
     name = "e_augrc"
@@ -331,7 +342,7 @@ class EAUGRC(UEMetric):
         return e_augrc(u, q)
 
 
-class RCCAUC(UEMetric):
+class RCCAUC(TensorUEMetric):
     r"""LM-Polygraph's RCC-AUC: ``mean_k`` of the selective risk of ``1 - normalize(q)``; lower is better.
 
     ``normalize`` is min-max over the examples; a constant quality gives NaN with a warning.
@@ -344,7 +355,7 @@ class RCCAUC(UEMetric):
         return rcc_auc(u, q)
 
 
-class RiskAtCoverage(UEMetric):
+class RiskAtCoverage(TensorUEMetric):
     r"""Selective risk of the ``ceil(N * coverage)`` most confident examples; lower is better.
 
     Inside a tie group the cumulative risk is interpolated (expected risk over the orders
@@ -358,13 +369,14 @@ class RiskAtCoverage(UEMetric):
         self.coverage = check_number(coverage, "coverage", low=0.0, high=1.0, closed="right", owner=self.name)
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
-        n = u.size
+        n = u.shape[0]
         k = min(n, max(1, math.ceil(n * self.coverage - 1e-9)))
         K, S = group_ends(u, 1.0 - q)
-        return float(cumulative_at(np.array([k], dtype=np.float64), K, S)[0] / k)
+        xp = namespace(S)
+        return float(cumulative_at(xp.asarray([float(k)], dtype=xp.float64, device=device(S)), K, S)[0] / k)
 
 
-class CoverageAtRisk(UEMetric):
+class CoverageAtRisk(TensorUEMetric):
     r"""Largest coverage (at a tie-group end) whose selective risk is at most ``risk``; higher is better.
 
     NaN with a warning when no point qualifies. Default risk 0.05 (torch-uncertainty's ``CovAt5Risk``).
@@ -378,7 +390,8 @@ class CoverageAtRisk(UEMetric):
 
     def _score(self, u: np.ndarray, q: np.ndarray) -> float:
         K, S = group_ends(u, 1.0 - q)
-        ok = np.flatnonzero(self.risk * K + 1e-12 * K >= S)
-        if ok.size == 0:
+        Kf = f64(K)
+        ok = flatnonzero(self.risk * Kf + 1e-12 * Kf >= S)
+        if ok.shape[0] == 0:
             return undefined_metric(f"coverage_at_risk: no coverage reaches selective risk <= {self.risk}; NaN.")
-        return float(K[ok[-1]] / u.size)
+        return int(K[ok[-1]]) / u.shape[0]
