@@ -250,3 +250,23 @@ def test_a_regex_without_a_group_is_rejected_when_given():
     with pytest.raises(InvalidParameterError, match="regular expression"):
         info.Verbalized1S(confidence_regex="(")
     assert re.compile(REGEX).groups == 1
+
+
+@pytest.mark.parametrize("vocab", [40, 1500])  # past 1024 boostedprob looks at the top 1024 only
+@pytest.mark.parametrize("scale", [1.0, 4.0])  # flat and peaked steps: few or many dominant tokens
+def test_boosted_prob_equals_lm_polygraph(lm_polygraph, vocab, scale):
+    rng = np.random.default_rng(9)
+    stats = _stats(9, vocab=vocab)
+    stats["greedy_log_probs"] = [_log_softmax(rng.normal(0, scale, g.shape)) for g in stats["greedy_log_probs"]]
+    # the generated token: the greedy one, or (every other step) one from the tail
+    stats["greedy_tokens"] = [[int(g[t].argmax()) if t % 2 else int(rng.integers(0, vocab)) for t in range(len(g))]
+                              for g in stats["greedy_log_probs"]]
+    theirs = lm_polygraph("estimators.boostedprob_score").BoostedProbSequence()(stats)
+    _same(info.BoostedProbSequence()(stats), theirs)
+
+
+def test_boosted_prob_by_hand():
+    # p = (0.6, 0.3, 0.05, 0.05): jumps 0.3 > 0.18 (after 1) and 0.25 > 0.09 (after 2): the last cut keeps 2 tokens
+    z = np.log([[0.6, 0.3, 0.05, 0.05], [0.6, 0.3, 0.05, 0.05]])
+    got = info.BoostedProbSequence.boosted(z, np.array([1, 3]))
+    np.testing.assert_allclose(got, [0.9, 0.05])

@@ -31,7 +31,7 @@ from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator, nan_with_warning
 
 __all__ = [
-    "CSL", "RAUQ", "AttentionScore", "ConditionalPointwiseMutualInformation", "FisherRao", "LabelProb",
+    "CSL", "RAUQ", "AttentionScore", "BoostedProbSequence", "ConditionalPointwiseMutualInformation", "FisherRao", "LabelProb",
     "Linguistic1S", "MeanConditionalPointwiseMutualInformation", "MeanPointwiseMutualInformation",
     "PTrue", "PTrueEmpirical", "PTrueSampling", "PointwiseMutualInformation", "RenyiNeg", "SelfCertainty",
     "Verbalized1S", "Verbalized2S",
@@ -271,6 +271,51 @@ class SelfCertainty(_StepDistribution):
             with np.errstate(divide="ignore", invalid="ignore"):
                 per = -np.where(keep, z, 0.0).sum(-1) / n - np.log(n)
             out.append(-_mean(per, self.name, i))
+        return np.array(out)
+
+
+class BoostedProbSequence(_StepDistribution):
+    r"""``-mean_t b_t``, the boosted probability of each generated token (LM-Polygraph's BoostedProbSequence).
+
+    Dinh & Niehues 2025, "Don't Ignore the Tail: Decoupling top-K Probabilities for Efficient
+    Language Model Uncertainty Estimation" (BoostedProb, EMNLP), with the defaults LM-Polygraph
+    calls ``boostedprob.calculate_boostedprob`` with (``sum_dominant_mass``, ``difference_jump``,
+    ``p_jump=0.3``, ``epsilon=0.005``, last cut point). Per step: sort the ``K = min(1024, V)``
+    most probable tokens, ``s_1 >= s_2 >= ...``; the dominant tokens are the first ``c`` where
+    ``c`` is the last ``i < K`` with ``s_i - s_{i+1} > 0.3 s_i`` and ``> 0.005`` (none if no such
+    ``i``); ``b_t`` is the dominant tokens' total probability if the generated token ``y_t`` is
+    dominant, else ``p(y_t)``. Written here in numpy (the package needs torch); reads
+    ``greedy_tokens`` as LM-Polygraph's class does (it declares only ``greedy_log_probs``).
+    No tokens: NaN with a warning.
+    """
+
+    name, dependencies = "boosted_prob_sequence", ("greedy_log_probs", "greedy_tokens")
+
+    @staticmethod
+    def boosted(z: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """``b_t`` of each step of one example: ``z`` ``(T, V)`` log-probabilities, ``target`` ``(T,)`` token ids."""
+        p = np.exp(z)
+        k = min(1024, p.shape[-1])
+        order = np.argsort(-p, axis=-1, kind="stable")[:, :k]
+        s = np.take_along_axis(p, order, axis=-1)
+        diff = s[:, :-1] - s[:, 1:]
+        jump = (diff > 0.3 * s[:, :-1]) & (diff > 0.005)
+        has = jump.any(-1)
+        cut = np.where(has, jump.shape[-1] - 1 - np.argmax(jump[:, ::-1], axis=-1), -1) if k > 1 else -np.ones(
+            len(p), dtype=np.int64)
+        dominant = np.arange(k)[None, :] <= cut[:, None]
+        is_dominant = ((order == target[:, None]) & dominant).any(-1)
+        mass = np.where(dominant, s, 0.0).sum(-1)
+        return np.where(is_dominant, mass, p[np.arange(len(p)), target])
+
+    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        out = []
+        for i, (z, toks) in enumerate(zip(self._steps(stats), stats["greedy_tokens"])):
+            target = np.asarray(toks, dtype=np.int64).reshape(-1)
+            if target.size != len(z):
+                raise InvalidParameterError(f"estimator {self.name!r}: example {i} has {target.size} greedy_tokens "
+                                            f"for {len(z)} rows of greedy_log_probs.")
+            out.append(-_mean(self.boosted(z, target), self.name, i))
         return np.array(out)
 
 

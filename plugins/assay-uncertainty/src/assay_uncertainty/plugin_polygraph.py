@@ -37,6 +37,7 @@ _INFO = (
     (info.RenyiNeg, "mean Renyi divergence of the tempered step distribution from uniform"),
     (info.FisherRao, "mean Fisher-Rao distance of the tempered step distribution from uniform"),
     (info.SelfCertainty, "-mean_t KL(uniform || p_t) over the finite log-probabilities"),
+    (info.BoostedProbSequence, "-mean boosted probability (dominant-token mass) of the generated tokens"),
     (info.LabelProb, "1 - share of the samples in the largest semantic class"),
     (info.CSL, "-sum_t w_t log p_t, w from the attention of an eliciting prompt"),
     (info.RAUQ, "recurrent attention-weighted confidence, max over the middle layers"),
