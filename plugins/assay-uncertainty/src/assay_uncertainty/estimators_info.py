@@ -31,7 +31,8 @@ from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator, nan_with_warning
 
 __all__ = [
-    "CSL", "RAUQ", "AttentionScore", "BoostedProbSequence", "ConditionalPointwiseMutualInformation", "FisherRao", "LabelProb",
+    "CSL", "RAUQ", "AttentionScore", "BoostedProbSequence", "ConditionalPointwiseMutualInformation",
+    "FisherRao", "LabelProb",
     "Linguistic1S", "MeanConditionalPointwiseMutualInformation", "MeanPointwiseMutualInformation",
     "PTrue", "PTrueEmpirical", "PTrueSampling", "PointwiseMutualInformation", "RenyiNeg", "SelfCertainty",
     "Verbalized1S", "Verbalized2S",
