@@ -270,3 +270,14 @@ def test_boosted_prob_by_hand():
     z = np.log([[0.6, 0.3, 0.05, 0.05], [0.6, 0.3, 0.05, 0.05]])
     got = info.BoostedProbSequence.boosted(z, np.array([1, 3]))
     np.testing.assert_allclose(got, [0.9, 0.05])
+
+
+def test_pmi_with_an_empty_generation_among_others():
+    stats = {"greedy_log_likelihoods": [[-0.5, -0.2], [], [-1.0]], "greedy_lm_log_likelihoods": [[-1.0, -3.0], [], [-2.0]],
+             "entropy": [[1.0, 1.0], [], [1.0]]}
+    with pytest.warns(UserWarning, match="example 1 has no generated tokens"):
+        got = info.MeanPointwiseMutualInformation()(stats)
+    np.testing.assert_allclose(got, [-(-0.5 + (-0.2 + 3.0)) / 2, np.nan, 1.0])
+    assert [t.tolist() for t in info.PointwiseMutualInformation()(stats)] == [[0.5], [], []]
+    with pytest.raises(InvalidParameterError, match="every token"):
+        info.MeanPointwiseMutualInformation()({**stats, "greedy_lm_log_likelihoods": [[-1.0], [], [-2.0]]})

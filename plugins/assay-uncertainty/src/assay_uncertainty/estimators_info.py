@@ -73,13 +73,12 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 # pointwise mutual information
 # ---------------------------------------------------------------------------------------------------------
 
-def _pmi(lp: np.ndarray, lm_lp: np.ndarray, ent: np.ndarray | None, tau: float, lambd: float) -> np.ndarray:
-    """Per token: ``l_t - [t > 1] c_t m_t`` with ``c_t = 1`` (PMI) or ``lambd [H_t >= tau]`` (CPMI)."""
-    s = lp.copy()
-    if lp.size > 1:
-        take = np.ones(lp.size - 1, dtype=bool) if ent is None else ent[1:lp.size] >= tau
-        s[1:] -= np.where(take, lambd * lm_lp[1:lp.size], 0.0)
-    return s
+def _flat(col: Any, lengths: np.ndarray | None = None) -> np.ndarray:
+    """The examples' values end to end (each cut to ``lengths[i]`` when given)."""
+    rows = [_vec(v) for v in col]
+    if lengths is not None:
+        rows = [r[:n] for r, n in zip(rows, lengths)]
+    return np.concatenate(rows) if rows else np.zeros(0)
 
 
 class _PMIBase(Estimator):
@@ -89,11 +88,41 @@ class _PMIBase(Estimator):
         self.tau, self.lambd = float(tau), float(lambd)
         super().__init__()
 
-    def _scores(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
-        lps, lm = stats["greedy_log_likelihoods"], stats["greedy_lm_log_likelihoods"]
-        ents = stats["entropy"] if self.conditional else [None] * len(lps)
-        lam = self.lambd if self.conditional else 1.0
-        return [_pmi(_vec(a), _vec(b), None if e is None else _vec(e), self.tau, lam) for a, b, e in zip(lps, lm, ents)]
+    def _scores(self, stats: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """All examples' ``s_t`` end to end and each example's length.
+
+        ``s_t = l_t - c_t m_t`` with ``c_1 = 0`` and for ``t > 1`` ``c_t = 1`` (PMI) or
+        ``lambd [H_t >= tau]`` (CPMI); one vectorised pass over every token of the batch.
+        """
+        lps = [_vec(v) for v in stats["greedy_log_likelihoods"]]
+        n = np.array([len(v) for v in lps], dtype=np.int64)
+        lp = np.concatenate(lps) if lps else np.zeros(0)
+        lm = _flat(stats["greedy_lm_log_likelihoods"], n)
+        if lm.size != lp.size:
+            raise InvalidParameterError(f"estimator {self.name!r}: greedy_lm_log_likelihoods must have a value for "
+                                        "every token of greedy_log_likelihoods (one per generated token).")
+        starts = np.cumsum(n) - n
+        take = np.ones(lp.size, dtype=bool)
+        take[starts[n > 0]] = False
+        lam = 1.0
+        if self.conditional:
+            take &= _flat(stats["entropy"], n) >= self.tau
+            lam = self.lambd
+        return lp - np.where(take, lam * lm, 0.0), n
+
+    def _means(self, stats: Mapping[str, Any]) -> np.ndarray:
+        s, n = self._scores(stats)
+        out = np.empty(len(n))
+        for i in np.flatnonzero(n == 0):
+            out[i] = _mean(np.zeros(0), self.name, int(i))
+        full = n > 0
+        if full.any():
+            out[full] = -np.add.reduceat(s, (np.cumsum(n) - n)[full]) / n[full]
+        return out
+
+    def _tokens(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
+        s, n = self._scores(stats)
+        return [-part[:-1] for part in np.split(s, np.cumsum(n)[:-1])]
 
 
 class MeanPointwiseMutualInformation(_PMIBase):
@@ -113,7 +142,7 @@ class MeanPointwiseMutualInformation(_PMIBase):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
-        return np.array([-_mean(s, self.name, i) for i, s in enumerate(self._scores(stats))])
+        return self._means(stats)
 
 
 class PointwiseMutualInformation(_PMIBase):
@@ -130,7 +159,7 @@ class PointwiseMutualInformation(_PMIBase):
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
-        return [-s[:-1] for s in self._scores(stats)]
+        return self._tokens(stats)
 
 
 class MeanConditionalPointwiseMutualInformation(_PMIBase):
@@ -148,7 +177,7 @@ class MeanConditionalPointwiseMutualInformation(_PMIBase):
     conditional = True
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
-        return np.array([-_mean(s, self.name, i) for i, s in enumerate(self._scores(stats))])
+        return self._means(stats)
 
 
 class ConditionalPointwiseMutualInformation(_PMIBase):
@@ -163,7 +192,7 @@ class ConditionalPointwiseMutualInformation(_PMIBase):
     conditional = True
 
     def __call__(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
-        return [-s[:-1] for s in self._scores(stats)]
+        return self._tokens(stats)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -418,15 +447,14 @@ class RAUQ(Estimator):
             else:
                 logp = _vec(ll)
             p = np.exp(logp)
-            scores = []
-            for layer in layers:
-                head = prev[layer].mean(-1).argmax()
-                conf = np.empty(p.size)
-                conf[0] = p[0]
-                for j in range(1, p.size):
-                    conf[j] = self.alpha * p[j] + (1 - self.alpha) * prev[layer, head, j - 1] * conf[j - 1]
-                scores.append(1.0 - np.log(conf).mean())
-            out.append(float(np.max(scores)))
+            # every chosen layer at once: its head with the highest mean attention to the previous token
+            heads = prev[layers].mean(-1).argmax(-1)
+            a = prev[layers, heads]  # (layers, S - 1)
+            conf = np.empty((len(layers), p.size))
+            conf[:, 0] = p[0]
+            for j in range(1, p.size):
+                conf[:, j] = self.alpha * p[j] + (1 - self.alpha) * a[:, j - 1] * conf[:, j - 1]
+            out.append(float(np.max(1.0 - np.log(conf).mean(-1))))
         return np.array(out)
 
 
