@@ -273,8 +273,8 @@ def test_boosted_prob_by_hand():
 
 
 def test_pmi_with_an_empty_generation_among_others():
-    stats = {"greedy_log_likelihoods": [[-0.5, -0.2], [], [-1.0]], "greedy_lm_log_likelihoods": [[-1.0, -3.0], [], [-2.0]],
-             "entropy": [[1.0, 1.0], [], [1.0]]}
+    stats = {"greedy_log_likelihoods": [[-0.5, -0.2], [], [-1.0]],
+             "greedy_lm_log_likelihoods": [[-1.0, -3.0], [], [-2.0]], "entropy": [[1.0, 1.0], [], [1.0]]}
     with pytest.warns(UserWarning, match="example 1 has no generated tokens"):
         got = info.MeanPointwiseMutualInformation()(stats)
     np.testing.assert_allclose(got, [-(-0.5 + (-0.2 + 3.0)) / 2, np.nan, 1.0])
