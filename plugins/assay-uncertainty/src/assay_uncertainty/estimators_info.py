@@ -200,7 +200,8 @@ class ConditionalPointwiseMutualInformation(_PMIBase):
 # ---------------------------------------------------------------------------------------------------------
 
 class _StepDistribution(Estimator):
-    level, dependencies = "sequence", ("greedy_log_probs",)
+    level = "sequence"
+    dependencies: tuple[str, ...] = ("greedy_log_probs",)
 
     def _steps(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
         out = []
