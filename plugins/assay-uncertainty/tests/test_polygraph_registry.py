@@ -57,3 +57,29 @@ def test_the_manager_runs_class_names_on_stored_outputs():
                                [-math.log(0.72), -math.log(0.3), -math.log(0.6 * 0.5 * 0.99)])
     np.testing.assert_allclose(e[("sequence", "MonteCarloSequenceEntropy")], e[("sequence", "mc_sequence_entropy")])
     np.testing.assert_allclose(e[("sequence", "MonteCarloSequenceEntropy")][0], (0.3 + 0.1 + 3.5) / 3)
+
+
+def test_the_manager_runs_information_estimators_on_columns_passed_in():
+    # statistics only a model produces today come in as columns of the records; the manager's values are the
+    # direct calls' (which test_polygraph_info.py checks against LM-Polygraph)
+    from assay_uncertainty import estimators_info as info
+
+    rng = np.random.default_rng(0)
+    recs = []
+    for i in range(6):
+        t = int(rng.integers(1, 5))
+        x = rng.normal(0, 2, (t, 7))
+        glp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+        toks = glp.argmax(-1)
+        att = np.tril(rng.uniform(0.1, 1, (3, 2, t + 1, t + 1)))
+        recs.append({"answer": str(i), "correct": i % 2, "log_probs": glp[np.arange(t), toks].tolist(),
+                     "greedy_log_probs": glp, "greedy_lm_log_likelihoods": np.log(rng.uniform(0.1, 1, t)).tolist(),
+                     "attention_all": (att / att.sum(-1, keepdims=True)).reshape(6, t + 1, t + 1)})
+    names = ["RenyiNeg", "fisher_rao", "MeanPointwiseMutualInformation", "rauq[n_layers=3,n_heads=2]"]
+    man = UEManager(recs, estimators=names, gen_metrics=["accuracy"], ue_metrics=["roc_auc"])
+    man()
+    cols = {k: [r[k] for r in recs] for k in ("greedy_log_probs", "greedy_lm_log_likelihoods", "attention_all")}
+    cols["greedy_log_likelihoods"] = [r["log_probs"] for r in recs]
+    for name, est in zip(names, (info.RenyiNeg(), info.FisherRao(), info.MeanPointwiseMutualInformation(),
+                                 info.RAUQ(n_layers=3, n_heads=2))):
+        np.testing.assert_allclose(man.estimations[("sequence", name)], est(cols), rtol=0, atol=1e-12)
