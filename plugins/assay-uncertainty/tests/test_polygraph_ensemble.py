@@ -78,3 +78,16 @@ def test_a_hand_computed_sequence_measure():
 def test_a_statistic_without_the_posterior_is_an_error_naming_it():
     with pytest.raises(InvalidParameterError, match="pe_token_level_scores"):
         ENSEMBLE_TOKEN_CLASSES["PETtu"]()({"ensemble_token_scores": {"weights": np.ones((1, 1))}})
+
+
+def test_one_dict_per_example_gives_lm_polygraphs_values(lp_token, lp_sequence):
+    stats = _token_scores(np.random.default_rng(13), False)
+    data = stats["ensemble_token_scores"]
+    per_example = [{"weights": data["weights"][i],
+                    **{key: {m: v[i] for m, v in data[key].items()} for key in ("ep_token_level_scores",
+                                                                                 "pe_token_level_scores")}}
+                   for i in range(N)]
+    for name, cls in {**ENSEMBLE_TOKEN_CLASSES, **ENSEMBLE_SEQUENCE_CLASSES}.items():
+        module = lp_token if name in ENSEMBLE_TOKEN_CLASSES else lp_sequence
+        theirs = np.asarray(getattr(module, name)()(stats), dtype=np.float64)
+        np.testing.assert_allclose(cls()({"ensemble_token_scores": per_example}), theirs, rtol=0, atol=1e-6)

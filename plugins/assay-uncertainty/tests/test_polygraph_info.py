@@ -281,3 +281,13 @@ def test_pmi_with_an_empty_generation_among_others():
     assert [t.tolist() for t in info.PointwiseMutualInformation()(stats)] == [[0.5], [], []]
     with pytest.raises(InvalidParameterError, match="every token"):
         info.MeanPointwiseMutualInformation()({**stats, "greedy_lm_log_likelihoods": [[-1.0], [], [-2.0]]})
+
+
+def test_label_prob_one_dict_per_example_gives_the_same_values():
+    batch = {"class_to_sample": {0: [[0, 1], [2]], 1: [[0], [1], [2], [3]]},
+             "sample_to_class": {0: {0: 0, 1: 0, 2: 1}, 1: {0: 0, 1: 1, 2: 2, 3: 3}}}
+    per_example = [{"class_to_sample": batch["class_to_sample"][i], "sample_to_class": batch["sample_to_class"][i]}
+                   for i in (0, 1)]
+    got = info.LabelProb()({"semantic_classes_entail": per_example})
+    np.testing.assert_allclose(got, info.LabelProb()({"semantic_classes_entail": batch}))
+    np.testing.assert_allclose(got, [1 - 2 / 3, 1 - 1 / 4])

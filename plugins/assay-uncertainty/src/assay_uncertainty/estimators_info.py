@@ -361,18 +361,24 @@ class LabelProb(Estimator):
 
     Reads LM-Polygraph's ``semantic_classes_entail`` (``{"class_to_sample": {i: [[sample ids], ...]},
     "sample_to_class": {i: {sample id: class}}}``, the NLI clustering of the samples), in the order
-    of its ``class_to_sample`` keys, as LM-Polygraph does.
+    of its ``class_to_sample`` keys, as LM-Polygraph does; or, as assay's statistics are one value
+    per example, a list with one ``{"class_to_sample": [...], "sample_to_class": {...}}`` per example.
     """
 
     name, level, dependencies = "label_prob", "sequence", ("semantic_classes_entail",)
 
     def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
         classes = stats["semantic_classes_entail"]
-        if not isinstance(classes, Mapping) or not {"class_to_sample", "sample_to_class"} <= set(classes):
+        keys = {"class_to_sample", "sample_to_class"}
+        if isinstance(classes, Mapping) and keys <= set(classes):  # LM-Polygraph's layout: one dict for the batch
+            pairs = [(groups, classes["sample_to_class"][i]) for i, groups in classes["class_to_sample"].items()]
+        elif not isinstance(classes, Mapping) and all(isinstance(c, Mapping) and keys <= set(c) for c in classes):
+            pairs = [(c["class_to_sample"], c["sample_to_class"]) for c in classes]  # one dict per example
+        else:
             raise InvalidParameterError("estimator 'label_prob': 'semantic_classes_entail' must be LM-Polygraph's dict "
-                                        "with 'class_to_sample' and 'sample_to_class'.")
-        c2s, s2c = classes["class_to_sample"], classes["sample_to_class"]
-        return np.array([1.0 - max(len(s) for s in groups) / len(s2c[i]) for i, groups in c2s.items()])
+                                        "with 'class_to_sample' and 'sample_to_class', or a list of one such dict per "
+                                        "example.")
+        return np.array([1.0 - max(len(s) for s in groups) / len(s2c) for groups, s2c in pairs])
 
 
 class CSL(Estimator):

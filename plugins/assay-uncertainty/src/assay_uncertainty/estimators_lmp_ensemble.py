@@ -35,24 +35,59 @@ from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator
 
 __all__ = ["ENSEMBLE_SEQUENCE_CLASSES", "ENSEMBLE_TOKEN_CLASSES", "EnsembleSequenceMeasure", "EnsembleTokenMeasure",
-           "sequence_level_measures"]
+           "batch_scores", "sequence_level_measures"]
 
 #: LM-Polygraph's measure keys, by the suffix of its class names
 TOKEN_MEASURES = {"tu": "total_uncertainty", "du": "data_uncertainty", "mi": "mutual_information", "rmi": "rmi",
                   "epkl": "epkl", "ent5": "entropy_top5", "ent10": "entropy_top10", "ent15": "entropy_top15"}
 
 
-def _array(value: Any, what: str, ndim: int) -> np.ndarray:
+def _plain(value: Any) -> np.ndarray:
     # .cpu() for torch tensors on a device; numpy arrays and CPU tensors go through np.asarray
-    arr = np.asarray(value.cpu() if hasattr(value, "cpu") else value, dtype=np.float64)
+    return np.asarray(value.cpu() if hasattr(value, "cpu") else value, dtype=np.float64)
+
+
+def _array(value: Any, what: str, ndim: int) -> np.ndarray:
+    arr = _plain(value)
     if arr.ndim != ndim:
         raise InvalidParameterError(f"ensemble_token_scores: {what} must have {ndim} dimensions; "
                                     f"got shape {arr.shape}.")
     return arr
 
 
+def batch_scores(column: Any, who: str = "ensemble_token_scores") -> Mapping[str, Any]:
+    """LM-Polygraph's whole-batch dict from either layout of ``ensemble_token_scores``.
+
+    LM-Polygraph's calculator returns one dict for the batch (arrays whose first axis is the
+    example); assay's statistics are one value per example, so the column may also be a list
+    with one such dict per example (``weights`` ``(B,)``, each measure ``(B,)``, ``log_probas``
+    ``(M, B)``), which is stacked here. Both give the same values.
+    """
+    if isinstance(column, Mapping):
+        return column
+    rows = list(column)
+    if not rows or not all(isinstance(r, Mapping) for r in rows):
+        raise InvalidParameterError(f"estimator {who!r}: 'ensemble_token_scores' must be LM-Polygraph's dict or a "
+                                    "list of one such dict per example.")
+
+    def stack(get: Any, what: str) -> np.ndarray:
+        try:
+            return np.stack([_plain(get(r)) for r in rows])
+        except (KeyError, ValueError) as exc:
+            raise InvalidParameterError(f"estimator {who!r}: ensemble_token_scores {what}: every example needs it, "
+                                        f"with the same shape ({exc}).") from None
+
+    out: dict[str, Any] = {}
+    if "weights" in rows[0]:
+        out["weights"] = stack(lambda r: r["weights"], "weights")
+    for key in ("ep_token_level_scores", "pe_token_level_scores"):
+        if key in rows[0]:
+            out[key] = {m: stack(lambda r, m=m, key=key: r[key][m], f"{key}[{m!r}]") for m in rows[0][key]}
+    return out
+
+
 def _scores(stats: Mapping[str, Any], mode: str, who: str) -> Mapping[str, Any]:
-    data = stats["ensemble_token_scores"]
+    data = batch_scores(stats["ensemble_token_scores"], who)
     key = f"{mode}_token_level_scores"
     if not isinstance(data, Mapping) or key not in data:
         have = ", ".join(sorted(map(str, data))) if isinstance(data, Mapping) else type(data).__name__
@@ -74,7 +109,10 @@ class EnsembleTokenMeasure(Estimator):
             raise InvalidParameterError(f"estimator {self.name!r}: ensemble_token_scores"
                                         f"[{self.mode}_token_level_scores] has no {self.measure!r}.")
         ue = _array(scores[self.measure], f"{self.mode}_token_level_scores[{self.measure!r}]", 2)
-        w = _array(stats["ensemble_token_scores"]["weights"], "weights", 2)
+        data = batch_scores(stats["ensemble_token_scores"], self.name)
+        if "weights" not in data:
+            raise InvalidParameterError(f"estimator {self.name!r}: ensemble_token_scores has no 'weights'.")
+        w = _array(data["weights"], "weights", 2)
         if w.shape != ue.shape:
             raise InvalidParameterError(f"estimator {self.name!r}: weights {w.shape} and {self.measure!r} {ue.shape} "
                                         "must have the same shape (examples, beams).")

@@ -62,7 +62,8 @@ def assay_register_estimators(register):
                  examples=samples_polygraph.examples_for(cls))
     for cls in (*ens.ENSEMBLE_TOKEN_CLASSES.values(), *ens.ENSEMBLE_SEQUENCE_CLASSES.values()):
         register(cls.name, cls, other_names=(_class_name(cls),), level=cls.level,
-                 description=f"ensemble ({cls.mode}): {cls.measure} (LM-Polygraph's ensemble_token_scores)")
+                 description=f"ensemble ({cls.mode}): {cls.measure} (LM-Polygraph's ensemble_token_scores)",
+                 examples=samples_polygraph.examples_for(cls))
 
 
 @hookimpl

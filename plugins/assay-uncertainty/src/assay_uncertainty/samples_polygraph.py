@@ -1,9 +1,9 @@
 """Sample statistics (LM-Polygraph's names) for the conformance suite of the ``plugin_polygraph`` estimators.
 
-Three generations of 3, 1 and 2 tokens over a vocabulary of 4, a model of 3 layers and 2 heads.
-Estimators whose statistic is not one value per example (``LabelProb``'s and the ensemble
-measures' dicts) or that call the model (``PTrueEmpirical``, ``Verbalized2S``) have none:
-``examples_for`` returns an empty list for them, and the conformance suite skips what needs one.
+Three generations of 3, 1 and 2 tokens over a vocabulary of 4, a model of 3 layers and 2 heads;
+the ensemble measures' and ``LabelProb``'s statistics in their one-dict-per-example layout.
+The estimators that call the model (``PTrueEmpirical``, ``Verbalized2S``) have none: the model
+object is not a per-example column (tests/testing/test_common_suite.py exempts them, saying so).
 """
 
 from __future__ import annotations
@@ -51,13 +51,34 @@ STATISTICS: dict[str, Any] = {
     "p_true_sampling": [_LN(0.8), _LN(0.3), _LN(0.5)],
 }
 
+def _ensemble_example(seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+
+    def block() -> dict[str, Any]:
+        d: dict[str, Any] = {m: rng.uniform(0, 2, 3) for m in ("total_uncertainty", "data_uncertainty",
+                                                                "mutual_information", "rmi", "epkl", "entropy_top5",
+                                                                "entropy_top10", "entropy_top15")}
+        d["log_probas"] = rng.uniform(-8, -0.1, (2, 3))  # 2 members, 3 beams
+        return d
+
+    return {"weights": rng.dirichlet(np.ones(3)), "ep_token_level_scores": block(), "pe_token_level_scores": block()}
+
+
+# one dict per example (assay's layout of LM-Polygraph's whole-batch statistics)
+STATISTICS["ensemble_token_scores"] = [_ensemble_example(s) for s in range(3)]
+STATISTICS["semantic_classes_entail"] = [
+    {"class_to_sample": [[0, 2], [1]], "sample_to_class": {0: 0, 1: 1, 2: 0}},
+    {"class_to_sample": [[0]], "sample_to_class": {0: 0}},
+    {"class_to_sample": [[0], [1], [2], [3]], "sample_to_class": {0: 0, 1: 1, 2: 2, 3: 3}},
+]
+
 _OVERRIDES: dict[str, dict[str, Any]] = {
     "rauq": {"n_layers": 3, "n_heads": 2},
     "attention_score": {"layer": 1},
     "verbalized_1s": {"confidence_regex": r"Confidence: ([0-9.]+)"},
     "linguistic_1s": {"expressions": {"highly likely": 0.9, "maybe": 0.5}},
 }
-_NONE = {"label_prob", "p_true_empirical", "verbalized_2s"}
+_NONE = {"p_true_empirical", "verbalized_2s"}
 
 
 def examples_for(cls: type) -> list[dict[str, Any]]:
