@@ -33,6 +33,7 @@ QUICK = {
     "bench_density": ["--quick"],
     "bench_report": ["--quick"],
     "bench_torch_gpu": ["--n", "1000000", "--repeats", "2"],
+    "bench_polygraph_info": ["--quick"],
 }
 
 

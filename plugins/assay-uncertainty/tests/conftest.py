@@ -81,3 +81,9 @@ def tu_variation_ratio() -> ModuleType:
 def lp_lexical_similarity() -> ModuleType:
     """lm-polygraph 0.7.0's ``estimators/lexical_similarity.py`` (``LexicalSimilarity``)."""
     return lm_polygraph_module("estimators.lexical_similarity")
+
+
+@pytest.fixture(scope="session")
+def lm_polygraph():
+    """:func:`lm_polygraph_module` itself, for the tests of issue 28: ``lm_polygraph("estimators.renyi_neg")``."""
+    return lm_polygraph_module

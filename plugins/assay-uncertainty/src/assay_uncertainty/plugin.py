@@ -12,6 +12,7 @@ from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
 from assay_uncertainty import ranking, regression, rejection, samples, stats
 from assay_uncertainty import risk_coverage as rc
+from assay_uncertainty.plugin_polygraph import EXISTING_CLASS_NAMES
 
 
 @hookimpl
@@ -35,7 +36,9 @@ def assay_register_estimators(register):
         (est.VariationRatio, "ensemble: 1 - share of members voting for the mean's class"),
         (est.Disagreement, "ensemble: 1 - agreeing member pairs / all pairs"),
     ):
-        register(cls.name, cls, description=desc, level=cls.level, examples=samples.STATISTICS)
+        # LM-Polygraph's class name where its class gives the same value on the same statistics (issue 28)
+        other = {"other_names": (EXISTING_CLASS_NAMES[cls.name],)} if cls.name in EXISTING_CLASS_NAMES else {}
+        register(cls.name, cls, description=desc, level=cls.level, examples=samples.STATISTICS, **other)
 
 
 @hookimpl
