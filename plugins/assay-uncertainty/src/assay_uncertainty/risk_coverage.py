@@ -54,7 +54,13 @@ def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> 
             area += cov[0] * risk[0]  # flat segment from coverage 0 at the first point's risk
         return area
     k = np.arange(1, n + 1, dtype=np.float64)
-    risk_k = cumulative_at(k, K, S) / k
+    # no ties: the group ends are k = 1..N and S is already the cumulative risk at every k
+    risk_k = np.divide(S, k, out=k) if K.size == n else np.divide(cumulative_at(k, K, S), k, out=k)
+    return _area_per_k(risk_k, n, convention)
+
+
+def _area_per_k(risk_k: np.ndarray, n: int, convention: str) -> float:
+    """The torch-uncertainty / lm-polygraph area of the selective risks ``R_k``, ``k = 1..N``."""
     if convention == "lm-polygraph":
         return float(risk_k.mean())
     # torch-uncertainty: trapezoid over k / N, k = 1..N, divided by (1 - 1/N)
@@ -115,6 +121,14 @@ def _optimal_aurc(r: np.ndarray, binary: bool, convention: str) -> float:
             return _binary_optimal_aurc(float(np.count_nonzero(r)) / n)
         k = np.arange(1, n + 1, dtype=np.int64)
         return _aurc_from_groups(k, np.cumsum(np.sort(r), dtype=np.float64), n, convention)
+    if binary:
+        # the optimal order puts the n0 = N - nf zero risks first: two tie groups, known without a sort,
+        # and the cumulative risk interpolated in the group of ones is exactly max(k - n0, 0) (slope nf / nf = 1)
+        nf = int(np.count_nonzero(r))
+        k = np.arange(1, n + 1, dtype=np.float64)
+        cum = np.subtract(k, n - nf)
+        np.maximum(cum, 0.0, out=cum)
+        return _area_per_k(np.divide(cum, k, out=cum), n, convention)
     Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
     return _aurc_from_groups(Ko, So, n, convention)
 
