@@ -44,6 +44,9 @@ class CalibrationError(_Binned):
     """
 
     name = "calibration_error"
+    # 2 bins: .9, .8 -> bin 1 (conf .85, acc 1/2); .3 -> bin 0 (conf .3, acc 0): 2/3 * .35 + 1/3 * .3
+    examples = [{"predictions": [0.9, 0.8, 0.3], "references": [1, 0, 0], "overrides": {"n_bins": 2},
+                 "global_target": {"calibration_error": 2 / 3 * 0.35 + 1 / 3 * 0.3}}]
 
     def __init__(self, *, n_bins: int = 15, norm: str = "l1", validate_args: bool = True,
                  score_prefix: str = "") -> None:
@@ -71,6 +74,9 @@ class ClasswiseCalibrationError(Metric):
 
     name = "classwise_calibration_error"
     main_score = "classwise_calibration_error"
+    # 2 bins; class 0: p_0 = .9 (outcome 1, gap .1), .2 (outcome 0, gap .2) -> (.1 + .2) / 2; class 1 the same
+    examples = [{"predictions": [[0.9, 0.1], [0.2, 0.8]], "references": [0, 1],
+                 "overrides": {"num_classes": 2, "n_bins": 2}, "global_target": {"classwise_calibration_error": 0.15}}]
     higher_is_better = False
     additive = True
     vectorized = False
@@ -89,6 +95,8 @@ class ClasswiseCalibrationError(Metric):
 
     def _inputs(self, probs: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
         p, y = _as_inputs(probs, labels, validate=self.validate_args, name=self.name)
+        if p.size == 0:  # no examples ([] reads as shape (0,))
+            return np.zeros((0, self.num_classes)), y
         if p.ndim != 2 or p.shape[1] != self.num_classes:
             raise InvalidParameterError(f"{self.name}: expected `probs` of shape (N, {self.num_classes}) "
                                         f"(num_classes={self.num_classes}); got {p.shape}.")

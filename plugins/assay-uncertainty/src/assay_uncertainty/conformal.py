@@ -43,6 +43,9 @@ class CoverageRate(Metric):
     """
 
     name = "coverage_rate"
+    # sets {0, 1}, {2}, {} against labels 1, 0, 2: covered 1, 0, 0
+    examples = [{"predictions": [[1, 1, 0], [0, 0, 1], [0, 0, 0]], "references": [1, 0, 2],
+                 "global_target": {"coverage_rate": 1 / 3}}]
     main_score = "coverage_rate"
     additive = True
     vectorized = True
@@ -92,6 +95,7 @@ class SetSize(_EnsembleMetric):
     """
 
     name = "set_size"
+    examples = [{"predictions": [[1, 1, 0], [0, 0, 1], [0, 0, 0]], "global_target": {"set_size": 1.0}}]
 
     def __init__(self, *, reduction: str | None = "mean", score_prefix: str = "") -> None:
         super().__init__(reduction=reduction, score_prefix=score_prefix)  # the 0 / 1 check always runs

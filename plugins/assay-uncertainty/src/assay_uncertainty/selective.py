@@ -67,6 +67,12 @@ def risk_at_x_cov(u: np.ndarray, q: np.ndarray, coverage: float) -> float:
     return float(cumulative_at(np.array([k], dtype=np.float64), K, S)[0] / k)
 
 
+#: torch-uncertainty's AURC docstring example
+_EXAMPLE_P = [[0.7, 0.3], [0.6, 0.4], [0.8, 0.2]]
+#: OOD scores, classification errors and OOD flags of three examples (the last one OOD)
+_SCOD_EXAMPLE: dict[str, Any] = {"predictions": [0.1, 0.5, 0.9], "references": [0, 1, 0], "task_data": [0, 0, 1]}
+
+
 class _Curve(Metric):
     """A risk-coverage score of gathered ``(uncertainty, quality)`` rows; subclasses set :meth:`_of`."""
 
@@ -111,6 +117,8 @@ class AURCOfProbs(_Curve):
     """
 
     name = "selective_aurc"
+    # conf .8 right, .7 right, .6 wrong: R_k = 0, 0, 1/3; trapezoid over k / 3 = 1/18, / (1 - 1/3) = 1/12
+    examples = [{"predictions": _EXAMPLE_P, "references": [0, 1, 0], "global_target": {"selective_aurc": 1 / 12}}]
 
     def _of(self, u, q):
         return aurc(u, q, convention="torch-uncertainty")
@@ -124,6 +132,8 @@ class AUGRCOfProbs(_Curve):
     """
 
     name = "selective_augrc"
+    # G_k = 0, 0, 1/3 (the same curve as R_k at this size): 1/12
+    examples = [{"predictions": _EXAMPLE_P, "references": [0, 1, 0], "global_target": {"selective_augrc": 1 / 12}}]
 
     def _of(self, u, q):
         return augrc(u, q, convention="torch-uncertainty")
@@ -141,6 +151,10 @@ class CovAtxRisk(_Curve):
     """
 
     name = "cov_at_x_risk"
+    # torch-uncertainty's example: conf .9 .8 .7 right, .6 .5 wrong: R_k = 0, 0, 0, 1/4, 2/5 -> k = 4 at .3
+    examples = [{"predictions": [[0.9, 0.1], [0.6, 0.4], [0.8, 0.2], [0.5, 0.5], [0.7, 0.3]],
+                 "references": [0, 1, 0, 1, 0], "overrides": {"risk_threshold": 0.3},
+                 "global_target": {"cov_at_x_risk": 0.8}}]
     higher_is_better = True
 
     def __init__(self, *, risk_threshold: float, validate_args: bool = True, score_prefix: str = "") -> None:
@@ -155,6 +169,9 @@ class CovAt5Risk(CovAtxRisk):
     r"""Coverage at 5 % selective risk (torch-uncertainty's ``CovAt5Risk``): :class:`CovAtxRisk` at 0.05."""
 
     name = "cov_at_5_risk"
+    # conf .9 .8 right, .7 wrong: R_k = 0, 0, 1/3 -> k = 2
+    examples = [{"predictions": [[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]], "references": [0, 1, 1],
+                 "global_target": {"cov_at_5_risk": 2 / 3}}]
 
     def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(risk_threshold=0.05, validate_args=validate_args, score_prefix=score_prefix)
@@ -169,6 +186,9 @@ class RiskAtxCov(_Curve):
     """
 
     name = "risk_at_x_cov"
+    # conf .9 right, .8 wrong, .7 .6 right: k = ceil(4 * .5) = 2 -> R_2 = 1/2
+    examples = [{"predictions": [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], "references": [0, 1, 1, 0],
+                 "overrides": {"cov_threshold": 0.5}, "global_target": {"risk_at_x_cov": 0.5}}]
 
     def __init__(self, *, cov_threshold: float, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(validate_args=validate_args, score_prefix=score_prefix)
@@ -183,6 +203,9 @@ class RiskAt80Cov(RiskAtxCov):
     r"""Selective risk at 80 % coverage (torch-uncertainty's ``RiskAt80Cov``): :class:`RiskAtxCov` at 0.8."""
 
     name = "risk_at_80_cov"
+    # conf .9 right, .8 wrong, .7 .6 right, .55 wrong: k = ceil(5 * .8) = 4 -> R_4 = 1/4
+    examples = [{"predictions": [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.55, 0.45]],
+                 "references": [0, 1, 1, 0, 1], "global_target": {"risk_at_80_cov": 0.25}}]
 
     def __init__(self, *, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(cov_threshold=0.8, validate_args=validate_args, score_prefix=score_prefix)
@@ -232,6 +255,8 @@ class SCODAURC(_SCOD):
     r"""AURC of the SCOD loss ranked by OOD score (torch-uncertainty's ``SCODAURC``); lower is better."""
 
     name = "scod_aurc"
+    # scores .1 .5 .9 -> losses 0, (1 - .5) * 1, .5 (OOD): R_k = 0, 1/4, 1/3; (1/8 + 7/24) / 3 / (2/3) = 5/24
+    examples = [dict(_SCOD_EXAMPLE, global_target={"scod_aurc": 5 / 24})]
 
     def _of(self, u, q):
         return aurc(u, q, convention="torch-uncertainty")
@@ -241,6 +266,8 @@ class SCODAUGRC(_SCOD):
     r"""AUGRC of the SCOD loss ranked by OOD score (torch-uncertainty's ``SCODAUGRC``); lower is better."""
 
     name = "scod_augrc"
+    # G_k = 0, 1/6, 1/3: (1/12 + 1/4) / 3 / (2/3) = 1/6
+    examples = [dict(_SCOD_EXAMPLE, global_target={"scod_augrc": 1 / 6})]
 
     def _of(self, u, q):
         return augrc(u, q, convention="torch-uncertainty")
@@ -250,6 +277,8 @@ class SCODCovAtxRisk(_SCOD):
     r"""Coverage at a SCOD risk (torch-uncertainty's ``SCODCovAtxRisk``); higher is better."""
 
     name = "scod_cov_at_x_risk"
+    # R_k = 0, 1/4, 1/3: k = 2 at .3
+    examples = [dict(_SCOD_EXAMPLE, overrides={"risk_threshold": 0.3}, global_target={"scod_cov_at_x_risk": 2 / 3})]
     higher_is_better = True
 
     def __init__(self, *, risk_threshold: float, ood_cost: float = 0.5, validate_args: bool = True,
@@ -265,6 +294,7 @@ class SCODCovAt5Risk(SCODCovAtxRisk):
     r"""Coverage at 5 % SCOD risk (torch-uncertainty's ``SCODCovAt5Risk``)."""
 
     name = "scod_cov_at_5_risk"
+    examples = [dict(_SCOD_EXAMPLE, global_target={"scod_cov_at_5_risk": 1 / 3})]  # only R_1 = 0
 
     def __init__(self, *, ood_cost: float = 0.5, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(risk_threshold=0.05, ood_cost=ood_cost, validate_args=validate_args,
@@ -275,6 +305,8 @@ class SCODRiskAtxCov(_SCOD):
     r"""SCOD risk at a coverage (torch-uncertainty's ``SCODRiskAtxCov``); lower is better. ``cov_threshold`` in (0, 1]."""
 
     name = "scod_risk_at_x_cov"
+    # k = ceil(3 * .6) = 2: R_2 = 1/4
+    examples = [dict(_SCOD_EXAMPLE, overrides={"cov_threshold": 0.6}, global_target={"scod_risk_at_x_cov": 0.25})]
 
     def __init__(self, *, cov_threshold: float, ood_cost: float = 0.5, validate_args: bool = True,
                  score_prefix: str = "") -> None:
@@ -290,6 +322,7 @@ class SCODRiskAt80Cov(SCODRiskAtxCov):
     r"""SCOD risk at 80 % coverage (torch-uncertainty's ``SCODRiskAt80Cov``)."""
 
     name = "scod_risk_at_80_cov"
+    examples = [dict(_SCOD_EXAMPLE, global_target={"scod_risk_at_80_cov": 1 / 3})]  # k = ceil(2.4) = 3
 
     def __init__(self, *, ood_cost: float = 0.5, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(cov_threshold=0.8, ood_cost=ood_cost, validate_args=validate_args,
