@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assay import hookimpl
 from assay_uncertainty import calibration as cal
-from assay_uncertainty import classwise, conformal
+from assay_uncertainty import classwise, conformal, smooth_ece
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
 from assay_uncertainty import ranking, rejection, samples, stats
@@ -92,6 +92,9 @@ def assay_register_metrics(register):
     register("classwise_calibration_error", classwise.ClasswiseCalibrationError,
              description="one-vs-rest binned calibration error of every class, reduced over the classes",
              other_names=("ClasswiseCalibrationError",))
+    register("smooth_ece", smooth_ece.SmoothCalibrationError,
+             description="smooth ECE: kernel-smoothed calibration error (Blasiok & Nakkiran)",
+             other_names=("SmoothCalibrationError",))
     register("adaptive_ece", cal.AdaptiveECE, description="adaptive (equal-mass) ECE",
              other_names=("AdaptiveCalibrationError",))
     register("brier", cal.BrierScore, description="Brier score", other_names=("BrierScore",))
