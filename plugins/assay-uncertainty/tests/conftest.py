@@ -124,3 +124,9 @@ def tu_classification() -> dict[str, ModuleType]:
              "mutual_information", "disagreement", "variation_ratio", "fpr")
     return {stem.rsplit(".", 1)[-1]: torch_uncertainty_package_module(f"metrics.classification.{stem}")
             for stem in stems}
+
+
+@pytest.fixture(scope="session")
+def tu_classification_grouping() -> ModuleType:
+    """torch-uncertainty 0.13.0's ``metrics/classification/grouping_loss.py`` (``GroupingLoss``; it imports glest)."""
+    return torch_uncertainty_module("metrics/classification/grouping_loss.py")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from assay import hookimpl
 from assay_uncertainty import calibration as cal
-from assay_uncertainty import classwise, conformal, smooth_ece
+from assay_uncertainty import classwise, conformal, grouping, smooth_ece
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
 from assay_uncertainty import ranking, rejection, samples, stats
@@ -106,6 +106,8 @@ def assay_register_metrics(register):
     register("ensemble_entropy", ens.Entropy, description="ensemble expected entropy", other_names=("Entropy",))
     register("variation_ratio", ens.VariationRatio, description="ensemble variation ratio",
              other_names=("VariationRatio",))
+    register("grouping_loss", grouping.GroupingLoss, description="top-label grouping loss of the Brier score (glest)",
+             other_names=("GroupingLoss",))
     register("coverage_rate", conformal.CoverageRate, description="share of labels inside their prediction sets",
              other_names=("CoverageRate",))
     register("set_size", conformal.SetSize, description="size of prediction sets", other_names=("SetSize",))
