@@ -31,6 +31,7 @@ QUICK = {
     "bench_parse_eval": ["--quick"],
     "bench_ue_grid": ["--quick"],
     "bench_report": ["--quick"],
+    "bench_torch_peers": ["--n", "100000", "--repeat", "3"],
 }
 
 

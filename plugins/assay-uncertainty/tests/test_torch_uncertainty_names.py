@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 import torch
 
 from assay.plugins import load_metric, load_ue_metric

@@ -146,13 +146,14 @@ def _group_ends_packed(u: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
     """
     n = u.size
     key = np.ascontiguousarray(u, dtype=np.float64).view(np.uint64) << np.uint64(1)
-    key |= values.astype(np.uint64)
+    key |= (values != 0).view(np.uint8)  # the 0 / 1 value in the low bit (a bool test: no float -> int cast)
     key.sort()
     ones = key.view(np.int64) & 1  # (a view, not astype: the uint64 -> int64 cast is slow)
     key >>= np.uint64(1)
-    starts = np.flatnonzero(key[1:] != key[:-1]) + 1
-    if starts.size == n - 1:  # no ties: a group per example (the float64 counts are exact below 2**53)
+    new_group = key[1:] != key[:-1]
+    if new_group.all():  # no ties: a group per example (the float64 counts are exact below 2**53)
         return np.arange(1, n + 1, dtype=np.int64), np.cumsum(ones, dtype=np.float64)
+    starts = np.flatnonzero(new_group) + 1
     K = np.empty(starts.size + 1, dtype=np.int64)
     K[:-1] = starts
     K[-1] = n

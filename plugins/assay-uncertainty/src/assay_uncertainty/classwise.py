@@ -5,7 +5,8 @@
 with torch-uncertainty's ``norm`` option: ``"l1"`` is the ECE, ``"l2"`` the RMSCE, ``"max"`` the
 MCE. :class:`ClasswiseCalibrationError` scores each class one-vs-rest, as torch-uncertainty
 does (Kull et al. 2019): for class ``c`` the confidence is ``p_c`` and the outcome
-``[y == c]``, binned into ``n_bins`` equal-width bins (torch-uncertainty: ``num_bins``); the ``C`` errors are then averaged
+``[y == c]``, binned into ``n_bins`` equal-width bins (torch-uncertainty: ``num_bins``); the ``C``
+errors are then averaged
 (``reduction="mean"``), summed (``"sum"``) or kept (``"none"``).
 
 Bins are assay's, ``((m - 1) / M, m / M]`` (:func:`assay.functional.equal_width_bins`);

@@ -57,7 +57,7 @@ class CoverageRate(Metric):
         if self.average == "macro" and self.num_classes is None:
             raise InvalidParameterError(f"{self.name}: average='macro' needs num_classes (the classes to average "
                                         "over); got None.")
-        self.n_stats = 2 if self.average == "micro" else 2 * self.num_classes
+        self.n_stats = 2 if self.num_classes is None or self.average == "micro" else 2 * self.num_classes
 
     def map_batch(self, predictions, references, task_data=None):
         s = _sets(predictions, self.name)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from assay import hookimpl
 from assay_uncertainty import calibration as cal
-from assay_uncertainty import classwise, conformal, grouping, smooth_ece
+from assay_uncertainty import classwise, conformal, grouping, ranking, rejection, samples, smooth_ece, stats
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
-from assay_uncertainty import ranking, rejection, samples, stats
 from assay_uncertainty import risk_coverage as rc
 from assay_uncertainty import selective as sel
 

@@ -125,10 +125,10 @@ def _optimal_aurc(r: np.ndarray, binary: bool, convention: str) -> float:
         # the optimal order puts the n0 = N - nf zero risks first: two tie groups, known without a sort,
         # and the cumulative risk interpolated in the group of ones is exactly max(k - n0, 0) (slope nf / nf = 1)
         nf = int(np.count_nonzero(r))
-        k = np.arange(1, n + 1, dtype=np.float64)
-        cum = np.subtract(k, n - nf)
+        kf = np.arange(1, n + 1, dtype=np.float64)
+        cum = np.subtract(kf, n - nf)
         np.maximum(cum, 0.0, out=cum)
-        return _area_per_k(np.divide(cum, k, out=cum), n, convention)
+        return _area_per_k(np.divide(cum, kf, out=cum), n, convention)
     Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
     return _aurc_from_groups(Ko, So, n, convention)
 

@@ -35,7 +35,7 @@ from assay.metrics import Metric
 from assay.validation import check_array, check_number, undefined_metric
 from assay_uncertainty._curves import cumulative_at, group_ends
 from assay_uncertainty.calibration import _as_inputs, top_label
-from assay_uncertainty.risk_coverage import aurc, augrc
+from assay_uncertainty.risk_coverage import augrc, aurc
 
 __all__ = [
     "AURCOfProbs", "AUGRCOfProbs", "CovAtxRisk", "CovAt5Risk", "RiskAtxCov", "RiskAt80Cov",
@@ -139,7 +139,7 @@ class AUGRCOfProbs(_Curve):
         return augrc(u, q, convention="torch-uncertainty")
 
 
-def _threshold(value: Any, what: str, owner: str) -> float:
+def _threshold(value: Any, what: str, owner: str | None) -> float:
     return check_number(value, what, low=0.0, high=1.0, owner=owner)
 
 
@@ -302,7 +302,8 @@ class SCODCovAt5Risk(SCODCovAtxRisk):
 
 
 class SCODRiskAtxCov(_SCOD):
-    r"""SCOD risk at a coverage (torch-uncertainty's ``SCODRiskAtxCov``); lower is better. ``cov_threshold`` in (0, 1]."""
+    r"""SCOD risk at a coverage (torch-uncertainty's ``SCODRiskAtxCov``); lower is better; ``cov_threshold`` in (0, 1].
+    """
 
     name = "scod_risk_at_x_cov"
     # k = ceil(3 * .6) = 2: R_2 = 1/4

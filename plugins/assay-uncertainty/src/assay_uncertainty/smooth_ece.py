@@ -1,4 +1,4 @@
-"""Smooth ECE (Błasiok & Nakkiran 2023): kernel-smoothed calibration error, torch-uncertainty's ``SmoothCalibrationError``.
+"""Smooth ECE (Błasiok & Nakkiran 2023), torch-uncertainty's ``SmoothCalibrationError``: kernel-smoothed calibration.
 
 Our own numpy, because no maintained numpy package computes it the way torch-uncertainty 0.13.0
 does (relplot's reference implementation, as torch-uncertainty ports it): the residuals
