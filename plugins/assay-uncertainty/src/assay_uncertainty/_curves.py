@@ -39,8 +39,12 @@ def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None)
     n = u.size
     if binary is None:
         binary = is_binary(values)
-    if binary and n and u.min() >= 0:
-        return _group_ends_packed(u, values)
+    if binary and n:
+        lo = u.min()
+        if lo >= 0:
+            return _group_ends_packed(u, values)
+        if u.max() <= 0:  # u = -confidence (torch-uncertainty's users): the packed sort of -u, read backwards
+            return _mirrored(*_group_ends_packed(-u, values), n)
     if binary:
         us = np.sort(u)
         starts = np.flatnonzero(us[1:] != us[:-1]) + 1  # first index of every group but the first
@@ -159,6 +163,18 @@ def _group_ends_packed(u: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
     K[-1] = n
     cum = np.cumsum(ones)
     return K, cum[K - 1].astype(np.float64)
+
+
+def _mirrored(Kw: np.ndarray, Sw: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The group ends of ``u`` from those of ``w = -u``: group ``j`` of ``u`` is group ``G - 1 - j`` of ``w``.
+
+    The examples with ``u <= v_j`` are those with ``w >= w_{G-1-j}``: all but the ``Kw[G-2-j]``
+    below it (0 for the lowest), and likewise for the sums. Counts and sums of 0 / 1 values are
+    whole numbers, so these are exactly the values the other paths give.
+    """
+    below_k = np.concatenate(([0], Kw[:-1]))[::-1]
+    below_s = np.concatenate(([0.0], Sw[:-1]))[::-1]
+    return n - below_k, Sw[-1] - below_s
 
 
 def cumulative_at(k: np.ndarray, K: np.ndarray, S: np.ndarray) -> np.ndarray:
