@@ -89,6 +89,9 @@ def test_classwise_calibration_error(tu_classification, seed, norm, reduction):
     theirs = peer(tu, p, y, num_classes=c, num_bins=10, norm=norm, reduction=reduction)
     ours = ClasswiseCalibrationError(num_classes=c, n_bins=10, norm=norm, reduction=reduction).update(p, y).compute()
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)  # float32 in torchmetrics, as above
+    # num_classes=None (assay's default) takes C from the probabilities' columns
+    inferred = ClasswiseCalibrationError(n_bins=10, norm=norm, reduction=reduction).update(p, y).compute()
+    np.testing.assert_array_equal(inferred, ours)
 
 
 def test_by_hand():

@@ -69,7 +69,9 @@ class ClasswiseCalibrationError(Metric):
     ``[y == c]``; then ``reduction="mean"`` (default) or ``"sum"`` over the ``num_classes``
     classes, or ``"none"``: ``compute()`` returns the ``C`` errors (``compute_scores`` reports
     their mean as the score, and each as ``classwise_calibration_error_<c>``).
-    Inputs: ``update(probs, labels)`` with ``probs`` of shape ``(N, num_classes)``.
+    Inputs: ``update(probs, labels)`` with ``probs`` of shape ``(N, num_classes)``; ``num_classes=None``
+    (default; torch-uncertainty requires it) takes ``C`` from the first batch's columns, and a later
+    batch (or shard) with another number of columns is an error.
     Reference: Kull et al., "Beyond temperature scaling", NeurIPS 2019.
     """
 
@@ -83,21 +85,24 @@ class ClasswiseCalibrationError(Metric):
     vectorized = False
     per_instance = False
 
-    def __init__(self, *, num_classes: int, n_bins: int = 15, norm: str = "l1", reduction: str | None = "mean",
-                 validate_args: bool = True, score_prefix: str = "") -> None:
+    def __init__(self, *, num_classes: int | None = None, n_bins: int = 15, norm: str = "l1",
+                 reduction: str | None = "mean", validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
-        self.num_classes = check_int(num_classes, "num_classes", low=2, owner=self.name)
+        self.num_classes = check_int(num_classes, "num_classes", low=2, owner=self.name, allow_none=True)
         self.n_bins = check_int(n_bins, "n_bins", low=1, owner=self.name)
         self.norm = check_choice(norm, "norm", tuple(NORM_SCORES), owner=self.name)
         self.reduction = check_choice("none" if reduction is None else reduction, "reduction",
                                       ("mean", "sum", "none"), owner=self.name)
         self.validate_args = bool(validate_args)
-        self.n_stats = 2 * self.num_classes * self.n_bins
+        self.n_stats = None if self.num_classes is None else 2 * self.num_classes * self.n_bins
 
     def _inputs(self, probs: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
         p, y = _as_inputs(probs, labels, validate=self.validate_args, name=self.name)
         if p.size == 0:  # no examples ([] reads as shape (0,))
-            return np.zeros((0, self.num_classes)), y
+            return np.zeros((0, self.num_classes or 0)), y
+        if p.ndim == 2 and self.num_classes is None and p.shape[1] >= 2:  # C from the first batch
+            self.num_classes = p.shape[1]
+            self.n_stats = 2 * self.num_classes * self.n_bins
         if p.ndim != 2 or p.shape[1] != self.num_classes:
             raise InvalidParameterError(f"{self.name}: expected `probs` of shape (N, {self.num_classes}) "
                                         f"(num_classes={self.num_classes}); got {p.shape}.")
@@ -108,12 +113,12 @@ class ClasswiseCalibrationError(Metric):
     def _tallies(self, p: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``(C, 2, n_bins)``: per class, per bin, the count and the sum of ``[y == c] - p_c``."""
         return np.stack([binned_tallies(p[:, c], (y == c).astype(np.float64), self.n_bins)
-                         for c in range(self.num_classes)])
+                         for c in range(p.shape[1])])
 
     def map_batch(self, predictions, references, task_data=None):
         p, y = self._inputs(predictions, references)
         n, nb = p.shape[0], self.n_bins
-        rows = np.zeros((n, self.n_stats))  # one instance's tallies per row (the intervals resample these)
+        rows = np.zeros((n, 2 * p.shape[1] * nb))  # one instance's tallies per row (the intervals resample these)
         idx = np.arange(n)
         for c in range(self.num_classes):
             b = equal_width_bins(p[:, c], nb)
@@ -132,9 +137,10 @@ class ClasswiseCalibrationError(Metric):
 
     def per_class(self, totals: Any) -> np.ndarray:
         """The ``C`` class errors of summed tallies."""
-        t = np.asarray(totals, dtype=np.float64).reshape(self.num_classes, 2, self.n_bins)
+        t = np.asarray(totals, dtype=np.float64)
+        t = t.reshape(t.size // (2 * self.n_bins), 2, self.n_bins)  # C from the tallies (num_classes may be None)
         score = NORM_SCORES[self.norm]
-        return np.array([_binned_scores(t[c])[score] for c in range(self.num_classes)])
+        return np.array([_binned_scores(t[c])[score] for c in range(t.shape[0])])
 
     def reduce(self, totals):
         errors = self.per_class(totals)
@@ -148,5 +154,5 @@ class ClasswiseCalibrationError(Metric):
         """The reduced error (a float); with ``reduction="none"`` the ``C`` class errors (a float64 array)."""
         if self.reduction == "none":
             totals = self.state.totals
-            return self.per_class(totals if totals is not None else np.zeros(self.n_stats))
+            return self.per_class(totals if totals is not None else np.zeros(self.n_stats or 0))
         return super().compute()

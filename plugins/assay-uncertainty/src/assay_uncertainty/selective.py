@@ -147,7 +147,8 @@ class CovAtxRisk(_Curve):
     r"""Coverage at a selective risk (torch-uncertainty's ``CovAtxRisk``); higher is better.
 
     The largest ``k / N`` with ``R_k <= risk_threshold`` over every ``k`` (``R_k`` need not
-    fall with ``k``); NaN with a warning when no ``k`` qualifies.
+    fall with ``k``); NaN with a warning when no ``k`` qualifies. ``risk_threshold`` defaults to
+    0.05 (:class:`CovAt5Risk`; torch-uncertainty requires it).
     """
 
     name = "cov_at_x_risk"
@@ -157,7 +158,7 @@ class CovAtxRisk(_Curve):
                  "global_target": {"cov_at_x_risk": 0.8}}]
     higher_is_better = True
 
-    def __init__(self, *, risk_threshold: float, validate_args: bool = True, score_prefix: str = "") -> None:
+    def __init__(self, *, risk_threshold: float = 0.05, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(validate_args=validate_args, score_prefix=score_prefix)
         self.risk_threshold = _threshold(risk_threshold, "risk_threshold", self.name)
 
@@ -180,7 +181,8 @@ class CovAt5Risk(CovAtxRisk):
 class RiskAtxCov(_Curve):
     r"""Selective risk at a coverage (torch-uncertainty's ``RiskAtxCov``); lower is better.
 
-    ``R_k`` for ``k = ceil(N * cov_threshold)``. ``cov_threshold`` is in ``(0, 1]``:
+    ``R_k`` for ``k = ceil(N * cov_threshold)``. ``cov_threshold`` (default 0.8, :class:`RiskAt80Cov`;
+    torch-uncertainty requires it) is in ``(0, 1]``:
     torch-uncertainty accepts 0 and then reads ``R_N`` (its index ``k - 1`` is -1); here 0 is
     an error.
     """
@@ -190,7 +192,7 @@ class RiskAtxCov(_Curve):
     examples = [{"predictions": [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], "references": [0, 1, 1, 0],
                  "overrides": {"cov_threshold": 0.5}, "global_target": {"risk_at_x_cov": 0.5}}]
 
-    def __init__(self, *, cov_threshold: float, validate_args: bool = True, score_prefix: str = "") -> None:
+    def __init__(self, *, cov_threshold: float = 0.8, validate_args: bool = True, score_prefix: str = "") -> None:
         super().__init__(validate_args=validate_args, score_prefix=score_prefix)
         self.cov_threshold = check_number(cov_threshold, "cov_threshold", low=0.0, high=1.0, closed="right",
                                           owner=self.name)
@@ -281,7 +283,7 @@ class SCODCovAtxRisk(_SCOD):
     examples = [dict(_SCOD_EXAMPLE, overrides={"risk_threshold": 0.3}, global_target={"scod_cov_at_x_risk": 2 / 3})]
     higher_is_better = True
 
-    def __init__(self, *, risk_threshold: float, ood_cost: float = 0.5, validate_args: bool = True,
+    def __init__(self, *, risk_threshold: float = 0.05, ood_cost: float = 0.5, validate_args: bool = True,
                  score_prefix: str = "") -> None:
         super().__init__(ood_cost=ood_cost, validate_args=validate_args, score_prefix=score_prefix)
         self.risk_threshold = _threshold(risk_threshold, "risk_threshold", self.name)
@@ -309,7 +311,7 @@ class SCODRiskAtxCov(_SCOD):
     # k = ceil(3 * .6) = 2: R_2 = 1/4
     examples = [dict(_SCOD_EXAMPLE, overrides={"cov_threshold": 0.6}, global_target={"scod_risk_at_x_cov": 0.25})]
 
-    def __init__(self, *, cov_threshold: float, ood_cost: float = 0.5, validate_args: bool = True,
+    def __init__(self, *, cov_threshold: float = 0.8, ood_cost: float = 0.5, validate_args: bool = True,
                  score_prefix: str = "") -> None:
         super().__init__(ood_cost=ood_cost, validate_args=validate_args, score_prefix=score_prefix)
         self.cov_threshold = check_number(cov_threshold, "cov_threshold", low=0.0, high=1.0, closed="right",
