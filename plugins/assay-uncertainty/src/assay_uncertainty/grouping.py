@@ -69,10 +69,12 @@ class GroupingLoss(Metric):
 
     def map_batch(self, predictions, references, task_data=None):
         owner = self.name
-        p = np.asarray(predictions, dtype=np.float64)
+        p = check_array(predictions, "probs", owner=owner, ndim=(1, 2, 3), shape="(N, C), (N,) or (N, M, C)",
+                        finite=False, what="probabilities")
         if p.ndim == 3:  # (N, M, C): the ensemble's mean, as torch-uncertainty
             p = p.mean(axis=1)
-        y = np.asarray(references)
+        y = check_array(references, "labels", owner=owner, ndim=(1, 2), shape="(N,) or (N, C) one-hot", dtype=None,
+                        finite=False, what="labels")
         if y.ndim == 2:  # one-hot rows
             y = y.argmax(axis=1)
         p, y = _as_inputs(p, y, validate=self.validate_args, name=owner)
