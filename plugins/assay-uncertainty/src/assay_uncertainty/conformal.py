@@ -21,7 +21,7 @@ __all__ = ["CoverageRate", "SetSize"]
 
 def _sets(predictions: Any, owner: str) -> np.ndarray:
     """``(N, C)`` prediction sets as a bool array; a value other than 0 / 1 is an error naming it."""
-    s = check_array(predictions, "sets", owner=owner, ndim=2, shape="(N, C) set indicators", dtype=None)
+    s = check_array(predictions, "predictions", owner=owner, ndim=2, shape="(N, C) set indicators", dtype=None)
     if s.dtype != bool:
         bad = np.argwhere((s != 0) & (s != 1))
         if bad.size:

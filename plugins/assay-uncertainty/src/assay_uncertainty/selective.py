@@ -242,8 +242,8 @@ class _SCOD(_Curve):
 
     def map_batch(self, predictions, references, task_data=None):
         owner = self.name
-        s = check_array(predictions, "ood_scores", owner=owner, ndim=1, shape="(N,)")
-        err = _binary(check_array(references, "classification_errors", owner=owner, ndim=1, shape="(N,)"),
+        s = check_array(predictions, "predictions (ood_scores)", owner=owner, ndim=1, shape="(N,)")
+        err = _binary(check_array(references, "references (classification_errors)", owner=owner, ndim=1, shape="(N,)"),
                       "classification_errors", owner)
         ood = _binary(check_array(task_data, "is_ood", owner=owner, ndim=1, shape="(N,)"), "is_ood", owner)
         if not s.size == err.size == ood.size:
