@@ -47,6 +47,38 @@ def torch_uncertainty_module(relative: str) -> ModuleType:
     return module
 
 
+def torch_uncertainty_package_module(dotted: str) -> ModuleType:
+    """``torch_uncertainty.<dotted>`` imported with bare parent packages, for modules with relative imports.
+
+    The packages on the path (``torch_uncertainty``, ``.metrics``, ``.metrics.classification``,
+    ``.metrics.classification.calibration``) are put in ``sys.modules`` as bare packages pointing at
+    the installed folders, so that their ``__init__`` files (Lightning, the whole metric zoo) do not
+    run. The calibration modules import seaborn for their reliability-diagram plots only; where it
+    is not installed an empty ``seaborn`` module stands in while they load (a plot call would fail
+    on it; no test plots). Everything added is removed again afterwards.
+    """
+    root = _root("torch_uncertainty", "torch-uncertainty==0.13.0")
+    bare = {"torch_uncertainty": root, "torch_uncertainty.metrics": root / "metrics",
+            "torch_uncertainty.metrics.classification": root / "metrics" / "classification",
+            "torch_uncertainty.metrics.classification.calibration": root / "metrics" / "classification" / "calibration"}
+    added = []
+    for name, folder in bare.items():
+        if name not in sys.modules:
+            pkg = types.ModuleType(name)
+            pkg.__path__ = [str(folder)]
+            sys.modules[name] = pkg
+            added.append(name)
+    if importlib.util.find_spec("seaborn") is None and "seaborn" not in sys.modules:
+        sys.modules["seaborn"] = types.ModuleType("seaborn")
+        added.append("seaborn")
+    before = set(sys.modules)
+    try:
+        return importlib.import_module(f"torch_uncertainty.{dotted}")
+    finally:
+        for name in added + [m for m in set(sys.modules) - before if m.startswith("torch_uncertainty")]:
+            sys.modules.pop(name, None)
+
+
 def lm_polygraph_module(dotted: str) -> ModuleType:
     """``lm_polygraph.<dotted>`` imported with bare parent packages (the module docstring says why)."""
     root = _root("lm_polygraph", "lm-polygraph==0.7.0")
@@ -87,3 +119,17 @@ def lp_lexical_similarity() -> ModuleType:
 def lm_polygraph():
     """:func:`lm_polygraph_module` itself, for the tests of issue 28: ``lm_polygraph("estimators.renyi_neg")``."""
     return lm_polygraph_module
+def tu_classification() -> dict[str, ModuleType]:
+    """torch-uncertainty 0.13.0's classification metric modules that the issue 24 tests compare, by file stem."""
+    stems = ("risk_coverage", "scod_risk_coverage", "coverage_rate", "set_size", "calibration.calibration_error",
+             "calibration.classwise_calibration_error", "calibration.smooth_calibration_error",
+             "calibration.adaptive_calibration_error", "brier_score", "categorical_nll", "entropy",
+             "mutual_information", "disagreement", "variation_ratio", "fpr")
+    return {stem.rsplit(".", 1)[-1]: torch_uncertainty_package_module(f"metrics.classification.{stem}")
+            for stem in stems}
+
+
+@pytest.fixture(scope="session")
+def tu_classification_grouping() -> ModuleType:
+    """torch-uncertainty 0.13.0's ``metrics/classification/grouping_loss.py`` (``GroupingLoss``; it imports glest)."""
+    return torch_uncertainty_module("metrics/classification/grouping_loss.py")

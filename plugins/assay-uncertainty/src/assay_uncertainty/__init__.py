@@ -30,6 +30,12 @@ _EXPORTS = {
     "AdaptiveECE": "assay_uncertainty.calibration",
     "BrierScore": "assay_uncertainty.calibration",
     "NLL": "assay_uncertainty.calibration",
+    "CalibrationError": "assay_uncertainty.classwise",
+    "ClasswiseCalibrationError": "assay_uncertainty.classwise",
+    "SmoothCalibrationError": "assay_uncertainty.smooth_ece",
+    "GroupingLoss": "assay_uncertainty.grouping",
+    "CoverageRate": "assay_uncertainty.conformal",
+    "SetSize": "assay_uncertainty.conformal",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

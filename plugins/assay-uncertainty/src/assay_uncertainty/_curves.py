@@ -48,8 +48,12 @@ def group_ends(u: np.ndarray, values: np.ndarray, *, binary: bool | None = None)
     n = u.size
     if binary is None:
         binary = is_binary(values)
-    if binary and n and u.min() >= 0:
-        return _group_ends_packed(u, values)
+    if binary and n:
+        lo = u.min()
+        if lo >= 0:
+            return _group_ends_packed(u, values)
+        if u.max() <= 0:  # u = -confidence (torch-uncertainty's users): the packed sort of -u, read backwards
+            return _mirrored(*_group_ends_packed(-u, values), n)
     if binary:
         us = np.sort(u)
         starts = np.flatnonzero(us[1:] != us[:-1]) + 1  # first index of every group but the first
@@ -155,16 +159,31 @@ def _group_ends_packed(u: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
     """
     n = u.size
     key = np.ascontiguousarray(u, dtype=np.float64).view(np.uint64) << np.uint64(1)
-    key |= values.astype(np.uint64)
+    key |= (values != 0).view(np.uint8)  # the 0 / 1 value in the low bit (a bool test: no float -> int cast)
     key.sort()
     ones = key.view(np.int64) & 1  # (a view, not astype: the uint64 -> int64 cast is slow)
     key >>= np.uint64(1)
-    starts = np.flatnonzero(key[1:] != key[:-1]) + 1
+    new_group = key[1:] != key[:-1]
+    if new_group.all():  # no ties: a group per example (the float64 counts are exact below 2**53)
+        return np.arange(1, n + 1, dtype=np.int64), np.cumsum(ones, dtype=np.float64)
+    starts = np.flatnonzero(new_group) + 1
     K = np.empty(starts.size + 1, dtype=np.int64)
     K[:-1] = starts
     K[-1] = n
     cum = np.cumsum(ones)
     return K, cum[K - 1].astype(np.float64)
+
+
+def _mirrored(Kw: np.ndarray, Sw: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The group ends of ``u`` from those of ``w = -u``: group ``j`` of ``u`` is group ``G - 1 - j`` of ``w``.
+
+    The examples with ``u <= v_j`` are those with ``w >= w_{G-1-j}``: all but the ``Kw[G-2-j]``
+    below it (0 for the lowest), and likewise for the sums. Counts and sums of 0 / 1 values are
+    whole numbers, so these are exactly the values the other paths give.
+    """
+    below_k = np.concatenate(([0], Kw[:-1]))[::-1]
+    below_s = np.concatenate(([0.0], Sw[:-1]))[::-1]
+    return n - below_k, Sw[-1] - below_s
 
 
 def cumulative_at(k: np.ndarray, K: np.ndarray, S: np.ndarray) -> np.ndarray:

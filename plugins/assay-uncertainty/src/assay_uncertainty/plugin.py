@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from assay import hookimpl
 from assay_uncertainty import calibration as cal
+from assay_uncertainty import classwise, conformal, grouping, ranking, regression, rejection, samples, smooth_ece, stats
 from assay_uncertainty import ensemble as ens
 from assay_uncertainty import estimators as est
-from assay_uncertainty import ranking, regression, rejection, samples, stats
 from assay_uncertainty import risk_coverage as rc
+from assay_uncertainty import selective as sel
 from assay_uncertainty.plugin_polygraph import EXISTING_CLASS_NAMES
 
 
@@ -66,7 +67,8 @@ def assay_register_ue_metrics(register):
     register("e_aurc_achievable", rc.EAURCAchievable, description="fd-shifts' achievable E-AURC")
     register("augrc", rc.AUGRC, description="area under the generalized risk-coverage curve")
     register("e_augrc", rc.EAUGRC, description="excess AUGRC")
-    register("fpr_at_recall", ranking.FPRAtRecall, description="FPR of failure detection at a recall level")
+    register("fpr_at_recall", ranking.FPRAtRecall, description="FPR of failure detection at a recall level",
+             other_names=("FPRx", "FPR95"))
     register("risk_at_coverage", rc.RiskAtCoverage, description="selective risk at a coverage")
     register("coverage_at_risk", rc.CoverageAtRisk, description="largest coverage within a selective risk",
              examples=samples.COVERAGE_AT_RISK)
@@ -82,16 +84,50 @@ def assay_register_ue_metrics(register):
 
 @hookimpl
 def assay_register_metrics(register):
+    # other_names: torch-uncertainty 0.13.0's class names (docs/uncertainty.md lists where a default differs)
     register("ece", cal.ECE, description="expected calibration error (equal-width bins)")
     register("mce", cal.MCE, description="maximum calibration error")
     register("rmsce", cal.RMSCE, description="root-mean-square calibration error")
-    register("adaptive_ece", cal.AdaptiveECE, description="adaptive (equal-mass) ECE")
-    register("brier", cal.BrierScore, description="Brier score")
-    register("nll", cal.NLL, description="negative log-likelihood")
-    register("disagreement", ens.Disagreement, description="ensemble disagreement, probs (B, N, C)")
-    register("mutual_information", ens.MutualInformation, description="ensemble mutual information")
-    register("ensemble_entropy", ens.Entropy, description="ensemble expected entropy")
-    register("variation_ratio", ens.VariationRatio, description="ensemble variation ratio")
+    register("calibration_error", classwise.CalibrationError,
+             description="top-label binned calibration error, norm l1 (ECE) / l2 (RMSCE) / max (MCE)",
+             other_names=("CalibrationError",))
+    register("classwise_calibration_error", classwise.ClasswiseCalibrationError,
+             description="one-vs-rest binned calibration error of every class, reduced over the classes",
+             other_names=("ClasswiseCalibrationError",))
+    register("smooth_ece", smooth_ece.SmoothCalibrationError,
+             description="smooth ECE: kernel-smoothed calibration error (Blasiok & Nakkiran)",
+             other_names=("SmoothCalibrationError",))
+    register("adaptive_ece", cal.AdaptiveECE, description="adaptive (equal-mass) ECE",
+             other_names=("AdaptiveCalibrationError",))
+    register("brier", cal.BrierScore, description="Brier score", other_names=("BrierScore",))
+    register("nll", cal.NLL, description="negative log-likelihood", other_names=("CategoricalNLL",))
+    register("disagreement", ens.Disagreement, description="ensemble disagreement, probs (B, N, C)",
+             other_names=("Disagreement",))
+    register("mutual_information", ens.MutualInformation, description="ensemble mutual information",
+             other_names=("MutualInformation",))
+    register("ensemble_entropy", ens.Entropy, description="ensemble expected entropy", other_names=("Entropy",))
+    register("variation_ratio", ens.VariationRatio, description="ensemble variation ratio",
+             other_names=("VariationRatio",))
+    register("grouping_loss", grouping.GroupingLoss, description="top-label grouping loss of the Brier score (glest)",
+             other_names=("GroupingLoss",))
+    register("coverage_rate", conformal.CoverageRate, description="share of labels inside their prediction sets",
+             other_names=("CoverageRate",))
+    register("set_size", conformal.SetSize, description="size of prediction sets", other_names=("SetSize",))
+    for cls, peer, desc in (
+        (sel.AURCOfProbs, "AURC", "AURC of top-label confidence (torch-uncertainty's convention)"),
+        (sel.AUGRCOfProbs, "AUGRC", "AUGRC of top-label confidence (torch-uncertainty's convention)"),
+        (sel.CovAtxRisk, "CovAtxRisk", "largest coverage within a selective risk"),
+        (sel.CovAt5Risk, "CovAt5Risk", "largest coverage within 5 % selective risk"),
+        (sel.RiskAtxCov, "RiskAtxCov", "selective risk at a coverage"),
+        (sel.RiskAt80Cov, "RiskAt80Cov", "selective risk at 80 % coverage"),
+        (sel.SCODAURC, "SCODAURC", "AURC of the SCOD loss by OOD score"),
+        (sel.SCODAUGRC, "SCODAUGRC", "AUGRC of the SCOD loss by OOD score"),
+        (sel.SCODCovAtxRisk, "SCODCovAtxRisk", "largest coverage within a SCOD risk"),
+        (sel.SCODCovAt5Risk, "SCODCovAt5Risk", "largest coverage within 5 % SCOD risk"),
+        (sel.SCODRiskAtxCov, "SCODRiskAtxCov", "SCOD risk at a coverage"),
+        (sel.SCODRiskAt80Cov, "SCODRiskAt80Cov", "SCOD risk at 80 % coverage"),
+    ):
+        register(cls.name, cls, description=desc, other_names=(peer,))
     # probabilistic regression (torch-uncertainty 0.13.0's metrics/regression and sparsification.py), the peer's
     # class name as a second name
     for name, cls, desc in (

@@ -62,7 +62,14 @@ def _aurc_from_groups(K: np.ndarray, S: np.ndarray, n: int, convention: str) -> 
             area += int(K[0]) / n * first  # flat segment from coverage 0 at the first point's risk
         return area
     k = xp.arange(1, n + 1, dtype=xp.float64, device=device(S))
-    risk_k = cumulative_at(k, K, S) / k
+    # no ties: the group ends are k = 1..N and S is already the cumulative risk at every k
+    risk_k = (f64(S) if K.shape[0] == n else cumulative_at(k, K, S)) / k
+    return _area_per_k(risk_k, n, convention)
+
+
+def _area_per_k(risk_k: np.ndarray, n: int, convention: str) -> float:
+    """The torch-uncertainty / lm-polygraph area of the selective risks ``R_k``, ``k = 1..N``."""
+    xp = namespace(risk_k)
     if convention == "lm-polygraph":
         return float(mean(risk_k))
     # torch-uncertainty: trapezoid over k / N, k = 1..N, divided by (1 - 1/N)
@@ -125,6 +132,14 @@ def _optimal_aurc(r: np.ndarray, binary: bool, convention: str) -> float:
             return _binary_optimal_aurc(float(xp.count_nonzero(r)) / n)
         k = xp.arange(1, n + 1, dtype=xp.int64, device=device(r))
         return _aurc_from_groups(k, xp.cumulative_sum(f64(xp.sort(r))), n, convention)
+    if binary:
+        # the optimal order puts the n0 = N - nf zero risks first: two tie groups, known without a sort,
+        # and the cumulative risk interpolated in the group of ones is exactly max(k - n0, 0) (slope nf / nf = 1)
+        nf = int(xp.count_nonzero(r))
+        kf = xp.arange(1, n + 1, dtype=xp.float64, device=device(r))
+        cum = xp.concat((xp.zeros(n - nf, dtype=xp.float64, device=device(r)),
+                         xp.arange(1, nf + 1, dtype=xp.float64, device=device(r))))
+        return _area_per_k(cum / kf, n, convention)
     Ko, So = group_ends(r, r, binary=binary)  # the optimal order: risks ascending
     return _aurc_from_groups(Ko, So, n, convention)
 
