@@ -69,13 +69,13 @@ class Opened:
     def cells(self, table: str) -> list[list[str]]:
         """The visible text of every body cell of table ``table`` (an id), row by row, in page order."""
         return self.page.eval_on_selector(
-            f"#{table}", "t => Array.from(t.tBodies[0].rows).filter(r => !r.hidden)"
+            f"#{table}", "t => Array.from(t.querySelectorAll('tbody > tr')).filter(r => !r.hidden)"
                          ".map(r => Array.from(r.cells).map(c => c.textContent))")
 
     def values(self, table: str) -> list[list[str | None]]:
         """The ``data-value`` of every body cell (None for text cells), row by row."""
         return self.page.eval_on_selector(
-            f"#{table}", "t => Array.from(t.tBodies[0].rows).filter(r => !r.hidden)"
+            f"#{table}", "t => Array.from(t.querySelectorAll('tbody > tr')).filter(r => !r.hidden)"
                          ".map(r => Array.from(r.cells).map(c => c.getAttribute('data-value')))")
 
     def table_id(self, title_start: str) -> str:

@@ -53,7 +53,7 @@ def test_two_systems_marks_the_best_and_those_not_significantly_worse(tmp_path, 
     page = _write(tmp_path, list(evaluation_files), n_resamples=300, seed=5)
     o = open_report(page)
     table = o.table_id("Systems compared")
-    marks = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tBodies[0].rows).map(r => "
+    marks = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.querySelectorAll('tbody > tr')).map(r => "
                                                  "Array.from(r.cells).map(c => c.className))")
     a, b = (load_results(p) for p in evaluation_files)
     for col, score in ((1, "accuracy"), (2, "f1")):
@@ -245,7 +245,7 @@ def test_comparison_parse_eval_and_run_pages(tmp_path, comparison_file, parse_ev
     table = o.table_id("Parsing systems compared")
     cells = o.cells(table)
     assert cells == [["parser-1.json", "0.9000", "0.8500"], ["parser-2.json", "0.9300", "0.8000"]]
-    classes = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tBodies[0].rows).map(r => "
+    classes = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.querySelectorAll('tbody > tr')).map(r => "
                                                    "Array.from(r.cells).map(c => c.classList.contains('best')))")
     assert classes == [[False, False, True], [False, True, False]]  # UAS: parser-2, LAS: parser-1
 
@@ -262,7 +262,26 @@ def test_ten_thousand_rows_filter_and_sort(tmp_path, build, open_report):
                     value=lambda m, s, unc, metric: math.sin(m * 7 + ord(unc)) / 2 + 0.5)
     o = open_report(_write(tmp_path, [run]))
     table = o.table_id("Results of")
-    assert o.page.eval_on_selector(f"#{table}", "t => t.tBodies[0].rows.length") == 10_000
+    # the body comes in chunks of 200 rows that the browser may skip painting; every row is in the DOM
+    assert o.page.eval_on_selector(f"#{table}", "t => [t.tBodies.length, t.querySelectorAll('tbody > tr').length]") \
+        == [50, 10_000]
     section = o.page.locator("section.table-section", has=o.page.locator(f"#{table}"))
     section.locator("input.filter").fill("model2499")
     assert [r[0] for r in o.cells(table)] == ["model2499"] * 4
+    # the shown rows go to the first chunk; the chunks left with none are hidden
+    hidden = o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tBodies).map(b => b.hidden)")
+    assert hidden == [False] + [True] * 49
+    section.locator("input.filter").fill("")
+    assert len(o.cells(table)) == 10_000
+    # sorting by a value column orders all 10,000 rows across the chunks, each chunk holding 200
+    col = next(j for j, v in enumerate(o.values(table)[0]) if v is not None)  # the first value column
+    o.page.click(f"#{table} thead th:nth-child({col + 1}) button")
+    got = [float(r[col].split(" ")[0]) for r in o.values(table)]
+    assert len(got) == 10_000 and got == sorted(got)
+    assert o.page.eval_on_selector(f"#{table}", "t => Array.from(t.tBodies).map(b => b.rows.length)") == [200] * 50
+    # the columns stay aligned: the cells of a row of the last chunk, scrolled into view, sit under the headers
+    edges = o.page.eval_on_selector(f"#{table}", "t => { const last = t.tBodies[49].rows[199]; last.scrollIntoView();"
+                                                 " const box = r => Array.from(r.cells).map(c => {"
+                                                 " const b = c.getBoundingClientRect(); return [b.left, b.width]; });"
+                                                 " return [box(t.tHead.rows[0]), box(last)]; }")
+    assert edges[0] == edges[1]

@@ -8,6 +8,9 @@
   // Okabe-Ito, its black swapped for wine (black is the oracle): distinguishable with the common colour-vision
   // deficiencies; past eight series the dash and marker change, which tells series apart in print.
   var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#882255"];
+  /* A table's body is split into <tbody class="chunk"> of CHUNK rows: the browser skips the layout and paint of
+   * the chunks off screen (content-visibility: auto, report.css), the bulk of a 10,000-row page's load. */
+  var CHUNK = 200;
   var data = JSON.parse(document.getElementById("assay-report-data").textContent);
 
   function num(v) {
@@ -83,25 +86,30 @@
     sec.tied.forEach(function (p) { if (!marks[p[0] + "," + p[1]]) marks[p[0] + "," + p[1]] = "tied"; });
     var cols = sec.columns;
     var keys = [];
-    var parts = ["<thead><tr>"];
+    // a chunked table is shown with CSS display other than table's (fixColumns): explicit ARIA roles keep it a table
+    // for screen readers, which may otherwise read it as blocks of text
+    var chunked = sec.rows.length > CHUNK;
+    var role = chunked ? function (r) { return ' role="' + r + '"'; } : function () { return ""; };
+    var parts = ["<thead" + role("rowgroup") + "><tr" + role("row") + ">"];
     cols.forEach(function (c, j) {
       var dir = c.hib === true ? " (higher is better)" : c.hib === false ? " (lower is better)" : "";
-      parts.push('<th scope="col" aria-sort="none" data-col="' + j + '"><button type="button" title="Sort by ' +
+      parts.push('<th scope="col"' + role("columnheader") + ' aria-sort="none" data-col="' + j + '"><button type="button" title="Sort by ' +
                  esc(c.label + dir) + '">' + esc(c.label) + '<span class="arrow" aria-hidden="true"></span></button></th>');
     });
-    parts.push("</tr></thead><tbody>");
+    parts.push("</tr></thead>");
     var texts = [];
     sec.rows.forEach(function (row, i) {
+      if (i % CHUNK === 0) parts.push((i ? "</tbody>" : "") + '<tbody class="chunk"' + role("rowgroup") + '>');
       var rowKeys = [];
       var rowText = [];
-      parts.push('<tr data-row="' + i + '">');
+      parts.push('<tr data-row="' + i + '"' + role("row") + '>');
       row.forEach(function (v, j) {
         var c = cell(v, cols[j]);
         rowKeys.push(c.key);
         rowText.push(c.text);
         var mark = marks[i + "," + j];
         var cls = (cols[j].kind === "text" ? "text" : "num") + (mark === "best" ? " best tied" : mark === "tied" ? " tied" : "");
-        var attrs = ' class="' + cls + '"';
+        var attrs = ' class="' + cls + '"' + role(j === 0 ? "rowheader" : "cell");
         if (c.value !== null) attrs += ' data-value="' + esc(c.value.map(String).join(" ")) + '"';
         if (mark) attrs += ' title="' + (mark === "best" ? "best of its column" : "not significantly worse than the best") + '"';
         if (cols[j].kind === "text") attrs += ' title="' + esc(c.text) + '"';
@@ -111,32 +119,48 @@
       keys.push(rowKeys);
       texts.push(rowText.join("\u0001").toLowerCase());
     });
-    parts.push("</tbody>");
+    parts.push(sec.rows.length ? "</tbody>" : "<tbody></tbody>");
     var wrap = section.appendChild(el("div", {"class": "scroll", tabindex: "0", role: "region",
                                               "aria-label": "Table: " + sec.title}));
-    var t = wrap.appendChild(el("table", {"class": "data", id: id}));
+    var t = wrap.appendChild(el("table", {"class": "data" + (chunked ? " measure" : ""), id: id}));
+    if (chunked) t.setAttribute("role", "table");
     t.appendChild(el("caption", {"class": "visually-hidden"}, sec.title));  // the h2 shows it
     t.insertAdjacentHTML("beforeend", parts.join(""));
-    var tbody = t.tBodies[0];
-    var trs = Array.prototype.slice.call(tbody.rows);
+    if (chunked) fixColumns(t);
+    var bodies = Array.prototype.slice.call(t.tBodies);
+    var trs = [];
+    bodies.forEach(function (b) { Array.prototype.push.apply(trs, b.rows); });
+    var order = trs.map(function (_, i) { return i; });  // the rows in page order (the last sort's)
+    /* Put the rows back into the chunks in page order, CHUNK shown rows to a chunk (the hidden ones ride along
+     * and take no room); a chunk with no shown row is hidden, so that its remembered height leaves no gap. */
+    function refill() {
+      var frags = bodies.map(function () { return document.createDocumentFragment(); });
+      var shown = bodies.map(function () { return 0; });
+      var n = 0;
+      order.forEach(function (i) {
+        var b = Math.min(Math.floor(n / CHUNK), bodies.length - 1);
+        frags[b].appendChild(trs[i]);
+        if (!trs[i].hidden) { n++; shown[b]++; }
+      });
+      bodies.forEach(function (body, b) {
+        body.appendChild(frags[b]);
+        body.hidden = shown[b] === 0;
+      });
+      return n;
+    }
     function showCount(shown) { count.textContent = "showing " + shown + " of " + trs.length + " rows"; }
     showCount(trs.length);
     filter.addEventListener("input", function () {
       var q = filter.value.trim().toLowerCase();
-      var shown = 0;
-      for (var i = 0; i < trs.length; i++) {
-        var hide = q !== "" && texts[i].indexOf(q) < 0;
-        trs[i].hidden = hide;
-        if (!hide) shown++;
-      }
-      showCount(shown);
+      for (var i = 0; i < trs.length; i++) trs[i].hidden = q !== "" && texts[i].indexOf(q) < 0;
+      showCount(refill());
     });
     var ths = Array.prototype.slice.call(t.tHead.rows[0].cells);
     ths.forEach(function (th, j) {
       th.querySelector("button").addEventListener("click", function () {
         var asc = th.getAttribute("aria-sort") !== "ascending";
         var text = cols[j].kind === "text";
-        var order = trs.map(function (_, i) { return i; });
+        order = trs.map(function (_, i) { return i; });
         order.sort(function (a, b) {
           var x = keys[a][j], y = keys[b][j];
           if (!text) {  // a missing or NaN value goes last either way
@@ -148,9 +172,7 @@
           var r = String(x).localeCompare(String(y), undefined, {numeric: true});
           return r === 0 ? a - b : asc ? r : -r;
         });
-        var frag = document.createDocumentFragment();
-        order.forEach(function (i) { frag.appendChild(trs[i]); });
-        tbody.appendChild(frag);
+        refill();
         ths.forEach(function (other) {
           other.setAttribute("aria-sort", "none");
           other.querySelector(".arrow").textContent = "";
@@ -160,6 +182,20 @@
       });
     });
     notes(section, sec.notes);
+  }
+
+  /* A table of more than one chunk: lay out its header and first chunk as a table (the others are not displayed,
+   * class "measure"), fix each column at the width it took there (a longer text later is cut, with an ellipsis; its
+   * cell's title holds it), then show every chunk as a block of rows of those widths (class "chunked", report.css):
+   * a block, unlike a table row group, can skip its layout and paint while off screen (content-visibility). */
+  function fixColumns(t) {
+    var widths = Array.prototype.map.call(t.tHead.rows[0].cells, function (th) { return th.getBoundingClientRect().width; });
+    var rules = widths.map(function (w, j) {
+      return "#" + t.id + " tr > :nth-child(" + (j + 1) + ") { width: " + w + "px; min-width: " + w + "px; max-width: " + w + "px; }";
+    });
+    document.head.appendChild(el("style", {}, rules.join("\n")));
+    t.classList.remove("measure");
+    t.classList.add("chunked");
   }
 
   function notes(section, list) {
