@@ -94,8 +94,8 @@ def _metric_cases():
     return out
 
 
-def _score(metric, predictions, references):
-    res = assay.evaluate(predictions, references, metrics=[metric], n_resamples=0)
+def _score(metric, predictions, references, task_data=None):
+    res = assay.evaluate(predictions, references, metrics=[metric], n_resamples=0, task_data=task_data)
     return float(res.global_scores["score"])
 
 
@@ -139,7 +139,12 @@ def test_every_metric_rejects_bad_arrays(entry, example):
         metric = entry.create(**overrides)
         zero_division = getattr(metric, "zero_division", None)
         empty_value = (0.0 if zero_division == "warn" else zero_division) if label == "empty" else None
-        _outcome(f"metric {entry.name} ({label})", lambda: _score(metric, preds, refs), empty_value=empty_value)
+        # a metric of three inputs (SCOD's is_ood) gets its example's task_data: the bad value is in the other two
+        task_data = _plain(example.get("task_data"))
+        if task_data is not None and label == "empty":
+            task_data = []
+        _outcome(f"metric {entry.name} ({label})", lambda: _score(metric, preds, refs, task_data),
+                 empty_value=empty_value)
 
     check()
 
