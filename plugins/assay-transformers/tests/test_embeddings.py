@@ -13,9 +13,11 @@ import math
 import pickle
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 
 import assay
 import assay_transformers.embedding_plugin as embedding_plugin
@@ -292,8 +294,6 @@ def test_sentence_bert_pickles_without_the_model(shared):
 
 def test_plugin_passes_the_conformance_checks(system, shared):
     entries = [e for kind in ("metric", "estimator", "stat_calculator") for e in system.registry(kind)]
-    import tomllib
-    from pathlib import Path
 
     # every name the two plugins register is declared in the pyproject's kind groups, and no other
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
