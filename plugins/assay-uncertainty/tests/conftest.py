@@ -119,6 +119,9 @@ def lp_lexical_similarity() -> ModuleType:
 def lm_polygraph():
     """:func:`lm_polygraph_module` itself, for the tests of issue 28: ``lm_polygraph("estimators.renyi_neg")``."""
     return lm_polygraph_module
+
+
+@pytest.fixture(scope="session")
 def tu_classification() -> dict[str, ModuleType]:
     """torch-uncertainty 0.13.0's classification metric modules that the issue 24 tests compare, by file stem."""
     stems = ("risk_coverage", "scod_risk_coverage", "coverage_rate", "set_size", "calibration.calibration_error",
