@@ -34,7 +34,8 @@ from assay.plugins import PluginSystem
 PS = PluginSystem()
 EXAMPLES = 40  # Hypothesis examples per entry point
 #: a message must name the parameter or the position that failed
-NAMED = re.compile(r"predictions|references|probs|labels|uncertainty|quality|instance|uncertainty_map|\w\[\d")
+NAMED = re.compile(r"predictions|references|probs|labels|uncertainty|quality|instance|uncertainty_map|features|"
+                   r"\w\[\d")
 NONFINITE = [math.nan, math.inf, -math.inf]
 #: values that are never a valid number (for metrics on numbers)
 NOT_NUMBERS = ["x", 1 + 2j, {"a": 1}, None, b"1", [0, 1]]

@@ -29,6 +29,20 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("estimator", "PTrueEmpirical"): "calls stats['model']; test_polygraph_info.py",
     ("estimator", "verbalized_2s"): "calls stats['model']; test_polygraph_info.py",
     ("estimator", "Verbalized2S"): "calls stats['model']; test_polygraph_info.py",
+    # LM-Polygraph's statistics computed by a second model (NLI, cross-encoder, a BERT tokenizer folder): the factory
+    # takes the model folder (never a download), and no such folder ships with assay. Their values are checked
+    # against LM-Polygraph's own calculators on tiny models built by
+    # plugins/assay-transformers/tests/test_polygraph_semantic.py; the generic checks (pickling, order, chunking)
+    # do not run on them yet.
+    **{(kind, name): "needs a local model folder; test_polygraph_semantic.py" for kind, names in (
+        ("stat_calculator", ("semantic_matrix", "SemanticMatrixCalculator", "greedy_semantic_matrix",
+                             "GreedySemanticMatrixCalculator", "concat_greedy_semantic_matrix",
+                             "ConcatGreedySemanticMatrixCalculator", "cross_encoder_similarity",
+                             "CrossEncoderSimilarityMatrixCalculator", "greedy_cross_encoder_similarity",
+                             "GreedyCrossEncoderSimilarityMatrixCalculator", "greedy_alternatives_nli",
+                             "GreedyAlternativesNLICalculator")),
+        ("estimator", ("semantic_entropy_token", "SemanticEntropyToken")),
+    ) for name in names},
 }
 
 test_every_registered_name_conforms = conformance_test(exempt=EXEMPT)

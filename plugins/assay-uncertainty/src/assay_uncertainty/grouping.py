@@ -49,8 +49,11 @@ class GroupingLoss(Metric):
     per_instance = False
     requirements = {"glest": "glest", "sklearn": "scikit-learn"}
     # 64 examples whose last feature decides whether the top label is right: no hand value (glest's split and
-    # trees); the conformance suite checks order, shards and streaming on it, the tests compare torch-uncertainty's
-    examples = [{"predictions": [[0.5 + 0.4 * ((7 * i) % 11) / 10, 0.5 - 0.4 * ((7 * i) % 11) / 10] for i in range(64)],
+    # trees); the conformance suite checks order, shards and streaming on it. The probabilities are an ensemble
+    # of two members, (N, M, C), so a batch one level deeper is a shape error (an (N, C) batch one level deeper,
+    # (N, 1, C), is a valid ensemble of one member)
+    examples = [{"predictions": [[[0.5 + 0.4 * ((7 * i) % 11) / 10, 0.5 - 0.4 * ((7 * i) % 11) / 10]] * 2
+                                 for i in range(64)],
                  "references": [int(i % 4 == 0 or (i % 3 == 0 and i % 2 == 0)) for i in range(64)],
                  "task_data": [[float(i % 4 == 0), float((7 * i) % 11), float(i % 3)] for i in range(64)]}]
 
