@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 import re
+import types
+import typing
 import warnings
 from collections import defaultdict
 from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -94,13 +97,26 @@ def _metric_cases():
     return out
 
 
-def _score(metric, predictions, references):
-    res = assay.evaluate(predictions, references, metrics=[metric], n_resamples=0)
+def _score(metric, predictions, references, task_data=None):
+    res = assay.evaluate(predictions, references, metrics=[metric], n_resamples=0, task_data=task_data)
     return float(res.global_scores["score"])
 
 
+def _label_type(tp, inside: bool = False) -> bool:
+    """Whether ``tp`` types labels or text: ``str``, ``Hashable``, a union holding ``str`` (a label
+    ``str | int | float | bool``), or a list / set / tuple of labels (a ranking, a multi-label set, NER pairs)."""
+    if tp in (str, Hashable) or (inside and tp in (int, Any)):
+        return True
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return str in args or all(_label_type(a, inside) for a in args)
+    if origin in (list, set, frozenset, tuple):
+        return bool(args) and all(_label_type(a, True) for a in args if a is not Ellipsis)
+    return False
+
+
 def _is_text_or_label(metric) -> bool:
-    return getattr(metric, "prediction_type", None) in (str, Hashable)
+    return _label_type(getattr(metric, "prediction_type", None))
 
 
 @st.composite
@@ -139,7 +155,12 @@ def test_every_metric_rejects_bad_arrays(entry, example):
         metric = entry.create(**overrides)
         zero_division = getattr(metric, "zero_division", None)
         empty_value = (0.0 if zero_division == "warn" else zero_division) if label == "empty" else None
-        _outcome(f"metric {entry.name} ({label})", lambda: _score(metric, preds, refs), empty_value=empty_value)
+        # a metric of three inputs (SCOD's is_ood) gets its example's task_data: the bad value is in the other two
+        task_data = _plain(example.get("task_data"))
+        if task_data is not None and label == "empty":
+            task_data = []
+        _outcome(f"metric {entry.name} ({label})", lambda: _score(metric, preds, refs, task_data),
+                 empty_value=empty_value)
 
     check()
 

@@ -127,7 +127,8 @@ def _bad_inputs(example: Mapping[str, Any]) -> list[tuple[str, Any, Any, Any]]:
     cases = [("a NaN prediction", _with_nan(p), r, td)]
     wrong = (p.tolist() if isinstance(p, np.ndarray) else list(p))
     if wrong:
-        wrong[0] = {"not": "a prediction"}
+        # a mapping where predictions are not mappings; where they are (key-value extraction), a number
+        wrong[0] = 7 if isinstance(wrong[0], Mapping) else {"not": "a prediction"}
         cases.append(("a prediction of the wrong type", wrong, r, td))
     if r is not None and n >= 2:
         cases.append(("references of another length", p, list(r)[:-1], td))
