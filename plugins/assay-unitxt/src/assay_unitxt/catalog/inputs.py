@@ -10,7 +10,8 @@ and sets count as lists. Each instance's references are a list of ``input_type``
 be of the kind:
 
 - ``"label"``: a ``str``, ``bool``, integer or finite float (unitxt compares labels as ``str(value)``);
-- ``"number"``: a finite real number (not a bool, a string or a complex number, as :func:`assay.validation.check_number`);
+- ``"number"``: a finite real number (not a bool, a string or a complex number, as
+  :func:`assay.validation.check_number`);
 - ``"castable"``: a finite real number or a ``str`` that ``float()`` reads as one (unitxt's ``cast_fields``);
 - ``"text"``: a ``str``;
 - ``"mapping"``: a mapping of ``str`` to ``str`` (unitxt's key-value extraction; the mapping is one value);
