@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 import re
+import types
+import typing
 import warnings
 from collections import defaultdict
 from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -100,8 +103,21 @@ def _score(metric, predictions, references, task_data=None):
     return float(res.global_scores["score"])
 
 
+def _label_type(tp, inside: bool = False) -> bool:
+    """Whether ``tp`` types labels or text: ``str``, ``Hashable``, a union holding ``str`` (a label
+    ``str | int | float | bool``), or a list / set / tuple of labels (a ranking, a multi-label set, NER pairs)."""
+    if tp in (str, Hashable) or (inside and tp in (int, Any)):
+        return True
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return str in args or all(_label_type(a, inside) for a in args)
+    if origin in (list, set, frozenset, tuple):
+        return bool(args) and all(_label_type(a, True) for a in args if a is not Ellipsis)
+    return False
+
+
 def _is_text_or_label(metric) -> bool:
-    return getattr(metric, "prediction_type", None) in (str, Hashable)
+    return _label_type(getattr(metric, "prediction_type", None))
 
 
 @st.composite

@@ -215,10 +215,21 @@ def test_precision_recall_binary_match_unitxt(name):
 
 
 def test_ndcg_matches_unitxt():
-    preds = [0.9, 0.2, "n/a", 0.5, 3.0, 1.0, 2.0, "x", "y", 0.7]
+    preds = [0.9, 0.2, "0.4", 0.5, 3.0, 1.0, 2.0, "1e-1", 7, 0.7]
     refs = [[2.0], [0.0], [1.0], [1.0], [0.0], [3.0], [1.0], [0.0], [2.0], ["1"]]
     td = [{"query": q} for q in ["q1", "q1", "q1", "q1", "q2", "q2", "q2", "q3", "q3", "q4"]]
     compare("metrics.ndcg", preds, refs, td)
+
+
+@pytest.mark.parametrize(("preds", "refs", "place"), [
+    ([0.9, "n/a", 0.5], [[2.0], [0.0], [1.0]], r"predictions\[1\] is 'n/a'"),  # unitxt ranks it last
+    ([0.9, 0.2, 0.5], [[2.0], [math.inf], [1.0]], r"references\[1\]\[0\] is inf"),
+    ([0.9, 0.2, None], [[2.0], [0.0], [1.0]], r"predictions\[2\] is None"),
+])
+def test_ndcg_rejects_a_value_that_does_not_cast(preds, refs, place):
+    td = [{"query": "q1"}] * 3
+    with pytest.raises(assay.errors.InvalidParameterError, match=place):
+        assay.evaluate(preds, refs, metrics=["metrics.ndcg"], task_data=td, n_resamples=0)
 
 
 def test_ner_matches_unitxt():

@@ -92,6 +92,7 @@ def _jaccard_string(splitter: Mapping[str, Any] | None = None, score_prefix: str
     metric = _cls("text", "JaccardIndex")(split_regex=splitter["by"], score_prefix=score_prefix)
     metric.examples = [{"predictions": ["a b c", "d e"], "references": [["a c"], ["d", "e f"]]}]
     metric.prediction_type = str
+    metric.input_type = "label"  # a string per prediction and per reference, split by the regex
     return metric
 
 

@@ -9,12 +9,15 @@ from typing import Any
 from assay.metrics import GlobalMetric, InstanceMetric
 from assay.validation import undefined_metric
 from assay_unitxt.catalog.classification import BinaryF1, no_nan
+from assay_unitxt.catalog.inputs import CheckedInputs
 
 __all__ = ["BinaryAccuracy", "BinaryMaxAccuracy", "BinaryMaxF1", "MatthewsCorrelation"]
 
 
-class BinaryAccuracy(InstanceMetric):
+class BinaryAccuracy(CheckedInputs, InstanceMetric):
     """unitxt's ``BinaryAccuracy``: 1.0 when ``int(prediction > 0.5) == int(reference)``."""
+
+    input_type = "number"
 
     examples = [{"predictions": [0.9, 0.2, 0.6, 0.4], "references": [[1.0], [0.0], [0.0], [1.0]]}]
 
@@ -27,11 +30,13 @@ class BinaryAccuracy(InstanceMetric):
         return float(int(no_nan(self, prediction) > 0.5) == int(references[0]))
 
 
-class BinaryMaxAccuracy(GlobalMetric):
+class BinaryMaxAccuracy(CheckedInputs, GlobalMetric):
     """unitxt's ``BinaryMaxAccuracy``: the best accuracy of the rule ``prediction >= threshold`` over
     every threshold, ``max_accuracy_binary``, and the smallest threshold reaching it,
     ``best_thr_max_acc`` (the thresholds tried are the distinct predictions in increasing order,
     then 1.0, or the largest prediction + 0.01 when that is not below 1); no instance scores."""
+
+    input_type = "number"
 
     examples = [{"predictions": [0.9, 0.2, 0.6, 0.4], "references": [[1.0], [0.0], [0.0], [1.0]]}]
 
@@ -56,12 +61,14 @@ class BinaryMaxAccuracy(GlobalMetric):
         return {"max_accuracy_binary": best_acc / n, "best_thr_max_acc": float(best_thr)}
 
 
-class BinaryMaxF1(GlobalMetric):
+class BinaryMaxF1(CheckedInputs, GlobalMetric):
     """unitxt's ``BinaryMaxF1``: for every threshold among the predictions rounded to 3 decimals
     (``prediction >= threshold`` is positive), ``BinaryF1``'s scores; reports the best positive-class
     F1 ``max_f1_binary`` and the best negative-class F1 ``max_f1_binary_neg``, each with its
     threshold (``best_thr_maxf1[_neg]``) and its recall and precision (``recall_at_max_f1[_neg]``,
     ``precision_at_max_f1[_neg]``); ties keep the threshold unitxt meets first (its set order)."""
+
+    input_type = "number"
 
     examples = [{"predictions": [0.9, 0.2, 0.6, 0.4], "references": [[1.0], [0.0], [0.0], [1.0]]}]
 
@@ -92,10 +99,12 @@ class BinaryMaxF1(GlobalMetric):
                 "precision_at_max_f1_neg": best_neg["precision_binary_neg"]}
 
 
-class MatthewsCorrelation(GlobalMetric):
+class MatthewsCorrelation(CheckedInputs, GlobalMetric):
     """unitxt's ``MatthewsCorrelation`` (``metrics.matthews_correlation``): scikit-learn's Matthews
     correlation of the label strings (what ``evaluate``'s ``matthews_correlation`` module computes;
     assay computes it offline)."""
+
+    input_type = "label"
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 from assay.validation import check_number, undefined_metric
+from assay_unitxt.catalog.inputs import CheckedInputs
 
 #: what assay accepts where unitxt types a prediction ``Any`` and compares ``str(prediction)``: a label
 LABEL = str | int | float | bool
@@ -37,9 +38,11 @@ __all__ = ["Accuracy", "BinaryF1", "ExactMatchMM", "F1Fast", "F1Weighted", "Mult
            "LABEL", "StringContainment", "no_nan"]
 
 
-class Accuracy(InstanceMetric):
+class Accuracy(CheckedInputs, InstanceMetric):
     """unitxt's ``AccuracyFast`` (``metrics.accuracy``): 1.0 when ``str(prediction)`` equals
     ``str(reference)`` for some reference."""
+
+    input_type = "label"
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["a"], ["c"]]}]
 
@@ -51,9 +54,11 @@ class Accuracy(InstanceMetric):
         return float(str(no_nan(self, prediction)) in [str(r) for r in references])
 
 
-class StringContainment(InstanceMetric):
+class StringContainment(CheckedInputs, InstanceMetric):
     """unitxt's ``StringContainment`` (``metrics.string_containment``): 1.0 when some
     ``str(reference)`` is a substring of ``str(prediction)``."""
+
+    input_type = "label"
 
     examples = [{"predictions": ["a b c", "d e", "f"], "references": [["a b"], ["d e"], ["g"]]}]
 
@@ -72,7 +77,7 @@ def _f1(y_true: list[str], y_pred: list[str], labels: list[str], average: str | 
     return f1_score(y_true, y_pred, labels=labels, average=average, zero_division=0)
 
 
-class F1Fast(Metric):
+class F1Fast(CheckedInputs, Metric):
     """unitxt's ``F1Fast`` (``metrics.f1_micro``, ``metrics.f1_macro``): scikit-learn's F1 over the
     labels found among the references (first reference of each instance), ``zero_division=0``.
 
@@ -81,6 +86,8 @@ class F1Fast(Metric):
     its ``(prediction, reference)`` pair, so an instance score is the F1 of that instance alone,
     as in unitxt.
     """
+
+    input_type = "label"
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 
@@ -129,9 +136,11 @@ class F1Fast(Metric):
         return out
 
 
-class F1Weighted(GlobalMetric):
+class F1Weighted(CheckedInputs, GlobalMetric):
     """unitxt's ``F1Weighted`` (``metrics.f1_weighted``): scikit-learn's weighted F1 over the
     references' labels (scikit-learn's default ``zero_division``, as unitxt)."""
+
+    input_type = "label"
 
     examples = [{"predictions": ["a", "b", "a", "c"], "references": [["a"], ["a"], ["b"], ["c"]]}]
 
@@ -154,7 +163,7 @@ class F1Weighted(GlobalMetric):
                                   average="weighted"))
 
 
-class Ner(GlobalMetric):
+class Ner(CheckedInputs, GlobalMetric):
     """unitxt's ``NER`` (``metrics.ner``, a ``CustomF1``): entity-level F1 of ``(entity, type)`` pairs.
 
     Per type: precision = matched predicted pairs / predicted pairs, recall = matched reference
@@ -163,6 +172,8 @@ class Ner(GlobalMetric):
     of scores reported so far, unitxt's formula), ``recall_macro``, ``precision_macro``,
     ``in_classes_support``, ``f1_micro`` (main), ``recall_micro``, ``precision_micro``.
     """
+
+    input_type = "list[list[text]]"
 
     examples = [{"predictions": [[("J", "PER"), ("P", "LOC")], [("I", "ORG")], []],
                  "references": [[[("J", "PER")]], [[("I", "ORG"), ("B", "PER")]], [[("X", "LOC")]]]}]
@@ -236,12 +247,14 @@ class Ner(GlobalMetric):
         return out
 
 
-class BinaryF1(GlobalMetric):
+class BinaryF1(CheckedInputs, GlobalMetric):
     """unitxt's ``F1Binary`` / ``PrecisionBinary`` / ``RecallBinary`` (``metrics.f1_binary``,
     ``metrics.precision_binary``, ``metrics.recall_binary``): predictions above 0.5 are positive;
     scikit-learn's per-class precision, recall and F1 of labels 0 and 1 reported as
     ``<metric>_binary`` (class 1) and ``<metric>_binary_neg`` (class 0); no instance scores;
     intervals for ``f1_binary`` and ``f1_binary_neg`` (unitxt's, whatever the main score)."""
+
+    input_type = "number"
 
     examples = [{"predictions": [0.9, 0.2, 0.6, 0.4, 0.8], "references": [[1.0], [0.0], [0.0], [1.0], [1.0]]}]
 
@@ -273,9 +286,11 @@ class BinaryF1(GlobalMetric):
                 "precision_binary_neg": float(p[0])}
 
 
-class RocAuc(GlobalMetric):
+class RocAuc(CheckedInputs, GlobalMetric):
     """unitxt's ``RocAuc`` (``metrics.roc_auc``): scikit-learn's ``auc(roc_curve(references,
     predictions))``; no instance scores."""
+
+    input_type = "number"
 
     examples = [{"predictions": [0.9, 0.2, 0.6, 0.4, 0.8], "references": [[1.0], [0.0], [0.0], [1.0], [1.0]]}]
 
@@ -294,13 +309,15 @@ class RocAuc(GlobalMetric):
         return float(auc(fpr, tpr))
 
 
-class MultiLabelF1(GlobalMetric):
+class MultiLabelF1(CheckedInputs, GlobalMetric):
     """unitxt's ``F1MultiLabel`` family (``metrics.f1_micro_multi_label``, ``f1_macro_multi_label``,
     ``precision_*_multi_label``, ``recall_*_multi_label``): predictions and the single reference are
     lists of labels; scikit-learn's ``metric`` (f1, precision, recall) of their indicator rows over
     the references' labels (predicted labels outside them are ignored), with ``average`` micro or
     macro, or per label (``average=None``: ``<metric>_<label>`` and their NaN-ignoring mean as the
     main score); NaN when the references have no label."""
+
+    input_type = "list[label]"
 
     examples = [{"predictions": [["a", "b"], ["c"], [], ["a"]],
                  "references": [[["a"]], [["c", "b"]], [["a"]], [["a"]]]}]
@@ -354,10 +371,12 @@ class MultiLabelF1(GlobalMetric):
         return {self.main_score: float(score)}
 
 
-class ExactMatchMM(InstanceMetric):
+class ExactMatchMM(CheckedInputs, InstanceMetric):
     """unitxt's ``ExactMatchMM`` (``metrics.exact_match_mm``, MMStar's rule): the lower-cased,
     stripped reference equals the prediction's first character, or the one after ``(``,
     ``option `` or ``the answer is ``; best over the references. No interval (``n_resamples`` null)."""
+
+    input_type = "label"
 
     examples = [{"predictions": ["A", "(b)", "option c"], "references": [["a"], ["c"], ["C"]]}]
 

@@ -13,14 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 import assay
-from assay.errors import InvalidParameterError
 from assay.metrics import GlobalMetric
+from assay_unitxt.catalog.inputs import CheckedInputs
 
 __all__ = ["KeyValueExtraction", "ToolCallKeyValueExtraction", "flatten_tool_call"]
 
 
-class KeyValueExtraction(GlobalMetric):
+class KeyValueExtraction(CheckedInputs, GlobalMetric):
     """unitxt's ``KeyValueExtraction``; ``metric`` is the inner metric's catalog name."""
+
+    input_type = "mapping"
 
     examples = [{"predictions": [{"name": "John", "age": "31"}, {"age": "40", "zip": "1"}],
                  "references": [[{"name": "John", "age": "30"}], [{"age": "40"}]]}]
@@ -99,11 +101,8 @@ class ToolCallKeyValueExtraction(KeyValueExtraction):
     examples = [{"predictions": [{"name": "f", "arguments": {"a": "1", "b": {"c": "x"}}}],
                  "references": [[{"name": "f", "arguments": {"a": "2", "b": {"c": "x"}}}]]}]
 
+    input_type = "tool_call"
+
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
-        for i, p in enumerate(predictions):
-            if not isinstance(p, dict) or "name" not in p or not isinstance(p.get("arguments", {}), dict):
-                raise InvalidParameterError(
-                    f"{self.name or type(self).__name__}: prediction {i} is not a tool call "
-                    f"{{'name': ..., 'arguments': {{...}}}}: {p!r:.80}.")
         return super().compute_global([flatten_tool_call(p) for p in predictions],
                                       [[flatten_tool_call(r) for r in ref] for ref in references], task_data)

@@ -8,6 +8,7 @@ from typing import Any
 
 from assay.metrics import GlobalMetric, Metric
 from assay.validation import check_number, undefined_metric
+from assay_unitxt.catalog.inputs import CheckedInputs
 
 
 def _pair(metric: Metric, prediction: Any, references: Any) -> tuple[float, float]:
@@ -18,9 +19,11 @@ def _pair(metric: Metric, prediction: Any, references: Any) -> tuple[float, floa
 __all__ = ["Correlation", "KendallTau", "MeanSquaredError"]
 
 
-class KendallTau(GlobalMetric):
+class KendallTau(CheckedInputs, GlobalMetric):
     """unitxt's ``KendallTauMetric``: ``kendalltau_b`` and ``kendalltau_b_p_val`` from
     ``scipy.stats.kendalltau(references, predictions, variant="b")``; no instance scores."""
+
+    input_type = "number"
 
     examples = [{"predictions": [1.0, 2.0, 3.5, 4.0, 2.5], "references": [[1.0], [3.0], [2.0], [4.0], [2.0]]}]
 
@@ -42,11 +45,13 @@ class KendallTau(GlobalMetric):
         return {"kendalltau_b": value, "kendalltau_b_p_val": float(res.pvalue)}
 
 
-class Correlation(Metric):
+class Correlation(CheckedInputs, Metric):
     """unitxt's ``Spearmanr`` / ``Pearsonr`` (``metrics.spearman``, ``metrics.pearson``): scipy's
     coefficient of predictions against the first references, and its ``<name>_p_value``; the
     instance scores are NaN (``reduce_one`` in unitxt). A NaN or infinite value is an error; a
     constant input gives NaN with an ``UndefinedMetricWarning``."""
+
+    input_type = "number"
 
     examples = [{"predictions": [1.0, 2.0, 3.5, 4.0, 2.5], "references": [[1.0], [3.0], [2.0], [4.0], [2.0]]}]
 
@@ -82,10 +87,12 @@ class Correlation(Metric):
         return {self.main_score: value, f"{self.main_score}_p_value": p_value}
 
 
-class MeanSquaredError(Metric):
+class MeanSquaredError(CheckedInputs, Metric):
     """unitxt's ``MeanSquaredError`` / ``RootMeanSquaredError``: the mean of
     ``(reference - prediction) ** 2`` (its square root for ``root=True``). unitxt leaves NaN
     values out of the mean; assay rejects a NaN or infinite value, naming it."""
+
+    input_type = "number"
 
     examples = [{"predictions": [1.0, 2.0, 4.0], "references": [[1.0], [3.0], [2.0]]}]
 

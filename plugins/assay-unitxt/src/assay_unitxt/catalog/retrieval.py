@@ -13,6 +13,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.metrics import GlobalMetric, InstanceMetric
+from assay_unitxt.catalog.inputs import CheckedInputs
 
 __all__ = ["MeanAveragePrecision", "MeanReciprocalRank", "Ndcg", "RetrievalAtK"]
 
@@ -26,8 +27,10 @@ def _relevance(prediction: Any, references: Any) -> list[int]:
     return [1 if doc in gold else 0 for doc in prediction]
 
 
-class MeanReciprocalRank(InstanceMetric):
+class MeanReciprocalRank(CheckedInputs, InstanceMetric):
     """unitxt's ``MRR``: 1 / (1-based rank of the first relevant id), 0 when none is retrieved."""
+
+    input_type = "list[label]"
 
     examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]],
                  "references": [[["b", "c"]], [["z"]], [["a"]]]}]
@@ -42,9 +45,11 @@ class MeanReciprocalRank(InstanceMetric):
         return next((1.0 / (k + 1) for k, r in enumerate(rel) if r), 0.0)
 
 
-class MeanAveragePrecision(InstanceMetric):
+class MeanAveragePrecision(CheckedInputs, InstanceMetric):
     """unitxt's ``MAP``: the mean of precision@k over the ranks k of the relevant retrieved ids
     (divided by the number of relevant ids *retrieved*, unitxt's definition), 0 when none."""
+
+    input_type = "list[label]"
 
     examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]],
                  "references": [[["b", "c"]], [["z"]], [["a"]]]}]
@@ -63,10 +68,12 @@ class MeanAveragePrecision(InstanceMetric):
         return dot / hits if hits else 0.0
 
 
-class RetrievalAtK(InstanceMetric):
+class RetrievalAtK(CheckedInputs, InstanceMetric):
     """unitxt's ``RetrievalAtK``: ``precision_at_<k>``, ``recall_at_<k>``, ``match_at_<k>`` for each
     ``k`` of ``k_list`` (a k past the end of the ranking reads the last position); main
     ``match_at_<first k>``."""
+
+    input_type = "list[label]"
 
     examples = [{"predictions": [["a", "b", "c"], ["x", "y"], ["q", "a"]],
                  "references": [[["b", "c"]], [["z"]], [["a"]]]}]
@@ -102,31 +109,15 @@ class RetrievalAtK(InstanceMetric):
         return out
 
 
-def _as_float(value: Any) -> float | None:
-    """unitxt's cast_fields step: float(value), None when it does not cast; NaN is rejected, and so is
-    a value that is not a number, a string or None (unitxt would rank a dict last)."""
-    if value is not None and not isinstance(value, (str, int, float)):
-        raise InvalidParameterError(
-            f"metrics.ndcg: a prediction of type {type(value).__name__} ({value!r:.60}); "
-            "expected a number or a string.")
-    if value is None:
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    if math.isnan(out):
-        raise InvalidParameterError(f"metrics.ndcg: a NaN value ({value!r}); expected a number.")
-    return out
-
-
-class Ndcg(GlobalMetric):
+class Ndcg(CheckedInputs, GlobalMetric):
     """unitxt's ``metrics.ndcg`` (its ``cast_fields`` step, then ``NDCG``): predictions and the single
-    reference are cast to float (a prediction that does not cast is None); instances are grouped
-    by ``task_data["query"]``; each query with more than one instance gets scikit-learn's
-    ``ndcg_score`` (None predictions ranked last; 0 when at most one prediction is numeric); the
-    score ``nDCG`` is the NaN-ignoring mean over queries (NaN when no query has two instances).
+    reference are cast to float; instances are grouped by ``task_data["query"]``; each query with
+    more than one instance gets scikit-learn's ``ndcg_score``; the score ``nDCG`` is the
+    NaN-ignoring mean over queries (NaN when no query has two instances). A prediction that does
+    not cast (unitxt ranks it last) is an error naming it, as is every non-finite value.
     """
+
+    input_type = "castable"
 
     examples = [{"predictions": [0.9, 0.2, 0.5, 3.0, 1.0, 2.0],
                  "references": [[2.0], [0.0], [1.0], [0.0], [3.0], [1.0]],
@@ -142,26 +133,16 @@ class Ndcg(GlobalMetric):
         # scikit-learn is unitxt's implementation; deferred: heavy optional import
         from sklearn.metrics import ndcg_score  # type: ignore[import-untyped]  # deferred: heavy optional import
 
-        per_query: dict[Any, tuple[list[Any], list[float]]] = {}
+        per_query: dict[Any, tuple[list[float], list[float]]] = {}
         for pred, ref, td in zip(predictions, references, task_data):
-            ref0 = _as_float(ref[0])
-            if ref0 is None:
-                raise InvalidParameterError(f"metrics.ndcg: the reference {ref[0]!r} is not a number.")
             query = (td or {}).get("query")
             preds, refs = per_query.setdefault(query, ([], []))
-            preds.append(_as_float(pred))
-            refs.append(ref0)
+            preds.append(float(pred))  # castable: checked by CheckedInputs
+            refs.append(float(ref[0]))
         scores: list[float] = []
         for preds, refs in per_query.values():
             if len(refs) == 1:
                 continue
-            if None in preds:
-                numeric = [p for p in preds if p is not None]
-                if len(numeric) <= 1:
-                    scores.append(0.0)
-                    continue
-                low = min(numeric)
-                preds = [1 + (p - low) if p is not None else 0 for p in preds]
             scores.append(float(ndcg_score([refs], [preds])))
         finite = [s for s in scores if not math.isnan(s)]
         return sum(finite) / len(finite) if finite else math.nan

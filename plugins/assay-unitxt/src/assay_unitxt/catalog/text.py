@@ -20,6 +20,7 @@ from typing import Any
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 from assay.validation import undefined_metric
+from assay_unitxt.catalog.inputs import CheckedInputs
 
 __all__ = ["Anls", "CharEditDistance", "JaccardIndex", "NormalizedSacrebleu", "Squad", "StringContainmentRatio",
            "UnsortedListExactMatch", "Wer"]
@@ -33,9 +34,11 @@ def _levenshtein(a: str, b: str) -> int:
     return int(Levenshtein.distance(a, b))
 
 
-class Anls(InstanceMetric):
+class Anls(CheckedInputs, InstanceMetric):
     """unitxt's ``ANLS``: 1 - the smallest normalised Levenshtein distance to a reference (text
     lower-cased, whitespace collapsed; normalised by the longer *raw* length), 0 below ``threshold``."""
+
+    input_type = "text"
 
     examples = [{"predictions": ["Hello World", "foo", "xyz"],
                  "references": [["hello  world"], ["bar", "fooo"], ["abc"]],
@@ -61,9 +64,11 @@ class Anls(InstanceMetric):
         return 0.0 if value < self.threshold else value
 
 
-class CharEditDistance(InstanceMetric):
+class CharEditDistance(CheckedInputs, InstanceMetric):
     """unitxt's ``CharEditDistance`` / ``CharEditDistanceAccuracy``: the Levenshtein distance of the
     texts with all whitespace removed (``accuracy=True``: 1 - distance / longer length)."""
+
+    input_type = "text"
 
     examples = [{"predictions": ["a b c", "abd"], "references": [["abc"], ["abc"]]}]
 
@@ -87,9 +92,11 @@ class CharEditDistance(InstanceMetric):
         return 1 - dist / longest if self.accuracy else float(dist)
 
 
-class JaccardIndex(InstanceMetric):
+class JaccardIndex(CheckedInputs, InstanceMetric):
     """unitxt's ``JaccardIndex`` (lists or sets) and ``JaccardIndexString`` (``split_regex``
     given: strings split with ``re.split``): the best |P ∩ R| / |P ∪ R| over the references."""
+
+    input_type = "list[label]"
 
     examples = [{"predictions": [["a", "b"], ["c"]], "references": [[["a", "c"]], [["c"], ["d"]]]}]
 
@@ -113,8 +120,10 @@ class JaccardIndex(InstanceMetric):
         return max(len(pred & (r := self._items(ref))) / len(pred | r) for ref in references)
 
 
-class UnsortedListExactMatch(InstanceMetric):
+class UnsortedListExactMatch(CheckedInputs, InstanceMetric):
     """unitxt's ``UnsortedListExactMatch``: 1.0 when ``sorted(prediction) == sorted(references[0])``."""
+
+    input_type = "list[label]"
 
     examples = [{"predictions": [["a", "b"], ["c"]], "references": [[["b", "a"]], [["d"]]]}]
 
@@ -128,9 +137,11 @@ class UnsortedListExactMatch(InstanceMetric):
         return float(sorted(no_nan(self, p) for p in prediction) == sorted(references[0]))
 
 
-class StringContainmentRatio(InstanceMetric):
+class StringContainmentRatio(CheckedInputs, InstanceMetric):
     """unitxt's ``StringContainmentRatio``: the share of the values of ``task_data[field]`` whose
     ``str`` is a substring of ``str(prediction)``; score ``string_containment``."""
+
+    input_type = "label"
 
     examples = [{"predictions": ["alice met bob", "carol"],
                  "references": [["x"], ["y"]],
@@ -155,10 +166,12 @@ class StringContainmentRatio(InstanceMetric):
         return sum(str(v) in str(no_nan(self, prediction)) for v in values) / len(values)
 
 
-class Wer(GlobalMetric):
+class Wer(CheckedInputs, GlobalMetric):
     """unitxt's ``Wer`` (``metrics.wer``): word error rate of the whole collection, ``evaluate``'s
     ``wer`` module computed with jiwer offline: (S + D + I) summed over the pairs divided by
     (S + D + H) summed; each prediction against its single reference."""
+
+    input_type = "text"
 
     examples = [{"predictions": ["the cat sat on mat", "birds"],
                  "references": [["the cat sat on the mat"], ["birds sang"]],
@@ -199,11 +212,13 @@ def _squad_f1(prediction: str, truth: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-class Squad(Metric):
+class Squad(CheckedInputs, Metric):
     """unitxt's ``metrics.squad`` (its ``metric_pipeline`` around ``evaluate``'s ``squad``): per
     instance the official SQuAD v1.1 exact match and token F1, each the best over the reference
     answers; ``f1`` (main) and ``exact_match`` are their means, on unitxt's 0-1 scale (the module's
     0-100 divided by ``scale=100``)."""
+
+    input_type = "text"
 
     examples = [{"predictions": ["The Eiffel Tower", "Paris, France"], "references": [["Eiffel tower"], ["Paris"]],
                  "global_target": {"f1": (1 + 2 / 3) / 2, "exact_match": 0.5}}]
@@ -227,13 +242,15 @@ class Squad(Metric):
         return {"exact_match": em / 100.0, "f1": f1 / 100.0}
 
 
-class NormalizedSacrebleu(Metric):
+class NormalizedSacrebleu(CheckedInputs, Metric):
     """unitxt's ``NormalizedSacrebleu`` (``metrics.normalized_sacrebleu``): sacreBLEU's statistics per
     instance (``sentence_score``, tokenizer from ``task_data["target_language"]`` through
     ``language_to_tokenizer`` unless ``tokenize`` is set), corpus BLEU of their sums with
     ``effective_order``. ``sacrebleu`` is on a 0-1 scale **rounded to two decimals** and ``bp`` is
     rounded too, as unitxt does; ``sys_len`` and ``ref_len`` are reported; unitxt's list-valued
     ``counts``, ``totals`` and ``precisions`` are not (assay's scores are numbers)."""
+
+    input_type = "text"
 
     examples = [{"predictions": ["the cat sat", "a dog", "xyz"],
                  "references": [["the cat sat on the mat"], ["a dog ran"], ["abc"]]}]
@@ -286,6 +303,9 @@ class NormalizedSacrebleu(Metric):
         return (tuple(res.counts[:order]), tuple(res.totals[:order]), res.sys_len, res.ref_len)
 
     def reduce(self, intermediates: Any) -> dict[str, float]:
+        if len(intermediates) == 0:
+            nan = undefined_metric("metrics.normalized_sacrebleu: no instances; NaN.")
+            return {"sacrebleu": nan, "bp": math.nan, "sys_len": math.nan, "ref_len": math.nan}
         order = self.max_ngram_order
         counts, totals = [0] * order, [0] * order
         sys_len = ref_len = 0
