@@ -157,6 +157,16 @@ def _canonical(obj: Any) -> str | None:
     return f"{module}.{qualname}" if found is obj else None
 
 
+def _holder(name: str, obj: Any) -> str | None:
+    """``plugin.module.name`` for a moved value without a ``__module__`` (a constant such as
+    ``assay.downstream.MANIFEST``): the deepest loaded module outside assay that binds ``name`` to it,
+    which is where the docs' static reader finds it."""
+    for module_name in sorted(sys.modules, key=len, reverse=True):
+        if module_name.split(".")[0] != "assay" and vars(sys.modules[module_name]).get(name) is obj:
+            return f"{module_name}.{name}"
+    return None
+
+
 def _exported(module_name: str) -> list[tuple[str, Any, str]]:
     """``(name, object, identifier)`` for each public name of a module."""
     module = importlib.import_module(module_name)
@@ -164,8 +174,9 @@ def _exported(module_name: str) -> list[tuple[str, Any, str]]:
     defining = getattr(module, "_EXPORTS", {})  # assay's lazy top-level re-exports
     out = []
     for name in names:
+        own = name in vars(module)  # else a name that moved to a plugin (assay._relocated), loaded on access
         obj = getattr(module, name)
-        ident = _canonical(obj) or f"{defining.get(name, module_name)}.{name}"
+        ident = _canonical(obj) or (None if own else _holder(name, obj)) or f"{defining.get(name, module_name)}.{name}"
         out.append((name, obj, ident))
     return out
 
