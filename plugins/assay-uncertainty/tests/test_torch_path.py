@@ -18,18 +18,17 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch")
-
-from assay.errors import InvalidParameterError  # noqa: E402
-from assay_uncertainty._curves import group_ends  # noqa: E402
-from assay_uncertainty.calibration import ECE, MCE, RMSCE, CalibrationUEMetric  # noqa: E402
-from assay_uncertainty.ensemble import Disagreement, Entropy, MutualInformation, VariationRatio  # noqa: E402
-from assay_uncertainty.ranking import PRAUC, ROCAUC, FPRAtRecall  # noqa: E402
-from assay_uncertainty.rejection import PRR  # noqa: E402
-from assay_uncertainty.risk_coverage import (  # noqa: E402
+from assay.errors import InvalidParameterError
+from assay_uncertainty._curves import group_ends
+from assay_uncertainty.calibration import ECE, MCE, RMSCE, CalibrationUEMetric
+from assay_uncertainty.ensemble import Disagreement, Entropy, MutualInformation, VariationRatio
+from assay_uncertainty.ranking import PRAUC, ROCAUC, FPRAtRecall
+from assay_uncertainty.rejection import PRR
+from assay_uncertainty.risk_coverage import (
     AUGRC,
     AURC,
     EAUGRC,

@@ -22,11 +22,12 @@ import math
 import re
 import socket
 
+import jiwer
+import nltk
 import pytest
+import unitxt.artifact as unitxt_artifact  # the reference, installed by make setup (a missing one fails)
 
 import assay
-
-unitxt_artifact = pytest.importorskip("unitxt.artifact", reason="unitxt is the reference (make setup installs it)")
 
 pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
 
@@ -45,7 +46,6 @@ def no_network(monkeypatch):
 def offline_nltk(monkeypatch):
     """unitxt's NLTK mixins call nltk.download (network) and sent_tokenize (punkt_tab, not on disk):
     no download, and one sentence splitter (at ., ! or ? followed by space) for unitxt and assay."""
-    nltk = pytest.importorskip("nltk")
     monkeypatch.setattr(nltk, "download", lambda *a, **k: True)
     monkeypatch.setattr(nltk, "sent_tokenize", lambda text, *a, **k: [s for s in re.split(r"(?<=[.!?])\s+", text) if s])
 
@@ -256,7 +256,6 @@ def test_rouge_matches_unitxt(offline_nltk, name):
 
 
 def test_rouge_without_punkt_says_what_to_do(monkeypatch):
-    nltk = pytest.importorskip("nltk")
 
     def missing(*a, **k):
         raise LookupError("Resource punkt_tab not found.")
@@ -270,7 +269,6 @@ def test_rouge_without_punkt_says_what_to_do(monkeypatch):
 
 
 def test_wer_equals_jiwer_corpus_wer():
-    jiwer = pytest.importorskip("jiwer")
     preds = ["the cat sat on mat", "a dog ran in the park today", "birds"]
     refs = [["the cat sat on the mat"], ["a dog ran in the park"], ["birds sang"]]
     _, glob = assay_run("metrics.wer", preds, refs, n_resamples=0)

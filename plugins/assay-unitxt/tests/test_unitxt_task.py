@@ -8,13 +8,13 @@ import re
 import socket
 from typing import Any
 
+import nltk
 import pytest
+import unitxt.blocks as unitxt_blocks  # the reference, installed by make setup (a missing one fails)
 
 import assay
 from assay.errors import InvalidParameterError
 from assay_unitxt import Task
-
-unitxt_blocks = pytest.importorskip("unitxt.blocks", reason="unitxt is the reference (make setup installs it)")
 
 pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
 
@@ -37,7 +37,6 @@ PREDICTIONS = ["The cat sat.", "a dog ran", "birds sing"]
 
 def test_tutorial_task_evaluates_like_unitxts_metrics(monkeypatch):
     # unitxt's tutorial, imports changed; punkt_tab is not on disk: one sentence splitter for both sides
-    nltk = pytest.importorskip("nltk")
     monkeypatch.setattr(nltk, "download", lambda *a, **k: True)
     monkeypatch.setattr(nltk, "sent_tokenize", lambda text, *a, **k: [s for s in re.split(r"(?<=[.!?])\s+", text) if s])
     task = Task(input_fields={"question": str}, reference_fields={"answer": str}, prediction_type=str,
