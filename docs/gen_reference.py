@@ -160,9 +160,12 @@ def _canonical(obj: Any) -> str | None:
 def _holder(name: str, obj: Any) -> str | None:
     """``plugin.module.name`` for a moved value without a ``__module__`` (a constant such as
     ``assay.downstream.MANIFEST``): the deepest loaded module outside assay that binds ``name`` to it,
-    which is where the docs' static reader finds it."""
-    for module_name in sorted(sys.modules, key=len, reverse=True):
-        if module_name.split(".")[0] != "assay" and vars(sys.modules[module_name]).get(name) is obj:
+    which is where the docs' static reader finds it. Only a plugin's modules that list ``name`` in
+    ``__all__`` count: a test module or a private import binding the same object is not a home."""
+    for module_name in sorted(sys.modules, key=lambda m: (-len(m), m)):
+        module = sys.modules[module_name]
+        if (module_name.startswith("assay_") and name in getattr(module, "__all__", ())
+                and vars(module).get(name) is obj):
             return f"{module_name}.{name}"
     return None
 

@@ -78,3 +78,17 @@ def test_an_object_exported_twice_is_rendered_by_its_own_module(pages):
 def test_sphinx_roles_become_markdown_code(gen):
     text = "See :class:`~assay.errors.AssayError`, :func:`load <assay.load>` and :math:`x^2`.\n\n    .. math:: a = b\n"
     assert gen.rst_to_markdown(text) == "See `AssayError`, `load` and `x^2`.\n\n    ```text\n    a = b\n    ```\n"
+
+
+def test_a_moved_constant_is_documented_where_its_plugin_defines_it(gen, monkeypatch):
+    # A test module binding the same object (as in a full test run) is not the constant's home.
+    import sys
+    import types
+
+    from assay_segmentation.downstream.results import MANIFEST
+
+    stray = types.ModuleType("plugins.assay-segmentation.tests.downstream.test_a_very_long_module_name")
+    stray.MANIFEST = MANIFEST
+    monkeypatch.setitem(sys.modules, stray.__name__, stray)
+    idents = {name: ident for name, _obj, ident in gen._exported("assay.downstream")}
+    assert idents["MANIFEST"] == "assay_segmentation.downstream.results.MANIFEST"
