@@ -34,6 +34,10 @@ EXEMPT: dict[tuple[str, str], str] = {
     # plugins/assay-uncertainty/tests/test_polygraph_claim.py.
     ("estimator", "random_baseline_claim"): "random by design; test_polygraph_claim.py",
     ("estimator", "RandomBaselineClaim"): "random by design; test_polygraph_claim.py",
+    # Focus reads a spaCy pipeline, a tokenizer and an IDF table, local files given as options, none shipped with
+    # assay. Checked against LM-Polygraph on folders built by plugins/assay-uncertainty/tests/test_polygraph_focus.py.
+    **{("estimator", name): "needs local spaCy / tokenizer / IDF files; test_polygraph_focus.py"
+       for name in ("focus", "Focus", "focus_claim", "FocusClaim")},
     # LM-Polygraph's statistics computed by a second model (NLI, cross-encoder, a BERT tokenizer folder): the factory
     # takes the model folder (never a download), and no such folder ships with assay. Their values are checked
     # against LM-Polygraph's own calculators on tiny models built by

@@ -18,8 +18,12 @@ import types
 
 import numpy as np
 import pytest
+import torch
+from boostedprob import calculate_boostedprob
+from transformers import GPT2Config
 
 from assay.errors import InvalidParameterError
+from assay.uncertainty import UEManager
 from assay_uncertainty import estimators_claim as ec
 
 N, V = 8, 30
@@ -163,9 +167,6 @@ def test_a_token_index_past_the_answer_is_an_error():
 
 # --------------------------------------------------------------------------------------- BoostedProb
 def test_boosted_prob_claim_equals_boostedprob_per_example(claim_module):
-    import torch
-    from boostedprob import calculate_boostedprob
-
     stats = _stats(5)
     ours = ec.BoostedProbClaim()(stats)
     for o, z, toks, claims in zip(ours, stats["greedy_log_probs"], stats["greedy_tokens"], stats["claims"]):
@@ -188,8 +189,6 @@ def _attention(rng, layers, heads, size):
 
 @pytest.mark.parametrize("padded", [False, True])
 def test_attention_score_claim_equals_lm_polygraph(claim_module, tmp_path, padded):
-    from transformers import GPT2Config
-
     GPT2Config(n_layer=5, n_head=2, n_embd=8).save_pretrained(tmp_path)
     rng = np.random.default_rng(6)
     stats = _stats(6)
@@ -331,3 +330,19 @@ def test_claims_from_spans_feed_the_claim_estimators():
     got = ec.MaximumClaimProbability()(stats)
     np.testing.assert_allclose(got[0], [3.0, 4.0])
     assert got[1].size == 0
+
+
+def test_the_manager_runs_claim_estimators_by_both_names_on_assays_claim_data():
+    recs = [{"log_probs": [-0.1, -0.2], "correct": 1, "claim_spans": [[0, 1], [1, 2]], "claim_correct": [1, 0]},
+            {"log_probs": [-1.0], "correct": 0, "claim_spans": [[0, 1]], "claim_correct": [0]},
+            {"log_probs": [-0.5, -0.3, -0.9], "correct": 1, "claim_spans": [[0, 3]], "claim_correct": [1]}]
+    man = UEManager(recs, estimators=["perplexity_claim", "MaximumClaimProbability"], gen_metrics=["claim_accuracy"],
+                    ue_metrics=["roc_auc"])
+    man()
+    got = man.estimations[("claim", "perplexity_claim")]
+    np.testing.assert_allclose(np.concatenate(got), [0.1, 0.2, 1.0, (0.5 + 0.3 + 0.9) / 3])
+    np.testing.assert_allclose(np.concatenate(man.estimations[("claim", "MaximumClaimProbability")]),
+                               [0.1, 0.2, 1.0, 1.7])
+    # uncertainty 0.1, 0.2, 1.0, 0.567 for correct 1, 0, 0, 1: of the 4 (wrong, correct) pairs the wrong claim is
+    # the more uncertain in 3 (0.2 > 0.1, 1.0 > 0.1, 1.0 > 0.567)
+    assert man.metrics[("claim", "perplexity_claim", "claim_accuracy", "roc_auc")] == pytest.approx(0.75)

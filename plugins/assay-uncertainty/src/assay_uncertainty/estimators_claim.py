@@ -331,7 +331,7 @@ class FrequencyScoringClaim(Estimator):
 
     def __call__(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
         out = []
-        for claims, per_claim in zip(stats["claims"], stats["nli_to_sample_texts"]):
+        for _claims, per_claim in zip(stats["claims"], stats["nli_to_sample_texts"]):
             vals = []
             for pairs in per_claim:
                 hard = [max(d, key=d.get) for d in pairs]
@@ -368,7 +368,7 @@ def nltk_stopword(t: Any) -> bool:
         return False
     if _NLTK_STOPWORDS is None:
         # nltk is deferred: needed only when the alternatives are words
-        from nltk.corpus import stopwords
+        from nltk.corpus import stopwords  # type: ignore[import-untyped]
 
         try:
             _NLTK_STOPWORDS = frozenset(stopwords.words("english"))

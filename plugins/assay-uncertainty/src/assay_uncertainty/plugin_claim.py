@@ -1,4 +1,4 @@
-"""Registrations of LM-Polygraph 0.7.0's claim-level estimators (entry point ``assay.uncertainty_claim``).
+"""Registrations of LM-Polygraph 0.7.0's claim-level estimators and Focus (entry point ``assay.uncertainty_claim``).
 
 Each estimator is registered under a snake_case name and, with ``other_names``, under
 LM-Polygraph's class name (both load the same class). The table of names, statistics and tests
@@ -14,6 +14,7 @@ import numpy as np
 
 from assay import hookimpl
 from assay_uncertainty import estimators_claim as ec
+from assay_uncertainty import estimators_focus as ef
 from assay_uncertainty.samples_polygraph import STATISTICS
 
 _LN = math.log
@@ -74,6 +75,12 @@ def assay_register_estimators(register):
     for cls, desc, overrides in _CLASSES:
         register(cls.name, cls, other_names=(cls.__name__,), description=f"claim level: {desc}", level="claim",
                  examples=_examples(cls, overrides))
+    # Focus needs a spaCy pipeline, a tokenizer and an IDF table (local files given as options): no sample here;
+    # tests/test_polygraph_focus.py checks both against LM-Polygraph on folders it builds
+    register(ef.Focus.name, ef.Focus, other_names=("Focus",), level="sequence",
+             description="mean Focus score (IDF-weighted surprise + entropy + attention-propagated share) of keywords")
+    register(ef.FocusClaim.name, ef.FocusClaim, other_names=("FocusClaim",), level="claim",
+             description="claim level: mean Focus score of the claim's tokens")
 
 
 @hookimpl
