@@ -13,6 +13,7 @@ a ``transformers`` GPT-2 config saved to ``tmp_path`` (no download).
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import sys
 import types
 
@@ -22,9 +23,12 @@ import torch
 from boostedprob import calculate_boostedprob
 from transformers import GPT2Config
 
+import assay
 from assay.errors import InvalidParameterError
 from assay.uncertainty import UEManager
 from assay_uncertainty import estimators_claim as ec
+from assay_uncertainty import estimators_focus as ef
+from assay_uncertainty import plugin_claim
 
 N, V = 8, 30
 
@@ -346,3 +350,23 @@ def test_the_manager_runs_claim_estimators_by_both_names_on_assays_claim_data():
     # uncertainty 0.1, 0.2, 1.0, 0.567 for correct 1, 0, 0, 1: of the 4 (wrong, correct) pairs the wrong claim is
     # the more uncertain in 3 (0.2 > 0.1, 1.0 > 0.1, 1.0 > 0.567)
     assert man.metrics[("claim", "perplexity_claim", "claim_accuracy", "roc_auc")] == pytest.approx(0.75)
+
+
+_REGISTERED = [c for c, _, _ in plugin_claim._CLASSES] + [ef.Focus, ef.FocusClaim]
+
+
+@pytest.mark.parametrize("cls", _REGISTERED, ids=lambda c: c.__name__)
+def test_the_snake_name_and_the_class_name_load_the_same_class(cls):
+    registry = assay.plugins.get_registry("estimator")
+    assert registry.get(cls.__name__).factory is registry.get(cls.name).factory is cls
+    assert registry.get(cls.__name__).metadata["alias_of"] == cls.name
+
+
+def test_every_claim_class_of_lm_polygraph_is_registered(lm_polygraph):
+    folder = pathlib.Path(lm_polygraph("estimators.estimator").__file__).parent / "claim"
+    theirs = set()
+    for f in folder.glob("*.py"):
+        theirs.update(line.split("class ")[1].split("(")[0] for line in f.read_text().splitlines()
+                      if line.startswith("class ") and "(Estimator)" in line)
+    assert len(theirs) == 13
+    assert theirs == {c.__name__ for c in _REGISTERED} - {"Focus"}
