@@ -38,6 +38,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     # assay. Checked against LM-Polygraph on folders built by plugins/assay-uncertainty/tests/test_polygraph_focus.py.
     **{("estimator", name): "needs local spaCy / tokenizer / IDF files; test_polygraph_focus.py"
        for name in ("focus", "Focus", "focus_claim", "FocusClaim")},
+    ("stat_calculator", "claim_to_samples_nli"): "needs a local model folder; test_claim_nli.py",
+    ("stat_calculator", "SemanticClassesClaimToSamplesCalculator"): "needs a local model folder; test_claim_nli.py",
     # LM-Polygraph's statistics computed by a second model (NLI, cross-encoder, a BERT tokenizer folder): the factory
     # takes the model folder (never a download), and no such folder ships with assay. Their values are checked
     # against LM-Polygraph's own calculators on tiny models built by
