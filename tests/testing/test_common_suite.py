@@ -40,6 +40,8 @@ EXEMPT: dict[tuple[str, str], str] = {
        for name in ("focus", "Focus", "focus_claim", "FocusClaim")},
     ("stat_calculator", "claim_to_samples_nli"): "needs a local model folder; test_claim_nli.py",
     ("stat_calculator", "SemanticClassesClaimToSamplesCalculator"): "needs a local model folder; test_claim_nli.py",
+    ("stat_calculator", "greedy_alternatives_fact_pref_nli"): "needs a local model folder; test_claim_nli.py",
+    ("stat_calculator", "GreedyAlternativesFactPrefNLICalculator"): "needs a local model folder; test_claim_nli.py",
     # LM-Polygraph's statistics computed by a second model (NLI, cross-encoder, a BERT tokenizer folder): the factory
     # takes the model folder (never a download), and no such folder ships with assay. Their values are checked
     # against LM-Polygraph's own calculators on tiny models built by

@@ -89,3 +89,51 @@ def test_a_claim_without_text_is_an_error(nli_dir):
     calc = load_stat_calculator("claim_to_samples_nli", nli_model=nli_dir, device="cpu")
     with pytest.raises(InvalidParameterError, match="example 0, claim 0: the claim has no 'claim_text'"):
         calc({"claims": [[{"aligned_token_ids": [0]}]], "sample_texts": [["paris"]]})
+
+
+def _ccp_module(lpm):
+    """LM-Polygraph's claim CCP module; its ``extract_claims`` import (OpenAI client) gets a stand-in."""
+    key = "lm_polygraph.stat_calculators.extract_claims"
+    stand_in = types.ModuleType(key)
+    stand_in.Claim = type("Claim", (), {})  # used in type hints only
+    sys.modules[key] = stand_in
+    try:
+        return lpm("estimators.claim.claim_conditioned_probability")
+    finally:
+        sys.modules.pop(key, None)
+
+
+def test_fact_pref_nli_and_claim_ccp_equal_lm_polygraphs(lpm, nli_dir, tiny_tokenizer):
+    tok = tiny_tokenizer()
+    rng = np.random.default_rng(12)
+    ids = [tok.convert_tokens_to_ids(w) for w in WORDS]
+    tokens, alternatives, claims = [], [], []
+    for n in (4, 2, 3):
+        toks = [int(t) for t in rng.choice(ids, n)]
+        alts = []
+        for t in toks:
+            others = [int(a) for a in rng.choice([i for i in ids if i != t], 3, replace=False)]
+            lps = np.log(rng.dirichlet(np.ones(4)))
+            alts.append([(a, float(lp)) for a, lp in zip([t, *others], sorted(lps, reverse=True))])
+        tokens.append(toks)
+        alternatives.append(alts)
+        claims.append([SimpleNamespace(claim_text="c", sentence="s",
+                                       aligned_token_ids=sorted(rng.choice(n, int(rng.integers(1, n + 1)),
+                                                                           replace=False).tolist()))
+                       for _ in range(int(rng.integers(1, 3)))])
+    deps = {"greedy_tokens_alternatives": alternatives, "greedy_tokens": tokens, "claims": claims}
+    ours = load_stat_calculator("GreedyAlternativesFactPrefNLICalculator", nli_model=nli_dir, tokenizer=tok,
+                                batch_size=3, device="cpu")(deps)
+    theirs = lpm("stat_calculators.greedy_alternatives_nli").GreedyAlternativesFactPrefNLICalculator(
+        _lp_nli_model(nli_dir, 3))(deps, [], SimpleNamespace(tokenizer=tok))
+    key = "greedy_tokens_alternatives_fact_pref_nli"
+    assert ours[key] == theirs[key]
+    classes = {c for ex in ours[key] for claim in ex for m in claim for row in m for c in row if c}
+    assert len(classes) > 1
+    deps.update(ours)
+    got = load_estimator("ClaimConditionedProbabilityClaim", nli_context="fact_pref",
+                         is_stopword=lambda t: False)(deps)
+    want = _ccp_module(lpm).ClaimConditionedProbabilityClaim(nli_context="fact_pref",
+                                                            is_stopword=lambda t: False)(deps)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-6)

@@ -1,4 +1,4 @@
-"""Registration of the claim-level NLI stat calculator (entry point ``assay.transformers-claim``).
+"""Registrations of the claim-level NLI stat calculators (entry point ``assay.transformers-claim``).
 
 Importing this module is cheap (numpy): torch and transformers load with the NLI model, on first use.
 """
@@ -6,7 +6,7 @@ Importing this module is cheap (numpy): torch and transformers load with the NLI
 from __future__ import annotations
 
 from assay import hookimpl
-from assay_transformers.claim_nli import ClaimToSamplesNLICalculator
+from assay_transformers.claim_nli import ClaimToSamplesNLICalculator, GreedyAlternativesFactPrefNLICalculator
 
 
 @hookimpl
@@ -15,3 +15,8 @@ def assay_register_stat_calculators(register):
              other_names=("SemanticClassesClaimToSamplesCalculator",),
              description="claims, sample_texts -> nli_to_sample_texts: NLI of each claim against each sampled answer "
                          "(frequency_scoring_claim; local NLI model)")
+    register(GreedyAlternativesFactPrefNLICalculator.name, GreedyAlternativesFactPrefNLICalculator,
+             other_names=("GreedyAlternativesFactPrefNLICalculator",),
+             description="greedy_tokens_alternatives, greedy_tokens, claims -> "
+                         "greedy_tokens_alternatives_fact_pref_nli "
+                         "(CCP with the claim prefix; local NLI model)")
