@@ -161,6 +161,17 @@ def test_a_claim_without_tokens_is_nan_with_a_warning():
     np.testing.assert_allclose(got, [np.nan, 2.0])
 
 
+def test_a_ccp_claim_without_tokens_is_nan_with_a_warning():
+    alts = [[[(3, np.log(0.6)), (4, np.log(0.4))]]]
+    stats = {"claims": [[Claim("c", "s", []), Claim("d", "s", [0])]], "greedy_tokens_alternatives": alts,
+             "greedy_tokens_alternatives_nli": [[[["", "contra"], ["contra", ""]]]],
+             "greedy_tokens_alternatives_fact_pref_nli": [[[], [[["", "contra"], ["contra", ""]]]]]}
+    for context in ("no_context", "fact_pref"):
+        with pytest.warns(UserWarning, match="claim 0 has no tokens"):
+            got = ec.ClaimConditionedProbabilityClaim(nli_context=context)(stats)[0]
+        np.testing.assert_allclose(got, [np.nan, -0.6])  # alternative 1 contradicts: CCP = 0.6 / (0.6 + 0.4)
+
+
 def test_a_token_index_past_the_answer_is_an_error():
     stats = {"greedy_log_likelihoods": [[-1.0, -2.0]], "claims": [[Claim("c", "s", [0, 2])]]}
     with pytest.raises(InvalidParameterError, match="example 0, claim 0: token index 2 is past"):

@@ -425,11 +425,17 @@ class ClaimConditionedProbabilityClaim(Estimator):
             if self.nli_context == "no_context":
                 ccp = np.array([self._token_ccp(a, m) for a, m in zip(alternatives, nli)]) if claims else np.zeros(0)
                 for j, claim in enumerate(claims):
-                    ids = claim_token_ids(claim, f"estimator {self.name!r}, example {i}, claim {j}")
-                    vals.append(-math.exp(float(np.sum(ccp[ids]))))
+                    where = f"estimator {self.name!r}, example {i}, claim {j}"
+                    ids = claim_token_ids(claim, where)
+                    vals.append(-math.exp(float(np.sum(ccp[ids]))) if ids.size else
+                                nan_with_warning(f"{where} has no tokens; NaN.", stacklevel=2))
             else:
                 for j, (claim, mats) in enumerate(zip(claims, nli)):
-                    ids = claim_token_ids(claim, f"estimator {self.name!r}, example {i}, claim {j}")
+                    where = f"estimator {self.name!r}, example {i}, claim {j}"
+                    ids = claim_token_ids(claim, where)
+                    if not ids.size:
+                        vals.append(nan_with_warning(f"{where} has no tokens; NaN.", stacklevel=2))
+                        continue
                     if len(mats) != ids.size:
                         raise InvalidParameterError(f"estimator {self.name!r}: example {i}, claim {j} has {ids.size} "
                                                     f"tokens and {len(mats)} NLI matrices (one per claim token).")
