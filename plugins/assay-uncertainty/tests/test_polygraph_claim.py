@@ -223,6 +223,8 @@ def test_attention_score_claim_equals_lm_polygraph(claim_module, tmp_path, padde
     assert ours.layer == 2
     _same(ours(stats), theirs)
     _same(ec.AttentionScoreClaim(layer=2)(stats), theirs)
+    with pytest.raises(InvalidParameterError, match="must be a local model folder"):
+        ec.AttentionScoreClaim(model_name="gpt2")
 
 
 # --------------------------------------------------------------------------------------- P(True), random

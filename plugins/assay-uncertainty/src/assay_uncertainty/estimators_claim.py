@@ -21,6 +21,7 @@ PointwiseMutualInformationClaim writes 0 into ``greedy_lm_log_likelihoods``).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -239,10 +240,13 @@ class AttentionScoreClaim(_ClaimEstimator):
     def __init__(self, model_name: str | None = None, layer: int | None = None) -> None:
         self.model_name = model_name
         if layer is None and model_name is not None:
+            if not os.path.isdir(model_name):
+                raise InvalidParameterError(f"{self.name}: 'model_name' must be a local model folder (its config.json "
+                                            f"gives the layers; assay never downloads one); got {model_name!r}.")
             # transformers is deferred: a heavy optional dependency, needed only to read a config folder
             from transformers import AutoConfig
 
-            config = AutoConfig.from_pretrained(model_name)
+            config = AutoConfig.from_pretrained(model_name, local_files_only=True, trust_remote_code=False)
             layer = getattr(config, "text_config", config).num_hidden_layers // 2
         self.layer = None if layer is None else int(layer)
         super().__init__()

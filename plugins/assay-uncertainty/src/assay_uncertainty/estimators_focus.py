@@ -75,6 +75,9 @@ def load_idf_table(model_name: str, path: str, idf_dataset: str, idf_seed: int, 
     if not os.path.exists(idf_dataset):
         raise InvalidParameterError(f"focus: no IDF table at {path!r}, and idf_dataset={idf_dataset!r} is not a local "
                                     "file or folder to compute it from (assay never downloads a dataset).")
+    if not os.path.isdir(model_name):
+        raise InvalidParameterError(f"focus: model_name={model_name!r} must be a local tokenizer folder to compute the "
+                                    "IDF table with (assay never downloads one).")
     # datasets and transformers are deferred: heavy optional dependencies, needed only to build the table
     from datasets import load_dataset
     from transformers import AutoTokenizer
@@ -85,7 +88,7 @@ def load_idf_table(model_name: str, path: str, idf_dataset: str, idf_seed: int, 
     rng.shuffle(data)
     if 0 < idf_dataset_size < len(data):
         data = rng.sample(data, idf_dataset_size)
-    tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True)
+    tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True, local_files_only=True, trust_remote_code=False)
     offset = 1 if "facebook" in model_name else 0  # LM-Polygraph's rule: skip a BART-style leading token
     idf = compute_idf(tokenizer, [d[idf_dataset_text_column] for d in data], len(tokenizer.vocab), offset)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
