@@ -30,8 +30,8 @@ NAMESPACE = "evaluate"
 class Module:
     """One ``evaluate`` module: its arguments, configurations, result keys, ``map`` and ``reduce``.
 
-    Subclasses set the class attributes and implement :meth:`map` and :meth:`reduce`;
-    :meth:`check` validates option values beyond their names (``average=None`` ...).
+    Subclasses set the class attributes (``defaults``: the ``compute()`` keywords) and implement
+    :meth:`map` and :meth:`reduce`; :meth:`check` validates option values beyond their names (``average=None`` ...).
     """
 
     #: the module's name in ``evaluate`` (``evaluate.load(name)``)
@@ -40,8 +40,10 @@ class Module:
     keys: ClassVar[tuple[str, ...]]
     main_score: ClassVar[str]
     higher_is_better: ClassVar[bool] = True
+    #: the options in force: defaults updated with the user's
+    options: dict[str, Any]
     #: compute() keyword -> evaluate's default
-    options: ClassVar[Mapping[str, Any]] = {}
+    defaults: ClassVar[Mapping[str, Any]] = {}
     #: compute() keywords assay does not take, -> why (named in the error)
     rejected: ClassVar[Mapping[str, str]] = {}
     #: the configuration names of evaluate.load(name, config_name); None: the default one
@@ -53,9 +55,10 @@ class Module:
 
     def __init__(self, config: str | None, options: Mapping[str, Any]) -> None:
         self.config = config
-        self.options = {**self.options, **options}
+        self.options = {**self.defaults, **options}
+        self.given = dict(options)
         #: the metric as the user spelt it, for messages
-        self.where = spec(NAMESPACE, self.name, options if config is None else {"config_name": config, **options})
+        self.where = spec(NAMESPACE, self.name, _spelt(self))
 
     def check(self) -> None:
         """Reject option values assay cannot honour (the defaults always pass)."""
@@ -86,7 +89,7 @@ def flatten_result(result: Mapping[str, Any]) -> dict[str, float]:
                 out[f"{key}_{i}"] = float(v)
         elif value is None:
             out[key] = math.nan
-        elif isinstance(value, numbers.Real) or isinstance(value, np.generic):
+        elif isinstance(value, (numbers.Real, np.generic)):
             out[key] = float(value)
         else:
             raise InvalidParameterError(f"evaluate result {key!r} is a {type(value).__name__}, not a number.")
@@ -144,9 +147,8 @@ class EvaluateModuleMetric(Metric):
 
 
 def _spelt(module: Module) -> dict[str, Any]:
-    """The options as the user gave them (the defaults left out), for the metric's name."""
-    spelt = {k: v for k, v in module.options.items() if k not in type(module).options or v != type(module).options[k]}
-    return {"config_name": module.config, **spelt} if module.config is not None else spelt
+    """The options as the user gave them, for the metric's name."""
+    return {"config_name": module.config, **module.given} if module.config is not None else dict(module.given)
 
 
 def check_names(module_cls: type[Module], config: str | None, options: Mapping[str, Any]) -> None:
@@ -163,8 +165,8 @@ def check_names(module_cls: type[Module], config: str | None, options: Mapping[s
     for key in options:
         if key in module_cls.rejected:
             raise InvalidParameterError(f"{where}: option {key!r} is not supported: {module_cls.rejected[key]}.")
-        if key not in module_cls.options:
-            accepted = sorted(module_cls.options)
+        if key not in module_cls.defaults:
+            accepted = sorted(module_cls.defaults)
             raise InvalidParameterError(
                 f"Unknown option {key!r} for {where}: evaluate's {module_cls.name!r} takes "
                 f"{', '.join(accepted) or 'no options'}{' and config_name' if module_cls.configs != (None,) else ''}."

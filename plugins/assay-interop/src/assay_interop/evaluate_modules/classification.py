@@ -62,7 +62,7 @@ class Accuracy(_Labelled):
     name = "accuracy"
     keys = ("accuracy",)
     main_score = "accuracy"
-    options: ClassVar[dict[str, Any]] = {"normalize": True}
+    defaults: ClassVar[dict[str, Any]] = {"normalize": True}
     rejected = {"sample_weight": _WEIGHTS}
     configs = (None, "multilabel")
     per_instance = True
@@ -76,7 +76,7 @@ class Accuracy(_Labelled):
 class _PRF(_Labelled):
     """f1, precision, recall: scikit-learn's ``*_score(references, predictions, ...)``."""
 
-    options: ClassVar[dict[str, Any]] = {"labels": None, "pos_label": 1, "average": "binary"}
+    defaults: ClassVar[dict[str, Any]] = {"labels": None, "pos_label": 1, "average": "binary"}
     rejected = {"sample_weight": _WEIGHTS}
     configs = (None, "multilabel")
     function: ClassVar[str]
@@ -109,7 +109,7 @@ class Precision(_PRF):
     keys = ("precision",)
     main_score = "precision"
     function = "precision_score"
-    options: ClassVar[dict[str, Any]] = {**_PRF.options, "zero_division": "warn"}
+    defaults: ClassVar[dict[str, Any]] = {**_PRF.defaults, "zero_division": "warn"}
 
 
 class Recall(_PRF):
@@ -117,14 +117,14 @@ class Recall(_PRF):
     keys = ("recall",)
     main_score = "recall"
     function = "recall_score"
-    options: ClassVar[dict[str, Any]] = {**_PRF.options, "zero_division": "warn"}
+    defaults: ClassVar[dict[str, Any]] = {**_PRF.defaults, "zero_division": "warn"}
 
 
 class MatthewsCorrelation(_Labelled):
     name = "matthews_correlation"
     keys = ("matthews_correlation",)
     main_score = "matthews_correlation"
-    options: ClassVar[dict[str, Any]] = {"average": None}
+    defaults: ClassVar[dict[str, Any]] = {"average": None}
     rejected = {"sample_weight": _WEIGHTS}
     configs = (None, "multilabel")
 
@@ -156,7 +156,7 @@ class RocAuc(_Labelled):
     name = "roc_auc"
     keys = ("roc_auc",)
     main_score = "roc_auc"
-    options: ClassVar[dict[str, Any]] = {"average": "macro", "max_fpr": None, "multi_class": "raise",
+    defaults: ClassVar[dict[str, Any]] = {"average": "macro", "max_fpr": None, "multi_class": "raise",
                                          "labels": None}
     rejected = {"sample_weight": _WEIGHTS}
     configs = (None, "multiclass", "multilabel")
@@ -191,7 +191,7 @@ class Mae(_Error):
     name = "mae"
     keys = ("mae",)
     main_score = "mae"
-    options: ClassVar[dict[str, Any]] = {"multioutput": "uniform_average"}
+    defaults: ClassVar[dict[str, Any]] = {"multioutput": "uniform_average"}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
         preds, refs = self.arrays(items)
@@ -202,7 +202,7 @@ class Mse(_Error):
     name = "mse"
     keys = ("mse",)
     main_score = "mse"
-    options: ClassVar[dict[str, Any]] = {"multioutput": "uniform_average", "squared": True}
+    defaults: ClassVar[dict[str, Any]] = {"multioutput": "uniform_average", "squared": True}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
         preds, refs = self.arrays(items)
@@ -216,7 +216,7 @@ class Mse(_Error):
 
 class _Correlation(_Labelled):
     features = ("float32", "float32")
-    options: ClassVar[dict[str, Any]] = {"return_pvalue": False}
+    defaults: ClassVar[dict[str, Any]] = {"return_pvalue": False}
     requirements = _SCIPY
     pvalue_key: ClassVar[str]
 

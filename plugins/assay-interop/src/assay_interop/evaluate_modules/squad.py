@@ -123,7 +123,7 @@ class SquadV2(_Squad):
     keys = ("exact", "f1", "total", "HasAns_exact", "HasAns_f1", "HasAns_total", "NoAns_exact", "NoAns_f1",
             "NoAns_total", "best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh")
     main_score = "f1"
-    options: ClassVar[dict[str, Any]] = {"no_answer_threshold": 1.0}
+    defaults: ClassVar[dict[str, Any]] = {"no_answer_threshold": 1.0}
 
     def map(self, prediction: Any, references: Any) -> tuple[float, float, bool, float, bool]:
         pred, golds, no_answer = self._parse(prediction, references)

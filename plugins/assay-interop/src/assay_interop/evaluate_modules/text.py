@@ -31,7 +31,7 @@ class ExactMatch(Module):
     name = "exact_match"
     keys = ("exact_match",)
     main_score = "exact_match"
-    options: ClassVar[dict[str, Any]] = {"regexes_to_ignore": None, "ignore_case": False,
+    defaults: ClassVar[dict[str, Any]] = {"regexes_to_ignore": None, "ignore_case": False,
                                          "ignore_punctuation": False, "ignore_numbers": False}
     per_instance = True
 
@@ -71,7 +71,7 @@ class Bleu(Module):
     name = "bleu"
     keys = ("bleu", "precisions", "brevity_penalty", "length_ratio", "translation_length", "reference_length")
     main_score = "bleu"
-    options: ClassVar[dict[str, Any]] = {"tokenizer": None, "max_order": 4, "smooth": False}
+    defaults: ClassVar[dict[str, Any]] = {"tokenizer": None, "max_order": 4, "smooth": False}
     requirements = _SACREBLEU
     per_instance = True
 
@@ -94,7 +94,7 @@ class Bleu(Module):
                 def tokenizer(line: str) -> list[str]:
                     return tok13a(line).split()
             self.__dict__["_tok"] = tokenizer
-        return tokenizer  # type: ignore[no-any-return]
+        return tokenizer
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -164,7 +164,7 @@ class Sacrebleu(_Sacrebleu):
     name = "sacrebleu"
     keys = ("score", "counts", "totals", "precisions", "bp", "sys_len", "ref_len")
     main_score = "score"
-    options: ClassVar[dict[str, Any]] = {"smooth_method": "exp", "smooth_value": None, "force": False,
+    defaults: ClassVar[dict[str, Any]] = {"smooth_method": "exp", "smooth_value": None, "force": False,
                                          "lowercase": False, "tokenize": None, "use_effective_order": False}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
@@ -181,7 +181,7 @@ class Chrf(_Sacrebleu):
     name = "chrf"
     keys = ("score", "char_order", "word_order", "beta")
     main_score = "score"
-    options: ClassVar[dict[str, Any]] = {"char_order": 6, "word_order": 0, "beta": 2, "lowercase": False,
+    defaults: ClassVar[dict[str, Any]] = {"char_order": 6, "word_order": 0, "beta": 2, "lowercase": False,
                                          "whitespace": False, "eps_smoothing": False}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
@@ -198,7 +198,7 @@ class Ter(_Sacrebleu):
     keys = ("score", "num_edits", "ref_length")
     main_score = "score"
     higher_is_better = False
-    options: ClassVar[dict[str, Any]] = {"normalized": False, "ignore_punct": False, "support_zh_ja_chars": False,
+    defaults: ClassVar[dict[str, Any]] = {"normalized": False, "ignore_punct": False, "support_zh_ja_chars": False,
                                          "case_sensitive": False}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
@@ -214,7 +214,7 @@ class Ter(_Sacrebleu):
 class _ErrorRate(Module):
     """wer / cer with jiwer: evaluate sums the edits and the reference lengths over the instances."""
 
-    options: ClassVar[dict[str, Any]] = {"concatenate_texts": False}
+    defaults: ClassVar[dict[str, Any]] = {"concatenate_texts": False}
     higher_is_better = False
     requirements = {"jiwer": "jiwer"}
     per_instance = True
@@ -265,7 +265,7 @@ class Rouge(Module):
     name = "rouge"
     keys = ("rouge1", "rouge2", "rougeL", "rougeLsum")
     main_score = "rouge1"
-    options: ClassVar[dict[str, Any]] = {"rouge_types": None, "use_aggregator": True, "use_stemmer": False,
+    defaults: ClassVar[dict[str, Any]] = {"rouge_types": None, "use_aggregator": True, "use_stemmer": False,
                                          "tokenizer": None}
     requirements = {"rouge_score": "rouge-score"}
     per_instance = True
@@ -339,7 +339,7 @@ class Meteor(Module):
     name = "meteor"
     keys = ("meteor",)
     main_score = "meteor"
-    options: ClassVar[dict[str, Any]] = {"alpha": 0.9, "beta": 3, "gamma": 0.5, "split_sentences": True}
+    defaults: ClassVar[dict[str, Any]] = {"alpha": 0.9, "beta": 3, "gamma": 0.5, "split_sentences": True}
     requirements = {"nltk": "nltk"}
     per_instance = True
 
