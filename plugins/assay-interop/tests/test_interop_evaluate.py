@@ -311,3 +311,26 @@ def test_unknown_names_options_and_configs(system):
     m = assay.load_metric("evaluate:glue[config_name=stsb]")
     assert m.name == "evaluate:glue[config_name=stsb]" and m.main_score == "pearson"
     assert "evaluate:anything" in assay.get_registry("metric")
+
+
+@pytest.mark.parametrize("name", ["bleu", "sacrebleu", "wer", "squad", "exact_match"])
+def test_shards_merge_and_pickle_to_one_pass(system, name):
+    import pickle
+
+    refs = [[r] for r in REFS]
+    whole = assay.load_metric(f"evaluate:{name}").update(HYPS, refs).compute_scores()
+    first = pickle.loads(pickle.dumps(assay.load_metric(f"evaluate:{name}").update(HYPS[:3], refs[:3])))
+    second = assay.load_metric(f"evaluate:{name}").update(HYPS[3:], refs[3:])
+    assert first.merge(second).compute_scores() == whole
+
+
+def test_compare_two_systems(system):
+    y, a = _labels(150, seed=3)
+    _, b = _labels(150, seed=4)
+    b = [t if i % 5 else (t + 1) % 3 for i, t in enumerate(y)]  # right 80 % of the time; a about 70 %
+    refs = [[v] for v in y]
+    ra = assay.evaluate(a, refs, metrics=["evaluate:f1[average=macro]"], n_resamples=0)
+    rb = assay.evaluate(b, refs, metrics=["evaluate:f1[average=macro]"], n_resamples=0)
+    c = assay.compare(ra, rb, metric="evaluate:f1[average=macro]", n_resamples=300, seed=0)
+    assert (c.score_a, c.score_b) == (skm.f1_score(y, a, average="macro"), skm.f1_score(y, b, average="macro"))
+    assert c.ci_low <= c.difference <= c.ci_high
