@@ -324,6 +324,7 @@ def test_shards_merge_and_pickle_to_one_pass(system, name):
     assert first.merge(second).compute_scores() == whole
 
 
+@pytest.mark.slow
 def test_compare_two_systems(system):
     y, a = _labels(150, seed=3)
     _, b = _labels(150, seed=4)
@@ -334,3 +335,14 @@ def test_compare_two_systems(system):
     c = assay.compare(ra, rb, metric="evaluate:f1[average=macro]", n_resamples=300, seed=0)
     assert (c.score_a, c.score_b) == (skm.f1_score(y, a, average="macro"), skm.f1_score(y, b, average="macro"))
     assert c.ci_low <= c.difference <= c.ci_high
+
+
+def test_bad_inputs_are_errors_naming_the_metric(system):
+    with pytest.raises(InvalidParameterError, match=r"evaluate:mae: `predictions\[1\]` is NaN"):
+        _scores("mae", [1.0, float("nan")], [[1.0], [2.0]])
+    with pytest.raises(InvalidParameterError, match="integer labels"):
+        _scores("accuracy", [1.5, 1], [[1], [1]])
+    with pytest.raises(EvaluationError, match="'evaluate:squad' has seen no data"):
+        assay.load_metric("evaluate:squad").compute_scores()
+    with pytest.warns(assay.errors.UndefinedMetricWarning, match="references are empty"):
+        assert math.isnan(_scores("wer", ["a"], [[""]])["wer"])

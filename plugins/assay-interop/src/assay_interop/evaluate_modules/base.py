@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from assay.errors import InvalidParameterError
+from assay.errors import EvaluationError, InvalidParameterError
 from assay.metrics import Metric
 from assay_interop._common import close_matches, spec, target_of
 
@@ -143,7 +143,10 @@ class EvaluateModuleMetric(Metric):
         return self.module.map(prediction, references)
 
     def reduce(self, intermediates: Any) -> dict[str, float]:
-        return flatten_result(self.module.reduce(list(intermediates)))
+        items = list(intermediates)
+        if not items:  # evaluate raises too (each library in its own words): one message for all
+            raise EvaluationError(f"Metric {self.name!r} has seen no data (call update first).")
+        return flatten_result(self.module.reduce(items))
 
 
 def _spelt(module: Module) -> dict[str, Any]:
