@@ -342,6 +342,8 @@ def test_bad_inputs_are_errors_naming_the_metric(system):
         _scores("mae", [1.0, float("nan")], [[1.0], [2.0]])
     with pytest.raises(InvalidParameterError, match="integer labels"):
         _scores("accuracy", [1.5, 1], [[1], [1]])
+    with pytest.raises(InvalidParameterError, match="evaluate:bleu: a prediction must be a string; got list"):
+        _scores("bleu", [["a", "b"]], [["a b"]])
     with pytest.raises(EvaluationError, match="'evaluate:squad' has seen no data"):
         assay.load_metric("evaluate:squad").compute_scores()
     with pytest.warns(assay.errors.UndefinedMetricWarning, match="references are empty"):

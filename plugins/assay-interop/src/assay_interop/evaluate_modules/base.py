@@ -22,7 +22,7 @@ from assay.errors import EvaluationError, InvalidParameterError
 from assay.metrics import Metric
 from assay_interop._common import close_matches, spec, target_of
 
-__all__ = ["NAMESPACE", "EvaluateModuleMetric", "Module", "flatten_result", "one_reference", "texts"]
+__all__ = ["NAMESPACE", "EvaluateModuleMetric", "Module", "flatten_result", "one_reference", "text", "texts"]
 
 NAMESPACE = "evaluate"
 
@@ -94,6 +94,14 @@ def flatten_result(result: Mapping[str, Any]) -> dict[str, float]:
         else:
             raise InvalidParameterError(f"evaluate result {key!r} is a {type(value).__name__}, not a number.")
     return out
+
+
+def text(value: Any, where: str) -> str:
+    """``value`` if it is a string (a prediction), or an error naming the place."""
+    if not isinstance(value, str):
+        raise InvalidParameterError(f"{where}: a prediction must be a string; got {type(value).__name__} "
+                                    f"{value!r:.80}.")
+    return value
 
 
 def texts(value: Any, what: str, where: str) -> list[str]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from assay.errors import EvaluationError, InvalidParameterError, UndefinedMetricWarning
 from assay_interop._common import require
-from assay_interop.evaluate_modules.base import Module, choice, one_reference, texts
+from assay_interop.evaluate_modules.base import Module, choice, one_reference, text, texts
 
 __all__ = ["MODULES"]
 
@@ -103,7 +103,7 @@ class Bleu(Module):
 
     def map(self, prediction: Any, references: Any) -> np.ndarray:
         refs = texts(references, "the references", self.where)
-        texts(prediction, "the prediction", self.where)
+        text(prediction, self.where)
         tokenize, order = self._tokenizer(), self.options["max_order"]
         hyp = list(tokenize(prediction))
         ref_tokens = [list(tokenize(r)) for r in refs]
@@ -146,7 +146,7 @@ class _Sacrebleu(Module):
     per_instance = True
 
     def map(self, prediction: Any, references: Any) -> tuple[str, list[str]]:
-        texts(prediction, "the prediction", self.where)
+        text(prediction, self.where)
         return prediction, texts(references, "the references", self.where)
 
     def streams(self, items: list[Any]) -> tuple[list[str], list[list[str]]]:
@@ -314,7 +314,7 @@ class Rouge(Module):
 
     def map(self, prediction: Any, references: Any) -> dict[str, Any]:
         refs = texts(references, "the references", self.where)
-        texts(prediction, "the prediction", self.where)
+        text(prediction, self.where)
         scorer = self._scorer()
         return dict(scorer.score(refs[0], prediction) if len(refs) == 1 else scorer.score_multi(refs, prediction))
 
@@ -345,7 +345,7 @@ class Meteor(Module):
 
     def map(self, prediction: Any, references: Any) -> float:
         refs = texts(references, "the references", self.where)
-        texts(prediction, "the prediction", self.where)
+        text(prediction, self.where)
         nltk = require("nltk")
         meteor = require("nltk.translate.meteor_score")
         keep_line = not self.options["split_sentences"]
