@@ -348,3 +348,21 @@ def test_bad_inputs_are_errors_naming_the_metric(system):
         assay.load_metric("evaluate:squad").compute_scores()
     with pytest.warns(assay.errors.UndefinedMetricWarning, match="references are empty"):
         assert math.isnan(_scores("wer", ["a"], [[""]])["wer"])
+
+
+@pytest.mark.parametrize("spec", ["evaluate:glue[config_name=stsb]", "evaluate:glue[config_name=qqp]",
+                                  "evaluate:pearsonr[return_pvalue=true]", "evaluate:rouge[rouge_types=[rougeL]]",
+                                  "evaluate:squad_v2", "evaluate:sacrebleu", "evaluate:bleu", "evaluate:chrf",
+                                  "evaluate:ter", "evaluate:wer"])
+def test_declared_result_keys_are_the_keys_computed(system, spec):
+    """Each module declares evaluate's result keys (docs/metrics.md's table); the computed result has exactly those."""
+    m = assay.load_metric(spec)
+    if "glue" in spec or "pearsonr" in spec:
+        preds, refs = [0, 1, 1, 0, 1], [[0], [1], [0], [0], [1]]
+    else:
+        preds, refs = HYPS, [[r] for r in REFS]
+    computed = list(m.module.reduce(list(m.map_all(preds, refs))))
+    declared = list(m.module.result_keys())
+    if spec == "evaluate:squad_v2":  # as in evaluate, NoAns_* only when some question has no answer (none here)
+        declared = [k for k in declared if not k.startswith("NoAns_")]
+    assert computed == declared
