@@ -24,6 +24,7 @@ import torch
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty import UEManager
+from assay_transformers.density_training import training_stats
 from assay_transformers.generation import HFModel
 from assay_transformers.stats import GreedyProbsCalculator
 from assay_transformers.whitebox_stats import (
@@ -34,7 +35,6 @@ from assay_transformers.whitebox_stats import (
     PolygraphModel,
     PTruePrompt,
     SampleEmbeddings,
-    training_stats,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore::assay.errors.UndefinedMetricWarning")

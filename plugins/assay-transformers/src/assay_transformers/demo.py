@@ -36,7 +36,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ESTIMATORS", "EXTRA_WORDS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows", "run", "vocabulary"]
+__all__ = ["ESTIMATORS", "EXTRA_WORDS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows",
+           "run", "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 #: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
@@ -190,7 +191,7 @@ def _density_estimator(model_dir: Path, prompts: list[str]) -> Any:
     import warnings
 
     from assay.plugins import get_registry
-    from assay_transformers.whitebox_stats import training_stats
+    from assay_transformers.density_training import training_stats
 
     train = training_stats(str(model_dir), prompts, max_new_tokens=4, generation_params={"stop_strings": ["Q:"]})
     with warnings.catch_warnings(record=True) as caught:

@@ -96,7 +96,7 @@ from assay.uncertainty.base import StatCalculator
 __all__ = [
     "ELICITING_PROMPT", "ELICITING_SUFFIX", "P_TRUE_PROMPT", "P_TRUE_SAMPLING_PROMPT", "ElicitingPromptAttention",
     "GreedyAttention", "GreedyLMProbs", "HiddenStateEmbeddings", "PTruePrompt", "PolygraphModel",
-    "SampleEmbeddings", "training_stats", "whitebox_calculators",
+    "SampleEmbeddings", "whitebox_calculators",
 ]
 
 #: LM-Polygraph 0.7.0's P(True) prompt (``stat_calculators/prompt.py``, ``PromptCalculator``)
@@ -312,7 +312,7 @@ class PTruePrompt(_WhiteboxCalculator):
     ``sampling=False``: LM-Polygraph's ``PromptCalculator``; ``True``: its ``SamplingPromptCalculator``.
     """
 
-    dependencies = ("input_texts", "greedy_texts")
+    dependencies: tuple[str, ...] = ("input_texts", "greedy_texts")
 
     def __init__(self, model: Any, *, sampling: bool = False) -> None:
         self.sampling = bool(sampling)
@@ -451,28 +451,3 @@ def whitebox_calculators(model: Any) -> list[StatCalculator]:
     if model.type == "causal":
         calcs.append(ElicitingPromptAttention(model))
     return calcs
-
-
-def training_stats(model: Any, prompts: Sequence[str], *, max_new_tokens: int = 100,
-                   generation_params: Mapping[str, Any] | None = None) -> dict[str, np.ndarray | list]:
-    """The training statistics the density estimators fit on, from ``model`` run on ``prompts``.
-
-    Returns ``train_embeddings_decoder`` (``(N, D)``), for a seq2seq model
-    ``train_embeddings_encoder`` too, and ``train_greedy_log_likelihoods`` (PPL-MD): pass it
-    as ``train_stats=`` to ``mahalanobis_distance``, ``relative_mahalanobis_distance``
-    (with a ``background_train_embeddings_<type>`` of your own), ``rde`` or ``ppl_md``.
-    ``model``: an :class:`~assay_transformers.generation.HFModel` or what it accepts.
-    """
-    from assay_transformers.generation import HFModel
-
-    hf = model if isinstance(model, HFModel) else HFModel(model)
-    prompts = list(prompts)
-    if not prompts:
-        raise InvalidParameterError("training_stats: 'prompts' is empty; the density estimators fit on at least one "
-                                    "training example (in practice many more than the hidden size).")
-    gens = hf.generate(prompts, max_new_tokens=max_new_tokens, generation_params=generation_params, rows=False)
-    tokens = [g[0].tokens for g in gens]
-    emb = HiddenStateEmbeddings(hf)({"input_texts": prompts, "greedy_tokens": tokens})
-    out: dict[str, np.ndarray | list] = {f"train_{k}": np.stack(v) for k, v in emb.items()}
-    out["train_greedy_log_likelihoods"] = [g[0].token_log_probs for g in gens]
-    return out
