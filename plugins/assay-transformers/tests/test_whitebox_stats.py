@@ -51,7 +51,8 @@ def _load_lm_polygraph() -> dict[str, types.ModuleType]:
     root = Path(next(iter(spec.submodule_search_locations)))
     before = set(sys.modules)
     for name, folder in {"lm_polygraph": root, "lm_polygraph.utils": root / "utils",
-                         "lm_polygraph.stat_calculators": root / "stat_calculators"}.items():
+                         "lm_polygraph.stat_calculators": root / "stat_calculators",
+                         "lm_polygraph.estimators": root / "estimators"}.items():
         if name not in sys.modules:
             pkg = types.ModuleType(name)
             pkg.__path__ = [str(folder)]
@@ -68,6 +69,8 @@ def _load_lm_polygraph() -> dict[str, types.ModuleType]:
         for m in ("greedy_probs", "embeddings", "attention_forward_pass", "greedy_lm_probs", "prompt", "sample",
                   "attention_eliciting_prompt"):
             mods[m] = importlib.import_module(f"lm_polygraph.stat_calculators.{m}")
+        for m in ("attention_score", "rauq", "pointwise_mutual_information", "p_true", "csl"):
+            mods[f"estimators.{m}"] = importlib.import_module(f"lm_polygraph.estimators.{m}")
         return mods
     finally:
         for name in set(sys.modules) - before:  # only ours: transformers' lazily imported modules stay
@@ -266,3 +269,41 @@ def test_manager_runs_the_new_families_with_the_same_numbers_for_any_batch_size(
     # the values are the statistics' (p_true_empirical: 1 - share of "True" replies; none: the vocabulary lacks it)
     assert one.estimations[("sequence", "p_true_empirical")].tolist() == [1.0] * len(PROMPTS)
     assert "model" not in one.stats and "tokenizer" not in one.stats
+
+
+def test_manager_values_equal_lm_polygraphs_estimators_on_lm_polygraphs_statistics(lmp, folders):
+    """The UEManager on the model (batches of 3) against LM-Polygraph's estimator classes on the statistics
+    LM-Polygraph's calculators compute (one prompt at a time), the greedy answer and its log-likelihoods
+    being the manager's (LM-Polygraph's generation masks EOS for two steps, a different answer at times)."""
+    names = ["attention_score", "rauq", "mean_pointwise_mutual_information", "p_true", "csl"]
+    man = UEManager([{"input": p} for p in PROMPTS], model=str(folders["causal"]), estimators=names, gen_metrics=[],
+                    ue_metrics=[], batch_size=3, max_new_tokens=MAX_NEW, samples_n=1, seed=1,
+                    save_stats=["greedy_tokens", "greedy_log_likelihoods"])
+    man()
+    theirs = _theirs(lmp, folders["causal"], "causal")
+    calcs = [lmp["attention_forward_pass"].AttentionForwardPassCalculator(),
+             lmp["greedy_lm_probs"].GreedyLMProbsCalculator(), lmp["prompt"].PromptCalculator(),
+             lmp["attention_eliciting_prompt"].AttentionElicitingPromptCalculator()]
+    est = {"attention_score": lmp["estimators.attention_score"].AttentionScore(),
+           "rauq": lmp["estimators.rauq"].RAUQ(),
+           "mean_pointwise_mutual_information": lmp["estimators.pointwise_mutual_information"]
+           .MeanPointwiseMutualInformation(),
+           "p_true": lmp["estimators.p_true"].PTrue(), "csl": lmp["estimators.csl"].CSL()}
+    generation = lmp["greedy_probs"].GreedyProbsCalculator(output_attentions=True)
+    rauq_checked = 0
+    for i, prompt in enumerate(PROMPTS):
+        tokens = [int(t) for t in man.stats["greedy_tokens"][i]]
+        stats = {"input_texts": [prompt], "greedy_tokens": [tokens], "greedy_texts": [man.stats["answer"][i]],
+                 "greedy_log_likelihoods": [list(man.stats["greedy_log_likelihoods"][i])], "model": theirs}
+        for calc in calcs:
+            stats.update(calc(stats, [prompt], theirs))
+        gen = generation({}, [prompt], theirs, max_new_tokens=MAX_NEW)
+        for name in names:
+            if name == "rauq":
+                if list(gen["greedy_tokens"][0]) != tokens:
+                    continue
+                stats["attention_all"] = gen["attention_all"]
+                rauq_checked += 1
+            ref = float(np.asarray(est[name](stats)).reshape(-1)[0])
+            assert man.estimations[("sequence", name)][i] == pytest.approx(ref, rel=1e-5, abs=1e-5), (name, i)
+    assert rauq_checked >= 2
