@@ -74,7 +74,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     shutil.rmtree(section / "tiny-model")  # loading and rescoring need no model
     man = UEManager.load(section / "run")
     names = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets[clustering=embedding]",
-             "semantic_eigval_laplacian[clustering=embedding]"]
+             "semantic_eigval_laplacian[clustering=embedding]", "mean_pointwise_mutual_information",
+             "attention_score", "p_true", "eigenscore", "mahalanobis_distance"]
     assert man.estimator_names == names and man.n_examples == 40 and man.n_resamples == 200
 
     # accuracy: exact match of the greedy answer with the QA file's answer
@@ -111,6 +112,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     diff = (man.metrics[("sequence", "semantic_eigval_laplacian[clustering=embedding]", "accuracy", "prr")]
             - man.metrics[("sequence", "msp", "accuracy", "prr")])
     assert re.search(rf"semantic_eigval_laplacian\[clustering=embedding\] - msp: {diff:+.4f} \[", out)
+    diff = man.metrics[("sequence", "p_true", "accuracy", "prr")] - man.metrics[("sequence", "msp", "accuracy", "prr")]
+    assert f"p_true - msp: {diff:+.4f} [" in out
 
     # the rescored UE metrics are in the printed second table; rescoring again here gives the same
     assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out

@@ -17,6 +17,14 @@ With ``r`` right and ``w`` wrong answers a resample lacks one class with probabi
 Here the 10 trained answers are right and most of the 30 unseen ones wrong (13 right, 27
 wrong with torch 2.13 on a CPU): 2.3e-6 per resample, 4.5e-4 over 200; still below 1e-2 over
 200 at the worst case of 10 right and 20 wrong.
+
+LM-Polygraph's families on the model backend's statistics (issue 28), one estimator each:
+information (``mean_pointwise_mutual_information``), attention (``attention_score``),
+P(True) (``p_true``; "True" is added to the tokenizer's words for it), sample-based
+(``eigenscore``) and density (``mahalanobis_distance``, fit on the trained questions). Not
+shown: the verbalized estimators (the tiny model states no confidence, so every value would
+be NaN), the NLI-based ones (they need an NLI model folder; none ships with assay) and the
+ensemble ones (they need several models).
 """
 
 from __future__ import annotations
@@ -28,14 +36,22 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows", "run", "vocabulary"]
+__all__ = ["ESTIMATORS", "EXTRA_WORDS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows",
+           "run", "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 #: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
 ESTIMATORS = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets[clustering=embedding]",
               "semantic_eigval_laplacian[clustering=embedding]"]
+#: LM-Polygraph's estimators of the families the model backend computes statistics for (issue 28), one each:
+#: information (PMI: the answer scored without its prompt), attention (AttentionScore), P(True) and
+#: sample-based (EigenScore, on the samples' hidden states); the density one (Mahalanobis distance) is
+#: fit on the trained questions' hidden states in :func:`run`
+POLYGRAPH_ESTIMATORS = ["mean_pointwise_mutual_information", "attention_score", "p_true", "eigenscore"]
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
 TRAIN_ROWS = 10
+#: words the tokenizer knows besides the QA file's: "True" is the token P(True) reads
+EXTRA_WORDS = ["True"]
 
 
 def qa_path() -> Path:
@@ -94,7 +110,7 @@ def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str
     check_int(steps, "steps", low=0, owner="make_tiny_model")
     check_int(train_rows, "train_rows", low=1, owner="make_tiny_model")
     rows = qa_rows(qa)
-    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *vocabulary(qa)])}
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *vocabulary(qa), *EXTRA_WORDS])}
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tk.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
@@ -166,6 +182,29 @@ def run(out_dir: Path, *, steps: int = 200, samples_n: int = 5, n_resamples: int
         return _run(Path(out_dir), steps=steps, samples_n=samples_n, n_resamples=n_resamples)
 
 
+def _density_estimator(model_dir: Path, prompts: list[str]) -> Any:
+    """Mahalanobis distance fit on the hidden states of the model's answers to ``prompts`` (the trained questions).
+
+    Ten training examples in 32 dimensions: the covariance is singular, LM-Polygraph's jitter
+    makes it invertible, and assay's warning says so; it is printed here as a note.
+    """
+    import warnings
+
+    from assay.plugins import get_registry
+    from assay_transformers.density_training import training_stats
+
+    train = training_stats(str(model_dir), prompts, max_new_tokens=4, generation_params={"stop_strings": ["Q:"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = get_registry("estimator").get("mahalanobis_distance").create(train_stats=train)
+    print(f"mahalanobis_distance is fit on the hidden states of the model's answers to the {len(prompts)} trained "
+          "questions (also the first evaluated ones): it measures how far a question lies from what the model "
+          "was trained on")
+    for w in caught:
+        print(f"  ({w.message})")
+    return est
+
+
 def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     from assay_uncertainty.manager import UEManager
     from assay_uncertainty.manager.prompt_data import prompt_records
@@ -179,6 +218,8 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     estimators: list[Any] = [e if "clustering=embedding" not in e or similarity == "embedding"
                              else e.replace("]", ", similarity=rougeL]") for e in ESTIMATORS]
     records = prompt_records(rows, text_column="question", label_column="answer", template="Q: {text} A:")
+    density = _density_estimator(model_dir, [r["input"] for r in records[:TRAIN_ROWS]])
+    estimators += [*POLYGRAPH_ESTIMATORS, density]
     man = UEManager(records, model=str(model_dir), model_options={"device": "cpu"}, estimators=estimators,
                     gen_metrics=["accuracy"], ue_metrics=["prr"], batch_size=8, max_new_tokens=4,
                     samples_n=samples_n, seed=0, n_resamples=n_resamples,
@@ -193,13 +234,15 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     for i in range(4):
         print(f"  {man.stats['input_texts'][i]!r} -> {answers[i]!r}   samples {man.stats['sample_texts'][i]}")
     print(f"\nPRR against accuracy (higher is better), {man.n_resamples} bootstrap resamples "
-          f"({man.confidence_level:.0%} percentile intervals; semantic estimators on {similarity} similarity):\n")
+          f"({man.confidence_level:.0%} percentile intervals; semantic estimators on {similarity} similarity; "
+          "below them LM-Polygraph's PMI, AttentionScore, P(True), EigenScore and Mahalanobis distance on the "
+          "backend's statistics):\n")
     print(man.table(gen_metric="accuracy"))
     key_a = ("sequence", "msp", "accuracy", "prr")
-    key_b = ("sequence", estimators[-1], "accuracy", "prr")
-    c = man.compare(key_a, key_b)
-    print(f"\nPaired comparison of PRR, {estimators[-1]} - msp: {c.difference:+.4f} "
-          f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    for other in (estimators[len(ESTIMATORS) - 1], "p_true"):
+        c = man.compare(key_a, ("sequence", other, "accuracy", "prr"))
+        print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
+              f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
     loaded = UEManager.load(saved)

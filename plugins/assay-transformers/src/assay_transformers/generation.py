@@ -128,6 +128,13 @@ class HFModel:
         return calculators_for(self, max_new_tokens=max_new_tokens, generation_params=generation_params,
                                samples_n=samples_n, seed=seed)
 
+    def shared_stats(self, *, seed: int | None = None) -> dict[str, Any]:
+        """What every batch's statistics hold besides the columns, as LM-Polygraph's manager passes them:
+        ``model`` (a :class:`~assay_transformers.whitebox_stats.PolygraphModel`) and ``tokenizer``."""
+        from assay_transformers.whitebox_stats import PolygraphModel
+
+        return {"model": PolygraphModel(self, seed=seed), "tokenizer": self.tokenizer}
+
     # ------------------------------------------------------------------ generation
     def _encode(self, texts: Sequence[str]) -> dict[str, Any]:
         tok = self.tokenizer

@@ -31,6 +31,10 @@ The stored-output fields the ``assay-uncertainty`` estimators read are derived f
 these (:class:`StoredOutputFields`): ``answer`` = ``greedy_texts``, ``log_probs`` =
 ``greedy_log_likelihoods`` (so ``msp`` is LM-Polygraph's MaximumSequenceProbability,
 EOS included) and ``token_entropies`` = ``entropy``.
+
+Hidden states, attentions, the answer without its prompt, P(True) prompts and sample
+embeddings: :mod:`assay_transformers.whitebox_stats` (LM-Polygraph's names), run only when
+an estimator needs them.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import numpy as np
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import StatCalculator
 from assay_transformers.generation_params import check_generation_params
+from assay_transformers.whitebox_stats import whitebox_calculators
 
 __all__ = ["EntropyCalculator", "GreedyProbsCalculator", "SamplingGenerationCalculator", "StoredOutputFields",
            "calculators_for", "row_entropy"]
@@ -177,4 +182,5 @@ def calculators_for(model: Any, *, max_new_tokens: int = 100, generation_params:
     return [GreedyProbsCalculator(model, max_new_tokens=max_new_tokens, generation_params=generation_params, seed=seed),
             EntropyCalculator(), StoredOutputFields(),
             SamplingGenerationCalculator(model, samples_n=samples_n, max_new_tokens=max_new_tokens,
-                                         generation_params=generation_params, seed=seed)]
+                                         generation_params=generation_params, seed=seed),
+            *whitebox_calculators(model)]

@@ -10,6 +10,11 @@ each batch of ``batch_size`` examples, as LM-Polygraph's manager does:
 2. **estimators** on the batch's statistics;
 3. **generation metrics** on the batch's statistics.
 
+A backend with ``shared_stats(seed=...)`` puts what it returns in every batch's statistics
+(not saved): ``assay-transformers`` passes the model and its tokenizer as ``model`` and
+``tokenizer``, as LM-Polygraph's manager does, for the estimators that ask the model a
+follow-up question or read its config.
+
 The batches' values are then joined and the UE metrics scored once, as for stored
 outputs. With ``ignore_exceptions=True`` an estimator or generation metric that raises
 is dropped for the rest of the run: the manager warns, adds a note naming it, the batch
@@ -133,13 +138,15 @@ def run_model_loop(man: Any) -> None:
     collected: dict[tuple[str, str], list[Any]] = {}
     columns: dict[str, list[Any]] = {}
     keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
+    # objects every batch sees (the backend's ``shared_stats``: LM-Polygraph's ``model``, ``tokenizer``); never kept
+    shared = dict(backend.shared_stats(seed=man.seed)) if callable(getattr(backend, "shared_stats", None)) else {}
     size = man.batch_size
     n_batches = (n + size - 1) // size
     bar = progress_bar(n_batches, enabled=show_progress(man.progress, n_batches), desc="UEManager batches")
     try:
         for b in range(n_batches):
             start, stop = b * size, min(n, (b + 1) * size)
-            stats = {k: _slice(v, start, stop) for k, v in data.items()}
+            stats = {**shared, **{k: _slice(v, start, stop) for k, v in data.items()}}
             for calc in plan:
                 out = calc(stats)
                 for stat in calc.stats:
@@ -166,7 +173,8 @@ def run_model_loop(man: Any) -> None:
                         continue
                     collected.setdefault((role, name), []).extend(values)
             for key, value in stats.items():
-                if key not in data and key in keep:  # the rest (T x V rows ...) is dropped with the batch
+                # the rest (T x V rows ...) is dropped with the batch
+                if key not in data and key in keep and key not in shared:
                     columns.setdefault(key, []).extend(value)
             bar.update(1)
     finally:
