@@ -23,7 +23,8 @@ Both sides make fresh estimator objects in every round, so the density estimator
 ``train_*`` statistics) in every round on both sides. A round times one family on both sides
 (interleaved); ``--repeats`` rounds, medians and the ratio LM-Polygraph / assay printed. The
 estimations are checked equal (1e-6; density: relative 1e-6, LM-Polygraph computes its distances in
-float32) and the PRRs equal (1e-6; where an estimator has no tied values) in an untimed first round, which also does the imports.
+float32) and the PRRs equal (1e-6, where an estimator has no tied values) in an untimed first round,
+which also does the imports.
 
 LM-Polygraph is not a dependency: ``make setup`` installs it with ``--no-deps``; its estimator
 and UE metric modules are imported with bare parent packages (its package ``__init__`` imports

@@ -125,9 +125,9 @@ def _init_dependencies(init: ast.FunctionDef) -> tuple[list[str], str | None] | 
         key = _target_key(first)
         if key is not None:  # a variable built in __init__: every string it is assigned or extended with
             for node in ast.walk(init):
-                if isinstance(node, ast.Assign) and any(_target_key(t) == key for t in node.targets):
-                    names += _strings(node.value)
-                elif isinstance(node, ast.AugAssign) and _target_key(node.target) == key:
+                assigned = (isinstance(node, ast.Assign) and any(_target_key(t) == key for t in node.targets)) or (
+                    isinstance(node, ast.AugAssign) and _target_key(node.target) == key)
+                if assigned:
                     names += _strings(node.value)
                 elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                       and node.func.attr in ("append", "extend") and _target_key(node.func.value) == key):
@@ -220,7 +220,8 @@ _TEXT: dict[Path, str] = {}
 def _test_sources() -> list[Path]:
     if not _SOURCES:
         for top in TEST_DIRS:
-            _SOURCES.extend(sorted(p for p in (ROOT / top).rglob("test_*.py") if "/tests/" in f"/{p.relative_to(ROOT)}"))
+            found = (ROOT / top).rglob("test_*.py")
+            _SOURCES.extend(sorted(p for p in found if "/tests/" in f"/{p.relative_to(ROOT)}"))
     return _SOURCES
 
 
