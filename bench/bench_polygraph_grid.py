@@ -1,6 +1,7 @@
 """LM-Polygraph's estimator families in assay's UEManager vs LM-Polygraph 0.7.0's own classes, same statistics.
 
-    python bench/bench_polygraph_grid.py [--n 2000] [--vocab 1000] [--k 10] [--repeats 5] [--quick] [--json PATH]
+    python bench/bench_polygraph_grid.py [--n 2000] [--vocab 1000] [--k 10] [--repeats 5] [--per-estimator]
+                                         [--quick] [--json PATH]
 
 One random statistics dictionary with LM-Polygraph's names and meanings (seed 0): ``--n``
 generations of 1 to 20 tokens over a vocabulary of ``--vocab`` (``greedy_log_probs``,
@@ -252,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-train", type=int, default=1000, help="training examples of the density estimators")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="n=200, vocab=200, 2 rounds: a smoke run")
+    parser.add_argument("--per-estimator", action="store_true",
+                        help="also one UEManager per estimator against its LM-Polygraph class (a breakdown)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.quick:
@@ -291,6 +294,18 @@ def main(argv: list[str] | None = None) -> int:
     ma, mb = statistics.median(totals["assay"]), statistics.median(totals["LM-Polygraph"])
     print(f"{'all':<14} {sum(len(g) for g in FAMILIES.values()):>10} {ma:9.3f} {mb:15.3f} {mb / ma:20.2f}x")
     rows.append({"family": "all", "assay_s": ma, "lm_polygraph_s": mb, "ratio": mb / ma})
+    if args.per_estimator:
+        print(f"\n{'estimator (one UEManager each)':<44} {'assay s':>9} {'LM-Polygraph s':>15} {'ratio':>8}")
+        for fam, grid in FAMILIES.items():
+            for row, cls in zip(grid, theirs[fam]):
+                a, b = [], []
+                for _ in range(args.repeats):
+                    a.append(timed(run_assay, [row], stats, quality)[0])
+                    b.append(timed(run_lm_polygraph, [cls], prr, stats, quality)[0])
+                ma, mb = statistics.median(a), statistics.median(b)
+                rows.append({"family": fam, "estimator": row[2], "assay_s": ma, "lm_polygraph_s": mb,
+                             "ratio": mb / ma})
+                print(f"{row[2]:<44} {ma:9.4f} {mb:15.4f} {mb / ma:7.2f}x")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
                                         indent=2))
