@@ -10,7 +10,7 @@ statistics assay's estimator declares with its default options; for a class assa
 register, the statistics LM-Polygraph's class declares (the string constants of its
 ``super().__init__`` dependencies, over every option) and the reason from ``NOT_REGISTERED``. The
 extra model is read off the statistics (``EXTRA_MODEL``); the test column lists the test files
-that name the class and run LM-Polygraph (they mention ``lm_polygraph``).
+that name the class and load LM-Polygraph's modules (``RUNS_LM_POLYGRAPH``).
 
     .venv/bin/python scripts/polygraph_table.py          # writes docs/polygraph/estimators.md
     .venv/bin/python scripts/polygraph_table.py --check  # exits 1 when the file is out of date
@@ -68,7 +68,7 @@ EXTRA_MODEL = (
     ("embeddings", "the model's hidden states"),
     ("sample_embeddings", "the model's hidden states"),
     ("claims", "claims extracted from the answer"),
-    ("model", "the model object (it generates a reply)"),
+    ("model", "the model object (LM-Polygraph's class reads `stats[\"model\"]`)"),
     ("tokenizer", "the model's tokenizer"),
     ("ensemble_token_scores", "an ensemble of models"),
 )
@@ -202,17 +202,21 @@ def _word(name: str) -> re.Pattern[str]:
 
 
 def test_files(class_name: str, module: str) -> tuple[list[str], bool]:
-    """Test files that name the class and run LM-Polygraph's (they mention ``lm_polygraph``); when none
+    """Test files that name the class and run LM-Polygraph's (``RUNS_LM_POLYGRAPH``); when none
     names it, the ones that import its LM-Polygraph module (``ensemble_token_measures``) and look the
     class up by name from a list. The flag says which."""
     for pattern, by_module in ((_word(class_name), False), (_word(module.rsplit(".", 1)[-1]), True)):
         found = [p.relative_to(ROOT).as_posix() for p in _test_sources()
-                 if "lm_polygraph" in _read(p) and pattern.search(_read(p))]
+                 if RUNS_LM_POLYGRAPH.search(_read(p)) and pattern.search(_read(p))]
         if found:
             return found, by_module
     return [], False
 
 
+#: a test file that loads LM-Polygraph's modules (the ``lm_polygraph`` fixture, ``lm_polygraph_module``,
+#: an ``lp`` / ``lp_*`` helper or fixture, an import), not one that only says "lm_polygraph" in a name
+RUNS_LM_POLYGRAPH = re.compile(
+    r"\blm_polygraph(?:_module)?\(|\blp(?:_\w+)?\s*[(),]|^\s*(?:from|import) lm_polygraph\b", re.M)
 _SOURCES: list[Path] = []
 _TEXT: dict[Path, str] = {}
 
