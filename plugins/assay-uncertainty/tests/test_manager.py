@@ -192,7 +192,19 @@ class ShortTokens(Estimator):
         return [np.zeros(max(0, len(v) - 1)) for v in stats["log_probs"]]
 
 
-def test_token_level_lengths_are_checked():
+def test_token_level_lengths_are_checked_when_paired_with_a_token_level_metric():
     # record a has 2 tokens; the estimator returns 1 value for it
-    with pytest.raises(ValueError, match=r"estimator 'short' returned 1 values for example 0, which has 2 tokens"):
-        UEManager(RECORDS, estimators=[ShortTokens()], gen_metrics=["accuracy"], ue_metrics=["prr"])()
+    recs = [{**r, "token_correct": [1] * len(r["log_probs"])} for r in RECORDS]
+    with pytest.raises(ValueError, match=r"Estimator 'short' and generation metric 'token_accuracy' disagree on the "
+                                         r"number of tokens in example 0: 1 and 2"):
+        UEManager(recs, estimators=[ShortTokens()], gen_metrics=["token_accuracy"], ue_metrics=["prr"])()
+
+
+def test_a_token_level_estimator_with_its_own_tokens_runs_as_in_lm_polygraph():
+    # LM-Polygraph's token-level classes (TokenEntropy, PointwiseMutualInformation ...) leave out the last step;
+    # its manager stores them and pairs them only with a same-level generation metric of the same length
+    man = UEManager(RECORDS, estimators=["msp", ShortTokens()], gen_metrics=["accuracy"], ue_metrics=["prr"])
+    man()
+    assert [v.size for v in man.estimations[("token", "short")]] == [1, 0, 2]
+    assert ("sequence", "msp", "accuracy", "prr") in man.metrics
+    assert not any(k[0] == "token" for k in man.metrics)

@@ -4,6 +4,8 @@
   ``assay.load_metric("torchmetrics:MulticlassAveragePrecision[num_classes=5]")`` and
   ``assay.load_metric("sklearn:balanced_accuracy_score")`` (see
   :mod:`assay_interop.torch_metrics` and :mod:`assay_interop.sklearn_metrics`);
+- Hugging Face ``evaluate``'s common modules by name, computed offline with evaluate's keys and
+  scales: ``assay.load_metric("evaluate:bleu")`` (see :mod:`assay_interop.evaluate_modules`);
 - :class:`~assay_interop.huggingface.HuggingfaceMetric`: a Hugging Face ``evaluate`` module,
   loaded offline (also importable as ``assay.metrics.HuggingfaceMetric``);
 - :class:`~assay_interop.torch_module.AssayTorchMetric`: any assay metric as a

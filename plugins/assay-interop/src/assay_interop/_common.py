@@ -23,6 +23,8 @@ __all__ = ["REQUIREMENTS", "check_numeric_inputs", "close_matches", "require", "
 REQUIREMENTS: dict[str, tuple[str, str]] = {
     "torchmetrics": ("torchmetrics", "the 'torchmetrics:' metrics (it installs torch too)"),
     "sklearn.metrics": ("scikit-learn", "the 'sklearn:' metrics"),
+    "rouge_score.rouge_scorer": ("rouge-score", "the 'evaluate:rouge' metric"),
+    "rouge_score.scoring": ("rouge-score", "the 'evaluate:rouge' metric"),
 }
 
 

@@ -12,7 +12,9 @@ metric script ``.../name.py`` or the folder holding ``name/name.py``), loaded wi
 must already be in the local ``evaluate`` module cache (``HF_MODULES_CACHE``, by default
 ``~/.cache/huggingface/modules``), where any earlier ``evaluate.load("bleu")`` on a machine
 with network put it. A name that is in neither place is an error that says so and what to
-do; assay never downloads it.
+do; assay never downloads it. The common modules (bleu, rouge, squad, f1, ...) need no script:
+the ``evaluate:`` namespace computes them offline (``assay.load_metric("evaluate:bleu")``, see
+:mod:`assay_interop.evaluate_modules`).
 """
 
 from __future__ import annotations

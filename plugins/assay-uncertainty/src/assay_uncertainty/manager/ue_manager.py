@@ -340,8 +340,10 @@ class UEManager:
             for f in ("log_probs", "token_entropies", "token_correct"):
                 if f in self.stats:
                     return [len(v) for v in self.stats[f]]
-        if level == "claim" and "claim_spans" in self.stats:
-            return [len(v) for v in self.stats["claim_spans"]]
+        if level == "claim":
+            for f in ("claim_spans", "claims"):
+                if f in self.stats:
+                    return [len(v) for v in self.stats[f]]
         return None
 
     def _checked(self, values: Any, level: str, who: str) -> Any:
@@ -356,7 +358,10 @@ class UEManager:
                 f"{who} ({level} level) must return one array per example ({n}); got {len(values)}."
             )
         out = [np.asarray(v, dtype=np.float64).reshape(-1) for v in values]
-        expected = self._expected_lengths(level)
+        # An estimator's tokens / claims are its own, as in LM-Polygraph's manager (its token-level classes
+        # leave out the last step; a claim estimator may score only some claims): they are checked against a
+        # generation metric's when the two are paired (_pair). A generation metric's are checked here.
+        expected = None if who.startswith("estimator") else self._expected_lengths(level)
         if expected is not None:
             for i, (v, m) in enumerate(zip(out, expected)):
                 if v.size != m:
