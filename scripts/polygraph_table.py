@@ -32,17 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "polygraph" / "estimators.md"
 TEST_DIRS = ("tests", "plugins")
 
-#: why LM-Polygraph classes that assay does not register are not there (a class that gets registered
-#: leaves this table's use on its own)
-NOT_REGISTERED = {
-    "Focus": "not yet: its IDF table is computed from a downloaded data set and pickled by LM-Polygraph "
-             "(issue 28, claim-level and Focus work)",
-    "FocusClaim": "not yet: claim level, and Focus's downloaded, pickled IDF table (issue 28)",
-    "ClaimConditionedProbabilityClaim": "not yet: claim level (issue 28); LM-Polygraph extracts the claims "
-                                        "with a hosted OpenAI model, assay reads claim spans",
-    "FrequencyScoringClaim": "not yet: claim level (issue 28); LM-Polygraph's scoring asks a hosted OpenAI "
-                             "model whether sampled answers support each claim",
-}
+#: why an LM-Polygraph class that assay does not register is not there, when the default by level
+#: below does not say it (a class that gets registered leaves its entry unused: delete it then)
+NOT_REGISTERED: dict[str, str] = {}
 #: the reason of an unregistered class not in NOT_REGISTERED, by level
 DEFAULT_REASON = {"claim": "not yet: claim level (issue 28; assay reads claim spans, LM-Polygraph extracts claims "
                            "with a hosted OpenAI model)"}
@@ -67,7 +59,7 @@ EXTRA_MODEL = (
     ("background_train_", "a training set's statistics (fitted, saved with the manager)"),
     ("embeddings", "the model's hidden states"),
     ("sample_embeddings", "the model's hidden states"),
-    ("claims", "claims extracted from the answer"),
+    ("claims", "the answer's claims (given to assay; LM-Polygraph extracts them with a hosted model)"),
     ("model", "the model object (LM-Polygraph's class reads `stats[\"model\"]`)"),
     ("tokenizer", "the model's tokenizer"),
     ("ensemble_token_scores", "an ensemble of models"),
@@ -282,7 +274,7 @@ def render(table: list[dict[str, Any]]) -> str:
         f"`assay.load_estimator(\"RenyiNeg\")`), and {len(table) - len(done)} not yet (the reason is in the last "
         "column). The families' own pages say what each computes and where it differs: "
         "[information-based and ensemble](information.md), [NLI- and sample-based](semantic.md), "
-        "[density-based](density.md).",
+        "[density-based](density.md), [claim-level and Focus](claim.md).",
         "",
         "- **statistics**: for a registered class, the LM-Polygraph statistics assay's estimator reads with its "
         "default options; for the others, the ones LM-Polygraph's class declares (over all its options).",
