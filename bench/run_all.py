@@ -34,6 +34,7 @@ QUICK = {
     "bench_report": ["--quick"],
     "bench_torch_gpu": ["--n", "1000000", "--repeats", "2"],
     "bench_polygraph_info": ["--quick"],
+    "bench_polygraph_grid": ["--quick"],
     "bench_torch_peers": ["--n", "100000", "--repeat", "3"],
 }
 
