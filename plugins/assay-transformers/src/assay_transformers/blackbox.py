@@ -80,6 +80,7 @@ class OpenAIModel:
                  system_prompt: str | None = None) -> None:
         if isinstance(model, OpenAIModel):
             model = model.client
+        self.client: OpenAIClient
         if isinstance(model, OpenAIClient):
             if name is not None:
                 raise InvalidParameterError("OpenAIModel: 'name' comes from the OpenAIClient given; pass one or the "
@@ -166,8 +167,9 @@ class _BlackboxCalculator(StatCalculator):
 
 
 class BlackboxGreedyTextsCalculator(_BlackboxCalculator):
-    """``input_texts`` -> ``greedy_texts`` (``temperature=0``), its copies ``answer`` and ``blackbox_greedy_texts``;
-    with ``logprobs``: ``greedy_tokens``, ``greedy_log_likelihoods`` (= ``log_probs``), ``greedy_tokens_alternatives``."""
+    """``input_texts`` -> ``greedy_texts`` (``temperature=0``), its copies ``answer`` and
+    ``blackbox_greedy_texts``; with ``logprobs``: ``greedy_tokens``, ``greedy_log_likelihoods``
+    (= ``log_probs``), ``greedy_tokens_alternatives``."""
 
     name = "blackbox_greedy_texts"
     dependencies = ("input_texts",)
@@ -190,7 +192,8 @@ class BlackboxGreedyTextsCalculator(_BlackboxCalculator):
                 out["greedy_log_likelihoods"].append(np.asarray(c.token_log_probs, dtype=np.float64))
                 out["log_probs"].append(np.asarray(c.token_log_probs, dtype=np.float64))
                 alts = []
-                for tok, lp, top in zip(c.tokens or [], c.token_log_probs, c.top_log_probs or []):
+                lps = [] if c.token_log_probs is None else c.token_log_probs.tolist()
+                for tok, lp, top in zip(c.tokens or [], lps, c.top_log_probs or []):
                     alts.append([(tok, float(lp))] + [(t, v) for t, v in top if t != tok])
                 out["greedy_tokens_alternatives"].append(alts)
         return out
