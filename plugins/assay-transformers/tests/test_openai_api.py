@@ -29,6 +29,15 @@ def test_greedy_answer_equals_the_local_model(openai_server):
     assert client.requests == 1
 
 
+def test_completions_endpoint_sends_the_prompt_as_is(openai_server):
+    from assay_transformers.generation import HFModel
+
+    client = OpenAIClient(openai_server.base_url, model=openai_server.model, endpoint="completions")
+    (answer,) = client.complete(PROMPT, max_tokens=6, temperature=0)
+    ((expected,),) = HFModel(openai_server.model).generate([PROMPT], max_new_tokens=6)  # no chat template
+    assert answer.text == expected.text
+
+
 def test_n_samples_seeded_and_reproducible(openai_server):
     client = OpenAIClient(openai_server.base_url, model=openai_server.model)
     first = client.complete(PROMPT, n=4, max_tokens=6, temperature=1.0, seed=7, index=3)
