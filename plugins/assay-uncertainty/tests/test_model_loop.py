@@ -182,3 +182,17 @@ def test_a_run_that_finishes_leaves_partial_none():
     man = UEManager(RECORDS, model=FakeBackend(), estimators=["msp"], gen_metrics=["accuracy"], ue_metrics=["prr"])
     man()
     assert man.partial is None
+
+
+def test_an_estimator_that_raises_mid_batch_leaves_partial_at_the_finished_batches():
+    backend = FakeBackend()
+    man = UEManager(RECORDS, model=backend, estimators=["msp", FailsOnSecondBatch()], gen_metrics=["accuracy"],
+                    ue_metrics=["prr"], batch_size=2)  # msp runs on the second batch, then flaky raises
+    with pytest.raises(ValueError, match="boom"):
+        man()
+    part = man.partial
+    assert part["n_examples"] == 2
+    expected = [0.1, 0.1 + 0.2]  # msp: minus the sum of -0.1 * k over the answer's characters
+    np.testing.assert_allclose(part["estimations"]["msp"], expected)
+    np.testing.assert_allclose(part["estimations"]["flaky"], expected)
+    assert part["stats"]["answer"] == ["yes", "no"] and part["gen_metrics"] == {"accuracy": [1.0, 0.0]}

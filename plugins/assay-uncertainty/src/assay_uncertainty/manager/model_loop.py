@@ -203,10 +203,11 @@ def _keep_partial(man: Any, exc: Exception, start: int, stop: int, stats: dict[s
                   collected: dict[tuple[str, str], list[Any]]) -> None:
     """On an error in the batch of examples ``start`` to ``stop - 1``: keep the finished batches' results in
     ``man.partial`` (the first ``start`` examples), note it, and add the note to the error."""
-    man.partial = {"n_examples": start, "stats": stats,
-                   "estimations": {name: values for (role, name), values in collected.items() if role == "estimator"},
-                   "gen_metrics": {name: values for (role, name), values in collected.items()
-                                   if role == "generation metric"}}
+    def role_values(role: str) -> dict[str, list[Any]]:  # an estimator that ran on the failed batch: cut it off
+        return {name: values[:start] for (r, name), values in collected.items() if r == role}
+
+    man.partial = {"n_examples": start, "stats": stats, "estimations": role_values("estimator"),
+                   "gen_metrics": role_values("generation metric")}
     note = (f"model run stopped at the batch of examples {start} to {stop - 1} ({type(exc).__name__}: {exc}); the "
             f"results of the {start} examples before it are kept in UEManager.partial.")
     man.notes.append(note)
