@@ -235,3 +235,38 @@ def test_url_keys_without_a_url_are_errors(tmp_path, capsys):
     path.write_text(json.dumps(cfg))
     assert main(["ue", str(path)]) != 0
     assert "model.name: expected no 'name' without 'url'" in capsys.readouterr().err
+
+
+def test_the_log_probability_statistics_layout(monkeypatch):
+    """With logprobs=True, on answers that carry them (the OpenAI layout, as the client parses it; the local server
+    returns none): LM-Polygraph's greedy statistics and assay's sample_log_probs."""
+    from assay_transformers.openai_api import Completion
+
+    model = OpenAIModel("http://127.0.0.1:1/v1", name="m", logprobs=True)
+    answer = Completion(text="paris", tokens=["par", "is"], token_log_probs=np.array([-0.1, -0.2]),
+                        top_log_probs=[[("par", -0.1), ("lyon", -2.5)], [("ee", -1.9), ("is", -0.2)]])
+    sent = []
+
+    def complete(prompt, **kw):
+        sent.append((prompt, kw))
+        return [answer] * kw["n"]
+
+    monkeypatch.setattr(model.client, "complete", complete)
+    assert model.base_stats == ("answer", "log_probs")
+    greedy, sampling = model.calculators(max_new_tokens=4, generation_params={"temperature": 0.7}, samples_n=3,
+                                         seed=5)
+    out = greedy({"input_texts": ["q0", "q1"]})
+    assert out["greedy_texts"] == out["answer"] == out["blackbox_greedy_texts"] == ["paris", "paris"]
+    assert out["greedy_tokens"] == [["par", "is"]] * 2
+    np.testing.assert_array_equal(out["greedy_log_likelihoods"][1], [-0.1, -0.2])
+    np.testing.assert_array_equal(out["log_probs"][0], [-0.1, -0.2])
+    # LM-Polygraph's layout: per step, the chosen token first, then the other alternatives
+    assert out["greedy_tokens_alternatives"][0] == [[("par", -0.1), ("lyon", -2.5)], [("is", -0.2), ("ee", -1.9)]]
+    samples = sampling({"input_texts": ["q0", "q1"]})
+    assert samples["sample_texts"] == samples["blackbox_sample_texts"] == [["paris"] * 3] * 2
+    np.testing.assert_array_equal(samples["sample_log_probs"][0][2], [-0.1, -0.2])
+    greedy_kw, sample_kw = sent[0][1], sent[2][1]
+    assert greedy_kw["temperature"] == 0.0 and greedy_kw["n"] == 1 and greedy_kw["index"] == 0
+    assert sample_kw["temperature"] == 0.7 and sample_kw["n"] == 3 and sample_kw["index"] == 0
+    assert sample_kw["seed"] == int(np.random.SeedSequence([5, 0]).generate_state(1)[0])
+    assert sent[3][1]["index"] == 1 and sent[3][1]["seed"] == int(np.random.SeedSequence([5, 1]).generate_state(1)[0])
