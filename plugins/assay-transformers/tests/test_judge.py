@@ -278,7 +278,8 @@ def build_judge_model(folder, seed=0):
 
 @pytest.fixture(scope="module")
 def judge_dir(tmp_path_factory):
-    return build_judge_model(tmp_path_factory.mktemp("tiny-judge") / "judge", seed=1)  # seed 1: parsed and unparsable answers
+    # seed 1: the judge gives both parsed and unparsable answers on CAT_PREDS
+    return build_judge_model(tmp_path_factory.mktemp("tiny-judge") / "judge", seed=1)
 
 
 def _reference_answers(folder, prompts, max_new_tokens):

@@ -53,7 +53,7 @@ from assay.errors import EvaluationError, InvalidParameterError
 from assay.metrics import BulkInstanceMetric
 from assay.validation import check_bool, check_int
 from assay_transformers.judge_cache import JudgementCache
-from assay_transformers.judge_engines import JudgeEngine, engine_settings, get_hf_engine
+from assay_transformers.judge_engines import engine_settings, get_hf_engine
 
 __all__ = ["DEFAULT_TEMPLATE", "PARSERS", "RAG_DEFINITIONS", "TEMPLATES", "Judgement", "JudgeTemplate", "LLMJudge",
            "RAG_CLASSES", "RagDefinition", "judgements", "parse_answer",
@@ -347,7 +347,7 @@ class LLMJudge(BulkInstanceMetric):
             if self.cache_dir is not None else None
         self.__dict__["_judgements"] = []
 
-    def _engine(self, model: Any, owner: str) -> JudgeEngine:
+    def _engine(self, model: Any, owner: str) -> Any:
         if model is None:
             raise InvalidParameterError(
                 f"{owner} needs model=: a local Hugging Face model folder (the judge), or an engine object with "
@@ -357,7 +357,7 @@ class LLMJudge(BulkInstanceMetric):
         if isinstance(getattr(model, "identity", None), str) and callable(getattr(model, "generate", None)):
             if not model.identity:
                 raise InvalidParameterError(f"{owner}: the judge engine {model!r} has an empty identity.")
-            return model  # type: ignore[no-any-return]
+            return model
         raise InvalidParameterError(
             f"{owner}: 'model' must be a local model folder or an engine with a str identity and generate(prompts); "
             f"got {type(model).__name__}: {model!r:.60}.")
@@ -448,8 +448,8 @@ class LLMJudge(BulkInstanceMetric):
                     got = list(self.engine.generate(batch))
                     if len(got) != len(batch) or not all(isinstance(a, str) for a in got):
                         raise EvaluationError(f"metric {self.name!r}: the judge {self.engine.identity!r} returned "
-                                              f"{len(got)} answers for {len(batch)} prompts, or an answer that is not a "
-                                              "str.")
+                                              f"{len(got)} answers for {len(batch)} prompts, or an answer that is "
+                                              "not a str.")
                     if self._cache is not None:
                         self._cache.add(batch, got)
                     answers.update(zip(batch, got))
@@ -474,7 +474,8 @@ class LLMJudge(BulkInstanceMetric):
             scores.append({self.main_score: value, f"{self.main_score}_unparsable": 0.0 if parsed else 1.0})
         if bad:
             first = answers[bad[0]]
-            what = "scored NaN (left out of the mean)" if self.on_unparsable == "nan" else "scored 0.0 (on_unparsable='zero')"
+            what = ("scored NaN (left out of the mean)" if self.on_unparsable == "nan"
+                    else "scored 0.0 (on_unparsable='zero')")
             warnings.warn(f"metric {self.name!r}: {len(bad)} of {len(prompts)} judge answers could not be read by the "
                           f"{self.parser!r} parser and are {what}; the first, of instance {bad[0]}: {first!r:.80}. "
                           f"The score {self.main_score}_unparsable counts them.", UserWarning, stacklevel=2)
