@@ -407,3 +407,56 @@ def test_killed_run_resumes_without_rejudging(judge_dir, tmp_path):
     np.testing.assert_array_equal([r["score"]["instance"]["llm_as_judge"] for r in res],
                                   [r["score"]["instance"]["llm_as_judge"] for r in full])
     assert len(file.read_text().splitlines()) == len(CAT_PREDS)
+
+
+# --------------------------------------------------------------------------- a real OpenAI-compatible server
+def test_openai_endpoint_judge_end_to_end(openai_server, tmp_path):
+    """``transformers serve`` on a tiny chat model (the fixture of assay_transformers.testing): answers equal the
+    same folder's greedy answers run locally; records, intervals, compare, and a resumed run after a failure."""
+    from assay_transformers.judge_engines import HFJudgeEngine, OpenAIJudgeEngine
+
+    words = ["paris", "the river", "a city", "blue", "red", "one two", "france", "what is it"]
+    preds_a, preds_b = words, [w + " is big" for w in words]
+    refs = [["paris"]] * len(words)
+    cache = tmp_path / "cache"
+    options = dict(model=openai_server.base_url, api_model=openai_server.model, parser="yes_no",
+                   template="is {prediction} the answer {reference} yes or no", max_new_tokens=3, batch_size=2)
+
+    class FailsAfterThree:  # the real server, and a judge run that stops (a crash) after three prompts
+        def __init__(self):
+            self.inner = OpenAIJudgeEngine(openai_server.base_url, openai_server.model, max_new_tokens=3)
+            self.identity, self.settings = self.inner.identity, self.inner.settings
+
+        def generate(self, prompts):
+            if self.inner.generated + len(prompts) > 3:
+                return self.inner.generate(prompts[: 3 - self.inner.generated]) + [None]
+            return self.inner.generate(prompts)
+
+    with pytest.raises(EvaluationError, match="answers for 2 prompts"):
+        assay.evaluate(preds_a, refs, metrics=[LLMJudge(**{**options, "model": FailsAfterThree(), "api_model": None},
+                                                        cache_dir=cache)], n_resamples=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # random weights: some answers are neither yes nor no
+        a = assay.evaluate(preds_a, refs, metrics=[LLMJudge(**options, cache_dir=cache)], n_resamples=200, seed=0)
+        b = assay.evaluate(preds_b, refs, metrics=[LLMJudge(**options, cache_dir=cache)], n_resamples=200, seed=0)
+    engine_a = a.records["llm_as_judge"][0].engine
+    assert engine_a.generated == len(words) - 2  # the two answers of the first batch were saved before the failure
+    recs_a, recs_b = judgements(a), judgements(b)
+    assert [r.cached for r in recs_a] == [True, True] + [False] * (len(words) - 2)
+    local = HFJudgeEngine(openai_server.model, max_new_tokens=3, chat_template=True)
+    assert [r.answer for r in recs_a] == local.generate([r.prompt for r in recs_a])
+    assert [r.answer for r in recs_b] == local.generate([r.prompt for r in recs_b])
+    assert recs_a[0].prompt == "is paris the answer paris yes or no"
+
+    def by_hand(recs):  # yes -> 1, no -> 0, else left out: the first word of the answer
+        first = [r.answer.split()[0].lower() if r.answer.split() else "" for r in recs]
+        return [1.0 if w == "yes" else 0.0 if w == "no" else math.nan for w in first]
+
+    hand_a, hand_b = by_hand(recs_a), by_hand(recs_b)
+    np.testing.assert_array_equal([r["score"]["instance"]["llm_as_judge"] for r in a], hand_a)
+    assert "model=openai:" in a.info["signature"]
+    assert not all(math.isnan(x) for x in hand_a) and not all(math.isnan(x) for x in hand_b)
+    cmp = assay.compare(a, b, metric="llm_as_judge", n_resamples=300, seed=0)
+    assert cmp.score_a == pytest.approx(np.nanmean(hand_a))
+    assert cmp.score_b == pytest.approx(np.nanmean(hand_b))
+    assert cmp.difference == pytest.approx(np.nanmean(hand_b) - np.nanmean(hand_a))

@@ -53,7 +53,7 @@ from assay.errors import EvaluationError, InvalidParameterError
 from assay.metrics import BulkInstanceMetric
 from assay.validation import check_bool, check_int
 from assay_transformers.judge_cache import JudgementCache
-from assay_transformers.judge_engines import engine_settings, get_hf_engine
+from assay_transformers.judge_engines import OpenAIJudgeEngine, engine_settings, get_hf_engine
 
 __all__ = ["DEFAULT_TEMPLATE", "PARSERS", "RAG_DEFINITIONS", "TEMPLATES", "Judgement", "JudgeTemplate", "LLMJudge",
            "RAG_CLASSES", "RagDefinition", "judgements", "parse_answer",
@@ -293,7 +293,8 @@ class LLMJudge(BulkInstanceMetric):
     Parameters
     ----------
     model : str, path or engine
-        The judge: a local Hugging Face model folder (loaded offline, greedy answers), or an
+        The judge: a local Hugging Face model folder (loaded offline, greedy answers), the URL
+        of an OpenAI-compatible endpoint (``"http://127.0.0.1:8000/v1"``, with ``api_model``), or an
         engine object with ``identity`` and ``generate(prompts)``
         (:class:`~assay_transformers.judge_engines.JudgeEngine`). Required.
     template : str, JudgeTemplate or None
@@ -313,6 +314,8 @@ class LLMJudge(BulkInstanceMetric):
         An answer the parser cannot read scores NaN (with a warning counting them) or, as in unitxt, 0.0.
     progress : bool or None
         A tqdm progress bar of the prompts judged; None: when standard error is a terminal.
+    api_model, endpoint : for a URL ``model``: the name of the model the server serves, and
+        ``"chat"`` or ``"completions"`` (:class:`~assay_transformers.judge_engines.OpenAIJudgeEngine`)
     """
 
     name = "llm_as_judge"
@@ -326,7 +329,8 @@ class LLMJudge(BulkInstanceMetric):
     def __init__(self, *, model: Any = None, template: Any = None, parser: str | None = None,
                  cache_dir: str | os.PathLike[str] | None = None, batch_size: int = 8, max_new_tokens: int = 16,
                  device: str | None = None, dtype: str | None = "float32", on_unparsable: str = "nan",
-                 progress: bool | None = None, score_prefix: str = "") -> None:
+                 progress: bool | None = None, api_model: str | None = None, endpoint: str = "chat",
+                 score_prefix: str = "") -> None:
         super().__init__(score_prefix=score_prefix)
         owner = f"metric {self.name!r}"
         self.template = _check_template(template, self._default_template, owner)
@@ -342,6 +346,7 @@ class LLMJudge(BulkInstanceMetric):
         self.progress = None if progress is None else check_bool(progress, "progress", owner=owner)
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
         self.model = model
+        self.api_model, self.endpoint = api_model, endpoint
         self.engine = self._engine(model, owner)
         self._cache = JudgementCache(self.cache_dir, self.engine.identity, engine_settings(self.engine)) \
             if self.cache_dir is not None else None
@@ -352,6 +357,16 @@ class LLMJudge(BulkInstanceMetric):
             raise InvalidParameterError(
                 f"{owner} needs model=: a local Hugging Face model folder (the judge), or an engine object with "
                 f"identity and generate(prompts), as in {self.name}[model=/path/to/judge, cache_dir=judgements].")
+        is_url = isinstance(model, str) and model.startswith(("http://", "https://"))
+        if is_url:
+            if not isinstance(self.api_model, str) or not self.api_model:
+                raise InvalidParameterError(
+                    f"{owner}: model={model!r} is an HTTP endpoint; name the model it serves with api_model=, as in "
+                    f"{self.name}[model='{model}', api_model=NAME].")
+            return OpenAIJudgeEngine(model, self.api_model, endpoint=self.endpoint, max_new_tokens=self.max_new_tokens)
+        if self.api_model is not None or self.endpoint != "chat":
+            raise InvalidParameterError(f"{owner}: api_model= and endpoint= are for a model behind an HTTP endpoint "
+                                        "(model='http://...'); this model is not one.")
         if isinstance(model, (str, os.PathLike)):
             return get_hf_engine(model, max_new_tokens=self.max_new_tokens, device=self.device, dtype=self.dtype)
         if isinstance(getattr(model, "identity", None), str) and callable(getattr(model, "generate", None)):
@@ -386,8 +401,8 @@ class LLMJudge(BulkInstanceMetric):
     def provenance_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """The signature's options: the judge's identity for ``model``, ``name@hash`` for the template; the
         options that do not change the numbers (cache folder, batch size, device, progress bar) left out."""
-        out = {k: v for k, v in options.items()
-               if k not in ("model", "template", "parser", "cache_dir", "batch_size", "device", "progress")}
+        left_out = ("model", "template", "parser", "cache_dir", "batch_size", "device", "progress", "api_model")
+        out = {k: v for k, v in options.items() if k not in left_out}
         out["model"] = self.engine.identity
         out["template"] = f"{self.template.name}@{self.template.digest}"
         if self.parser != self._default_template.parser:

@@ -7,7 +7,8 @@ An engine is any object with
 - ``generate(prompts) -> list[str]``: one answer per prompt, in order;
 
 and optionally ``settings``, a dict of the generation settings that change the answers
-(part of the cache key). :class:`HFJudgeEngine` runs a local Hugging Face model folder
+(part of the cache key). :class:`OpenAIJudgeEngine` asks a model behind an OpenAI-compatible
+HTTP endpoint (identity ``openai:<model name>``). :class:`HFJudgeEngine` runs a local Hugging Face model folder
 (greedy decoding, through :class:`~assay_transformers.generation.HFModel`, loaded with
 ``local_files_only=True`` by :func:`~assay_transformers.loading.load_model`); its identity
 is the folder's name and a SHA-256 of every file in it (:func:`folder_digest`), so the
@@ -26,7 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 from assay.errors import EvaluationError, InvalidParameterError
 from assay.validation import check_int
 
-__all__ = ["HFJudgeEngine", "JudgeEngine", "engine_settings", "folder_digest", "get_hf_engine"]
+__all__ = ["HFJudgeEngine", "JudgeEngine", "OpenAIJudgeEngine", "engine_settings", "folder_digest",
+           "get_hf_engine"]
 
 
 @runtime_checkable
@@ -183,3 +185,52 @@ def get_hf_engine(folder: str | os.PathLike[str], *, max_new_tokens: int = 16, d
             engine = _ENGINES[key] = HFJudgeEngine(folder, max_new_tokens=max_new_tokens, device=device, dtype=dtype,
                                                    chat_template=chat_template)
     return engine
+
+
+class OpenAIJudgeEngine:
+    """A model behind an OpenAI-compatible HTTP endpoint as a judge: greedy answers (``temperature=0``).
+
+    Parameters
+    ----------
+    base_url : the server's API root (``"http://127.0.0.1:8000/v1"``)
+    model : the model name sent with each request; the judge's identity is ``openai:<model>``
+    endpoint : ``"chat"`` (the prompt as one user message; the server applies the chat template) or
+        ``"completions"`` (the prompt as it is)
+    max_new_tokens : answer length limit (``max_tokens`` of each request)
+    timeout, max_retries : per request, as for :class:`~assay_transformers.openai_api.OpenAIClient`
+
+    The requests go through :class:`~assay_transformers.openai_api.OpenAIClient` (the ``openai``
+    package, ``pip install 'assay-transformers[openai]'``), one request per prompt, in order; a
+    request that still fails after its retries is a
+    :class:`~assay_transformers.openai_api.ModelRequestError` naming the URL, the model and the
+    prompt (the batches answered before it are saved when the metric has a ``cache_dir``). The API
+    key is read from ``OPENAI_API_KEY`` (a local server needs none), never from an option, so it
+    is never in a catalog name, a signature or the cache.
+    """
+
+    def __init__(self, base_url: str, model: str, *, endpoint: str = "chat", max_new_tokens: int = 16,
+                 timeout: float = 60.0, max_retries: int = 2) -> None:
+        from assay_transformers.openai_api import OpenAIClient
+
+        self.max_new_tokens = check_int(max_new_tokens, "max_new_tokens", low=1, owner="OpenAIJudgeEngine")
+        self.client = OpenAIClient(base_url, model, endpoint=endpoint, timeout=timeout, max_retries=max_retries)
+        self.identity = f"openai:{model}"
+        self.generated = 0  #: prompts answered by the server for this engine
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"decoding": "greedy", "max_new_tokens": self.max_new_tokens, "endpoint": self.client.endpoint}
+
+    def __repr__(self) -> str:
+        return f"OpenAIJudgeEngine({self.client.base_url!r}, model={self.client.model!r})"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OpenAIJudgeEngine:
+        return self  # copies of a metric share the client
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        out = []
+        for i, prompt in enumerate(prompts):
+            (answer,) = self.client.complete(prompt, n=1, max_tokens=self.max_new_tokens, temperature=0, index=i)
+            out.append(answer.text.strip())
+            self.generated += 1
+        return out
