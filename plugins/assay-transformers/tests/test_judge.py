@@ -151,7 +151,7 @@ def test_user_template_task_data_fields_and_errors():
     with pytest.raises(InvalidParameterError, match=r"uses the field 'question', which instance 0 does not have"):
         assay.evaluate(["alpha"], [["x"]], metrics=[LLMJudge(model=engine, template="{question} {prediction}")])
     with pytest.raises(InvalidParameterError, match="needs model="):
-        assay.load_metric("llm_as_judge")
+        assay.evaluate(["alpha"], [["x"]], metrics=["llm_as_judge"])
     with pytest.raises(InvalidParameterError, match="'parser' must be one of"):
         LLMJudge(model=engine, parser="stars")
 

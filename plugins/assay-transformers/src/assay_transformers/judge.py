@@ -53,7 +53,7 @@ from assay.errors import EvaluationError, InvalidParameterError
 from assay.metrics import BulkInstanceMetric
 from assay.validation import check_bool, check_int
 from assay_transformers.judge_cache import JudgementCache
-from assay_transformers.judge_engines import OpenAIJudgeEngine, engine_settings, get_hf_engine
+from assay_transformers.judge_engines import OpenAIJudgeEngine, RuleJudge, engine_settings, get_hf_engine
 
 __all__ = ["DEFAULT_TEMPLATE", "PARSERS", "RAG_DEFINITIONS", "TEMPLATES", "Judgement", "JudgeTemplate", "LLMJudge",
            "RAG_CLASSES", "RagDefinition", "judgements", "parse_answer",
@@ -293,10 +293,11 @@ class LLMJudge(BulkInstanceMetric):
     Parameters
     ----------
     model : str, path or engine
-        The judge: a local Hugging Face model folder (loaded offline, greedy answers), the URL
+        Required to score (a metric without one loads, and its first scoring is an error
+        saying so). The judge: a local Hugging Face model folder (loaded offline, greedy answers), the URL
         of an OpenAI-compatible endpoint (``"http://127.0.0.1:8000/v1"``, with ``api_model``), or an
         engine object with ``identity`` and ``generate(prompts)``
-        (:class:`~assay_transformers.judge_engines.JudgeEngine`). Required.
+        (:class:`~assay_transformers.judge_engines.JudgeEngine`).
     template : str, JudgeTemplate or None
         The judge prompt: a name in :data:`TEMPLATES`, a :class:`JudgeTemplate`, or one format
         string whose ``{fields}`` are ``prediction``, ``references`` (joined by ``", "``),
@@ -323,6 +324,10 @@ class LLMJudge(BulkInstanceMetric):
     score_names = ("llm_as_judge", "llm_as_judge_unparsable")
     ci_scores = ("llm_as_judge",)
     prediction_type = str
+    examples = [{"predictions": ["alpha", "bravo", "charlie", "delta"],
+                 "references": [["a"], ["b"], ["c", "cc"], ["d"]],
+                 "overrides": {"model": RuleJudge({"alpha": "8", "bravo": "3 of 10", "charlie": "10", "delta": "0"})},
+                 "global_target": {"llm_as_judge": (0.8 + 0.3 + 1.0 + 0.0) / 4, "llm_as_judge_unparsable": 0.0}}]
     _default_template = DEFAULT_TEMPLATE
     _prediction_field = "prediction"
 
@@ -347,16 +352,13 @@ class LLMJudge(BulkInstanceMetric):
         self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
         self.model = model
         self.api_model, self.endpoint = api_model, endpoint
-        self.engine = self._engine(model, owner)
+        # no model: the metric loads (every registered name must), and its first scoring is the error
+        self.engine = self._engine(model, owner) if model is not None else None
         self._cache = JudgementCache(self.cache_dir, self.engine.identity, engine_settings(self.engine)) \
-            if self.cache_dir is not None else None
+            if self.cache_dir is not None and self.engine is not None else None
         self.__dict__["_judgements"] = []
 
     def _engine(self, model: Any, owner: str) -> Any:
-        if model is None:
-            raise InvalidParameterError(
-                f"{owner} needs model=: a local Hugging Face model folder (the judge), or an engine object with "
-                f"identity and generate(prompts), as in {self.name}[model=/path/to/judge, cache_dir=judgements].")
         is_url = isinstance(model, str) and model.startswith(("http://", "https://"))
         if is_url:
             if not isinstance(self.api_model, str) or not self.api_model:
@@ -403,7 +405,7 @@ class LLMJudge(BulkInstanceMetric):
         options that do not change the numbers (cache folder, batch size, device, progress bar) left out."""
         left_out = ("model", "template", "parser", "cache_dir", "batch_size", "device", "progress", "api_model")
         out = {k: v for k, v in options.items() if k not in left_out}
-        out["model"] = self.engine.identity
+        out["model"] = self.engine.identity if self.engine is not None else None
         out["template"] = f"{self.template.name}@{self.template.digest}"
         if self.parser != self._default_template.parser:
             out["parser"] = self.parser
@@ -442,6 +444,11 @@ class LLMJudge(BulkInstanceMetric):
 
     def judge(self, prompts: Sequence[str]) -> tuple[list[str], list[bool]]:
         """The judge's answer to each prompt and whether it came from the cache; new answers are saved per batch."""
+        if self.engine is None:
+            raise InvalidParameterError(
+                f"metric {self.name!r} needs model=: a local Hugging Face model folder (the judge), the URL of an "
+                "OpenAI-compatible endpoint with api_model=, or an engine object with identity and generate(prompts), "
+                f"as in {self.name}[model=/path/to/judge, cache_dir=judgements].")
         answers: dict[str, str] = {}
         cached: set[str] = set()
         todo: list[str] = []
@@ -551,6 +558,27 @@ RAG_DEFINITIONS: dict[str, RagDefinition] = {d.main_score: d for d in [
 ]}
 
 
+def _rag_example(d: RagDefinition) -> dict[str, Any]:
+    """A conformance example: a :class:`RuleJudge` answering by the prediction's text (yes/no, or 0-10)."""
+    numeric = TEMPLATES[d.template].parser == "0_10"
+    answers = ["8", "2", "5"] if numeric else ["Yes", "no", "yes."]
+    values = [0.8, 0.2, 0.5] if numeric else [1.0, 0.0, 1.0]
+    marks = ["first thing", "second thing", "third thing"]
+    if d.prediction_field == "contexts":
+        predictions: list[Any] = [[m, "more"] for m in marks]
+        task_data = [{"question": f"question {i}"} for i in range(3)]
+    else:
+        predictions = marks
+        task_data = [{"question": f"question {i}", "contexts": [f"context {i}", "other"]} for i in range(3)]
+    example: dict[str, Any] = {
+        "predictions": predictions, "task_data": task_data,
+        "overrides": {"model": RuleJudge(dict(zip(marks, answers)))},
+        "global_target": {d.main_score: sum(values) / 3, f"{d.main_score}_unparsable": 0.0}}
+    if d.needs_references:
+        example["references"] = [["truth a"], ["truth b"], ["truth c", "truth d"]]
+    return example
+
+
 def _rag_class(d: RagDefinition) -> type[LLMJudge]:
     body = {
         "__module__": __name__,
@@ -563,15 +591,19 @@ def _rag_class(d: RagDefinition) -> type[LLMJudge]:
         "ci_scores": (d.main_score,),
         "prediction_type": list[str] if d.prediction_field == "contexts" else str,
         "needs_references": d.needs_references,
+        "examples": [_rag_example(d)],
         "_default_template": TEMPLATES[d.template],
         "_prediction_field": d.prediction_field,
     }
     cls_name = "Judge" + "".join(part.capitalize() for part in d.main_score.split("_"))
+    body["__qualname__"] = cls_name
     return type(cls_name, (LLMJudge,), body)
 
 
 #: the class of each RAG definition, by unitxt main score
 RAG_CLASSES: dict[str, type[LLMJudge]] = {name: _rag_class(d) for name, d in RAG_DEFINITIONS.items()}
+# module attributes, so that pickle finds them (sharded evaluation sends metrics to worker processes)
+globals().update({cls.__name__: cls for cls in RAG_CLASSES.values()})
 
 
 def rag_judge_class(main_score: str) -> type[LLMJudge]:

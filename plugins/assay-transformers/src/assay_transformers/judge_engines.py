@@ -18,6 +18,7 @@ same weights at another path are the same judge, and other weights are another j
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from assay.errors import EvaluationError, InvalidParameterError
 from assay.validation import check_int
 
-__all__ = ["HFJudgeEngine", "JudgeEngine", "OpenAIJudgeEngine", "engine_settings", "folder_digest",
+__all__ = ["HFJudgeEngine", "JudgeEngine", "OpenAIJudgeEngine", "RuleJudge", "engine_settings", "folder_digest",
            "get_hf_engine"]
 
 
@@ -234,3 +235,29 @@ class OpenAIJudgeEngine:
             out.append(answer.text.strip())
             self.generated += 1
         return out
+
+
+class RuleJudge:
+    """A judge without a model: the answer to a prompt is the answer of the first rule whose key the prompt contains.
+
+    For examples, conformance checks and dry runs of a judging setup (templates, parsing, the
+    cache) without loading a model; its identity is ``rules:<hash of the rules and default>``.
+
+    >>> RuleJudge({"Paris": "9", "Lyon": "2"}).generate(["Prediction: Paris", "Prediction: Rome"])
+    ['9', '']
+    """
+
+    def __init__(self, rules: dict[str, str], default: str = "") -> None:
+        if not isinstance(rules, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in rules.items()):
+            raise InvalidParameterError(f"RuleJudge: 'rules' must be a dict of str to str; got {rules!r:.80}.")
+        if not isinstance(default, str):
+            raise InvalidParameterError(f"RuleJudge: 'default' must be a str; got {default!r:.80}.")
+        self.rules, self.default = dict(rules), default
+        text = json.dumps([sorted(self.rules.items()), default], ensure_ascii=False)
+        self.identity = f"rules:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
+
+    def __repr__(self) -> str:
+        return f"RuleJudge({len(self.rules)} rules, identity={self.identity!r})"
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        return [next((a for k, a in self.rules.items() if k in p), self.default) for p in prompts]
