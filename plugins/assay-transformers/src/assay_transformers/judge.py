@@ -566,7 +566,7 @@ def _rag_example(d: RagDefinition) -> dict[str, Any]:
     marks = ["first thing", "second thing", "third thing"]
     if d.prediction_field == "contexts":
         predictions: list[Any] = [[m, "more"] for m in marks]
-        task_data = [{"question": f"question {i}"} for i in range(3)]
+        task_data: list[dict[str, Any]] = [{"question": f"question {i}"} for i in range(3)]
     else:
         predictions = marks
         task_data = [{"question": f"question {i}", "contexts": [f"context {i}", "other"]} for i in range(3)]
