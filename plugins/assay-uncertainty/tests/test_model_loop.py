@@ -128,3 +128,57 @@ def test_the_prompts_are_required():
 def test_model_options_with_a_backend_object_are_an_error():
     with pytest.raises(InvalidParameterError, match="'model_options'"):
         resolve_model_backend(FakeBackend(), {"device": "cpu"})
+
+
+class TextOnlyBackend(FakeBackend):
+    """A backend that gives ``answer`` only (a black-box model) and whose calculator fails on the third batch."""
+
+    base_stats = ("answer",)
+
+    def calculators(self, **kw):
+        calls = self.calls
+
+        class Answers(StatCalculator):
+            name, stats, dependencies = "answers", ("answer",), ("input_texts",)
+
+            def __call__(self, stats):
+                calls.append(list(stats["input_texts"]))
+                if len(calls) == 3:
+                    raise ConnectionError("server gone at prompt 4")
+                return {"answer": ["yes" if len(t) % 2 else "no" for t in stats["input_texts"]]}
+
+        return [Answers()]
+
+
+class AnswerLength(Estimator):
+    name, level, dependencies = "answer_length", "sequence", ("answer",)
+
+    def __call__(self, stats):
+        return np.array([float(len(a)) for a in stats["answer"]])
+
+
+def test_a_failed_batch_keeps_the_finished_batches_in_partial():
+    backend = TextOnlyBackend()  # base_stats: no log_probs asked of it (FakeGreedy is not there to give them)
+    man = UEManager(RECORDS, model=backend, estimators=[AnswerLength()], gen_metrics=["accuracy"],
+                    ue_metrics=["prr"], batch_size=2)
+    with pytest.raises(ConnectionError, match="server gone") as info:
+        man()
+    # batches [0, 1], [2, 3] finished; [4] failed
+    assert backend.calls == [["x", "xx"], ["xxx", "xxxx"], ["xxxxx"]]
+    part = man.partial
+    assert part["n_examples"] == 4
+    assert part["stats"]["answer"] == ["yes", "no", "yes", "no"]
+    assert part["stats"]["input_texts"] == ["x", "xx", "xxx", "xxxx"]
+    assert part["stats"]["reference"] == ["yes", "yes", "no", "no"]
+    assert [float(v) for v in part["estimations"]["answer_length"]] == [3.0, 2.0, 3.0, 2.0]
+    assert [float(v) for v in part["gen_metrics"]["accuracy"]] == [1.0, 0.0, 0.0, 1.0]
+    note = "model run stopped at the batch of examples 4 to 4 (ConnectionError: server gone at prompt 4)"
+    assert any(note in n for n in man.notes)
+    assert any(note in n for n in info.value.__notes__)
+    assert man.estimations == {} and man.metrics == {}  # nothing half-filled outside partial
+
+
+def test_a_run_that_finishes_leaves_partial_none():
+    man = UEManager(RECORDS, model=FakeBackend(), estimators=["msp"], gen_metrics=["accuracy"], ue_metrics=["prr"])
+    man()
+    assert man.partial is None

@@ -108,7 +108,10 @@ class HFModel:
 
     @staticmethod
     def accepts(model: Any) -> bool:
-        """Whether this backend takes ``model``: a path, a ``(model, tokenizer)`` pair or an :class:`HFModel`."""
+        """Whether this backend takes ``model``: a path, a ``(model, tokenizer)`` pair or an :class:`HFModel`
+        (not an http(s) URL: the ``openai`` backend's)."""
+        if isinstance(model, str) and model.startswith(("http://", "https://")):
+            return False
         if isinstance(model, (str, os.PathLike, HFModel)):
             return True
         return isinstance(model, tuple) and len(model) == 2 and callable(getattr(model[0], "generate", None))

@@ -199,7 +199,7 @@ class OpenAIClient:
                 args["logprobs"] = self.top_logprobs
         try:
             if chat:
-                messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
+                messages: list[Any] = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
                 messages.append({"role": "user", "content": prompt})
                 response = self._client.chat.completions.create(messages=messages, **args)
             else:

@@ -33,6 +33,7 @@ before generating, so a request with the same prompt and seed gives the same ans
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -120,14 +121,11 @@ class LocalServer:
 
     def _signal(self, sig: int, timeout: float = 10.0) -> None:
         if self.alive():
-            try:  # the server was started in a session of its own: its group holds it and its children only
+            # the server was started in a session of its own: its group holds it and its children only
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
 
     def log_tail(self, lines: int = 40) -> str:
         try:

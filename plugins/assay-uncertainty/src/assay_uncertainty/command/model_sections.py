@@ -27,6 +27,24 @@
       seed: 0                       # optional: the subsampling seed
     seed: [1, 2, 3]                 # one run and one saved manager per seed, in save_path/seed-<s>
 
+A black-box model behind an OpenAI-compatible endpoint (the ``openai`` model backend of
+assay-transformers) takes ``url`` instead of ``path``, with its own keys (``type``,
+``device``, ``dtype`` and ``load_args`` are for a local folder, an error with ``url``)::
+
+    model:
+      url: http://127.0.0.1:8000/v1  # the server's API root
+      name: my-model                # the model name sent with each request
+      endpoint: chat                # optional: chat | completions
+      timeout: 60                   # optional: seconds per request
+      max_retries: 2                # optional
+      logprobs: false               # optional: ask for log-probabilities (an error if none come back)
+      top_logprobs: 5               # optional
+      system_prompt: "..."          # optional (chat)
+      batch_size: 4 ...             # and the keys of every model run (generation_params: temperature,
+                                    # top_p, stop_strings)
+
+The API key is never in a config: the ``OPENAI_API_KEY`` environment variable gives it.
+
 Each run's manager gets ``--n-resamples`` and ``--confidence-level`` (its intervals and the
 marks of the estimators not significantly worse than the best, as with ``data:``). Its seed
 seeds both the model's sampling and the resampling: the config's ``seed:``, or ``--seed``
@@ -49,7 +67,11 @@ from typing import Any
 from assay.errors import ConfigError
 
 MODEL_KEYS = ("path", "type", "device", "dtype", "load_args", "batch_size", "max_new_tokens", "samples_n",
-              "generation_params", "ignore_exceptions", "save_stats")
+              "generation_params", "ignore_exceptions", "save_stats", "url", "name", "endpoint", "timeout",
+              "max_retries", "logprobs", "top_logprobs", "system_prompt")
+#: the keys of a local model folder (``path``) and of a model behind an OpenAI-compatible endpoint (``url``)
+FOLDER_KEYS = ("type", "device", "dtype", "load_args")
+URL_KEYS = ("name", "endpoint", "timeout", "max_retries", "logprobs", "top_logprobs", "system_prompt")
 DATASET_KEYS = ("path", "split", "text_column", "label_column", "template", "few_shot", "few_shot_template",
                 "subsample", "size", "seed")
 
@@ -57,7 +79,7 @@ DATASET_KEYS = ("path", "split", "text_column", "label_column", "template", "few
 CODE_KEYS = {"trust_remote_code": "the command-line flag 'assay ue --trust-remote-code' (in Python: "
                                   "model_options={'trust_remote_code': True})"}
 
-__all__ = ["CODE_KEYS", "DATASET_KEYS", "MODEL_KEYS", "check_model_sections", "run_seeds"]
+__all__ = ["CODE_KEYS", "DATASET_KEYS", "FOLDER_KEYS", "MODEL_KEYS", "URL_KEYS", "check_model_sections", "run_seeds"]
 
 
 def _fail(path: Path, at: str, expected: str, got: Any) -> Exception:
@@ -98,9 +120,11 @@ def check_model_sections(cfg: dict, path: Path) -> None:
         if not isinstance(cfg[section], dict):
             raise _fail(path, section, "a mapping of keys", cfg[section])
         check_keys(cfg[section], keys, file=path, path=(section,))
-        if "path" not in cfg[section]:
-            raise _fail(path, f"{section}.path", "a path (required)", None)
+        if "path" not in cfg[section] and not (section == "model" and "url" in cfg[section]):
+            raise _fail(path, f"{section}.path", "a path (required)" + (" or a url" if section == "model" else ""),
+                        None)
     model, data = cfg["model"], cfg["dataset"]
+    _check_url(model, path)
     for key in ("path", "device", "load_args"):
         if key != "load_args":
             _str(model, key, path, "model")
@@ -136,6 +160,38 @@ def check_model_sections(cfg: dict, path: Path) -> None:
             raise _fail(path, "seed", "distinct seeds (one saved manager each)", cfg["seed"])
 
 
+def _check_url(model: dict, path: Path) -> None:
+    """The keys of a model behind an OpenAI-compatible endpoint (``url``) against those of a folder (``path``)."""
+    if "url" not in model:
+        for key in URL_KEYS:
+            if key in model:
+                raise _fail(path, f"model.{key}", f"no {key!r} without 'url' (it is a setting of a model behind an "
+                                                  "OpenAI-compatible endpoint)", model[key])
+        return
+    if "path" in model:
+        raise _fail(path, "model.url", "either 'path' (a local model folder) or 'url', not both", model["url"])
+    for key in FOLDER_KEYS:
+        if key in model:
+            raise _fail(path, f"model.{key}", f"no {key!r} with 'url' (it is a setting of a local model folder)",
+                        model[key])
+    url = model["url"]
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise _fail(path, "model.url", "an http(s) URL", url)
+    _str(model, "name", path, "model")
+    if "name" not in model:
+        raise _fail(path, "model.name", "the model name the server serves (required with 'url')", None)
+    if model.get("endpoint", "chat") not in ("chat", "completions"):
+        raise _fail(path, "model.endpoint", "chat or completions", model["endpoint"])
+    _int(model, "max_retries", path, "model", 0)
+    _int(model, "top_logprobs", path, "model", 0)
+    t = model.get("timeout", 60)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
+        raise _fail(path, "model.timeout", "a number of seconds > 0", t)
+    if not isinstance(model.get("logprobs", False), bool):
+        raise _fail(path, "model.logprobs", "true or false", model["logprobs"])
+    _str(model, "system_prompt", path, "model")
+
+
 def records_of(cfg: dict, base: Path) -> list[dict[str, Any]]:
     """The model loop's records from the ``dataset`` section."""
     from assay_uncertainty.manager.prompt_data import load_rows, prompt_records
@@ -155,10 +211,18 @@ def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[t
 
     m = cfg["model"]
     records = records_of(cfg, base)
-    options = {k: m[k] for k in ("type", "device", "dtype", "load_args") if k in m}
-    if getattr(args, "trust_remote_code", False):
-        options["trust_remote_code"] = True
-    backend = resolve_model_backend(str(base / m["path"]), options)  # loaded once for every seed
+    if "url" in m:  # a model behind an OpenAI-compatible endpoint: the openai backend, by name
+        from assay.plugins import load_model_backend
+
+        if getattr(args, "trust_remote_code", False):
+            raise ConfigError("--trust-remote-code applies to a local model folder (model.path); the config's model "
+                              "is a url")
+        backend = load_model_backend("openai", model=m["url"], **{k: m[k] for k in URL_KEYS if k in m})
+    else:
+        options = {k: m[k] for k in FOLDER_KEYS if k in m}
+        if getattr(args, "trust_remote_code", False):
+            options["trust_remote_code"] = True
+        backend = resolve_model_backend(str(base / m["path"]), options)  # loaded once for every seed
     raw = cfg.get("seed")
     seeds: list[int | None] = [None] if raw is None else ([raw] if isinstance(raw, int) else list(raw))
     done = []

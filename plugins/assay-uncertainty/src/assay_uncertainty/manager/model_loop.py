@@ -15,7 +15,16 @@ outputs. With ``ignore_exceptions=True`` an estimator or generation metric that 
 is dropped for the rest of the run: the manager warns, adds a note naming it, the batch
 and the error, and lists it in ``failed``. With ``False`` (the default) the error
 propagates. A statistic calculator that raises always propagates (nothing could be
-computed from the batch).
+computed from the batch); so does any error with ``ignore_exceptions=False``. Then the
+finished batches are not lost: ``man.partial`` holds their results (``n_examples``: how many
+examples, from the first; ``stats``, ``estimations`` and ``gen_metrics`` by name, one value per
+example), a note says where the run stopped, and the error carries the same note. A
+backend may keep more (the ``openai`` backend of assay-transformers keeps every answer
+received, so a second run with it sends only the requests not answered yet).
+
+A backend's ``base_stats`` (when it has one) names the stored-output fields it gives for
+every run (default: ``answer``, ``log_probs``, ``token_entropies``; a black-box model
+without log-probabilities gives ``answer`` only).
 
 The dataset is what the stored-output path reads (records, columns or a file) with an
 ``input`` field: the prompt of each example; other fields (``reference``, ``references``,
@@ -122,7 +131,7 @@ def run_model_loop(man: Any) -> None:
                      f"samples_n={man.samples_n}, generation_params={man.generation_params}, seed={man.seed}")
     data = man.stats
     n = man.n_examples
-    needed: dict[str, list[str]] = {s: ["the model loop"] for s in BASE_STATS}
+    needed: dict[str, list[str]] = {s: ["the model loop"] for s in getattr(backend, "base_stats", BASE_STATS)}
     for name, obj in [*man._estimators, *man._gen]:
         for dep in getattr(obj, "dependencies", ()):
             needed.setdefault(dep, []).append(repr(name))
@@ -136,6 +145,7 @@ def run_model_loop(man: Any) -> None:
     size = man.batch_size
     n_batches = (n + size - 1) // size
     bar = progress_bar(n_batches, enabled=show_progress(man.progress, n_batches), desc="UEManager batches")
+    start = stop = 0
     try:
         for b in range(n_batches):
             start, stop = b * size, min(n, (b + 1) * size)
@@ -169,6 +179,9 @@ def run_model_loop(man: Any) -> None:
                 if key not in data and key in keep:  # the rest (T x V rows ...) is dropped with the batch
                     columns.setdefault(key, []).extend(value)
             bar.update(1)
+    except Exception as exc:
+        _keep_partial(man, exc, start, stop, {k: v[:start] for k, v in data.items()} | columns, collected)
+        raise
     finally:
         bar.close()
     data.update(columns)
@@ -184,6 +197,21 @@ def run_model_loop(man: Any) -> None:
                                                       f"generation metric {name!r}")
     man.estimator_names = [n for n, _ in active["estimator"]]
     man.gen_metric_names = [n for n, _ in active["generation metric"]]
+
+
+def _keep_partial(man: Any, exc: Exception, start: int, stop: int, stats: dict[str, Any],
+                  collected: dict[tuple[str, str], list[Any]]) -> None:
+    """On an error in the batch of examples ``start`` to ``stop - 1``: keep the finished batches' results in
+    ``man.partial`` (the first ``start`` examples), note it, and add the note to the error."""
+    man.partial = {"n_examples": start, "stats": stats,
+                   "estimations": {name: values for (role, name), values in collected.items() if role == "estimator"},
+                   "gen_metrics": {name: values for (role, name), values in collected.items()
+                                   if role == "generation metric"}}
+    note = (f"model run stopped at the batch of examples {start} to {stop - 1} ({type(exc).__name__}: {exc}); the "
+            f"results of the {start} examples before it are kept in UEManager.partial.")
+    man.notes.append(note)
+    if hasattr(exc, "add_note"):  # Python 3.11+
+        exc.add_note(f"UEManager: {note}")
 
 
 def check_loop_options(*, batch_size: Any, max_new_tokens: Any, samples_n: Any, seed: Any,

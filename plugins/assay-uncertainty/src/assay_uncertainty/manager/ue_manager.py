@@ -146,6 +146,10 @@ class UEManager:
         ``(level, estimator, gen_metric, ue_metric) -> (low, high)``, for every key of
         ``metrics`` when ``n_resamples > 0`` (NaN bounds with a reason in ``interval_notes``
         when the score is undefined on some resamples).
+    partial : dict or None
+        After a model run that raised: the results of the batches finished before the error
+        (``n_examples``, ``stats``, ``estimations``, ``gen_metrics``; see
+        :mod:`assay_uncertainty.manager.model_loop`).
     """
 
     def __init__(
@@ -279,6 +283,8 @@ class UEManager:
         self.ignore_exceptions, self.save_stats, self.progress = bool(ignore_exceptions), list(save_stats), progress
         #: estimator / generation metric name -> the error that dropped it (``ignore_exceptions=True``)
         self.failed: dict[str, str] = {}
+        #: after a model run that raised: the finished batches' results (see assay_uncertainty.manager.model_loop)
+        self.partial: dict[str, Any] | None = None
         if model is None:
             return
         if "input" not in self.stats:

@@ -1,0 +1,236 @@
+"""Black-box models for the UEManager: a model behind an OpenAI-compatible endpoint (model backend ``openai``).
+
+>>> man = UEManager(records, estimators=["lexical_similarity", "num_sem_sets"],           # doctest: +SKIP
+...                 stat_calculators=["semantic_matrix[nli_model=path/to/nli]"],
+...                 model=OpenAIModel("http://127.0.0.1:8000/v1", name="my-model"), samples_n=5)
+
+The backend sends each prompt to the server (:class:`~assay_transformers.openai_api.OpenAIClient`)
+and gives LM-Polygraph's black-box statistics (its ``BlackboxGreedyTextsCalculator`` and
+``BlackboxSamplingGenerationCalculator``), per example:
+
+``greedy_texts`` (and ``answer``, the stored-output field)
+    The answer at ``temperature=0``.
+``sample_texts``
+    ``samples_n`` answers sampled with ``generation_params`` (``temperature``, default 1.0,
+    ``top_p``, ``stop_strings``), the prompt's requests seeded by the run's seed and the
+    example's position (so, on a server that honours ``seed``, they do not depend on
+    ``batch_size``).
+``blackbox_greedy_texts``, ``blackbox_sample_texts``
+    The same lists under LM-Polygraph's ``blackbox_`` names (its manager copies a statistic
+    ``X`` into ``blackbox_X``).
+
+With ``logprobs=True`` (a server that returns log-probabilities; one that returns none is an
+error naming the request), also ``greedy_tokens`` (token strings), ``greedy_log_likelihoods``
+(and ``log_probs``: each greedy token's log-probability), ``greedy_tokens_alternatives``
+(LM-Polygraph's layout: per step, the chosen token and its log-probability first, then the
+other top alternatives) and ``sample_log_probs`` (per sample, its tokens' log-probabilities;
+assay's stored-output layout, from which ``sample_log_likelihoods`` is derived). Not given:
+``greedy_log_probs`` (LM-Polygraph fills a 50,000-wide row by hashing token strings with
+Python's per-process ``hash``, not reproducible) and so not ``entropy``.
+
+The sample-based estimators run on these statistics: ``lexical_similarity``,
+``num_distinct_answers``, and with an NLI model folder (``semantic_matrix``) ``num_sem_sets``,
+``eigval_laplacian``, ``deg_mat``, ``eccentricity``, ``semantic_entropy`` (with
+``class_probability_estimation="frequency"``: the default ``"sum"`` needs
+``sample_log_probs``, so ``logprobs=True``) ...
+
+**Failures.** A request that fails after its retries or times out raises
+:class:`~assay_transformers.openai_api.ModelRequestError` naming the URL, the model and the
+example's position; the manager keeps the batches finished before it (``UEManager.partial``)
+and this backend keeps every answer it received (``answers_cached``): running a manager again
+with the same backend object sends only the requests not answered yet.
+
+``generation_params``: ``top_k`` and ``repetition_penalty`` have no OpenAI API equivalent and
+are an error, not ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from assay.errors import InvalidParameterError
+from assay.uncertainty.base import StatCalculator
+from assay_transformers.generation_params import check_generation_params
+from assay_transformers.openai_api import Completion, ModelRequestError, OpenAIClient
+
+__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxSamplingCalculator", "OpenAIModel"]
+
+#: generation parameters an OpenAI-compatible endpoint has no field for
+UNSUPPORTED_PARAMS = ("top_k", "repetition_penalty")
+
+
+class OpenAIModel:
+    """A model behind an OpenAI-compatible endpoint, as a UEManager model backend (module docstring).
+
+    Parameters
+    ----------
+    model : the server's API root (``"http://127.0.0.1:8000/v1"``), or an
+        :class:`~assay_transformers.openai_api.OpenAIClient` (then no other option)
+    name : the model name sent with each request (required with a URL)
+    endpoint, api_key, timeout, max_retries, logprobs, top_logprobs, system_prompt :
+        as :class:`~assay_transformers.openai_api.OpenAIClient`
+    """
+
+    def __init__(self, model: Any, *, name: str | None = None, endpoint: str = "chat", api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, logprobs: bool = False, top_logprobs: int = 5,
+                 system_prompt: str | None = None) -> None:
+        if isinstance(model, OpenAIModel):
+            model = model.client
+        self.client: OpenAIClient
+        if isinstance(model, OpenAIClient):
+            if name is not None:
+                raise InvalidParameterError("OpenAIModel: 'name' comes from the OpenAIClient given; pass one or the "
+                                            "other.")
+            self.client = model
+        elif isinstance(model, (str, os.PathLike)):
+            if name is None:
+                raise InvalidParameterError(f"OpenAIModel({str(model)!r}) needs 'name': the model name the server "
+                                            "serves (model_options={'name': ...}, or model.name in a config).")
+            self.client = OpenAIClient(str(model), name, endpoint=endpoint, api_key=api_key, timeout=timeout,
+                                       max_retries=max_retries, logprobs=logprobs, top_logprobs=top_logprobs,
+                                       system_prompt=system_prompt)
+        else:
+            raise InvalidParameterError(f"OpenAIModel: the model must be an http(s) URL or an OpenAIClient; got "
+                                        f"{type(model).__name__}.")
+        #: every answer received, by request: a manager run again with this backend sends only the others
+        self.answers_cached: dict[tuple[Any, ...], list[Completion]] = {}
+
+    @staticmethod
+    def accepts(model: Any) -> bool:
+        """Whether this backend takes ``model``: an http(s) URL, an OpenAIClient or an OpenAIModel."""
+        if isinstance(model, (OpenAIClient, OpenAIModel)):
+            return True
+        return isinstance(model, str) and model.startswith(("http://", "https://"))
+
+    @property
+    def base_stats(self) -> tuple[str, ...]:
+        """The stored-output fields this model gives (the manager's loop computes them for every run)."""
+        return ("answer", "log_probs") if self.client.logprobs else ("answer",)
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.client!r})"
+
+    def calculators(self, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
+                    samples_n: int = 10, seed: int | None = None) -> list[StatCalculator]:
+        """The stat calculators of one manager run (module docstring)."""
+        params = check_generation_params(generation_params)
+        bad = [k for k in UNSUPPORTED_PARAMS if k in params]
+        if bad:
+            raise InvalidParameterError(
+                f"generation_params {', '.join(map(repr, bad))}: an OpenAI-compatible endpoint has no such field; "
+                f"a black-box model takes {', '.join(k for k in ('temperature', 'top_p', 'stop_strings'))}.")
+        opts = {"max_new_tokens": max_new_tokens, "generation_params": params, "seed": seed}
+        return [BlackboxGreedyTextsCalculator(self, **opts),
+                BlackboxSamplingCalculator(self, samples_n=samples_n, **opts)]
+
+    def complete(self, prompt: str, *, index: int, n: int, max_tokens: int, temperature: float | None,
+                 top_p: float | None, stop: Sequence[str] | None, seed: int | None) -> list[Completion]:
+        """The client's answers to one prompt, from the cache when this request was answered before."""
+        key = (self.client.url, self.client.model, self.client.logprobs, prompt, n, max_tokens, temperature, top_p,
+               tuple(stop or ()), seed)
+        if key not in self.answers_cached:
+            got = self.client.complete(prompt, n=n, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
+                                       stop=stop, seed=seed, index=index)
+            if self.client.logprobs and any(c.token_log_probs is None for c in got):
+                raise ModelRequestError(
+                    f"The request to {self.client.url} (model {self.client.model!r}) for prompt {index} returned no "
+                    "log-probabilities, and logprobs=True asks for them: this server does not return them; run with "
+                    "logprobs=False (text-only statistics).", url=self.client.url, endpoint=self.client.endpoint,
+                    model=self.client.model, index=index)
+            self.answers_cached[key] = got
+        return self.answers_cached[key]
+
+
+class _BlackboxCalculator(StatCalculator):
+    def __init__(self, model: OpenAIModel, stats: Sequence[str], *, max_new_tokens: int,
+                 generation_params: Mapping[str, Any], seed: int | None) -> None:
+        super().__init__(stats=stats)
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise InvalidParameterError(f"'max_new_tokens' must be an integer >= 1; got {max_new_tokens!r}.")
+        self.model = model
+        self.max_new_tokens = max_new_tokens
+        self.params = dict(generation_params)
+        self.seed = seed
+        self.position = 0  # the next example's position in the run (the batches come in order)
+
+    def _prompts(self, stats: Mapping[str, Any]) -> list[tuple[int, str]]:
+        if "input_texts" not in stats:
+            raise InvalidParameterError("The black-box model's stat calculators read 'input_texts' (one prompt per "
+                                        "example); the batch has none.")
+        prompts = list(stats["input_texts"])
+        first, self.position = self.position, self.position + len(prompts)
+        return list(enumerate(prompts, start=first))
+
+
+class BlackboxGreedyTextsCalculator(_BlackboxCalculator):
+    """``input_texts`` -> ``greedy_texts`` (``temperature=0``), its copies ``answer`` and
+    ``blackbox_greedy_texts``; with ``logprobs``: ``greedy_tokens``, ``greedy_log_likelihoods``
+    (= ``log_probs``), ``greedy_tokens_alternatives``."""
+
+    name = "blackbox_greedy_texts"
+    dependencies = ("input_texts",)
+
+    def __init__(self, model: OpenAIModel, **kwargs: Any) -> None:
+        stats = ["greedy_texts", "answer", "blackbox_greedy_texts"]
+        if model.client.logprobs:
+            stats += ["greedy_tokens", "greedy_log_likelihoods", "log_probs", "greedy_tokens_alternatives"]
+        super().__init__(model, stats, **kwargs)
+
+    def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, list[Any]] = {k: [] for k in self.stats}
+        for index, prompt in self._prompts(stats):
+            (c,) = self.model.complete(prompt, index=index, n=1, max_tokens=self.max_new_tokens, temperature=0.0,
+                                       top_p=None, stop=self.params.get("stop_strings"), seed=None)
+            for key in ("greedy_texts", "answer", "blackbox_greedy_texts"):
+                out[key].append(c.text)
+            if self.model.client.logprobs:
+                out["greedy_tokens"].append(list(c.tokens or []))
+                out["greedy_log_likelihoods"].append(np.asarray(c.token_log_probs, dtype=np.float64))
+                out["log_probs"].append(np.asarray(c.token_log_probs, dtype=np.float64))
+                alts = []
+                lps = [] if c.token_log_probs is None else c.token_log_probs.tolist()
+                for tok, lp, top in zip(c.tokens or [], lps, c.top_log_probs or []):
+                    alts.append([(tok, float(lp))] + [(t, v) for t, v in top if t != tok])
+                out["greedy_tokens_alternatives"].append(alts)
+        return out
+
+
+class BlackboxSamplingCalculator(_BlackboxCalculator):
+    """``input_texts`` -> ``sample_texts`` (``samples_n`` per example) and ``blackbox_sample_texts``;
+    with ``logprobs``: ``sample_log_probs`` (per sample, its tokens' log-probabilities)."""
+
+    name = "blackbox_sampling"
+    dependencies = ("input_texts",)
+
+    def __init__(self, model: OpenAIModel, *, samples_n: int = 10, **kwargs: Any) -> None:
+        if isinstance(samples_n, bool) or not isinstance(samples_n, int) or samples_n < 1:
+            raise InvalidParameterError(f"'samples_n' must be an integer >= 1; got {samples_n!r}.")
+        stats = ["sample_texts", "blackbox_sample_texts"]
+        if model.client.logprobs:
+            stats.append("sample_log_probs")
+        super().__init__(model, stats, **kwargs)
+        self.samples_n = samples_n
+
+    def _seed(self, index: int) -> int | None:
+        """The example's seed: the run's seed mixed with the example's position (None: the server's own)."""
+        if self.seed is None:
+            return None
+        return int(np.random.SeedSequence([self.seed, index]).generate_state(1)[0])
+
+    def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, list[Any]] = {k: [] for k in self.stats}
+        for index, prompt in self._prompts(stats):
+            got = self.model.complete(prompt, index=index, n=self.samples_n, max_tokens=self.max_new_tokens,
+                                      temperature=float(self.params.get("temperature", 1.0)),
+                                      top_p=self.params.get("top_p"), stop=self.params.get("stop_strings"),
+                                      seed=self._seed(index))
+            texts = [c.text for c in got]
+            out["sample_texts"].append(texts)
+            out["blackbox_sample_texts"].append(list(texts))
+            if self.model.client.logprobs:
+                out["sample_log_probs"].append([np.asarray(c.token_log_probs, dtype=np.float64) for c in got])
+        return out
