@@ -154,6 +154,12 @@ def test_user_template_task_data_fields_and_errors():
         assay.evaluate(["alpha"], [["x"]], metrics=["llm_as_judge"])
     with pytest.raises(InvalidParameterError, match="'parser' must be one of"):
         LLMJudge(model=engine, parser="stars")
+    with pytest.raises(InvalidParameterError, match=r"max_new_tokens=4 cannot apply to this judge"):
+        LLMJudge(model=engine, max_new_tokens=4)
+    with pytest.raises(InvalidParameterError, match=r"name the model it serves with api_model="):
+        LLMJudge(model="http://127.0.0.1:1/v1")
+    with pytest.raises(InvalidParameterError, match=r"api_model= and endpoint= are for a model behind an HTTP"):
+        LLMJudge(model=engine, api_model="m")
 
 
 def test_rag_judge_faithfulness_and_context_relevance():
@@ -432,9 +438,10 @@ def test_openai_endpoint_judge_end_to_end(openai_server, tmp_path):
                 return self.inner.generate(prompts[: 3 - self.inner.generated]) + [None]
             return self.inner.generate(prompts)
 
+    crashing = LLMJudge(**{**options, "model": FailsAfterThree(), "api_model": None, "max_new_tokens": 16},
+                        cache_dir=cache)  # an engine object sets its own answer length
     with pytest.raises(EvaluationError, match="answers for 2 prompts"):
-        assay.evaluate(preds_a, refs, metrics=[LLMJudge(**{**options, "model": FailsAfterThree(), "api_model": None},
-                                                        cache_dir=cache)], n_resamples=0)
+        assay.evaluate(preds_a, refs, metrics=[crashing], n_resamples=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # random weights: some answers are neither yes nor no
         a = assay.evaluate(preds_a, refs, metrics=[LLMJudge(**options, cache_dir=cache)], n_resamples=200, seed=0)

@@ -360,6 +360,15 @@ class LLMJudge(BulkInstanceMetric):
 
     def _engine(self, model: Any, owner: str) -> Any:
         is_url = isinstance(model, str) and model.startswith(("http://", "https://"))
+        is_folder = isinstance(model, (str, os.PathLike)) and not is_url
+        # every option honoured or rejected: the model options of one kind of judge are errors with another
+        unused = [f"{k}={v!r}" for k, v, default, applies in (
+            ("device", self.device, None, is_folder), ("dtype", self.dtype, "float32", is_folder),
+            ("max_new_tokens", self.max_new_tokens, 16, is_folder or is_url)) if v != default and not applies]
+        if unused:
+            raise InvalidParameterError(
+                f"{owner}: {', '.join(unused)} cannot apply to this judge ({model!r:.60}): device and dtype are for a "
+                "model folder, max_new_tokens for a model folder or an endpoint; an engine object sets its own.")
         if is_url:
             if not isinstance(self.api_model, str) or not self.api_model:
                 raise InvalidParameterError(
