@@ -350,6 +350,17 @@ def test_hf_judge_end_to_end_records_cache_and_signature(judge_dir, tmp_path):
     assert engine.generated == before
     assert all(r.cached for r in judgements(again))
     assert [r.answer for r in judgements(again)] == [r.answer for r in recs]
+    # a second system, judged by the same model and template: a paired comparison
+    other = [p + " the" for p in CAT_PREDS]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        b = assay.evaluate(other, CAT_REFS, metrics=[spec], n_resamples=200, seed=0)
+    recs_b = judgements(b)
+    assert [r.answer for r in recs_b] == _reference_answers(
+        judge_dir, [DEFAULT_TEMPLATE.render({"prediction": p, "references": r}) for p, r in zip(other, CAT_REFS)], 4)
+    cmp = assay.compare(res, b, n_resamples=300, seed=0)  # one metric: its name is the spec with its options
+    assert cmp.score_a == pytest.approx(np.mean(valid))
+    assert cmp.score_b == pytest.approx(np.mean([r.score for r in recs_b if r.parsed]))
 
 
 _CHILD = textwrap.dedent("""
