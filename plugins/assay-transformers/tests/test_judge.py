@@ -134,8 +134,9 @@ def test_scores_records_and_unparsable_nan(tmp_path):
             "preceding explanation.\nReference: ref one\n\nPrediction: alpha\nAnswer: ")
     assert recs[0].prompt == hand and engine.prompts[0] == hand
     # unitxt's convention: an unparsable answer scores 0.0
-    z = assay.evaluate(PREDS, REFS, metrics=[LLMJudge(model=ScriptedJudge(ANSWERS), on_unparsable="zero")],
-                       n_resamples=0)
+    with pytest.warns(UserWarning, match=r"scored 0.0 \(on_unparsable='zero'\)"):
+        z = assay.evaluate(PREDS, REFS, metrics=[LLMJudge(model=ScriptedJudge(ANSWERS), on_unparsable="zero")],
+                           n_resamples=0)
     assert z[2]["score"]["instance"]["llm_as_judge"] == 0.0
     assert z.global_scores["llm_as_judge"] == pytest.approx((0.8 + 0.3 + 1.0 + 0.0 + 0.5) / 6)
 
