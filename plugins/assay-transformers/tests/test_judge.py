@@ -479,3 +479,16 @@ def test_openai_endpoint_judge_end_to_end(openai_server, tmp_path):
     assert cmp.score_a == pytest.approx(np.nanmean(hand_a))
     assert cmp.score_b == pytest.approx(np.nanmean(hand_b))
     assert cmp.difference == pytest.approx(np.nanmean(hand_b) - np.nanmean(hand_a))
+
+
+def test_progress_bar_counts_the_prompts_judged(capsys, tmp_path):
+    engine = ScriptedJudge(ANSWERS)
+    with pytest.warns(UserWarning):
+        assay.evaluate(PREDS, REFS, metrics=[LLMJudge(model=engine, progress=True, batch_size=4,
+                                                      cache_dir=tmp_path)], n_resamples=0)
+    err = capsys.readouterr().err
+    assert "llm_as_judge: judging" in err and "6/6" in err
+    with pytest.warns(UserWarning):  # everything saved: nothing to judge, no bar
+        assay.evaluate(PREDS, REFS, metrics=[LLMJudge(model=ScriptedJudge(ANSWERS), progress=True,
+                                                      cache_dir=tmp_path)], n_resamples=0)
+    assert "judging" not in capsys.readouterr().err
