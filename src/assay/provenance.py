@@ -303,6 +303,9 @@ def spec_of(obj: Any = None, label: str | None = None) -> str:
     equal to its default is left out, ``convention`` (``conventions``) is always shown, ``score_prefix``
     never; keys are sorted. So ``"f1"`` and ``"f1[average=binary]"`` (the default) give
     the same spec, and ``load_ue_metric("aurc")`` gives ``"aurc[convention=fd-shifts]"``.
+    A component with a ``provenance_options(options)`` method gets the last word: it receives
+    those options and returns the ones to record (a model-judged metric names its judge by a
+    hash of the model's files instead of a folder path, and leaves out its cache folder).
     A label that is not a ``name[key=value]`` spelling is returned as it is.
     """
     raw = label if label is not None else (getattr(obj, "name", None) or type(obj).__name__)
@@ -322,6 +325,9 @@ def spec_of(obj: Any = None, label: str | None = None) -> str:
         value = getattr(obj, key)
         if _is_simple(value) and (key in _ALWAYS or not _same(value, default)):
             options[key] = value
+    refine = getattr(obj, "provenance_options", None)
+    if callable(refine) and not inspect.isclass(obj):
+        options = dict(refine(dict(sorted(options.items()))))
     return format_name(base, dict(sorted(options.items())))
 
 
