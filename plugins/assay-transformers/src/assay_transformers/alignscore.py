@@ -23,9 +23,10 @@ files) whose ``model.safetensors`` holds the AlignScore model's state dict under
 reference's names: ``base_model.*`` (the RoBERTa encoder with its pooler) and
 ``tri_layer.weight`` / ``tri_layer.bias`` (the 3-way head); other keys (the MLM, binary and
 regression heads) are ignored. The weights are read with safetensors only; nothing is
-unpickled. A reference checkpoint converts once, where it is trusted, with
-``safetensors.torch.save_file(torch.load(ckpt)["state_dict"], folder / "model.safetensors")``
-(plus the base model's ``config.json`` and tokenizer).
+unpickled. A reference checkpoint (``AlignScore-large.ckpt``) converts once, where it is
+trusted: keep the ``base_model.*`` and ``tri_layer.*`` entries of ``torch.load(ckpt)["state_dict"]``
+(``.contiguous()``), write them with ``safetensors.torch.save_file`` to ``model.safetensors``,
+and add roberta-large's ``config.json`` and tokenizer files.
 
 **Sentence splitting**: the reference splits with NLTK's ``sent_tokenize`` (Punkt, whose data
 is downloaded). assay splits at ``.``, ``!`` or ``?`` (with closing quotes or brackets)
@@ -62,7 +63,7 @@ _CHUNK_WORDS = 350
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: split after ``.``, ``!`` or ``?`` (and closing quotes/brackets) followed by white space."""
+    """Sentences of ``text``: split after ``.``, ``!`` or ``?`` (and closing quotes/brackets) and white space."""
     parts = []
     start = 0
     for m in _SENTENCE_END.finditer(text):

@@ -1,8 +1,9 @@
 """Registrations of the model-needing text generation metrics (entry point ``assay.transformers-text-metrics``).
 
 ``sbert`` (LM-Polygraph's ``SbertMetric``), ``bert_score`` (``BertScoreMetric``) and ``align_score``
-(``AlignScore``): the answer's similarity to, or consistency with, its reference under a local model folder. Importing this module is
-cheap: sentence-transformers, bert-score and torch are imported when a metric first scores.
+(``AlignScore``): the answer's similarity to, or consistency with, its reference under a local model
+folder. Importing this module is cheap: sentence-transformers, bert-score and torch are imported when a
+metric first scores.
 """
 
 from __future__ import annotations
