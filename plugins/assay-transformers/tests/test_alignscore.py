@@ -144,6 +144,17 @@ def test_equal_to_reference_inferencer(folders, reference):
     assert np.ptp(expected) > 0.05  # the texts give different values: the comparison is not of constants
 
 
+def test_a_claim_longer_than_the_model_cuts_both_texts_as_the_reference(folders, reference):
+    # 150 characters, one token each in the test's tokenizer (96 at most): truncating the context alone cannot fit
+    # it, so both texts are cut (``longest_first``); the reference does the same for the mini-batch holding the pair
+    _, _, ours = folders
+    contexts = ["The cat sat on the mat and the dog ran.", LONG]
+    claims = ["A " + "very " * 29 + "long claim.", "Short claim."]
+    expected = np.asarray(reference.score(contexts=contexts, claims=claims), dtype=np.float64)
+    got = AlignScoreMetric(model=ours, device="cpu").score(contexts, claims)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("options", [{}, {"target_is_claims": False},
                                      {"source_as_target": True, "source_ignore_regex": r"Q: (.*)$"}])
 def test_equal_to_lm_polygraph_class(folders, reference, options):

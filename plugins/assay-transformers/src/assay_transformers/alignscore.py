@@ -39,6 +39,12 @@ against the reference. ``source_as_target=True`` replaces the reference by the i
 (``input_texts``), optionally cut by ``source_ignore_regex`` (its first group; an input
 that does not match is an error). Empty texts become ``"(empty)"``, as in LM-Polygraph.
 Several references: the largest value.
+
+**A claim sentence too long for the model** (truncating the context alone cannot fit the
+pair): that pair is cut with ``longest_first`` (both texts). The reference does this for the
+whole mini-batch holding such a pair, so where a mini-batch mixes it with pairs that fit,
+their values can differ from the reference's; pairs that fit are never cut here beyond the
+context.
 """
 
 from __future__ import annotations
