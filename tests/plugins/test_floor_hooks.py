@@ -216,8 +216,9 @@ def test_the_installed_plugins_give_the_demo_sections_in_order():
 # --------------------------------------------------------------------------- generation metrics
 #: the generation metrics the first-party plugins register: stored labels (assay-uncertainty), texts against
 #: references (rouge, bleu: assay-uncertainty; sbert, bert_score: assay-transformers) with LM-Polygraph's names
-GENERATION_METRIC_NAMES = ["BLEUMetric", "BertScoreMetric", "RougeMetric", "SbertMetric", "accuracy", "bert_score",
-                           "bleu", "claim_accuracy", "quality", "rouge", "sbert", "token_accuracy"]
+GENERATION_METRIC_NAMES = ["AlignScore", "BLEUMetric", "BertScoreMetric", "RougeMetric", "SbertMetric", "accuracy",
+                           "align_score", "bert_score", "bleu", "claim_accuracy", "quality", "rouge", "sbert",
+                           "token_accuracy"]
 
 
 def test_list_generation_metric_shows_the_plugin_names(capsys):
