@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
@@ -205,12 +206,31 @@ def _builder(name: str) -> Callable[..., Any] | None:
         return None
     kind = entry["entry"].get("__type__")
     if kind == "metric_pipeline":
-        return PIPELINES.get(name)
+        return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
         items = entry["entry"].get("items", [])
         if len(items) != 1 or not (_builder(items[0]) is not None or items[0] in ELSEWHERE):
             return None
     return BUILDERS.get(kind)
+
+
+def _loadable(name: str) -> bool:
+    return name in ELSEWHERE or _builder(name) is not None
+
+
+def _pipeline_gap(name: str) -> str | None:
+    """Why the ``metric_pipeline`` entry ``name`` is not built from its JSON (catalog/pipelines.py), or None."""
+    from assay_unitxt.catalog.pipelines import unsupported
+
+    if name in USER_CATALOG:
+        return USER_CATALOG[name]
+    return unsupported(catalog_entries()[name]["entry"], _loadable)
+
+
+def _general_pipeline(**args: Any) -> Any:
+    from assay_unitxt.catalog.pipelines import build_pipeline
+
+    return build_pipeline(**args)
 
 
 def build(name: str, **overrides: Any) -> Any:
@@ -219,6 +239,9 @@ def build(name: str, **overrides: Any) -> Any:
     if make is None:
         raise UnknownNameError(
             f"unitxt's catalog entry {name!r} has no assay metric; see docs/unitxt-catalog-entries.md.")
+    if catalog_entries()[name]["entry"].get("__deprecated__"):
+        warnings.warn(f"unitxt 1.26.10 marks the catalog entry {name!r} deprecated (it still loads, as in unitxt).",
+                      DeprecationWarning, stacklevel=3)
     args = {k: v for k, v in catalog_entries()[name]["entry"].items() if not k.startswith("__")}
     args.update(overrides)
     n = {"n_resamples": args.pop("n_resamples")} if "n_resamples" in args else {}
@@ -260,5 +283,11 @@ def load_status() -> dict[str, str]:
 
 
 def not_loaded_reason(name: str) -> str | None:
-    """Why an offline entry is deliberately not registered, or None."""
-    return USER_CATALOG.get(name)
+    """Why an offline entry is not registered, or None (the entries listing prints it)."""
+    if name in USER_CATALOG:
+        return USER_CATALOG[name]
+    entry = catalog_entries().get(name)
+    if entry is not None and entry["entry"].get("__type__") == "metric_pipeline" and name not in PIPELINES:
+        gap = _pipeline_gap(name)
+        return f"not loaded: the pipeline {gap}" if gap else None
+    return None
