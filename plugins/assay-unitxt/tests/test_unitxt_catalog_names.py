@@ -136,6 +136,13 @@ CASES = {
                                           {"entities": ["dan", "erin"]}]),
     "metrics.mean_squared_error": (NUM_P, NUM_R, None),
     "metrics.root_mean_squared_error": (NUM_P, NUM_R, None),
+    "metrics.relaxed_correctness": (["10.4", "Cat", "5%", "12", "0", "abc", "3.2"],
+                                    [["10"], ["cat"], ["0.06"], ["11"], ["0"], ["ABC"], ["3.3", "9"]],
+                                    [{"type": t} for t in ["human_test", "augmented_test", "human_test",
+                                                           "human_test", "augmented_test", "x", "human_test"]]),
+    "metrics.websrc_squad_f1": (["The red car!", "blue", "", "a b c d", "Jobs: 3"],
+                                [["a red car"], ["green"], ["x"], ["b c e"], ["jobs : 3", "y"]],
+                                [{"domain": d} for d in ["auto", "auto", "book", "jobs", "jobs"]]),
 }
 
 
@@ -230,6 +237,54 @@ def test_ndcg_rejects_a_value_that_does_not_cast(preds, refs, place):
     td = [{"query": "q1"}] * 3
     with pytest.raises(assay.errors.InvalidParameterError, match=place):
         assay.evaluate(preds, refs, metrics=["metrics.ndcg"], task_data=td, n_resamples=0)
+
+
+def test_prediction_length_matches_unitxt():
+    # unitxt's instance score is a one-element list ([11]); assay's is the number
+    refs = [[r[0]] for r in TEXT_R]
+    u_inst, u_glob = unitxt_run("metrics.prediction_length", TEXT_P, refs)
+    a_inst, a_glob = assay_run("metrics.prediction_length", TEXT_P, refs)
+    assert {k: a_glob[k] for k in u_glob} == u_glob
+    assert not [k for k in a_glob if "_ci_" in k]  # no intervals on either side
+    assert [a["prediction_length"] for a in a_inst] == [u["prediction_length"][0] for u in u_inst]
+    assert [a["prediction_length"] for a in a_inst] == [float(len(p)) for p in TEXT_P]
+
+
+NER_P = [[("John Smith", "PER"), ("Pariss", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
+         [("Rome", "CITY"), ("Londn", "LOC")], [("International Business Machines", "ORG")]]
+NER_R = [[[("John Smyth", "PER"), ("Paris", "LOC")]], [[("I.B.M.", "ORG"), ("Bobby", "PER")]], [[("X", "MISC")]],
+         [[("Rome", "LOC"), ("London", "LOC")]], [[("International Business Machine", "ORG")]]]
+
+
+@pytest.mark.parametrize("name", ["metrics.fuzzyner", "metrics.metric_based_ner"])
+def test_similarity_ner_matches_unitxt(name, monkeypatch):
+    # fuzzyner: fuzzywuzzy's ratio, 76 or more matches; fuzzywuzzy uses difflib unless python-Levenshtein is
+    # installed, and assay computes the difflib ratio: the reference is pinned to it.
+    # metric_based_ner: metrics.accuracy of the texts (an exact match) reaches 0.75
+    import difflib
+
+    from fuzzywuzzy import fuzz
+
+    monkeypatch.setattr(fuzz, "SequenceMatcher", difflib.SequenceMatcher)
+    compare(name, NER_P, NER_R)
+
+
+def test_fuzzyner_by_hand():
+    # "Pariss"/"Paris": difflib ratio 2*5/11 = 0.909 -> 91, a match; "Londn"/"London": 2*5/11 -> 91;
+    # "John Smith"/"John Smyth": 2*9/20 -> 90; "Bob"/"Bobby": 2*3/8 = 0.75 -> 75 < 76; "IBM"/"I.B.M.": 2*3/9 -> 67
+    _, glob = assay_run("metrics.fuzzyner", NER_P[:2], NER_R[:2], n_resamples=0)
+    # PER: predicted John Smith (match), Bob x2 (no match) -> precision 1/3; references John Smyth (match),
+    # Bobby (none) -> recall 1/2; LOC: 1/1 and 1/1; ORG: 0/1 and 0/1
+    assert glob["f1_PER"] == pytest.approx(2 * (1 / 3) * (1 / 2) / (1 / 3 + 1 / 2))
+    assert glob["f1_LOC"] == 1.0 and glob["f1_ORG"] == 0.0
+    assert glob["f1_micro"] == pytest.approx(2 * (2 / 5) * (2 / 4) / (2 / 5 + 2 / 4))
+
+
+def test_kpa_matches_unitxt():
+    preds = ["yes", "none", "yes", "yes", "none", "yes", "no"]
+    refs = [["yes"], ["yes"], ["none"], ["yes"], ["none"], ["yes"], ["yes"]]
+    td = [{"keypoint": k} for k in ["k1", "k1", "k2", "k2", "k3", "k1", "k3"]]
+    compare("metrics.kpa", preds, refs, td)
 
 
 def test_ner_matches_unitxt():

@@ -32,6 +32,11 @@ USER_CATALOG = {"metrics.token_overlap_with_context":
                 "not loaded: unitxt's tutorial builds it with `MetricPipeline` and `add_to_catalog` "
                 "(docs/unitxt-catalog.md), which a registered name would refuse"}
 
+#: offline entries assay does not build, and why (docs/unitxt-catalog-entries.md prints the reason)
+NOT_BUILT = {"metrics.fin_qa_metric":
+             "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
+             "Python's `eval` (arbitrary code from model output)"}
+
 
 @functools.cache
 def catalog_entries() -> dict[str, dict[str, Any]]:
@@ -176,6 +181,12 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "tool_call_key_value_extraction": _tool_call_key_value,
     "metrics_list": _metrics_list,
     "key_value_extraction": _key_value,
+    "prediction_length": _plain("answers", "PredictionLength"),
+    "relaxed_correctness": _plain("answers", "RelaxedCorrectness"),
+    "websrc_squad_f1": _plain("answers", "WebsrcSquadF1"),
+    "fuzzy_ner": _plain("custom_f1", "FuzzyNer"),
+    "metric_based_ner": _plain("custom_f1", "MetricBasedNer"),
+    "kpa": _plain("custom_f1", "Kpa"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
@@ -284,8 +295,8 @@ def load_status() -> dict[str, str]:
 
 def not_loaded_reason(name: str) -> str | None:
     """Why an offline entry is not registered, or None (the entries listing prints it)."""
-    if name in USER_CATALOG:
-        return USER_CATALOG[name]
+    if name in USER_CATALOG or name in NOT_BUILT:
+        return USER_CATALOG.get(name) or NOT_BUILT[name]
     entry = catalog_entries().get(name)
     if entry is not None and entry["entry"].get("__type__") == "metric_pipeline" and name not in PIPELINES:
         gap = _pipeline_gap(name)

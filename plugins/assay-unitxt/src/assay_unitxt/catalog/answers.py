@@ -29,6 +29,7 @@ class PredictionLength(CheckedInputs, InstanceMetric):
                  "global_target": {"prediction_length": 8 / 3}}]
 
     main_score = "prediction_length"
+    ci_scores: list[str] = []  # unitxt's PredictionLength declares no ci_scores: no interval
     prediction_type = str
     single_reference_per_prediction = True
 
