@@ -287,6 +287,47 @@ def test_kpa_matches_unitxt():
     compare("metrics.kpa", preds, refs, td)
 
 
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+             "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+             "required": ["city"]}}},
+         {"type": "function", "function": {"name": "book", "parameters": {
+             "type": "object", "properties": {"who": {"type": "object"}}, "additionalProperties": False}}}]
+CALLS_P = [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+           {"name": "get_weather", "arguments": {"city": "Rome", "days": "3"}},
+           {"name": "book", "arguments": {"who": {"first": "Ann"}, "when": "now"}},
+           {"name": "cancel", "arguments": {}},
+           {"name": "book", "arguments": {}}]
+CALLS_R = [[{"name": "get_weather", "arguments": {"days": 3, "city": "Paris"}}],
+           [{"name": "get_weather", "arguments": {"city": "Rome", "days": 3}},
+            {"name": "get_weather", "arguments": {"city": "Roma"}}],
+           [{"name": "book", "arguments": {"who": {"first": "Ann"}}}],
+           [{"name": "cancel", "arguments": {"id": "7"}}],
+           [{"name": "book", "arguments": {}}]]
+
+
+def test_tool_calling_matches_unitxt():
+    compare("metrics.tool_calling", CALLS_P, CALLS_R, [{"__tools__": TOOLS}] * len(CALLS_P))
+
+
+def test_tool_calling_by_hand():
+    inst, _ = assay_run("metrics.tool_calling", CALLS_P, CALLS_R, [{"__tools__": TOOLS}] * len(CALLS_P),
+                        n_resamples=0)
+    # equal up to key order; days "3" breaks the schema; an extra argument breaks additionalProperties;
+    # no tool named cancel; an empty call to book is valid
+    assert [i["exact_match"] for i in inst] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert [i["argument_schema_validation"] for i in inst] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    # {city, days} against {city, days} (1) and {city} (1): recall 1; precision max(2/2, 1/2) = 1
+    assert inst[1]["argument_name_recall"] == 1.0 and inst[1]["argument_value_precision"] == 0.5
+    assert inst[3]["argument_name_precision"] == 0.0 and inst[3]["argument_name_recall"] == 0.0
+
+
+def test_multi_turn_tool_calling_matches_unitxt():
+    preds = [CALLS_P[:2], CALLS_P[2:], [CALLS_P[4]]]
+    refs = [[CALLS_P[:2]], [CALLS_P[2:]], [[CALLS_P[4]]]]
+    u, a = compare("metrics.tool_calling.multi_turn.validity", preds, refs, [{"__tools__": TOOLS}] * 3)
+    assert a["argument_schema_validation"] == pytest.approx((1 / 2 + 1 / 3 + 1) / 3)
+
+
 def test_ner_matches_unitxt():
     preds = [[("John", "PER"), ("Paris", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
              [("Rome", "CITY")]]

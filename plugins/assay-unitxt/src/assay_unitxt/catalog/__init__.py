@@ -187,6 +187,8 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "fuzzy_ner": _plain("custom_f1", "FuzzyNer"),
     "metric_based_ner": _plain("custom_f1", "MetricBasedNer"),
     "kpa": _plain("custom_f1", "Kpa"),
+    "tool_calling_metric": _plain("tool_calling", "ToolCalling"),
+    "multi_turn_tool_calling_metric": _plain("tool_calling", "MultiTurnToolCalling"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
