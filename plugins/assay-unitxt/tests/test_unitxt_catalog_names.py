@@ -328,6 +328,24 @@ def test_multi_turn_tool_calling_matches_unitxt():
     assert a["argument_schema_validation"] == pytest.approx((1 / 2 + 1 / 3 + 1) / 3)
 
 
+# 4 conversations; a turn is len(dialog) // 2; conversation c2 repeats turn 2 (the later one counts);
+# c3's turns sort as text: assistant_turn_1, assistant_turn_10, assistant_turn_2
+TURNS = [("c1", 2, "a", "a"), ("c1", 4, "b", "b"), ("c1", 6, "c", "x"), ("c2", 4, "a", "b"), ("c2", 4, "a", "a"),
+         ("c2", 2, "q", "q"), ("c3", 4, "a", "a"), ("c3", 20, "b", "x"), ("c3", 2, "z", "z"), ("c4", 2, "m", "n")]
+
+
+@pytest.mark.parametrize("name", ["metrics.multi_turn.accuracy", "metrics.multi_turn.sequential_success_accuracy"])
+def test_multi_turn_matches_unitxt(name):
+    preds = [p for _, _, p, _ in TURNS]
+    refs = [[r] for _, _, _, r in TURNS]
+    td = [{"conversation": {"id": c, "dialog": [{"role": "user", "content": "x"}] * n}} for c, n, _, _ in TURNS]
+    u, a = compare(name, preds, refs, td)
+    # by hand: mean per conversation: c1 2/3, c2 1 (turn 2 replaced), c3 2/3, c4 0
+    # sequential: c1 2/3 (fails at turn 3), c2 1, c3 1/3 (turn 1, then turn 10 fails), c4 0
+    expected = (2 / 3 + 1 + 2 / 3 + 0) / 4 if name.endswith(".accuracy") else (2 / 3 + 1 + 1 / 3 + 0) / 4
+    assert a["score"] == pytest.approx(expected)
+
+
 def test_ner_matches_unitxt():
     preds = [[("John", "PER"), ("Paris", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
              [("Rome", "CITY")]]

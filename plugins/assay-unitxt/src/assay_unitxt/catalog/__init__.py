@@ -123,6 +123,24 @@ def _metrics_list(items: list[str], **overrides: Any) -> Any:
     return assay.load_metric(items[0], **overrides)
 
 
+def _multi_turn(metric: Mapping[str, Any], in_group_reduction: Mapping[str, Any] | None = None,
+                score_prefix: str = "") -> Any:
+    """unitxt's ``multi_turn_metric``: a catalog metric (``{"__type__": "accuracy_fast"}``) scored per turn,
+    reduced per conversation (unitxt's ``group_mean`` or ``sequential_success[threshold]``)."""
+    from assay_unitxt.catalog.multi_turn import MultiTurn
+
+    kind = metric.get("__type__") if isinstance(metric, Mapping) else None
+    if kind not in BUILDERS:
+        raise InvalidParameterError(f"multi_turn_metric: the wrapped metric {metric!r:.80} has no assay builder.")
+    inner = BUILDERS[kind](**{k: v for k, v in metric.items() if not k.startswith("__")})
+    red = dict(in_group_reduction or {"__type__": "group_mean"})
+    in_group = {"group_mean": "mean", "sequential_success": "sequential_success"}.get(red.pop("__type__", None))
+    if in_group is None or set(red) - {"threshold"}:
+        raise InvalidParameterError(f"multi_turn_metric: the in-group reduction {in_group_reduction!r:.80} is not "
+                                    "supported (group_mean or sequential_success[threshold]).")
+    return MultiTurn(metric=inner, in_group=in_group, threshold=red.get("threshold", 0.5), score_prefix=score_prefix)
+
+
 def _ndcg_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     steps = args.get("preprocess_steps", [])
@@ -189,6 +207,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "kpa": _plain("custom_f1", "Kpa"),
     "tool_calling_metric": _plain("tool_calling", "ToolCalling"),
     "multi_turn_tool_calling_metric": _plain("tool_calling", "MultiTurnToolCalling"),
+    "multi_turn_metric": _multi_turn,
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
