@@ -346,6 +346,18 @@ def test_multi_turn_matches_unitxt(name):
     assert a["score"] == pytest.approx(expected)
 
 
+BATTLES = [("m1", "m2", 2.0, 1), ("m2", "m3", -1.0, -2), ("m1", "m3", 0.0, 0), ("m4", "m1", 1.5, 3),
+           ("m3", "m4", 3.0, -1), ("m2", "m1", -2.0, 2), ("m4", "m2", 0.0, 1), ("m3", "m1", 1.0, 1),
+           ("m2", "m4", 2.5, 2), ("m1", "m4", -1.0, 0), ("m3", "m2", 0.5, -3), ("m4", "m3", -2.0, 1)]
+
+
+def test_weighted_win_rate_correlation_matches_unitxt():
+    preds = [p for _, _, p, _ in BATTLES]
+    refs = [[r] for _, _, _, r in BATTLES]
+    td = [{"model_a": a, "model_b": b} for a, b, _, _ in BATTLES]
+    compare("metrics.weighted_win_rate_correlation", preds, refs, td)
+
+
 def test_ner_matches_unitxt():
     preds = [[("John", "PER"), ("Paris", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
              [("Rome", "CITY")]]

@@ -156,8 +156,30 @@ def test_serializer_refuses_a_value_it_does_not_render():
 def test_a_pipeline_that_is_not_built_says_why():
     from assay_unitxt.catalog import not_loaded_reason
 
-    assert "inline `huggingface_metric`" in not_loaded_reason("metrics.sacrebleu")
+    from assay_unitxt.catalog.pipelines import unsupported
+
+    entry = __import__("assay_unitxt.catalog", fromlist=["x"]).catalog_entries()["metrics.sacrebleu"]["entry"]
+    assert "inline `huggingface_metric`" in unsupported(entry, lambda name: True)
+    assert "evaluate's `sacrebleu` module" in not_loaded_reason("metrics.sacrebleu")
     with pytest.raises(assay.errors.UnknownNameError):
         assay.load_metric("metrics.sacrebleu")
     with pytest.raises(InvalidParameterError):
         assay.load_metric("metrics.rag.end_to_end.answer_correctness[main_score=7]")
+
+
+@pytest.mark.parametrize("name", ["metrics.rag.end_to_end.recommended.cpu_only.all",
+                                  "metrics.rag.external_rag.recommended.cpu_only.all",
+                                  "metrics.rag.response_generation.recommended.cpu_only.all"])
+def test_a_list_of_several_metrics_names_its_members(name):
+    # unitxt's list of several metrics: the listing names the members, which load and run together
+    from assay_unitxt.catalog import catalog_entries, not_loaded_reason
+
+    items = catalog_entries()[name]["entry"]["items"]
+    assert all(f'"{i}"' in not_loaded_reason(name) for i in items)
+    with pytest.raises(assay.errors.UnknownNameError):
+        assay.load_metric(name)
+    preds = _predictions(items[0])
+    together = assay.evaluate(preds, REFERENCES, task_data=TASK_DATA, metrics=items, n_resamples=0).global_scores
+    for item in items:
+        alone = assay.evaluate(preds, REFERENCES, task_data=TASK_DATA, metrics=[item], n_resamples=0).global_scores
+        assert together[alone["score_name"]] == alone["score"]

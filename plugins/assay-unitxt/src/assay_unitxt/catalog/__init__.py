@@ -33,9 +33,31 @@ USER_CATALOG = {"metrics.token_overlap_with_context":
                 "(docs/unitxt-catalog.md), which a registered name would refuse"}
 
 #: offline entries assay does not build, and why (docs/unitxt-catalog-entries.md prints the reason)
-NOT_BUILT = {"metrics.fin_qa_metric":
-             "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
-             "Python's `eval` (arbitrary code from model output)"}
+NOT_BUILT = {
+    "metrics.fin_qa_metric":
+        "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
+        "Python's `eval` (arbitrary code from model output)",
+    "metrics.bleu":
+        "not loaded yet: unitxt computes it with Hugging Face evaluate's `bleu` module, fetched from the Hub at run "
+        "time (NMT BLEU: the shortest reference's length, no smoothing, 0-1), not assay's sacreBLEU-based `bleu` "
+        "(0-100); offline `evaluate:` modules are issue 25 item 3",
+    "metrics.sacrebleu":
+        "not loaded yet: the pipeline wraps Hugging Face evaluate's `sacrebleu` module (fetched from the Hub at run "
+        "time) with a tokenizer chosen by task_data['target_language'] (`ja-mecab` for Japanese); "
+        "`metrics.normalized_sacrebleu` is the offline corpus SacreBLEU",
+    "metrics.rerank_recall":
+        "not loaded yet: unitxt ranks with pytrec_eval (trec_eval's C library: its order of tied scores and of "
+        "NaN), which is not installed here to compare against",
+    "metrics.text2sql.non_execution_accuracy":
+        "not loaded yet: unitxt compares SQL through sqlglot and sqlparse with its own text2sql normalisations; "
+        "neither library is installed here to compare against",
+    "metrics.tool_calling.reflection":
+        "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
+        "although the catalog entry names no engine",
+    "metrics.tool_calling.reflection.syntactic":
+        "not loaded yet: computed by llmevalkit's static tool-call checks (unitxt imports "
+        "`llmevalkit.function_calling`), which is not installed here to compare against",
+}
 
 
 @functools.cache
@@ -208,6 +230,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "tool_calling_metric": _plain("tool_calling", "ToolCalling"),
     "multi_turn_tool_calling_metric": _plain("tool_calling", "MultiTurnToolCalling"),
     "multi_turn_metric": _multi_turn,
+    "weighted_win_rate_correlation": _plain("win_rate", "WeightedWinRateCorrelation"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
@@ -319,6 +342,13 @@ def not_loaded_reason(name: str) -> str | None:
     if name in USER_CATALOG or name in NOT_BUILT:
         return USER_CATALOG.get(name) or NOT_BUILT[name]
     entry = catalog_entries().get(name)
+    items = entry["entry"].get("items", []) if entry is not None else []
+    if entry is not None and entry["entry"].get("__type__") == "metrics_list" and len(items) > 1:
+        if all(_loadable(i) for i in items):
+            listed = ", ".join(f'"{i}"' for i in items)
+            return (f"not loaded: a list of {len(items)} metrics (assay loads one metric per name); "
+                    f"write them out: `metrics=[{listed}]`")
+        return None
     if entry is not None and entry["entry"].get("__type__") == "metric_pipeline" and name not in PIPELINES:
         gap = _pipeline_gap(name)
         return f"not loaded: the pipeline {gap}" if gap else None
