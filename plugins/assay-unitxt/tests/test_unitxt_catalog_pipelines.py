@@ -154,11 +154,10 @@ def test_serializer_refuses_a_value_it_does_not_render():
 
 
 def test_a_pipeline_that_is_not_built_says_why():
-    from assay_unitxt.catalog import not_loaded_reason
-
+    from assay_unitxt.catalog import catalog_entries, not_loaded_reason
     from assay_unitxt.catalog.pipelines import unsupported
 
-    entry = __import__("assay_unitxt.catalog", fromlist=["x"]).catalog_entries()["metrics.sacrebleu"]["entry"]
+    entry = catalog_entries()["metrics.sacrebleu"]["entry"]
     assert "inline `huggingface_metric`" in unsupported(entry, lambda name: True)
     assert "evaluate's `sacrebleu` module" in not_loaded_reason("metrics.sacrebleu")
     with pytest.raises(assay.errors.UnknownNameError):
