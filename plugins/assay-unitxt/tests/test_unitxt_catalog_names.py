@@ -404,6 +404,35 @@ def test_wer_equals_jiwer_corpus_wer():
     assert glob["wer"] == pytest.approx(3 / 14)
 
 
+def test_bleu_equals_nltk_corpus_bleu():
+    # unitxt computes metrics.bleu with evaluate's `bleu` module, fetched from the Hub: with one reference per
+    # instance its formula is NLTK's corpus BLEU without smoothing, on 13a tokens
+    from nltk.translate.bleu_score import corpus_bleu
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    tok = Tokenizer13a()
+    preds = ["the cat sat on the mat.", "a dog ran in the park today", "birds sing in trees", "Hello, World!"]
+    refs = [["the cat sat on a mat."], ["a dog ran in the park"], ["birds sang in the trees"], ["hello world!"]]
+    inst, glob = assay_run("metrics.bleu", preds, refs)
+    assert glob["score_name"] == "bleu"
+    assert glob["bleu"] == pytest.approx(corpus_bleu([[tok(r[0]).split()] for r in refs],
+                                                     [tok(p).split() for p in preds]))
+    assert glob["bleu_ci_low"] <= glob["bleu"] <= glob["bleu_ci_high"]
+    assert inst[0]["bleu"] == pytest.approx(corpus_bleu([[tok(refs[0][0]).split()]], [tok(preds[0]).split()]))
+    # 13a splits off "." "," "!": 7 + 7 + 4 + 4 prediction tokens, 7 + 6 + 5 + 3 reference tokens
+    assert glob["translation_length"] == 22 and glob["reference_length"] == 21
+
+
+def test_bleu_several_references_by_hand():
+    # "a b c d" against "a b c d e f" and "a b x": the shortest reference (3 tokens) is r; every n-gram
+    # of the prediction is in the first reference: precisions 1, BP 1 (c = 4 > r = 3) -> BLEU 1
+    _, glob = assay_run("metrics.bleu", ["a b c d"], [["a b c d e f", "a b x"]], n_resamples=0)
+    assert glob["bleu"] == 1.0 and glob["length_ratio"] == pytest.approx(4 / 3)
+    # against "a b c d e f" alone: BP = exp(1 - 6/4)
+    _, glob = assay_run("metrics.bleu", ["a b c d"], [["a b c d e f"]], n_resamples=0)
+    assert glob["bleu"] == pytest.approx(math.exp(1 - 6 / 4))
+
+
 def test_squad_by_hand():
     preds = ["The Eiffel Tower", "in 1889.", "Paris, France"]
     refs = [["Eiffel tower", "the tower"], ["1887"], ["Paris"]]

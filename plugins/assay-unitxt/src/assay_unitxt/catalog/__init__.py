@@ -37,10 +37,6 @@ NOT_BUILT = {
     "metrics.fin_qa_metric":
         "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
         "Python's `eval` (arbitrary code from model output)",
-    "metrics.bleu":
-        "not loaded yet: unitxt computes it with Hugging Face evaluate's `bleu` module, fetched from the Hub at run "
-        "time (NMT BLEU: the shortest reference's length, no smoothing, 0-1), not assay's sacreBLEU-based `bleu` "
-        "(0-100); offline `evaluate:` modules are issue 25 item 3",
     "metrics.sacrebleu":
         "not loaded yet: the pipeline wraps Hugging Face evaluate's `sacrebleu` module (fetched from the Hub at run "
         "time) with a tokenizer chosen by task_data['target_language'] (`ja-mecab` for Japanese); "
@@ -163,6 +159,16 @@ def _multi_turn(metric: Mapping[str, Any], in_group_reduction: Mapping[str, Any]
     return MultiTurn(metric=inner, in_group=in_group, threshold=red.get("threshold", 0.5), score_prefix=score_prefix)
 
 
+def _huggingface(hf_metric_name: str, main_score: str | None = None, prediction_type: Any = None,
+                 scale: float = 1.0, score_prefix: str = "") -> Any:
+    """unitxt's ``huggingface_metric`` of evaluate's ``bleu`` module (the catalog's only one), computed offline."""
+    if hf_metric_name != "bleu" or main_score not in (None, "bleu") or float(scale) != 1.0:
+        raise InvalidParameterError(
+            f"huggingface_metric: assay computes evaluate's 'bleu' module (main_score bleu, scale 1.0) offline; "
+            f"got hf_metric_name={hf_metric_name!r}, main_score={main_score!r}, scale={scale!r}.")
+    return _cls("nmt_bleu", "NmtBleu")(score_prefix=score_prefix)
+
+
 def _ndcg_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     steps = args.get("preprocess_steps", [])
@@ -231,6 +237,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "multi_turn_tool_calling_metric": _plain("tool_calling", "MultiTurnToolCalling"),
     "multi_turn_metric": _multi_turn,
     "weighted_win_rate_correlation": _plain("win_rate", "WeightedWinRateCorrelation"),
+    "huggingface_metric": _huggingface,
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
