@@ -75,6 +75,18 @@ def _predictions(name):
     return ANSWERS if ".response_generation." in name else DICT_PREDICTIONS
 
 
+def _assay_inputs(name, predictions, references):
+    """What assay is given where the entry replaces an argument without reading it (unitxt ignores what it is
+    given there): references None, and as predictions the row's field the entry scores."""
+    metric = assay.load_metric(name)
+    unread = next((step.fields for step in metric.preprocess_steps if type(step).__name__ == "_Unread"), [])
+    if "prediction" in unread:
+        field = next(src for step in metric.preprocess_steps for src, dst in getattr(step, "pairs", [])
+                     if dst == "prediction")
+        predictions = [td[field] for td in TASK_DATA]
+    return predictions, (None if "references" in unread else references)
+
+
 def unitxt_run(name, predictions, references, task_data):
     from unitxt.stream import MultiStream
 
@@ -94,7 +106,8 @@ def test_the_pipeline_entries_load():
 def test_pipeline_entry_matches_unitxt(name):
     preds = _predictions(name)
     u_inst, u_glob = unitxt_run(name, preds, REFERENCES, TASK_DATA)
-    res = assay.evaluate(preds, REFERENCES, task_data=TASK_DATA, metrics=[name], n_resamples=100, seed=0)
+    a_preds, a_refs = _assay_inputs(name, preds, REFERENCES)
+    res = assay.evaluate(a_preds, a_refs, task_data=TASK_DATA, metrics=[name], n_resamples=100, seed=0)
     a_inst, a_glob = [r["score"]["instance"] for r in res], res.global_scores
     if u_glob["score_name"] == "score":
         # unitxt's main_score "score" keeps the literal name; assay names the wrapped metric's main score
@@ -138,12 +151,23 @@ def test_context_mrr_by_hand():
 
 
 def test_external_rag_reads_the_row_from_task_data():
+    answers = [td["answer"] for td in TASK_DATA]
     with pytest.raises(EvaluationError, match=r"task_data"):
-        assay.evaluate(ANSWERS, REFERENCES, metrics=["metrics.rag.external_rag.faithfulness"], n_resamples=0)
+        assay.evaluate(answers, None, metrics=["metrics.rag.external_rag.faithfulness"], n_resamples=0)
     # a score_prefix override replaces the entry's, as unitxt's pipeline does
-    res = assay.evaluate(ANSWERS, REFERENCES, task_data=TASK_DATA, n_resamples=0,
+    res = assay.evaluate(answers, None, task_data=TASK_DATA, n_resamples=0,
                          metrics=["metrics.rag.external_rag.faithfulness[score_prefix=f_]"])
     assert res.global_scores["score_name"] == "f_precision"
+
+
+@pytest.mark.parametrize(("preds", "refs", "what"), [
+    (ANSWERS, None, "predictions given differ"),                               # not the row's answers
+    ([td["answer"] for td in TASK_DATA], REFERENCES, "pass references=None"),  # the row's contexts replace them
+])
+def test_an_input_the_pipeline_replaces_unread_is_refused(preds, refs, what):
+    with pytest.raises(InvalidParameterError, match=what):
+        assay.evaluate(preds, refs, task_data=TASK_DATA, metrics=["metrics.rag.external_rag.faithfulness"],
+                       n_resamples=0)
 
 
 def test_serializer_refuses_a_value_it_does_not_render():
@@ -177,8 +201,13 @@ def test_a_list_of_several_metrics_names_its_members(name):
     assert all(f'"{i}"' in not_loaded_reason(name) for i in items)
     with pytest.raises(assay.errors.UnknownNameError):
         assay.load_metric(name)
+    if ".external_rag." in name:
+        # its members disagree on the predictions: answer_relevance reads the prediction dict, the others
+        # replace it with the row's fields and refuse one: each runs alone
+        assert all(assay.load_metric(item).main_score for item in items)
+        return
     preds = _predictions(items[0])
-    together = assay.evaluate(preds, REFERENCES, task_data=TASK_DATA, metrics=items, n_resamples=0).global_scores
+    together = assay.evaluate(preds, None, task_data=TASK_DATA, metrics=items, n_resamples=0).global_scores
     for item in items:
-        alone = assay.evaluate(preds, REFERENCES, task_data=TASK_DATA, metrics=[item], n_resamples=0).global_scores
+        alone = assay.evaluate(preds, None, task_data=TASK_DATA, metrics=[item], n_resamples=0).global_scores
         assert together[alone["score_name"]] == alone["score"]

@@ -191,7 +191,7 @@ class MetricPipeline(Metric):
                 insts = [step(inst) for inst in insts]
             predictions = [i["prediction"] for i in insts]
             # references given, or set by a step (a RAG pipeline copies them from task_data)
-            have = references is not None or any(i.get("references") is not None for i in insts)
+            have = references is not None or any(i.get("references") is not None for i in insts) or not insts
             references = [i.get("references") for i in insts] if have else None
             task_data = [i["task_data"] for i in insts] if task_data is not None else None
         if self.pipeline_prediction_type is not None:

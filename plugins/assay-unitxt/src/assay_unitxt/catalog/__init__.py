@@ -354,7 +354,9 @@ def not_loaded_reason(name: str) -> str | None:
         if all(_loadable(i) for i in items):
             listed = ", ".join(f'"{i}"' for i in items)
             return (f"not loaded: a list of {len(items)} metrics (assay loads one metric per name); "
-                    f"write them out: `metrics=[{listed}]`")
+                    f"write them out: `metrics=[{listed}]`"
+                    + (" (each with its own inputs: they differ on the predictions)" if ".external_rag." in name
+                       else ""))
         return None
     if entry is not None and entry["entry"].get("__type__") == "metric_pipeline" and name not in PIPELINES:
         gap = _pipeline_gap(name)

@@ -9,6 +9,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.metrics import GlobalMetric, InstanceMetric
+from assay.validation import undefined_metric
 from assay_unitxt.catalog.inputs import CheckedInputs
 
 __all__ = ["PredictionLength", "RelaxedCorrectness", "WebsrcSquadF1"]
@@ -78,6 +79,8 @@ class RelaxedCorrectness(CheckedInputs, GlobalMetric):
             score = 1.0 if self.correct(pred, refs[0]) else 0.0
             splits["relaxed_overall"].append(score)
             splits["relaxed_human_split" if kind == "human_test" else "relaxed_augmented_split"].append(score)
+        if not predictions:
+            return {"relaxed_overall": undefined_metric("metrics.relaxed_correctness: no instances; NaN.")}
         return {k: sum(v) / len(v) for k, v in splits.items() if v}
 
 
@@ -113,5 +116,5 @@ class WebsrcSquadF1(CheckedInputs, GlobalMetric):
             _field(td, "domain", "metrics.websrc_squad_f1")
         scores = [self.f1(refs[0], pred) for pred, refs in zip(predictions, references)]
         if not scores:
-            return float("nan")
+            return undefined_metric("metrics.websrc_squad_f1: no instances; NaN.")
         return round(sum(scores) / len(scores), 3)

@@ -18,6 +18,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 from assay.metrics import GlobalMetric, Metric
+from assay.validation import undefined_metric
 from assay_unitxt.catalog.inputs import CheckedInputs
 
 __all__ = ["MultiTurn"]
@@ -77,6 +78,8 @@ class MultiTurn(CheckedInputs, GlobalMetric):
         return ok / len(turns)
 
     def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
+        if not predictions:
+            return {self.main_score: undefined_metric(f"metrics.multi_turn: no instances; {self.main_score} is NaN.")}
         ids = [self._ids(td) for td in task_data]
         scores = self._turn_scores(predictions, references, task_data)
         conversations: dict[str, dict[str, dict[str, float]]] = {}
