@@ -188,11 +188,12 @@ def _examples(pre: list[Any]) -> list[dict[str, Any]]:
     reads_output = any(src.startswith("prediction/") for step in pre if isinstance(step, FieldOperator)
                        for src, _ in step.pairs)
     unread = _unread(pre)
-    preds = ([{k: r[k] for k in ("answer", "contexts", "context_ids")} for r in (_ROW, _ROW2)] if reads_output
-             else [_ROW["answer"], _ROW2["answer"]])
+    preds: list[Any] = ([{k: r[k] for k in ("answer", "contexts", "context_ids")} for r in (_ROW, _ROW2)]
+                        if reads_output else [_ROW["answer"], _ROW2["answer"]])
     if "prediction" in unread:  # the value the steps put there (the pipeline checks the two agree)
         steps = [s for s in pre if not isinstance(s, _Unread)]
-        rows = [{"prediction": None, "references": None, "task_data": dict(r), **r} for r in (_ROW, _ROW2)]
+        rows: list[dict[str, Any]] = [{"prediction": None, "references": None, "task_data": dict(r), **r}
+                                      for r in (_ROW, _ROW2)]
         for step in steps:
             rows = [step(r) for r in rows]
         preds = [r["prediction"] for r in rows]
