@@ -77,11 +77,23 @@ def unitxt_catalog_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "catalog"
 
 
+def _ordered(node: Any) -> Any:
+    """``node`` with each ``field_to_field`` mapping stored as ``[[from, to], ...]``: unitxt applies the pairs in
+    the file's order (a copy to ``prediction`` after one from ``prediction/contexts``), which the data file's
+    sorted keys would otherwise lose."""
+    if isinstance(node, list):
+        return [_ordered(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    return {k: ([[a, b] for a, b in v.items()] if k == "field_to_field" and isinstance(v, dict) else _ordered(v))
+            for k, v in node.items()}
+
+
 def read_entries(catalog: Path) -> dict[str, dict[str, Any]]:
     entries = {}
     for path in sorted((catalog / "metrics").rglob("*.json")):
         name = ".".join(path.relative_to(catalog).with_suffix("").parts)
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = _ordered(json.loads(path.read_text(encoding="utf-8")))
         entries[name] = {k: v for k, v in raw.items() if k not in _DROPPED}
         if "__deprecated_msg__" in raw:
             entries[name]["__deprecated__"] = True
@@ -132,6 +144,8 @@ def family(name: str) -> str:
 def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
     from collections import Counter
 
+    from assay_unitxt.catalog import not_loaded_reason as reason
+
     entries = data["entries"]
     fams: dict[str, list[str]] = {}
     for name in entries:
@@ -172,6 +186,8 @@ def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
                 status = loaded[n]
             elif e["needs"] != "nothing":
                 status = f"not loaded: needs {e['needs']}"
+            elif reason(n):
+                status = reason(n)
             elif kind == "metrics_list":
                 status = ("not loaded: a list of several metrics (assay loads one metric per name), "
                           "or of metrics it does not load")

@@ -34,6 +34,10 @@ def _score(name, preds, refs, task_data=None):
      r"predictions\[1\] is \{'a': 1\}"),
     ("metrics.tool_calling.key_value.accuracy", [{"arguments": {"a": "1"}}], [[{"name": "f", "arguments": {}}]],
      r"predictions\[0\] is \{'arguments'"),
+    ("metrics.fuzzyner", [[("J", "PER")], [("I", None)]], [[[("J", "PER")]], [[("I", "ORG")]]],
+     r"predictions\[1\]\[0\]\[1\] is None"),
+    ("metrics.kpa", ["yes", 1.5], [["yes"], ["none"]], r"predictions\[1\] is 1.5"),
+    ("metrics.relaxed_correctness", ["1", "2"], [["1"], [2]], r"references\[1\]\[0\] is 2"),
 ])
 def test_a_bad_value_is_named(name, preds, refs, place):
     with pytest.raises(InvalidParameterError, match=place):
@@ -47,6 +51,13 @@ def test_good_values_of_each_kind_are_scored():
     assert _score("metrics.mean_squared_error", [1, 2.0, 1.5], [[1.0], [4], [1]]) == pytest.approx((4 + 0.25) / 3)
     with pytest.raises(InvalidParameterError, match=r"predictions\[2\] is True"):
         _score("metrics.mean_squared_error", [1, 2.0, True], [[1.0], [4], [1]])
+
+
+@pytest.mark.parametrize(("name", "field"), [("metrics.kpa", "keypoint"), ("metrics.relaxed_correctness", "type"),
+                                           ("metrics.websrc_squad_f1", "domain")])
+def test_a_missing_task_data_field_is_named(name, field):
+    with pytest.raises(InvalidParameterError, match=f"{name} needs task_data with a '{field}'"):
+        _score(name, ["a", "b"], [["a"], ["b"]], task_data=[{field: "x"}, {"other": 1}])
 
 
 def test_the_position_counts_from_the_batch_offset():

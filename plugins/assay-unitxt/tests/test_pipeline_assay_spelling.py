@@ -101,6 +101,9 @@ def test_pipeline_with_preprocess_defers_the_check_to_the_wrapped_metric():
         plain.update(["a"])
     with_step = MetricPipeline(Hit(), preprocess=[copy_refs])
     assert not with_step.needs_references
-    # the wrapped metric still sees references=None (the pipeline passes None through): clear error, not 0.0
+    # a step that sets the references feeds them to the wrapped metric (unitxt's RAG pipelines copy them from
+    # task_data); a step that does not leaves references=None: the wrapped metric's clear error, not 0.0
+    assert with_step.update(["a", "b"], None, [{"gold": ["a"]}, {"gold": ["c"]}]).compute_scores()["hit"] == 0.5
+    other = MetricPipeline(Hit(), preprocess=[lambda inst: inst])
     with pytest.raises(InvalidParameterError, match="needs references"):
-        with_step.update(["a"], None, [{"gold": ["a"]}])
+        other.update(["a"], None, [{"gold": ["a"]}])

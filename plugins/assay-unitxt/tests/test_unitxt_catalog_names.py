@@ -136,6 +136,13 @@ CASES = {
                                           {"entities": ["dan", "erin"]}]),
     "metrics.mean_squared_error": (NUM_P, NUM_R, None),
     "metrics.root_mean_squared_error": (NUM_P, NUM_R, None),
+    "metrics.relaxed_correctness": (["10.4", "Cat", "5%", "12", "0", "abc", "3.2"],
+                                    [["10"], ["cat"], ["0.06"], ["11"], ["0"], ["ABC"], ["3.3", "9"]],
+                                    [{"type": t} for t in ["human_test", "augmented_test", "human_test",
+                                                           "human_test", "augmented_test", "x", "human_test"]]),
+    "metrics.websrc_squad_f1": (["The red car!", "blue", "", "a b c d", "Jobs: 3"],
+                                [["a red car"], ["green"], ["x"], ["b c e"], ["jobs : 3", "y"]],
+                                [{"domain": d} for d in ["auto", "auto", "book", "jobs", "jobs"]]),
 }
 
 
@@ -232,6 +239,125 @@ def test_ndcg_rejects_a_value_that_does_not_cast(preds, refs, place):
         assay.evaluate(preds, refs, metrics=["metrics.ndcg"], task_data=td, n_resamples=0)
 
 
+def test_prediction_length_matches_unitxt():
+    # unitxt's instance score is a one-element list ([11]); assay's is the number
+    refs = [[r[0]] for r in TEXT_R]
+    u_inst, u_glob = unitxt_run("metrics.prediction_length", TEXT_P, refs)
+    a_inst, a_glob = assay_run("metrics.prediction_length", TEXT_P, refs)
+    assert {k: a_glob[k] for k in u_glob} == u_glob
+    assert not [k for k in a_glob if "_ci_" in k]  # no intervals on either side
+    assert [a["prediction_length"] for a in a_inst] == [u["prediction_length"][0] for u in u_inst]
+    assert [a["prediction_length"] for a in a_inst] == [float(len(p)) for p in TEXT_P]
+
+
+NER_P = [[("John Smith", "PER"), ("Pariss", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
+         [("Rome", "CITY"), ("Londn", "LOC")], [("International Business Machines", "ORG")]]
+NER_R = [[[("John Smyth", "PER"), ("Paris", "LOC")]], [[("I.B.M.", "ORG"), ("Bobby", "PER")]], [[("X", "MISC")]],
+         [[("Rome", "LOC"), ("London", "LOC")]], [[("International Business Machine", "ORG")]]]
+
+
+@pytest.mark.parametrize("name", ["metrics.fuzzyner", "metrics.metric_based_ner"])
+def test_similarity_ner_matches_unitxt(name, monkeypatch):
+    # fuzzyner: fuzzywuzzy's ratio, 76 or more matches; fuzzywuzzy uses difflib unless python-Levenshtein is
+    # installed, and assay computes the difflib ratio: the reference is pinned to it.
+    # metric_based_ner: metrics.accuracy of the texts (an exact match) reaches 0.75
+    import difflib
+
+    from fuzzywuzzy import fuzz
+
+    monkeypatch.setattr(fuzz, "SequenceMatcher", difflib.SequenceMatcher)
+    compare(name, NER_P, NER_R)
+
+
+def test_fuzzyner_by_hand():
+    # "Pariss"/"Paris": difflib ratio 2*5/11 = 0.909 -> 91, a match; "Londn"/"London": 2*5/11 -> 91;
+    # "John Smith"/"John Smyth": 2*9/20 -> 90; "Bob"/"Bobby": 2*3/8 = 0.75 -> 75 < 76; "IBM"/"I.B.M.": 2*3/9 -> 67
+    _, glob = assay_run("metrics.fuzzyner", NER_P[:2], NER_R[:2], n_resamples=0)
+    # PER: predicted John Smith (match), Bob x2 (no match) -> precision 1/3; references John Smyth (match),
+    # Bobby (none) -> recall 1/2; LOC: 1/1 and 1/1; ORG: 0/1 and 0/1
+    assert glob["f1_PER"] == pytest.approx(2 * (1 / 3) * (1 / 2) / (1 / 3 + 1 / 2))
+    assert glob["f1_LOC"] == 1.0 and glob["f1_ORG"] == 0.0
+    assert glob["f1_micro"] == pytest.approx(2 * (2 / 5) * (2 / 4) / (2 / 5 + 2 / 4))
+
+
+def test_kpa_matches_unitxt():
+    preds = ["yes", "none", "yes", "yes", "none", "yes", "no"]
+    refs = [["yes"], ["yes"], ["none"], ["yes"], ["none"], ["yes"], ["yes"]]
+    td = [{"keypoint": k} for k in ["k1", "k1", "k2", "k2", "k3", "k1", "k3"]]
+    compare("metrics.kpa", preds, refs, td)
+
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+             "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+             "required": ["city"]}}},
+         {"type": "function", "function": {"name": "book", "parameters": {
+             "type": "object", "properties": {"who": {"type": "object"}}, "additionalProperties": False}}}]
+CALLS_P = [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+           {"name": "get_weather", "arguments": {"city": "Rome", "days": "3"}},
+           {"name": "book", "arguments": {"who": {"first": "Ann"}, "when": "now"}},
+           {"name": "cancel", "arguments": {}},
+           {"name": "book", "arguments": {}}]
+CALLS_R = [[{"name": "get_weather", "arguments": {"days": 3, "city": "Paris"}}],
+           [{"name": "get_weather", "arguments": {"city": "Rome", "days": 3}},
+            {"name": "get_weather", "arguments": {"city": "Roma"}}],
+           [{"name": "book", "arguments": {"who": {"first": "Ann"}}}],
+           [{"name": "cancel", "arguments": {"id": "7"}}],
+           [{"name": "book", "arguments": {}}]]
+
+
+def test_tool_calling_matches_unitxt():
+    compare("metrics.tool_calling", CALLS_P, CALLS_R, [{"__tools__": TOOLS}] * len(CALLS_P))
+
+
+def test_tool_calling_by_hand():
+    inst, _ = assay_run("metrics.tool_calling", CALLS_P, CALLS_R, [{"__tools__": TOOLS}] * len(CALLS_P),
+                        n_resamples=0)
+    # equal up to key order; days "3" breaks the schema; an extra argument breaks additionalProperties;
+    # no tool named cancel; an empty call to book is valid
+    assert [i["exact_match"] for i in inst] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert [i["argument_schema_validation"] for i in inst] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    # {city, days} against {city, days} (1) and {city} (1): recall 1; precision max(2/2, 1/2) = 1
+    assert inst[1]["argument_name_recall"] == 1.0 and inst[1]["argument_value_precision"] == 0.5
+    assert inst[3]["argument_name_precision"] == 0.0 and inst[3]["argument_name_recall"] == 0.0
+
+
+def test_multi_turn_tool_calling_matches_unitxt():
+    preds = [CALLS_P[:2], CALLS_P[2:], [CALLS_P[4]]]
+    refs = [[CALLS_P[:2]], [CALLS_P[2:]], [[CALLS_P[4]]]]
+    u, a = compare("metrics.tool_calling.multi_turn.validity", preds, refs, [{"__tools__": TOOLS}] * 3)
+    assert a["argument_schema_validation"] == pytest.approx((1 / 2 + 1 / 3 + 1) / 3)
+
+
+# 4 conversations; a turn is len(dialog) // 2; conversation c2 repeats turn 2 (the later one counts);
+# c3's turns sort as text: assistant_turn_1, assistant_turn_10, assistant_turn_2
+TURNS = [("c1", 2, "a", "a"), ("c1", 4, "b", "b"), ("c1", 6, "c", "x"), ("c2", 4, "a", "b"), ("c2", 4, "a", "a"),
+         ("c2", 2, "q", "q"), ("c3", 4, "a", "a"), ("c3", 20, "b", "x"), ("c3", 2, "z", "z"), ("c4", 2, "m", "n")]
+
+
+@pytest.mark.parametrize("name", ["metrics.multi_turn.accuracy", "metrics.multi_turn.sequential_success_accuracy"])
+def test_multi_turn_matches_unitxt(name):
+    preds = [p for _, _, p, _ in TURNS]
+    refs = [[r] for _, _, _, r in TURNS]
+    td = [{"conversation": {"id": c, "dialog": [{"role": "user", "content": "x"}] * n}} for c, n, _, _ in TURNS]
+    u, a = compare(name, preds, refs, td)
+    # by hand: mean per conversation: c1 2/3, c2 1 (turn 2 replaced), c3 2/3, c4 0
+    # sequential: c1 2/3 (fails at turn 3), c2 1, c3 1/3 (turn 1, then turn 10 fails), c4 0
+    expected = (2 / 3 + 1 + 2 / 3 + 0) / 4 if name.endswith(".accuracy") else (2 / 3 + 1 + 1 / 3 + 0) / 4
+    assert a["score"] == pytest.approx(expected)
+
+
+BATTLES = [("m1", "m2", 2.0, 1), ("m2", "m3", -1.0, -2), ("m1", "m3", 0.0, 0), ("m4", "m1", 1.5, 3),
+           ("m3", "m4", 3.0, -1), ("m2", "m1", -2.0, 2), ("m4", "m2", 0.0, 1), ("m3", "m1", 1.0, 1),
+           ("m2", "m4", 2.5, 2), ("m1", "m4", -1.0, 0), ("m3", "m2", 0.5, -3), ("m4", "m3", -2.0, 1)]
+
+
+def test_weighted_win_rate_correlation_matches_unitxt():
+    preds = [p for _, _, p, _ in BATTLES]
+    refs = [[r] for _, _, _, r in BATTLES]
+    td = [{"model_a": a, "model_b": b} for a, b, _, _ in BATTLES]
+    compare("metrics.weighted_win_rate_correlation", preds, refs, td)
+
+
 def test_ner_matches_unitxt():
     preds = [[("John", "PER"), ("Paris", "LOC")], [("IBM", "ORG"), ("Bob", "PER"), ("Bob", "PER")], [],
              [("Rome", "CITY")]]
@@ -276,6 +402,35 @@ def test_wer_equals_jiwer_corpus_wer():
     assert glob["wer"] == pytest.approx(jiwer.wer([r[0] for r in refs], preds))
     # by hand: 1 deletion of 6 words, 1 insertion against 6, 1 deletion of 2 -> 3 / 14
     assert glob["wer"] == pytest.approx(3 / 14)
+
+
+def test_bleu_equals_nltk_corpus_bleu():
+    # unitxt computes metrics.bleu with evaluate's `bleu` module, fetched from the Hub: with one reference per
+    # instance its formula is NLTK's corpus BLEU without smoothing, on 13a tokens
+    from nltk.translate.bleu_score import corpus_bleu
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    tok = Tokenizer13a()
+    preds = ["the cat sat on the mat.", "a dog ran in the park today", "birds sing in trees", "Hello, World!"]
+    refs = [["the cat sat on a mat."], ["a dog ran in the park"], ["birds sang in the trees"], ["hello world!"]]
+    inst, glob = assay_run("metrics.bleu", preds, refs)
+    assert glob["score_name"] == "bleu"
+    assert glob["bleu"] == pytest.approx(corpus_bleu([[tok(r[0]).split()] for r in refs],
+                                                     [tok(p).split() for p in preds]))
+    assert glob["bleu_ci_low"] <= glob["bleu"] <= glob["bleu_ci_high"]
+    assert inst[0]["bleu"] == pytest.approx(corpus_bleu([[tok(refs[0][0]).split()]], [tok(preds[0]).split()]))
+    # 13a splits off "." "," "!": 7 + 7 + 4 + 4 prediction tokens, 7 + 6 + 5 + 3 reference tokens
+    assert glob["translation_length"] == 22 and glob["reference_length"] == 21
+
+
+def test_bleu_several_references_by_hand():
+    # "a b c d" against "a b c d e f" and "a b x": the shortest reference (3 tokens) is r; every n-gram
+    # of the prediction is in the first reference: precisions 1, BP 1 (c = 4 > r = 3) -> BLEU 1
+    _, glob = assay_run("metrics.bleu", ["a b c d"], [["a b c d e f", "a b x"]], n_resamples=0)
+    assert glob["bleu"] == 1.0 and glob["length_ratio"] == pytest.approx(4 / 3)
+    # against "a b c d e f" alone: BP = exp(1 - 6/4)
+    _, glob = assay_run("metrics.bleu", ["a b c d"], [["a b c d e f"]], n_resamples=0)
+    assert glob["bleu"] == pytest.approx(math.exp(1 - 6 / 4))
 
 
 def test_squad_by_hand():
@@ -371,13 +526,15 @@ def test_recommended_no_gpu_is_unitxts_list_of_rouge(offline_nltk):
 
 
 def test_every_loaded_entry_is_compared_here():
-    """Each name assay loads appears in a test of this file (or of test_unitxt_task.py) by its catalog name."""
+    """Each name assay loads appears by its catalog name in a test of this file or a test_unitxt_catalog_* sibling."""
     from pathlib import Path
 
     from assay_unitxt.catalog import load_status
 
-    here = Path(__file__).read_text(encoding="utf-8")
+    here = "".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("test_unitxt_catalog_*.py"))
     generated = set(ROBUSTNESS) | {f"metrics.{m}_{a}_multi_label" for m in ("f1", "precision", "recall")
                                    for a in ("micro", "macro")}
+    # test_unitxt_catalog_pipelines.py parametrizes every loaded metrics.rag.* pipeline
+    generated |= {n for n in load_status() if n.startswith("metrics.rag.")}
     missing = [n for n in load_status() if f'"{n}"' not in here and n not in generated]
     assert missing == []

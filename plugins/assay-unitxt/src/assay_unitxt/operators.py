@@ -1,4 +1,5 @@
-"""unitxt's field operators for :class:`~assay.metrics.MetricPipeline`: ``Copy``, ``Rename``, ``ListFieldValues``.
+"""unitxt's field operators for :class:`~assay.metrics.MetricPipeline`: ``Copy``, ``Rename``, ``ListFieldValues``,
+``Wrap`` and ``MultiTypeSerializer``.
 
 They act on nested dicts addressed by ``/``-separated paths, as in unitxt: before the
 metric, on an instance ``{"prediction", "references", "task_data"}``
@@ -21,7 +22,8 @@ from typing import Any
 
 from assay.errors import EvaluationError, InvalidParameterError
 
-__all__ = ["Copy", "CopyFields", "FieldOperator", "ListFieldValues", "Rename", "RenameFields", "dict_get", "dict_set"]
+__all__ = ["Copy", "CopyFields", "FieldOperator", "ListFieldValues", "MultiTypeSerializer", "Rename", "RenameFields",
+           "Wrap", "dict_get", "dict_set"]
 
 _MISSING = object()
 _RAISE = object()
@@ -137,8 +139,12 @@ class FieldOperator:
                 )
             if not self.keep_source:
                 dict_delete(out, src)
-            dict_set(out, dst, copy.deepcopy(value))
+            dict_set(out, dst, self.process_value(copy.deepcopy(value), src))
         return out
+
+    def process_value(self, value: Any, path: str) -> Any:
+        """The value written to the destination (``Copy`` and ``Rename``: unchanged)."""
+        return value
 
     def __call__(self, doc: dict[str, Any]) -> dict[str, Any]:
         return self.apply(doc)
@@ -189,6 +195,75 @@ class ListFieldValues:
 
     def __repr__(self) -> str:
         return f"ListFieldValues({self.catalog_args()!r})"
+
+
+class Wrap(FieldOperator):
+    """Put the value at ``field`` inside a list, tuple or set at ``to_field``, as unitxt's ``Wrap``.
+
+    >>> Wrap(field="task_data/question", inside="list", to_field="references")({"task_data": {"question": "q"}})
+    {'task_data': {'question': 'q'}, 'references': ['q']}
+    """
+
+    _INSIDE = {"list": lambda v: [v], "tuple": lambda v: (v,), "set": lambda v: {v}}
+
+    def __init__(self, field: str | None = None, to_field: str | None = None, *, inside: str,
+                 field_to_field: Sequence[Sequence[str]] | Mapping[str, str] | None = None,
+                 not_exist_ok: bool = False, use_query: bool = True) -> None:
+        if inside not in self._INSIDE:
+            raise InvalidParameterError(f"Wrap: 'inside' must be one of {sorted(self._INSIDE)}; got {inside!r}.")
+        super().__init__(field, to_field, field_to_field=field_to_field, not_exist_ok=not_exist_ok,
+                         use_query=use_query)
+        self.inside = inside
+
+    def catalog_args(self) -> dict[str, Any]:
+        return {**super().catalog_args(), "inside": self.inside}
+
+    def process_value(self, value: Any, path: str) -> Any:
+        return self._INSIDE[self.inside](value)
+
+
+class MultiTypeSerializer(FieldOperator):
+    """Turn the value at ``field`` into text, as unitxt's ``MultiTypeSerializer`` does for plain values.
+
+    A ``str`` stays as it is and a number becomes ``str(number)`` (unitxt's fallback);
+    ``process_every_value=True`` does so for each item of a list. unitxt's typed serializers
+    (documents, dialogs, tool calls, images, tables) are not implemented: any other value is an
+    :class:`~assay.errors.EvaluationError` naming its field, not a guessed rendering.
+    """
+
+    def __init__(self, field: str | None = None, to_field: str | None = None, *,
+                 field_to_field: Sequence[Sequence[str]] | Mapping[str, str] | None = None,
+                 process_every_value: bool = False, not_exist_ok: bool = False, use_query: bool = True) -> None:
+        super().__init__(field, to_field, field_to_field=field_to_field, not_exist_ok=not_exist_ok,
+                         use_query=use_query)
+        if not isinstance(process_every_value, bool):
+            raise InvalidParameterError(
+                f"MultiTypeSerializer: 'process_every_value' must be a bool; got {process_every_value!r}.")
+        self.process_every_value = process_every_value
+
+    def catalog_args(self) -> dict[str, Any]:
+        out = super().catalog_args()
+        if self.process_every_value:
+            out["process_every_value"] = True
+        return out
+
+    def _one(self, value: Any, path: str) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise EvaluationError(
+            f"MultiTypeSerializer: the value at {path!r} is {value!r:.80} ({type(value).__name__}); only text and "
+            "numbers are serialized (unitxt's document, dialog, tool-call, image and table serializers are not "
+            "implemented).")
+
+    def process_value(self, value: Any, path: str) -> Any:
+        if not self.process_every_value:
+            return self._one(value, path)
+        if not isinstance(value, (list, tuple)):
+            raise EvaluationError(
+                f"MultiTypeSerializer: process_every_value needs a list at {path!r}; got {type(value).__name__}.")
+        return [self._one(v, f"{path}/{i}") for i, v in enumerate(value)]
 
 
 # the older unitxt spellings

@@ -190,7 +190,9 @@ class MetricPipeline(Metric):
             for step in self.preprocess:
                 insts = [step(inst) for inst in insts]
             predictions = [i["prediction"] for i in insts]
-            references = [i["references"] for i in insts] if references is not None else None
+            # references given, or set by a step (a RAG pipeline copies them from task_data)
+            have = references is not None or any(i.get("references") is not None for i in insts) or not insts
+            references = [i.get("references") for i in insts] if have else None
             task_data = [i["task_data"] for i in insts] if task_data is not None else None
         if self.pipeline_prediction_type is not None:
             check_prediction_type(SimpleNamespace(prediction_type=self.pipeline_prediction_type, name=self.name

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
@@ -30,6 +31,29 @@ ELSEWHERE = {"metrics.token_overlap": "loads (assay-classic's `UnitxtTokenOverla
 USER_CATALOG = {"metrics.token_overlap_with_context":
                 "not loaded: unitxt's tutorial builds it with `MetricPipeline` and `add_to_catalog` "
                 "(docs/unitxt-catalog.md), which a registered name would refuse"}
+
+#: offline entries assay does not build, and why (docs/unitxt-catalog-entries.md prints the reason)
+NOT_BUILT = {
+    "metrics.fin_qa_metric":
+        "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
+        "Python's `eval` (arbitrary code from model output)",
+    "metrics.sacrebleu":
+        "not loaded yet: the pipeline wraps Hugging Face evaluate's `sacrebleu` module (fetched from the Hub at run "
+        "time) with a tokenizer chosen by task_data['target_language'] (`ja-mecab` for Japanese); "
+        "`metrics.normalized_sacrebleu` is the offline corpus SacreBLEU",
+    "metrics.rerank_recall":
+        "not loaded yet: unitxt ranks with pytrec_eval (trec_eval's C library: its order of tied scores and of "
+        "NaN), which is not installed here to compare against",
+    "metrics.text2sql.non_execution_accuracy":
+        "not loaded yet: unitxt compares SQL through sqlglot and sqlparse with its own text2sql normalisations; "
+        "neither library is installed here to compare against",
+    "metrics.tool_calling.reflection":
+        "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
+        "although the catalog entry names no engine",
+    "metrics.tool_calling.reflection.syntactic":
+        "not loaded yet: computed by llmevalkit's static tool-call checks (unitxt imports "
+        "`llmevalkit.function_calling`), which is not installed here to compare against",
+}
 
 
 @functools.cache
@@ -117,6 +141,34 @@ def _metrics_list(items: list[str], **overrides: Any) -> Any:
     return assay.load_metric(items[0], **overrides)
 
 
+def _multi_turn(metric: Mapping[str, Any], in_group_reduction: Mapping[str, Any] | None = None,
+                score_prefix: str = "") -> Any:
+    """unitxt's ``multi_turn_metric``: a catalog metric (``{"__type__": "accuracy_fast"}``) scored per turn,
+    reduced per conversation (unitxt's ``group_mean`` or ``sequential_success[threshold]``)."""
+    from assay_unitxt.catalog.multi_turn import MultiTurn
+
+    kind = metric.get("__type__") if isinstance(metric, Mapping) else None
+    if kind not in BUILDERS:
+        raise InvalidParameterError(f"multi_turn_metric: the wrapped metric {metric!r:.80} has no assay builder.")
+    inner = BUILDERS[kind](**{k: v for k, v in metric.items() if not k.startswith("__")})
+    red = dict(in_group_reduction or {"__type__": "group_mean"})
+    in_group = {"group_mean": "mean", "sequential_success": "sequential_success"}.get(red.pop("__type__", None))
+    if in_group is None or set(red) - {"threshold"}:
+        raise InvalidParameterError(f"multi_turn_metric: the in-group reduction {in_group_reduction!r:.80} is not "
+                                    "supported (group_mean or sequential_success[threshold]).")
+    return MultiTurn(metric=inner, in_group=in_group, threshold=red.get("threshold", 0.5), score_prefix=score_prefix)
+
+
+def _huggingface(hf_metric_name: str, main_score: str | None = None, prediction_type: Any = None,
+                 scale: float = 1.0, score_prefix: str = "") -> Any:
+    """unitxt's ``huggingface_metric`` of evaluate's ``bleu`` module (the catalog's only one), computed offline."""
+    if hf_metric_name != "bleu" or main_score not in (None, "bleu") or float(scale) != 1.0:
+        raise InvalidParameterError(
+            f"huggingface_metric: assay computes evaluate's 'bleu' module (main_score bleu, scale 1.0) offline; "
+            f"got hf_metric_name={hf_metric_name!r}, main_score={main_score!r}, scale={scale!r}.")
+    return _cls("nmt_bleu", "NmtBleu")(score_prefix=score_prefix)
+
+
 def _ndcg_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     steps = args.get("preprocess_steps", [])
@@ -175,6 +227,17 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "tool_call_key_value_extraction": _tool_call_key_value,
     "metrics_list": _metrics_list,
     "key_value_extraction": _key_value,
+    "prediction_length": _plain("answers", "PredictionLength"),
+    "relaxed_correctness": _plain("answers", "RelaxedCorrectness"),
+    "websrc_squad_f1": _plain("answers", "WebsrcSquadF1"),
+    "fuzzy_ner": _plain("custom_f1", "FuzzyNer"),
+    "metric_based_ner": _plain("custom_f1", "MetricBasedNer"),
+    "kpa": _plain("custom_f1", "Kpa"),
+    "tool_calling_metric": _plain("tool_calling", "ToolCalling"),
+    "multi_turn_tool_calling_metric": _plain("tool_calling", "MultiTurnToolCalling"),
+    "multi_turn_metric": _multi_turn,
+    "weighted_win_rate_correlation": _plain("win_rate", "WeightedWinRateCorrelation"),
+    "huggingface_metric": _huggingface,
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
@@ -205,12 +268,31 @@ def _builder(name: str) -> Callable[..., Any] | None:
         return None
     kind = entry["entry"].get("__type__")
     if kind == "metric_pipeline":
-        return PIPELINES.get(name)
+        return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
         items = entry["entry"].get("items", [])
         if len(items) != 1 or not (_builder(items[0]) is not None or items[0] in ELSEWHERE):
             return None
     return BUILDERS.get(kind)
+
+
+def _loadable(name: str) -> bool:
+    return name in ELSEWHERE or _builder(name) is not None
+
+
+def _pipeline_gap(name: str) -> str | None:
+    """Why the ``metric_pipeline`` entry ``name`` is not built from its JSON (catalog/pipelines.py), or None."""
+    from assay_unitxt.catalog.pipelines import unsupported
+
+    if name in USER_CATALOG:
+        return USER_CATALOG[name]
+    return unsupported(catalog_entries()[name]["entry"], _loadable)
+
+
+def _general_pipeline(**args: Any) -> Any:
+    from assay_unitxt.catalog.pipelines import build_pipeline
+
+    return build_pipeline(**args)
 
 
 def build(name: str, **overrides: Any) -> Any:
@@ -219,6 +301,9 @@ def build(name: str, **overrides: Any) -> Any:
     if make is None:
         raise UnknownNameError(
             f"unitxt's catalog entry {name!r} has no assay metric; see docs/unitxt-catalog-entries.md.")
+    if catalog_entries()[name]["entry"].get("__deprecated__"):
+        warnings.warn(f"unitxt 1.26.10 marks the catalog entry {name!r} deprecated (it still loads, as in unitxt).",
+                      DeprecationWarning, stacklevel=3)
     args = {k: v for k, v in catalog_entries()[name]["entry"].items() if not k.startswith("__")}
     args.update(overrides)
     n = {"n_resamples": args.pop("n_resamples")} if "n_resamples" in args else {}
@@ -260,5 +345,20 @@ def load_status() -> dict[str, str]:
 
 
 def not_loaded_reason(name: str) -> str | None:
-    """Why an offline entry is deliberately not registered, or None."""
-    return USER_CATALOG.get(name)
+    """Why an offline entry is not registered, or None (the entries listing prints it)."""
+    if name in USER_CATALOG or name in NOT_BUILT:
+        return USER_CATALOG.get(name) or NOT_BUILT[name]
+    entry = catalog_entries().get(name)
+    items = entry["entry"].get("items", []) if entry is not None else []
+    if entry is not None and entry["entry"].get("__type__") == "metrics_list" and len(items) > 1:
+        if all(_loadable(i) for i in items):
+            listed = ", ".join(f'"{i}"' for i in items)
+            return (f"not loaded: a list of {len(items)} metrics (assay loads one metric per name); "
+                    f"write them out: `metrics=[{listed}]`"
+                    + (" (each with its own inputs: they differ on the predictions)" if ".external_rag." in name
+                       else ""))
+        return None
+    if entry is not None and entry["entry"].get("__type__") == "metric_pipeline" and name not in PIPELINES:
+        gap = _pipeline_gap(name)
+        return f"not loaded: the pipeline {gap}" if gap else None
+    return None

@@ -11,12 +11,12 @@ named ``f1_<label>``.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from assay.metrics import GlobalMetric, InstanceMetric, Metric
 from assay.validation import check_number, undefined_metric
+from assay_unitxt.catalog.custom_f1 import CustomF1
 from assay_unitxt.catalog.inputs import CheckedInputs
 
 #: what assay accepts where unitxt types a prediction ``Any`` and compares ``str(prediction)``: a label
@@ -163,14 +163,15 @@ class F1Weighted(CheckedInputs, GlobalMetric):
                                   average="weighted"))
 
 
-class Ner(CheckedInputs, GlobalMetric):
+class Ner(CustomF1):
     """unitxt's ``NER`` (``metrics.ner``, a ``CustomF1``): entity-level F1 of ``(entity, type)`` pairs.
 
     Per type: precision = matched predicted pairs / predicted pairs, recall = matched reference
     pairs / reference pairs (a pair matches up to its count on the other side); ``f1_<type>`` for
     the types found in the references, ``f1_macro`` (the sum of those F1s divided by the number
     of scores reported so far, unitxt's formula), ``recall_macro``, ``precision_macro``,
-    ``in_classes_support``, ``f1_micro`` (main), ``recall_micro``, ``precision_micro``.
+    ``in_classes_support``, ``f1_micro`` (main), ``recall_micro``, ``precision_micro``
+    (:class:`~assay_unitxt.catalog.custom_f1.CustomF1`).
     """
 
     input_type = "list[list[text]]"
@@ -178,73 +179,13 @@ class Ner(CheckedInputs, GlobalMetric):
     examples = [{"predictions": [[("J", "PER"), ("P", "LOC")], [("I", "ORG")], []],
                  "references": [[[("J", "PER")]], [[("I", "ORG"), ("B", "PER")]], [[("X", "LOC")]]]}]
 
-    main_score = "f1_micro"
     prediction_type = list[tuple[str, str]]
-    single_reference_per_prediction = True
 
-    def __init__(self, *, zero_division: float = 0.0, report_per_group_scores: bool = True,
-                 score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        self.zero_division = float(zero_division)
-        self.report_per_group_scores = bool(report_per_group_scores)
+    def group(self, element: Any, task_data: Any) -> Any:
+        return element[1]
 
-    @staticmethod
-    def _grouped(elements: Any) -> dict[Any, Counter[str]]:
-        if not isinstance(elements, list):
-            elements = [elements]
-        groups: dict[Any, Counter[str]] = {}
-        for e in elements:
-            groups.setdefault(e[1], Counter())[str(e)] += 1
-        return groups
-
-    def _ratio(self, num: float, den: float) -> float:
-        return self.zero_division if num == 0 and den == 0 else num / den
-
-    def _f1(self, pn: float, pd: float, rn: float, rd: float) -> float:
-        p, r = self._ratio(pn, pd), self._ratio(rn, rd)
-        return self.zero_division if p + r == 0 else 2 * p * r / (p + r)
-
-    def compute_global(self, predictions: list[Any], references: list[Any], task_data: list[Any]) -> dict[str, float]:
-        refs = [r[0] for r in references]
-        known = {e[1] for sub in refs for e in (sub if isinstance(sub, list) else [sub])}
-        stats: dict[Any, list[float]] = {}
-        for ref, pred in zip(refs, predictions):
-            gr, gp = self._grouped(ref), self._grouped(pred)
-            for group in set(gr) | set(gp):
-                r_c, p_c = gr.get(group, Counter()), gp.get(group, Counter())
-                s = stats.setdefault(group, [0, 0, 0, 0])
-                s[0] += sum(min(p_c[k], r_c[k]) for k in p_c)
-                s[1] += sum(p_c.values())
-                s[2] += sum(min(r_c[k], p_c[k]) for k in r_c)
-                s[3] += sum(r_c.values())
-        out: dict[str, float] = {}
-        rec: dict[str, float] = {}
-        prec: dict[str, float] = {}
-        unknown = 0.0
-        tot = [0.0, 0.0, 0.0, 0.0]
-        for group, (pn, pd, rn, rd) in stats.items():
-            tot = [tot[0] + pn, tot[1] + pd, tot[2] + rn, tot[3] + rd]
-            if group in known:
-                out[f"f1_{group}"] = self._f1(pn, pd, rn, rd)
-                rec[f"recall_{group}"] = self._ratio(rn, rd)
-                prec[f"precision_{group}"] = self._ratio(pn, pd)
-            else:
-                unknown += pd
-        if out:
-            out["f1_macro"] = sum(out.values()) / len(out)
-            out["recall_macro"] = sum(rec.values()) / len(rec)
-            out["precision_macro"] = sum(prec.values()) / len(prec)
-        else:
-            out["f1_macro"] = out["recall_macro"] = out["precision_macro"] = self.zero_division
-        out["in_classes_support"] = 1.0 if tot[1] == 0 else 1.0 - unknown / tot[1]
-        pn, pd, rn, rd = tot
-        out["f1_micro"] = self._f1(pn, pd, rn, rd)
-        out["recall_micro"] = self._ratio(rn, rd)
-        out["precision_micro"] = self._ratio(pn, pd)
-        if not self.report_per_group_scores:
-            for group in known:
-                out.pop(f"f1_{group}", None)
-        return out
+    def representation(self, element: Any, task_data: Any) -> Any:
+        return str(element)
 
 
 class BinaryF1(CheckedInputs, GlobalMetric):
