@@ -306,7 +306,8 @@ def test_every_loaded_name_is_registered_and_declared():
     registry = assay.get_registry("metric")
     for name in status:
         assert name in registry, name
-        assert catalog_entries()[name]["needs"] == "nothing", name
+        # a model entry reads a local folder (test_unitxt_catalog_models.py)
+        assert catalog_entries()[name]["needs"] in ("nothing", "model"), name
     assert len(catalog_entries()) == 624
 
 
@@ -371,12 +372,14 @@ def test_recommended_no_gpu_is_unitxts_list_of_rouge(offline_nltk):
 
 
 def test_every_loaded_entry_is_compared_here():
-    """Each name assay loads appears in a test of this file (or of test_unitxt_task.py) by its catalog name."""
+    """Each name assay loads appears in a test of this file (or of test_unitxt_task.py, or of
+    test_unitxt_catalog_models.py for the entries that run a model) by its catalog name."""
     from pathlib import Path
 
     from assay_unitxt.catalog import load_status
 
     here = Path(__file__).read_text(encoding="utf-8")
+    here += (Path(__file__).parent / "test_unitxt_catalog_models.py").read_text(encoding="utf-8")  # model entries
     generated = set(ROBUSTNESS) | {f"metrics.{m}_{a}_multi_label" for m in ("f1", "precision", "recall")
                                    for a in ("micro", "macro")}
     missing = [n for n in load_status() if f'"{n}"' not in here and n not in generated]

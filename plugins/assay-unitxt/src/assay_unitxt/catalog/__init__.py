@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from assay.errors import InvalidParameterError, UnknownNameError
+from assay_unitxt.catalog.model_entries import MODEL_BUILDERS, NOT_LOADED
 
 __all__ = ["BUILDERS", "build", "catalog_entries", "factory", "load_status"]
 
@@ -201,9 +202,11 @@ PIPELINES: dict[str, Callable[..., Any]] = {
 
 def _builder(name: str) -> Callable[..., Any] | None:
     entry = catalog_entries().get(name)
-    if entry is None or entry["needs"] != "nothing":
+    if entry is None or entry["needs"] not in ("nothing", "model"):
         return None
     kind = entry["entry"].get("__type__")
+    if kind in MODEL_BUILDERS:  # a model entry: its metric reads a local folder (catalog.models)
+        return functools.partial(MODEL_BUILDERS[kind], entry=name)
     if kind == "metric_pipeline":
         return PIPELINES.get(name)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
@@ -260,5 +263,7 @@ def load_status() -> dict[str, str]:
 
 
 def not_loaded_reason(name: str) -> str | None:
-    """Why an offline entry is deliberately not registered, or None."""
-    return USER_CATALOG.get(name)
+    """Why an offline entry is deliberately not registered, or a model entry not loaded, or None."""
+    entry = catalog_entries().get(name)
+    kind = entry["entry"].get("__type__") if entry else None
+    return USER_CATALOG.get(name) or NOT_LOADED.get(kind)  # type: ignore[arg-type]
