@@ -265,5 +265,6 @@ def load_status() -> dict[str, str]:
 def not_loaded_reason(name: str) -> str | None:
     """Why an offline entry is deliberately not registered, or a model entry not loaded, or None."""
     entry = catalog_entries().get(name)
-    kind = entry["entry"].get("__type__") if entry else None
-    return USER_CATALOG.get(name) or NOT_LOADED.get(kind)  # type: ignore[arg-type]
+    if entry is None or entry["needs"] != "model":
+        return USER_CATALOG.get(name)
+    return NOT_LOADED.get(entry["entry"].get("__type__"))

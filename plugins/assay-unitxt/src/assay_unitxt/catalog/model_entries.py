@@ -36,4 +36,28 @@ MODEL_BUILDERS: dict[str, Callable[..., Any]] = {
 }
 
 #: unitxt class -> why its entries are not loaded (the reason column of docs/unitxt-catalog-entries.md)
-NOT_LOADED: dict[str, str] = {}
+NOT_LOADED: dict[str, str] = {
+    "faithfulness_hhem": (
+        "not loaded: unitxt scores with `model.predict`, Python shipped inside the HHEM-2.1 model folder (its "
+        "`auto_map`, run with trust_remote_code=True), which itself loads `google/flan-t5-base` by Hub id; assay runs "
+        "no model folder's own code from a catalog name"),
+    "regard_metric": (
+        "not loaded yet: a regard classifier (`sasha/regardv3`) over JSON references with per-category bias scores "
+        "named after the data's categories; no assay builder yet"),
+    "safety_metric": (
+        "not loaded yet: a reward model over `task_data` input and label, with severity and `category_<label>` scores "
+        "named after the data's labels; no assay builder yet"),
+    "is_code_mixed": (
+        "not loaded: prompts a 7B instruction model (`Nexusflow/Starling-LM-7B-beta`) through unitxt's inference "
+        "engine and its own task, template and format catalog entries"),
+    "meteor_fast": (
+        "not loaded yet: needs NLTK's WordNet corpus on disk (unitxt calls nltk.download at run time); no assay "
+        "builder yet"),
+    "f1_strings": (
+        "not loaded: unitxt tokenizes with spaCy's `en_core_web_sm` (downloaded at run time); spaCy is not a "
+        "dependency of assay"),
+    "metric_pipeline": (
+        "not loaded: a unitxt `metric_pipeline` (RAG field mapping) around a model entry; no assay builder for this "
+        "pipeline yet (the model entry it wraps is listed under its own name)"),
+    "metrics_list": "not loaded: a list of several metrics (assay loads one metric per name), one of them a model entry",
+}
