@@ -63,8 +63,8 @@ def build_encoder(folder, layers, seed, kind="deberta"):
             vocab_size=len(tok), dim=16, hidden_dim=32, n_layers=layers, n_heads=2, max_position_embeddings=64,
             initializer_range=0.5))
     else:
-        config, cls = {"deberta": ("DebertaConfig", "DebertaModel"), "deberta-v2": ("DebertaV2Config", "DebertaV2Model"),
-                       "bert": ("BertConfig", "BertModel")}[kind]
+        config, cls = {"deberta": ("DebertaConfig", "DebertaModel"), "bert": ("BertConfig", "BertModel"),
+                       "deberta-v2": ("DebertaV2Config", "DebertaV2Model")}[kind]
         model = getattr(transformers, cls)(getattr(transformers, config)(
             vocab_size=len(tok), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2, intermediate_size=32,
             max_position_embeddings=64, initializer_range=0.5))
@@ -144,7 +144,7 @@ def compare(name, unitxt_metric, predictions=PREDICTIONS, references=REFERENCES,
         u_i, a_i = _numbers(u), _numbers(a)
         assert set(a_i) == set(u_i), f"instance {i}: assay {sorted(a_i)}, unitxt {sorted(u_i)}"
         for k, v in u_i.items():
-            assert a_i[k] == pytest.approx(v, rel=atol, abs=1e-9), f"{name} instance {i} {k}: unitxt {v}, assay {a_i[k]}"
+            assert a_i[k] == pytest.approx(v, rel=atol, abs=1e-9), f"{name} [{i}] {k}: unitxt {v}, assay {a_i[k]}"
     return u_inst, a_glob
 
 

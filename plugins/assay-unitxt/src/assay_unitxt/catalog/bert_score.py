@@ -106,8 +106,9 @@ class BertScore(CheckedInputs, BulkInstanceMetric):
         def load() -> Any:
             require("assay_transformers", package="assay-transformers", purpose=f"metric {self.entry!r}")
             # deferred: an optional plugin, which loads torch and the model
-            from assay_transformers.bertscore import BertScoreMetric
             from transformers import AutoConfig
+
+            from assay_transformers.bertscore import BertScoreMetric
 
             scorer = BertScoreMetric(model=folder, num_layers=layer, batch_size=self.batch_size,
                                      device=self.device).scorer()

@@ -59,5 +59,6 @@ NOT_LOADED: dict[str, str] = {
     "metric_pipeline": (
         "not loaded: a unitxt `metric_pipeline` (RAG field mapping) around a model entry; no assay builder for this "
         "pipeline yet (the model entry it wraps is listed under its own name)"),
-    "metrics_list": "not loaded: a list of several metrics (assay loads one metric per name), one of them a model entry",
+    "metrics_list": ("not loaded: a list of several metrics (assay loads one metric per name), one of them a "
+                     "model entry"),
 }

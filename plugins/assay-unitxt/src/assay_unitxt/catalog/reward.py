@@ -72,7 +72,8 @@ class Reward(CheckedInputs, BulkInstanceMetric):
                 model = AutoModelForSequenceClassification.from_pretrained(folder, local_files_only=True,
                                                                            trust_remote_code=False)
             except (OSError, ValueError) as exc:
-                raise InvalidParameterError(f"{self.entry}: cannot load the reward model in {folder!r}: {exc}") from None
+                raise InvalidParameterError(
+                    f"{self.entry}: cannot load the reward model in {folder!r}: {exc}") from None
             device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
             return pipeline("text-classification", model=model, tokenizer=tokenizer, device=device)
 
