@@ -403,3 +403,16 @@ def test_the_tutorials_task_with_bert_score_runs_with_only_its_imports_changed(m
     for i, u in enumerate(u_inst):
         assert res[i]["score"]["instance"]["f1"] == pytest.approx(u["f1"], abs=1e-6)
     assert res.global_scores["score_name"] == "rougeL"  # the first metric's main score, as in unitxt
+
+
+# ----------------------------------------------------------------------------------------------- conformance
+@pytest.mark.parametrize("entry", ["metrics.bert_score.deberta_large_mnli", "metrics.sentence_bert.minilm_l12_v2",
+                                   "metrics.reward.deberta_v3_large_v2", "metrics.perplexity.flan_t5_small"])
+def test_model_entries_keep_assays_invariances(models_path, reward_folders, lm_folders, entry):
+    """assay check-plugin's checks, which it skips without the folders: order, chunking, shard-then-merge,
+    one instance at a time, pickling (the model is loaded again), and evaluate equal to update / compute."""
+    from assay.testing import check_evaluate_matches, check_invariances
+
+    metric = assay.load_metric(entry)
+    check_invariances(metric, PREDICTIONS, REFERENCES, atol=1e-6)
+    check_evaluate_matches(metric, PREDICTIONS, REFERENCES, atol=1e-6)
