@@ -416,3 +416,22 @@ def test_model_entries_keep_assays_invariances(models_path, reward_folders, lm_f
     metric = assay.load_metric(entry)
     check_invariances(metric, PREDICTIONS, REFERENCES, atol=1e-6)
     check_evaluate_matches(metric, PREDICTIONS, REFERENCES, atol=1e-6)
+
+
+def test_model_name_as_a_folder_is_unitxts_own_way(hub, monkeypatch):
+    from unitxt.metrics import SentenceBert
+
+    monkeypatch.delenv("ASSAY_HF_MODELS_PATH", raising=False)
+    folder = hub / "sentence-transformers" / "all-mpnet-base-v2"
+    compare(f"metrics.sentence_bert.mpnet_base_v2[model_name={folder}]",
+            SentenceBert(model_name=str(folder), __tags__={}))
+
+
+def test_without_assay_transformers_a_model_entry_says_what_to_install(monkeypatch):
+    import sys
+
+    from assay.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "assay_transformers", None)  # an import of it fails, as when not installed
+    with pytest.raises(MissingDependencyError, match=r"assay-transformers.*assay-unitxt\[models\]"):
+        assay.load_metric("metrics.bert_score.deberta_large_mnli")
