@@ -19,7 +19,8 @@ import socket
 import pytest
 
 import assay
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, MissingDependencyError
+from assay_unitxt.catalog.models import ModelFolderNotFoundError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.slow  # unitxt, torch and transformers take seconds to import
@@ -189,11 +190,12 @@ def test_bert_score_model_option_and_model_layer(hub, monkeypatch):
 def test_a_missing_folder_names_the_entry_and_the_hub_id(hub, monkeypatch):
     monkeypatch.delenv("ASSAY_HF_MODELS_PATH", raising=False)
     metric = assay.load_metric("metrics.bert_score.deberta_xlarge_mnli")  # built; the folder is needed to score
-    with pytest.raises(InvalidParameterError, match=r"metrics\.bert_score\.deberta_xlarge_mnli needs the Hugging Face "
+    with pytest.raises(ModelFolderNotFoundError, match=r"metrics\.bert_score\.deberta_xlarge_mnli needs the Hugging Face "
                        r"model 'microsoft/deberta-xlarge-mnli'.*ASSAY_HF_MODELS_PATH is not set"):
         metric.update(["a cat"], [["a cat"]]).compute_scores()
+    assert issubclass(ModelFolderNotFoundError, MissingDependencyError)  # assay check-plugin skips, as for a package
     monkeypatch.setenv("ASSAY_HF_MODELS_PATH", str(hub / "microsoft"))  # one level too high: not found
-    with pytest.raises(InvalidParameterError, match=r"was searched: .*microsoft/microsoft/deberta-xlarge-mnli"):
+    with pytest.raises(ModelFolderNotFoundError, match=r"was searched: .*microsoft/microsoft/deberta-xlarge-mnli"):
         assay.evaluate(["a cat"], [["a cat"]], metrics=["metrics.bert_score.deberta_xlarge_mnli"], n_resamples=0)
     with pytest.raises(InvalidParameterError, match=r"deberta_large_mnli: the 'model' option must be a local folder "
                                                     r"holding the model 'microsoft/deberta-large-mnli'"):
@@ -233,7 +235,7 @@ def test_sentence_bert_entry_matches_unitxt(models_path, entry, hub_id):
 
 def test_sentence_bert_missing_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("ASSAY_HF_MODELS_PATH", str(tmp_path))
-    with pytest.raises(InvalidParameterError, match=r"metrics\.sentence_bert\.mpnet_base_v2 needs the Hugging Face "
+    with pytest.raises(ModelFolderNotFoundError, match=r"metrics\.sentence_bert\.mpnet_base_v2 needs the Hugging Face "
                                                     r"model 'sentence-transformers/all-mpnet-base-v2'.*was searched"):
         assay.evaluate(["a"], [["a"]], metrics=["metrics.sentence_bert.mpnet_base_v2"], n_resamples=0)
 
@@ -429,8 +431,6 @@ def test_model_name_as_a_folder_is_unitxts_own_way(hub, monkeypatch):
 
 def test_without_assay_transformers_a_model_entry_says_what_to_install(monkeypatch):
     import sys
-
-    from assay.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "assay_transformers", None)  # an import of it fails, as when not installed
     with pytest.raises(MissingDependencyError, match=r"assay-transformers.*assay-unitxt\[models\]"):

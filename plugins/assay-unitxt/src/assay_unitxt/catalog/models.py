@@ -17,8 +17,9 @@ reads the model from a local folder, found in this order:
 
 A ``model`` that is not a folder is an error when the metric is built. Otherwise the folder is
 looked up when the metric first needs its model (the variable may be set after loading), and a
-missing one is an :class:`~assay.errors.InvalidParameterError` naming the entry, the Hub id and
-both ways to give the folder. Nothing is ever fetched: every ``from_pretrained`` reads the folder
+missing one is a :class:`ModelFolderNotFoundError` (a
+:class:`~assay.errors.MissingDependencyError`: the model is a dependency to put on disk) naming the
+entry, the Hub id, the folders searched and both ways to give the folder. Nothing is ever fetched: every ``from_pretrained`` reads the folder
 with ``local_files_only=True``.
 """
 
@@ -28,12 +29,21 @@ import os
 from pathlib import Path
 from typing import Any
 
-from assay.errors import InvalidParameterError
+from assay.errors import InvalidParameterError, MissingDependencyError
 
-__all__ = ["MODELS_PATH_ENV", "ModelFolder", "SharedModel"]
+__all__ = ["MODELS_PATH_ENV", "ModelFolder", "ModelFolderNotFoundError", "SharedModel"]
 
 #: the environment variable naming folders that hold model folders under their Hub ids
 MODELS_PATH_ENV = "ASSAY_HF_MODELS_PATH"
+
+
+class ModelFolderNotFoundError(MissingDependencyError):
+    """A model entry's model is not in a local folder; the message names the entry, the Hub id and what to do."""
+
+    def __init__(self, message: str, *, hub_id: str) -> None:
+        Exception.__init__(self, message)
+        self.package = hub_id
+        self.hint = f"hf download {hub_id} --local-dir DIR/{hub_id}, then {MODELS_PATH_ENV}=DIR"
 
 
 def _is_model_folder(path: Path) -> bool:
@@ -74,18 +84,19 @@ class ModelFolder:
         return out
 
     def path(self) -> str:
-        """The model's folder; an :class:`InvalidParameterError` naming the entry and the Hub id when there is none."""
+        """The model's folder; a :class:`ModelFolderNotFoundError` naming the entry and the Hub id when there is none."""
         searched = self.candidates()
         for folder in searched:
             if _is_model_folder(folder):
                 return str(folder.resolve())
         where = (f"{MODELS_PATH_ENV} was searched: {', '.join(str(p) for p in searched)} (no folder holding a "
                  "config.json)" if searched else f"{MODELS_PATH_ENV} is not set")
-        raise InvalidParameterError(
+        raise ModelFolderNotFoundError(
             f"{self.entry} needs the Hugging Face model {self.hub_id!r} in a local folder, and assay never downloads "
             f"it; {where}. Give the folder as {self.entry}[model=/path/to/folder], or put it at "
             f"$ASSAY_HF_MODELS_PATH/{self.hub_id} (where there is network: "
-            f"`hf download {self.hub_id} --local-dir DIR/{self.hub_id}`, then set {MODELS_PATH_ENV}=DIR).")
+            f"`hf download {self.hub_id} --local-dir DIR/{self.hub_id}`, then set {MODELS_PATH_ENV}=DIR).",
+            hub_id=self.hub_id)
 
     def __repr__(self) -> str:
         return f"ModelFolder({self.entry!r}, {self.hub_id!r}, model={self.model!r})"

@@ -49,6 +49,10 @@ class Reward(CheckedInputs, BulkInstanceMetric):
     prediction_type = str
     input_type = "text"
     requirements = {"transformers": "transformers", "torch": "torch"}
+    #: sample inputs for assay's conformance suite (it skips the checks that score them while the folder is missing)
+    examples = [{"predictions": ["the cat sat on the mat", "a dog ran", "paris"],
+                 "references": [["a cat sat on a mat"], ["the dog ran in the park", "dogs ran"], ["paris is big"]],
+                 "atol": 1e-6}]
 
     def __init__(self, *, model_name: str, batch_size: int = 32, model: Any = None, device: str | None = None,
                  entry: str = "reward", score_prefix: str = "") -> None:
