@@ -190,8 +190,8 @@ def test_bert_score_model_option_and_model_layer(hub, monkeypatch):
 def test_a_missing_folder_names_the_entry_and_the_hub_id(hub, monkeypatch):
     monkeypatch.delenv("ASSAY_HF_MODELS_PATH", raising=False)
     metric = assay.load_metric("metrics.bert_score.deberta_xlarge_mnli")  # built; the folder is needed to score
-    with pytest.raises(ModelFolderNotFoundError, match=r"metrics\.bert_score\.deberta_xlarge_mnli needs the Hugging Face "
-                       r"model 'microsoft/deberta-xlarge-mnli'.*ASSAY_HF_MODELS_PATH is not set"):
+    with pytest.raises(ModelFolderNotFoundError, match=r"metrics\.bert_score\.deberta_xlarge_mnli needs the Hugging "
+                       r"Face model 'microsoft/deberta-xlarge-mnli'.*ASSAY_HF_MODELS_PATH is not set"):
         metric.update(["a cat"], [["a cat"]]).compute_scores()
     assert issubclass(ModelFolderNotFoundError, MissingDependencyError)  # assay check-plugin skips, as for a package
     monkeypatch.setenv("ASSAY_HF_MODELS_PATH", str(hub / "microsoft"))  # one level too high: not found

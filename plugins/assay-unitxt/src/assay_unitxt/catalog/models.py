@@ -19,8 +19,8 @@ A ``model`` that is not a folder is an error when the metric is built. Otherwise
 looked up when the metric first needs its model (the variable may be set after loading), and a
 missing one is a :class:`ModelFolderNotFoundError` (a
 :class:`~assay.errors.MissingDependencyError`: the model is a dependency to put on disk) naming the
-entry, the Hub id, the folders searched and both ways to give the folder. Nothing is ever fetched: every ``from_pretrained`` reads the folder
-with ``local_files_only=True``.
+entry, the Hub id, the folders searched and both ways to give the folder. Nothing is ever fetched:
+every ``from_pretrained`` reads the folder with ``local_files_only=True``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class ModelFolder:
         return out
 
     def path(self) -> str:
-        """The model's folder; a :class:`ModelFolderNotFoundError` naming the entry and the Hub id when there is none."""
+        """The model's folder; a :class:`ModelFolderNotFoundError` naming the entry and the Hub id if there is none."""
         searched = self.candidates()
         for folder in searched:
             if _is_model_folder(folder):
