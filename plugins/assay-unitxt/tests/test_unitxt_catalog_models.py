@@ -435,3 +435,12 @@ def test_without_assay_transformers_a_model_entry_says_what_to_install(monkeypat
     monkeypatch.setitem(sys.modules, "assay_transformers", None)  # an import of it fails, as when not installed
     with pytest.raises(MissingDependencyError, match=r"assay-transformers.*assay-unitxt\[models\]"):
         assay.load_metric("metrics.bert_score.deberta_large_mnli")
+
+
+def test_a_model_entry_saved_with_add_to_catalog_loads_back(tmp_path, hub):
+    folder = hub / "microsoft" / "deberta-large-mnli"
+    metric = assay.load_metric(f"metrics.bert_score.deberta_large_mnli[model={folder}, model_layer=3, score_prefix=x_]")
+    assay.add_to_catalog(metric, "metrics.my_bert_score", catalog_path=str(tmp_path))
+    back = assay.load_metric("metrics.my_bert_score")
+    assert (back.model_name, back.model, back.model_layer, back.score_prefix) == (
+        "microsoft/deberta-large-mnli", str(folder.resolve()), 3, "x_")

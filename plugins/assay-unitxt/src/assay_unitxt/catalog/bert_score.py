@@ -78,6 +78,7 @@ class BertScore(CheckedInputs, BulkInstanceMetric):
         super().__init__(score_prefix=score_prefix)
         self.entry = entry
         self.folder = ModelFolder(entry, model_name, model)
+        self.model_name, self.model = model_name, self.folder.model  # the options, read back by add_to_catalog
         self.model_layer = None if model_layer is None else check_int(model_layer, "model_layer", low=0, owner=entry)
         self.batch_size = check_int(batch_size, "batch_size", low=1, owner=entry)
         self.device = device
@@ -95,7 +96,10 @@ class BertScore(CheckedInputs, BulkInstanceMetric):
                 raise InvalidParameterError(
                     f"{self.entry}: bert-score knows no layer for {self.folder.hub_id!r}; give model_layer= "
                     f"({self.entry}[model_layer=N]).")
-        available = AutoConfig.from_pretrained(folder, local_files_only=True).num_hidden_layers
+        try:
+            available = AutoConfig.from_pretrained(folder, local_files_only=True).num_hidden_layers
+        except (OSError, ValueError) as exc:
+            raise InvalidParameterError(f"{self.entry}: cannot read the model config in {folder!r}: {exc}") from None
         if layer > available:
             raise InvalidParameterError(
                 f"{self.entry} uses layer {layer} of {self.folder.hub_id!r} (bert-score's layer for it, or "

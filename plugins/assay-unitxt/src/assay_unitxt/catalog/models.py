@@ -70,9 +70,6 @@ class ModelFolder:
             model = str(Path(model).expanduser().resolve())
         self.model = model
 
-    def catalog_args(self) -> dict[str, Any]:
-        return {"model": self.model} if self.model is not None else {}
-
     def candidates(self) -> list[Path]:
         """The folders searched, in order (the ``model`` option alone when given)."""
         if self.model is not None:

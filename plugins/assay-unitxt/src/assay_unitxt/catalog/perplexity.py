@@ -78,6 +78,7 @@ class Perplexity(CheckedInputs, BulkInstanceMetric):
         super().__init__(score_prefix=score_prefix)
         self.entry = entry
         self.folder = ModelFolder(entry, model_name, model)
+        self.model_name, self.model = model_name, self.folder.model  # the options, read back by add_to_catalog
         for key, template in (("source_template", source_template), ("target_template", target_template)):
             if not isinstance(template, str):
                 raise InvalidParameterError(f"{entry}: {key!r} must be a str; got {type(template).__name__}.")

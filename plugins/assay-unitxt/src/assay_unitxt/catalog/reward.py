@@ -59,6 +59,7 @@ class Reward(CheckedInputs, BulkInstanceMetric):
         super().__init__(score_prefix=score_prefix)
         self.entry = entry
         self.folder = ModelFolder(entry, model_name, model)
+        self.model_name, self.model = model_name, self.folder.model  # the options, read back by add_to_catalog
         self.batch_size = check_int(batch_size, "batch_size", low=1, owner=entry)
         self.device = device
         self._pipeline = SharedModel()
