@@ -20,7 +20,8 @@ looked up when the metric first needs its model (the variable may be set after l
 missing one is a :class:`ModelFolderNotFoundError` (a
 :class:`~assay.errors.MissingDependencyError`: the model is a dependency to put on disk) naming the
 entry, the Hub id, the folders searched and both ways to give the folder. Nothing is ever fetched:
-every ``from_pretrained`` reads the folder with ``local_files_only=True``.
+only the resolved folder is read (assay's loads pass ``local_files_only=True``; bert-score is given
+the folder's path), and no model folder's own code runs.
 """
 
 from __future__ import annotations
