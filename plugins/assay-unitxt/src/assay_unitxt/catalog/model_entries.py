@@ -13,9 +13,28 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from assay.errors import MissingDependencyError
 from assay.plugins.deps import require
 
 __all__ = ["MODEL_BUILDERS", "NOT_LOADED"]
+
+
+def _sample_overrides(module: str) -> dict[str, Any] | None:
+    """The options that run a model entry's sample inputs: assay-transformers' packaged all-MiniLM-L6-v2
+    (BERTScore at its layer 4, sentence-BERT) when it is installed, a tiny seeded model for the reward and
+    perplexity entries (:mod:`assay_unitxt.catalog.sample_models`); None otherwise."""
+    if module in ("reward", "perplexity"):
+        from assay_unitxt.catalog.sample_models import sample_model
+
+        folder = sample_model("reward" if module == "reward" else "seq2seq")
+        return None if folder is None else {"model": folder}
+    from assay_transformers.embeddings import default_model_path
+
+    try:
+        path = str(default_model_path())
+    except MissingDependencyError:
+        return None
+    return {"model": path, "model_layer": 4} if module == "bert_score" else {"model": path}
 
 
 def _model_metric(module: str, name: str) -> Callable[..., Any]:
@@ -23,7 +42,11 @@ def _model_metric(module: str, name: str) -> Callable[..., Any]:
         require("assay_transformers", package="assay-transformers",
                 purpose=f"{entry} (a model entry; pip install 'assay-unitxt[models]')")
         cls = getattr(importlib.import_module(f"assay_unitxt.catalog.{module}"), name)
-        return cls(entry=entry, **args)
+        metric = cls(entry=entry, **args)
+        overrides = _sample_overrides(module)
+        if overrides is not None:  # the conformance suite's samples run on a model that is installed
+            metric.examples = [{**ex, "overrides": overrides} for ex in cls.examples]
+        return metric
     return make
 
 
