@@ -158,7 +158,8 @@ def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
         "[unitxt-catalog.md](unitxt-catalog.md#unitxts-catalog-names).",
         "",
         "*needs*: what unitxt's computation of the entry needs: `nothing` (offline), `model` (a model "
-        "or data downloaded from a hub at run time; assay would take a local folder), `service` (a hosted "
+        "or data downloaded from a hub at run time; where assay loads the entry it reads a local model folder "
+        "instead, `[model=FOLDER]` or `$ASSAY_HF_MODELS_PATH/<Hub id>`), `service` (a hosted "
         "inference engine or database). *assay*: `loads` when `assay.load_metric(name)` builds it (the "
         "tests compare it with unitxt's own class on the same inputs), otherwise why not.",
         "",
@@ -184,6 +185,8 @@ def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
             needs = e["needs"] + (f": {e['why']}" if e.get("why") else "")
             if n in loaded:
                 status = loaded[n]
+                if status == "loads" and e["needs"] == "model":
+                    status = "loads, from a local model folder (`[model=FOLDER]` or `$ASSAY_HF_MODELS_PATH/<Hub id>`)"
             elif e["needs"] != "nothing":
                 status = f"not loaded: needs {e['needs']}"
             elif reason(n):
@@ -218,10 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         stale.append(DATA)
     # the builders decide what assay loads: read them after the data file is current
     sys.path.insert(0, str(PLUGIN / "src"))
-    from assay_unitxt.catalog import USER_CATALOG, load_status
+    from assay_unitxt.catalog import load_status, not_loaded_reason
 
     loaded = load_status()
-    doc_text = render_doc(data, {**loaded, **USER_CATALOG})
+    reasons = {n: why for n in data["entries"] if n not in loaded and (why := not_loaded_reason(n))}
+    doc_text = render_doc(data, {**loaded, **reasons})
     py_old = PYPROJECT.read_text(encoding="utf-8")
     start, stop = py_old.index(BEGIN), py_old.index(END) + len(END)
     py_new = py_old[:start] + render_block(loaded) + py_old[stop:]

@@ -38,6 +38,7 @@ def test_registered_metric_conforms(entry, example):
         "examples=[{'predictions': ..., 'references': ..., 'global_target': {...}}] or set the class attribute"
     )
     metric = entry.create(**example.get("overrides", {}))
-    got = check_invariances(metric, example["predictions"], example.get("references"), example.get("task_data"))
+    got = check_invariances(metric, example["predictions"], example.get("references"), example.get("task_data"),
+                            atol=example.get("atol", 1e-9))  # the example's tolerance, as assay check-plugin
     if "global_target" in example:
         check_scores(got, example["global_target"], atol=example.get("atol", 1e-9))

@@ -461,7 +461,8 @@ def test_every_loaded_name_is_registered_and_declared():
     registry = assay.get_registry("metric")
     for name in status:
         assert name in registry, name
-        assert catalog_entries()[name]["needs"] == "nothing", name
+        # a model entry reads a local folder (test_unitxt_catalog_models.py)
+        assert catalog_entries()[name]["needs"] in ("nothing", "model"), name
     assert len(catalog_entries()) == 624
 
 

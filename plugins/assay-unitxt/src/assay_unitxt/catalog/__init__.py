@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from assay.errors import InvalidParameterError, UnknownNameError
+from assay_unitxt.catalog.model_entries import MODEL_BUILDERS, NOT_LOADED
 
 __all__ = ["BUILDERS", "build", "catalog_entries", "factory", "load_status"]
 
@@ -264,9 +265,11 @@ PIPELINES: dict[str, Callable[..., Any]] = {
 
 def _builder(name: str) -> Callable[..., Any] | None:
     entry = catalog_entries().get(name)
-    if entry is None or entry["needs"] != "nothing":
+    if entry is None or entry["needs"] not in ("nothing", "model"):
         return None
     kind = entry["entry"].get("__type__")
+    if kind in MODEL_BUILDERS:  # a model entry: its metric reads a local folder (catalog.models)
+        return functools.partial(MODEL_BUILDERS[kind], entry=name)
     if kind == "metric_pipeline":
         return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
@@ -345,7 +348,10 @@ def load_status() -> dict[str, str]:
 
 
 def not_loaded_reason(name: str) -> str | None:
-    """Why an offline entry is not registered, or None (the entries listing prints it)."""
+    """Why an offline entry is not registered, or a model entry not loaded, or None (the entries listing prints it)."""
+    model_entry = catalog_entries().get(name)
+    if model_entry is not None and model_entry["needs"] == "model":
+        return NOT_LOADED.get(model_entry["entry"].get("__type__"))
     if name in USER_CATALOG or name in NOT_BUILT:
         return USER_CATALOG.get(name) or NOT_BUILT[name]
     entry = catalog_entries().get(name)
