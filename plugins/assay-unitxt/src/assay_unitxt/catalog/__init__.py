@@ -271,6 +271,8 @@ def _builder(name: str) -> Callable[..., Any] | None:
     if kind in MODEL_BUILDERS:  # a model entry: its metric reads a local folder (catalog.models)
         return functools.partial(MODEL_BUILDERS[kind], entry=name)
     if kind == "metric_pipeline":
+        if entry["needs"] == "model":  # a pipeline around a model metric: not built generally (not compared yet)
+            return PIPELINES.get(name)
         return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
         items = entry["entry"].get("items", [])
