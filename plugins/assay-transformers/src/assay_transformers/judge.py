@@ -431,6 +431,10 @@ class LLMJudge(BulkInstanceMetric):
             fields.update(task_data)
         if references is not None:
             refs = [references] if isinstance(references, str) else list(references)
+            for j, ref in enumerate(refs):
+                if not isinstance(ref, str):
+                    raise InvalidParameterError(f"metric {self.name!r}: references[{index}, {j}] must be a text; "
+                                                f"got {type(ref).__name__} {ref!r}.")
             fields["references"] = refs
             if refs:
                 fields["reference"] = refs[0]
