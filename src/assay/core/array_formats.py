@@ -30,6 +30,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import threading
 import zlib
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,12 @@ def _check_declared(shape: tuple[int, ...], itemsize: int, what: str, source: st
 _NPY_MAGIC = b"\x93NUMPY"
 
 
+#: Held while numpy parses a .npy header (``ast.literal_eval``). CPython 3.11's AST constructor keeps its recursion
+#: depth in per-interpreter state, so two threads parsing at once (the builtin executor's threads reading images)
+#: can fail with ``SystemError: AST constructor recursion depth mismatch``; seen in a full test run on 3.11.7.
+_HEADER_LOCK = threading.Lock()
+
+
 def _npy_header(fp: Any, source: str) -> tuple[tuple[int, ...], np.dtype]:
     """Shape and dtype from a ``.npy`` header, without reading the data (numpy's own parser)."""
     start = fp.read(len(_NPY_MAGIC))
@@ -105,7 +112,8 @@ def _npy_header(fp: Any, source: str) -> tuple[tuple[int, ...], np.dtype]:
     try:
         version = np.lib.format.read_magic(fp)
         read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _fortran, dtype = read(fp)  # version 3.0 differs from 2.0 only in the header's text encoding
+        with _HEADER_LOCK:
+            shape, _fortran, dtype = read(fp)  # version 3.0 differs from 2.0 only in the header's text encoding
     except (ValueError, OSError, EOFError) as exc:
         raise DataFormatError(f"not a readable .npy header ({exc})", source=source) from None
     return tuple(shape), np.dtype(dtype)
@@ -195,7 +203,8 @@ class NpyFormat(ArrayFormat):
     @staticmethod
     def _load(fp: Any, source: str) -> np.ndarray:
         try:
-            array: np.ndarray = np.load(fp, allow_pickle=False)  # a .npy file: one array
+            with _HEADER_LOCK:  # np.load parses the header and reads the data in one call: .npy reads are serialized
+                array: np.ndarray = np.load(fp, allow_pickle=False)  # a .npy file: one array
             return array
         except ValueError as exc:  # a damaged header numpy refuses
             raise DataFormatError(f"not a readable .npy array ({exc})", source=source) from None
