@@ -340,7 +340,8 @@ def _entry_body(e: Any, kind: str, loader: str, spec: str, where: dict[str, str]
     if ident:
         rows.append(("factory", f"`{ident}`"))
     elif inspect.isclass(e.factory) and "<locals>" not in getattr(e.factory, "__qualname__", "<locals>"):
-        rows.append(("factory", f"`{e.factory.__module__}.{e.factory.__qualname__}` (made when its module is imported)"))
+        made = f"{e.factory.__module__}.{e.factory.__qualname__}"
+        rows.append(("factory", f"`{made}` (made when its module is imported)"))
     out.append("| | |\n|---|---|")
     out.extend(f"| {k} | {v} |" for k, v in rows)
     out.append("")
