@@ -255,6 +255,18 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+#: Longest ``repr`` written whole into a table cell; a longer one (the sample inputs in a
+#: name's ``examples``, with their arrays) is cut there, with its full length said.
+_REPR_CHARS = 160
+
+
+def _value_cell(value: Any) -> str:
+    text = " ".join(repr(value).split())
+    if len(text) > _REPR_CHARS:
+        return _cell(f"`{text[:_REPR_CHARS]}...` ({len(text)} characters; the value in the registration)")
+    return _cell(f"`{text}`")
+
+
 # ----------------------------------------------------------------------- API pages
 def api_pages() -> tuple[dict[str, str], dict[str, str]]:
     """Pages of the API reference, and where each rendered object lives (identifier -> page)."""
@@ -331,11 +343,11 @@ def _entry_body(e: Any, kind: str, loader: str, spec: str, where: dict[str, str]
         rows.append(("options", ", ".join(options) if options else "none"))
     for key, value in e.metadata.items():
         if key != "description" and not callable(value):
-            rows.append((key, _cell(f"`{value!r}`")))
+            rows.append((key, _value_cell(value)))
     for attr in _ATTRIBUTES:
         value = getattr(e.factory, attr, None) if inspect.isclass(e.factory) else None
         if value is not None and not callable(value) and attr not in e.metadata:
-            rows.append((attr, _cell(f"`{value!r}`")))
+            rows.append((attr, _value_cell(value)))
     ident = _canonical(e.factory)
     if ident:
         rows.append(("factory", f"`{ident}`"))
