@@ -81,6 +81,19 @@ def test_make_tiny_model_checks_its_options(tmp_path):
     assert not (tmp_path / "m").exists()
 
 
+def test_claim_records_make_one_claim_per_answer_word():
+    from assay.errors import InvalidParameterError
+    from assay_transformers.demo import claim_records
+
+    recs = claim_records(["the Seine", "", "Rome Rome"], ["the Seine", "Paris", "Rome"],
+                         [[-0.1, -0.2, -0.3], [-1.0], [-0.5, -0.7]], [[1, 2, 3], [4], [5, 6]])
+    assert [r["claim_spans"] for r in recs] == [[[0, 1], [1, 2]], [], [[0, 1], [1, 2]]]
+    assert [r["claim_correct"] for r in recs] == [[1, 1], [], [1, 0]]  # the reference has no second word
+    assert recs[0]["log_probs"] == [-0.1, -0.2, -0.3] and recs[2]["entropy"] == [5.0, 6.0]
+    with pytest.raises(InvalidParameterError, match="example 0: the answer 'a b' has 2 words but 1 generated"):
+        claim_records(["a b"], ["a"], [[-1.0]], [[0.0]])
+
+
 def test_assay_list_shows_the_section(capsys):
     assert main(["list", "demo_section"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("transformers "))

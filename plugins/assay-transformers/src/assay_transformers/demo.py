@@ -167,8 +167,9 @@ def make_tiny_nli(folder: str | os.PathLike[str], tokenizer_folder: str | os.Pat
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_folder))
     labels = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
     torch.manual_seed(seed)
+    # three labels: num_labels follows id2label
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=1,
-                        intermediate_size=32, max_position_embeddings=128, num_labels=3,
+                        intermediate_size=32, max_position_embeddings=128,
                         pad_token_id=tokenizer.pad_token_id, id2label=dict(enumerate(labels)),
                         label2id={x: i for i, x in enumerate(labels)}, initializer_range=0.5)
     out = Path(folder)
