@@ -194,6 +194,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
 
     # the families left out say why
     assert "every value would be NaN" in out and "does not produce that statistic" in out
+    stated = sum(re.search(r"Confidence: ([0-9.]+)", a) is not None for a in man.stats["answer"])
+    assert f"on the greedy answers: {40 - stated} of 40 NaN" in out
 
     # the rescored UE metrics are in the printed second table; rescoring again here gives the same
     assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out

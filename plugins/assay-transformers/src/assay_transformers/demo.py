@@ -28,7 +28,7 @@ The claim level (``maximum_claim_probability``, ``max_token_entropy_claim``) get
 (:func:`claim_records`: each generated word of an answer is a claim, right when it is the
 reference's word at that place), since its quality is one label per claim. Not shown, and the
 section says why: the verbalized estimators (the tiny model states no confidence, so every
-value would be NaN) and the ensemble measures (the model backend runs one model; nothing in
+value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers) and the ensemble measures (the model backend runs one model; nothing in
 assay produces LM-Polygraph's ``ensemble_token_scores`` statistic from several models).
 
 Every value comes from tiny models trained for seconds (the NLI one not at all): the section
@@ -47,7 +47,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["CLAIM_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
-           "claim_records", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run", "vocabulary"]
+           "VERBAL_REGEX", "claim_records", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run",
+           "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 #: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
@@ -62,6 +63,8 @@ POLYGRAPH_ESTIMATORS = ["mean_pointwise_mutual_information", "attention_score", 
 NLI_ESTIMATORS = ["semantic_entropy"]
 #: LM-Polygraph's claim-level estimators of the claim table (claims from :func:`claim_records`)
 CLAIM_ESTIMATORS = ["maximum_claim_probability", "max_token_entropy_claim"]
+#: the stated-confidence pattern the section tries ``verbalized_1s`` with (LM-Polygraph's prompts ask for it)
+VERBAL_REGEX = r"Confidence: ([0-9.]+)"
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
 TRAIN_ROWS = 10
 #: words the tokenizer knows besides the QA file's: "True" is the token P(True) reads
@@ -273,6 +276,19 @@ def _density_estimator(model_dir: Path, prompts: list[str]) -> Any:
     return est
 
 
+def _verbalized_nans(answers: list[str]) -> int:
+    """How many of ``answers`` ``verbalized_1s`` finds no stated confidence in (its NaN warnings silenced)."""
+    import warnings
+
+    from assay.plugins import get_registry
+
+    est = get_registry("estimator").get("verbalized_1s").create(confidence_regex=VERBAL_REGEX)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = np.asarray(est({"greedy_texts": answers}), dtype=np.float64)
+    return int(np.isnan(values).sum())
+
+
 def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: int) -> Any:
     """The claim table: :data:`CLAIM_ESTIMATORS` on the run's answers (:func:`claim_records`), saved in ``claims/``."""
     from assay_uncertainty.manager import UEManager
@@ -344,10 +360,13 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
               f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
     _claims(man, rows, out_dir, n_resamples)
-    print("\nNot shown: the verbalized estimators (verbalized_1s, verbalized_2s, linguistic_1s) read a confidence the "
-          "model states in words; the tiny model answers with QA words only, so every value would be NaN. The "
-          "ensemble measures (EPT*, PET*, EPS*, PES*) read LM-Polygraph's ensemble_token_scores, which needs several "
-          "models decoding together; assay's model backend runs one model and does not produce that statistic.")
+    nan = _verbalized_nans(man.stats["answer"])
+    n = len(man.stats["answer"])
+    print(f"\nNot shown: the verbalized estimators (verbalized_1s, verbalized_2s, linguistic_1s) read a confidence "
+          "the model states in words; the tiny model answers with QA words only, so every value would be NaN "
+          f"(verbalized_1s[confidence_regex='{VERBAL_REGEX}'] on the greedy answers: {nan} of {n} NaN). The ensemble "
+          "measures (EPT*, PET*, EPS*, PES*) read LM-Polygraph's ensemble_token_scores, which needs several models "
+          "decoding together; assay's model backend runs one model and does not produce that statistic.")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
     loaded = UEManager.load(saved)
