@@ -28,8 +28,9 @@ The claim level (``maximum_claim_probability``, ``max_token_entropy_claim``) get
 (:func:`claim_records`: each generated word of an answer is a claim, right when it is the
 reference's word at that place), since its quality is one label per claim. Not shown, and the
 section says why: the verbalized estimators (the tiny model states no confidence, so every
-value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers) and the ensemble measures (the model backend runs one model; nothing in
-assay produces LM-Polygraph's ``ensemble_token_scores`` statistic from several models).
+value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers) and
+the ensemble measures (the model backend runs one model; nothing in assay produces
+LM-Polygraph's ``ensemble_token_scores`` statistic from several models).
 
 Every value comes from tiny models trained for seconds (the NLI one not at all): the section
 shows the workflow, not which estimator is better.
