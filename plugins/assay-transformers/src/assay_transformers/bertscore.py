@@ -76,10 +76,10 @@ class BertScoreMetric(GenerationMetric):
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_scorer": None}  # the model is loaded again where the metric is used
 
-    def _layers(self) -> int:
+    def _layers(self, folder: str) -> int:
         if self.num_layers is not None:
             return self.num_layers
-        config = Path(self.model) / "config.json"
+        config = Path(folder) / "config.json"
         try:
             layers = json.loads(config.read_text(encoding="utf-8"))["num_hidden_layers"]
         except (OSError, ValueError, KeyError) as exc:
@@ -96,7 +96,8 @@ class BertScoreMetric(GenerationMetric):
         if self._scorer is None:
             # deferred: bert-score imports torch and transformers, and loads the model
             bert_score = require("bert_score", package="bert-score", purpose=f"generation metric {self.name!r}")
-            self._scorer = bert_score.BERTScorer(model_type=self.model, num_layers=self._layers(), lang=self.lang,
+            folder = self.model
+            self._scorer = bert_score.BERTScorer(model_type=folder, num_layers=self._layers(folder), lang=self.lang,
                                                  batch_size=self.batch_size, device=self.device)
         return self._scorer
 
