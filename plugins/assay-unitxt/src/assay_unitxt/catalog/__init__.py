@@ -38,10 +38,6 @@ NOT_BUILT = {
     "metrics.fin_qa_metric":
         "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
         "Python's `eval` (arbitrary code from model output)",
-    "metrics.sacrebleu":
-        "not loaded yet: the pipeline wraps Hugging Face evaluate's `sacrebleu` module (fetched from the Hub at run "
-        "time) with a tokenizer chosen by task_data['target_language'] (`ja-mecab` for Japanese); "
-        "`metrics.normalized_sacrebleu` is the offline corpus SacreBLEU",
     "metrics.rerank_recall":
         "not loaded yet: unitxt ranks with pytrec_eval (trec_eval's C library: its order of tied scores and of "
         "NaN), which is not installed here to compare against",
@@ -180,6 +176,16 @@ def _ndcg_pipeline(**args: Any) -> Any:
     return _cls("retrieval", "Ndcg")(score_prefix=args.get("score_prefix", ""))
 
 
+def _sacrebleu_pipeline(**args: Any) -> Any:
+    inner = args.get("metric")
+    steps = [s.get("__type__") for s in args.get("preprocess_steps", [])]
+    if (args.get("main_score") != "sacrebleu" or not isinstance(inner, Mapping)
+            or inner.get("hf_metric_name") != "sacrebleu" or steps != ["copy", "map_instance_values"]):
+        raise InvalidParameterError("metrics.sacrebleu: only unitxt's catalog pipeline (target_language -> "
+                                    "tokenize, then evaluate's sacrebleu) is supported.")
+    return _cls("hf_sacrebleu", "HfSacrebleu")(score_prefix=args.get("score_prefix", ""))
+
+
 def _squad_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     if args.get("main_score") != "f1" or not isinstance(inner, Mapping) or inner.get("__type__") != "squad":
@@ -260,6 +266,7 @@ BUILDERS.update({kind: _robustness(kind) for kind in _ROBUSTNESS})
 PIPELINES: dict[str, Callable[..., Any]] = {
     "metrics.ndcg": _ndcg_pipeline,
     "metrics.squad": _squad_pipeline,
+    "metrics.sacrebleu": _sacrebleu_pipeline,
 }
 
 

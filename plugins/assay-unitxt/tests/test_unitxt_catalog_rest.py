@@ -1,0 +1,142 @@
+"""The last offline ``metrics.*`` entries of unitxt 1.26.10, against unitxt run live on the same inputs.
+
+``metrics.sacrebleu`` is unitxt's ``metric_pipeline`` around Hugging Face evaluate's ``sacrebleu``
+module, which unitxt fetches from the Hub at run time. The test runs unitxt's own pipeline (its
+``copy`` and ``map_instance_values`` steps, its ``HuggingfaceMetric``, instance and global scores)
+with only ``unitxt.metrics.hf_evaluate_load`` replaced by a stand-in that calls ``sacrebleu`` as
+evaluate's module script does (transposed reference streams, ``tokenize`` passed only when set).
+
+Every test runs with sockets blocked.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import socket
+
+import pytest
+import sacrebleu
+import unitxt.artifact as unitxt_artifact  # the reference, installed by make setup (a missing one fails)
+import unitxt.metrics as unitxt_metrics
+
+import assay
+from assay.errors import InvalidParameterError, MissingDependencyError
+from assay_unitxt.catalog import hf_sacrebleu
+
+pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a test reached for the network: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+class _EvaluateSacrebleu:
+    """What evaluate's ``sacrebleu`` module script computes (its ``_compute``), for unitxt's HuggingfaceMetric."""
+
+    def compute(self, predictions, references, smooth_method="exp", smooth_value=None, force=False,
+                lowercase=False, tokenize=None, use_effective_order=False):
+        if isinstance(references[0], str):
+            references = [[ref] for ref in references]
+        count = len(references[0])
+        assert all(len(refs) == count for refs in references)
+        streams = [[refs[i] for refs in references] for i in range(count)]
+        out = sacrebleu.corpus_bleu(predictions, streams, smooth_method=smooth_method, smooth_value=smooth_value,
+                                    force=force, lowercase=lowercase, use_effective_order=use_effective_order,
+                                    **({"tokenize": tokenize} if tokenize else {}))
+        return {"score": out.score, "counts": out.counts, "totals": out.totals, "precisions": out.precisions,
+                "bp": out.bp, "sys_len": out.sys_len, "ref_len": out.ref_len}
+
+
+@pytest.fixture
+def offline_hf_sacrebleu(monkeypatch):
+    monkeypatch.setattr(unitxt_metrics, "hf_evaluate_load", lambda path, *a, **k: _EvaluateSacrebleu())
+
+
+def unitxt_run(name, predictions, references, task_data=None):
+    from unitxt.test_utils.metrics import apply_metric
+
+    metric, _ = unitxt_artifact.fetch_artifact(name)
+    out = apply_metric(metric, predictions, references, task_data)
+    return [o["score"]["instance"] for o in out], out[0]["score"]["global"]
+
+
+def assay_run(name, predictions, references, task_data=None, n_resamples=100):
+    res = assay.evaluate(predictions, references, task_data=task_data, metrics=[name], n_resamples=n_resamples,
+                         seed=0)
+    return [r["score"]["instance"] for r in res], res.global_scores
+
+
+def _numbers(d):
+    return {k: v for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def compare(name, predictions, references, task_data=None, *, list_scores=()):
+    u_inst, u_glob = unitxt_run(name, predictions, references, task_data)
+    a_inst, a_glob = assay_run(name, predictions, references, task_data)
+    assert a_glob["score_name"] == u_glob["score_name"]
+    assert {k for k in a_glob if "_ci_" in k} == {k for k in u_glob if "_ci_" in k}
+    u_vals = {k: v for k, v in _numbers(u_glob).items() if "_ci_" not in k}
+    a_vals = {k: v for k, v in _numbers(a_glob).items() if "_ci_" not in k}
+    assert set(a_vals) == set(u_vals), f"global scores: assay {sorted(a_vals)}, unitxt {sorted(u_vals)}"
+    for k, v in u_vals.items():
+        assert a_vals[k] == pytest.approx(v, rel=1e-9, abs=1e-12), (name, k)
+    for k in a_glob:
+        if k.endswith("_ci_low"):
+            base = k[: -len("_ci_low")]
+            assert a_glob[k] <= a_glob[base] + 1e-12 <= a_glob[base + "_ci_high"] + 2e-12
+    assert set(list_scores) == {k for k, v in u_glob.items() if isinstance(v, list)}
+    for i, (u, a) in enumerate(zip(u_inst, a_inst)):
+        u_i, a_i = _numbers(u), _numbers(a)
+        assert set(a_i) == set(u_i), f"instance {i}: assay {sorted(a_i)}, unitxt {sorted(u_i)}"
+        for k, v in u_i.items():
+            assert a_i[k] == pytest.approx(v, rel=1e-9, abs=1e-12) or (math.isnan(v) and math.isnan(a_i[k])), (i, k)
+    return u_glob, a_glob
+
+
+SACRE_P = ["the cat sat on the mat.", "a dog ran in the park today", "birds sing in trees", "Hello, World!",
+           "xyz", "It is raining cats and dogs"]
+SACRE_R = [["the cat sat on a mat."], ["a dog ran in the park"], ["birds sang in the trees"], ["hello world!"],
+           ["abc"], ["it rains cats and dogs"]]
+LISTS = ("counts", "totals", "precisions")
+
+
+@pytest.mark.usefixtures("offline_hf_sacrebleu")
+@pytest.mark.parametrize("task_data", [None, [{"target_language": "en"}] * len(SACRE_P)])
+def test_sacrebleu_matches_unitxt(task_data):
+    _, glob = compare("metrics.sacrebleu", SACRE_P, SACRE_R, task_data, list_scores=LISTS)
+    assert glob["sacrebleu"] == pytest.approx(sacrebleu.corpus_bleu(SACRE_P, [[r[0] for r in SACRE_R]]).score)
+    assert glob["score_name"] == "sacrebleu"
+
+
+@pytest.mark.usefixtures("offline_hf_sacrebleu")
+def test_sacrebleu_several_references_matches_unitxt():
+    refs = [[r[0], r[0].upper()] for r in SACRE_R]
+    compare("metrics.sacrebleu", SACRE_P, refs, list_scores=LISTS)
+
+
+def test_sacrebleu_rejects_a_language_outside_unitxts_mapping_and_mixed_languages(monkeypatch):
+    with pytest.raises(InvalidParameterError, match="'de'.*normalized_sacrebleu"):
+        assay_run("metrics.sacrebleu", SACRE_P[:2], SACRE_R[:2], [{"target_language": "de"}] * 2)
+    # two tokenizers in one collection (a second language mapped for the test): unitxt passes one value
+    monkeypatch.setitem(hf_sacrebleu.TOKENIZERS, "xx", "char")
+    with pytest.raises(InvalidParameterError, match="several target languages"):
+        assay_run("metrics.sacrebleu", SACRE_P[:2], SACRE_R[:2],
+                  [{"target_language": "en"}, {"target_language": "xx"}], n_resamples=0)
+
+
+def test_sacrebleu_japanese_needs_mecab():
+    task_data = [{"target_language": "ja"}] * 2
+    if importlib.util.find_spec("MeCab") is None:
+        with pytest.raises(MissingDependencyError, match="mecab-python3.*'ja'"):
+            assay_run("metrics.sacrebleu", SACRE_P[:2], SACRE_R[:2], task_data)
+    else:
+        _, glob = assay_run("metrics.sacrebleu", SACRE_P[:2], SACRE_R[:2], task_data, n_resamples=0)
+        want = sacrebleu.corpus_bleu(SACRE_P[:2], [[r[0] for r in SACRE_R[:2]]], tokenize="ja-mecab").score
+        assert glob["sacrebleu"] == pytest.approx(want)
