@@ -140,3 +140,37 @@ def test_sacrebleu_japanese_needs_mecab():
         _, glob = assay_run("metrics.sacrebleu", SACRE_P[:2], SACRE_R[:2], task_data, n_resamples=0)
         want = sacrebleu.corpus_bleu(SACRE_P[:2], [[r[0] for r in SACRE_R[:2]]], tokenize="ja-mecab").score
         assert glob["sacrebleu"] == pytest.approx(want)
+
+
+SQL_P = ["```sql\nSELECT name FROM users WHERE id = 1\n```",  # fenced, equal up to case
+         "Here is the query: SELECT a AS x, b FROM t ORDER BY a; and more text",  # aliases, a label
+         "select b, a from t order by a",  # columns as a set
+         "SELECT COUNT(*) FROM orders WHERE total > 10",  # different clause
+         "I cannot answer that",  # no SQL
+         "SELECT * FROM t WHERE",  # does not parse
+         "WITH c AS (SELECT 1 AS one) SELECT one FROM c",  # not a plain SELECT for sqlglot_equivalence
+         "SELECT t.a FROM t JOIN u ON t.id = u.id",
+         "SELECT  name\nFROM users\tWHERE id=1 ;"]
+SQL_R = [["select name from users where id = 1"], ["SELECT a, b FROM t ORDER BY a"], ["SELECT a, b FROM t ORDER BY a"],
+         ["SELECT COUNT(*) FROM orders WHERE total > 100"], ["SELECT 1"], ["SELECT * FROM t"],
+         ["WITH c AS (SELECT 1 AS one) SELECT one FROM c"], ["SELECT t.a FROM u JOIN t ON u.id = t.id"],
+         ["SELECT name FROM users WHERE id = 1"]]
+
+
+def test_text2sql_non_execution_accuracy_matches_unitxt():
+    _, glob = compare("metrics.text2sql.non_execution_accuracy", SQL_P, SQL_R)
+    assert glob["score_name"] == "sqlglot_equivalence"
+    # the inputs exercise every score both ways (no score is constant here)
+    inst, _ = assay_run("metrics.text2sql.non_execution_accuracy", SQL_P, SQL_R, n_resamples=0)
+    for key in ("sqlglot_validity", "sqlparse_validity", "sqlglot_equivalence", "sqlglot_optimized_equivalence",
+                "sqlparse_equivalence", "sql_exact_match", "sql_syntactic_equivalence"):
+        assert {i[key] for i in inst} == {0.0, 1.0}, key
+
+
+def test_extract_sql_by_hand():
+    from assay_unitxt.catalog.text2sql import extract_sql
+
+    assert extract_sql("x ```SQL\nSELECT 1;\n``` SELECT 2;") == "SELECT 1;"
+    assert extract_sql("Run: select a from t; then select b from u;") == "select a from t;"
+    assert extract_sql("answer:\nDELETE FROM t") == "DELETE FROM t"
+    assert extract_sql("we select things") == ""

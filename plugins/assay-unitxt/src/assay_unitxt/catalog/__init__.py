@@ -41,9 +41,6 @@ NOT_BUILT = {
     "metrics.rerank_recall":
         "not loaded yet: unitxt ranks with pytrec_eval (trec_eval's C library: its order of tied scores and of "
         "NaN), which is not installed here to compare against",
-    "metrics.text2sql.non_execution_accuracy":
-        "not loaded yet: unitxt compares SQL through sqlglot and sqlparse with its own text2sql normalisations; "
-        "neither library is installed here to compare against",
     "metrics.tool_calling.reflection":
         "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
         "although the catalog entry names no engine",
@@ -245,6 +242,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "multi_turn_metric": _multi_turn,
     "weighted_win_rate_correlation": _plain("win_rate", "WeightedWinRateCorrelation"),
     "huggingface_metric": _huggingface,
+    "sql_non_execution_accuracy": _plain("text2sql", "SqlNonExecutionAccuracy"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
