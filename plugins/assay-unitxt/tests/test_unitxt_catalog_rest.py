@@ -174,3 +174,43 @@ def test_extract_sql_by_hand():
     assert extract_sql("Run: select a from t; then select b from u;") == "select a from t;"
     assert extract_sql("answer:\nDELETE FROM t") == "DELETE FROM t"
     assert extract_sql("we select things") == ""
+
+
+def _rerank_data():
+    # q1: gold p3 ranked 3rd of 7; q2: gold tied with two others (trec_eval's tie order decides); q3: gold
+    # ranked 1st of 2 with a non-numeric score beside it; q4: two gold passages, one beyond rank 5; q5: no gold
+    rows = [("q1", "p1", "0.9", 0), ("q1", "p2", "0.8", 0), ("q1", "p3", "0.7", 1), ("q1", "p4", "0.6", 0),
+            ("q1", "p5", "0.5", 0), ("q1", "p6", "0.4", 0), ("q1", "p7", "0.3", 0),
+            ("q2", "a", "0.5", 0), ("q2", "b", "0.5", 1), ("q2", "c", "0.5", 0),
+            ("q3", "x", "0.2", 1), ("q3", "y", "abc", 0),
+            ("q4", "d1", "0.95", 1), ("q4", "d2", "0.9", 0), ("q4", "d3", "0.85", 0), ("q4", "d4", "0.8", 0),
+            ("q4", "d5", "0.75", 0), ("q4", "d6", "0.1", 1),
+            ("q5", "e1", "0.3", 0), ("q5", "e2", "0.6", 0)]
+    preds = [p for _, _, p, _ in rows]
+    refs = [[str(r)] for *_, r in rows]
+    task_data = [{"query_id": q, "passage_id": d} for q, d, _, _ in rows]
+    return preds, refs, task_data
+
+
+@pytest.mark.filterwarnings("ignore::assay.errors.UndefinedMetricWarning")
+def test_rerank_recall_matches_unitxt(monkeypatch):
+    # unitxt checks for the distribution "pytrec_eval", whose sdist does not build here; pytrec-eval-terrier
+    # (the maintained fork, wheels on PyPI) installs the same importable pytrec_eval module, which unitxt imports
+    check = unitxt_metrics.RerankRecall.check_missing_requirements
+    monkeypatch.setattr(unitxt_metrics.RerankRecall, "check_missing_requirements",
+                        lambda self, requirements=None: check(self, ["pandas"]))
+    preds, refs, task_data = _rerank_data()
+    _, glob = compare("metrics.rerank_recall", preds, refs, task_data)
+    assert glob["score_name"] == "recall_at_5"
+    # q1: gold at rank 3 -> recall@1 = recall@2 = 0, recall@5 = 1; q4: 1 of 2 gold in the top 5 -> 0.5
+    assert glob["recall_at_5"] > glob["recall_at_1"]
+
+
+def test_rerank_recall_errors():
+    with pytest.raises(InvalidParameterError, match="query_id"):
+        assay_run("metrics.rerank_recall", ["0.5"], [["1"]], [{"passage_id": "p"}])
+    with pytest.raises(InvalidParameterError, match="integer relevance"):
+        assay_run("metrics.rerank_recall", ["0.5"], [["yes"]], [{"query_id": "q", "passage_id": "p"}])
+    with pytest.warns(assay.errors.UndefinedMetricWarning, match="not a number"):
+        assay_run("metrics.rerank_recall", ["abc", "0.4"], [["1"], ["0"]],
+                  [{"query_id": "q", "passage_id": "p"}, {"query_id": "q", "passage_id": "r"}], n_resamples=0)

@@ -38,9 +38,6 @@ NOT_BUILT = {
     "metrics.fin_qa_metric":
         "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
         "Python's `eval` (arbitrary code from model output)",
-    "metrics.rerank_recall":
-        "not loaded yet: unitxt ranks with pytrec_eval (trec_eval's C library: its order of tied scores and of "
-        "NaN), which is not installed here to compare against",
     "metrics.tool_calling.reflection":
         "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
         "although the catalog entry names no engine",
@@ -243,6 +240,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "weighted_win_rate_correlation": _plain("win_rate", "WeightedWinRateCorrelation"),
     "huggingface_metric": _huggingface,
     "sql_non_execution_accuracy": _plain("text2sql", "SqlNonExecutionAccuracy"),
+    "rerank_recall": _plain("rerank", "RerankRecall"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
