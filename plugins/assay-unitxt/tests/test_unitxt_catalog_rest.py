@@ -214,3 +214,43 @@ def test_rerank_recall_errors():
     with pytest.warns(assay.errors.UndefinedMetricWarning, match="not a number"):
         assay_run("metrics.rerank_recall", ["abc", "0.4"], [["1"], ["0"]],
                   [{"query_id": "q", "passage_id": "p"}, {"query_id": "q", "passage_id": "r"}], n_resamples=0)
+
+
+F1S_P = ["The cat's hat isn't red.", "hello world", "x", "New York-based U.K. firms (e.g. ACME) cost $5.50!",
+         "a a b", ""]
+F1S_R = [["the cat's hat is red", "A hat"], ["Hello, world!"], ["y"], ["UK firms based in New York cost 5.50 dollars"],
+         ["a b b"], ["nothing"]]
+
+
+@pytest.fixture
+def english_folder(tmp_path):
+    import spacy  # in the test extra (a missing one fails)
+
+    folder = tmp_path / "en_pipeline"
+    spacy.blank("en").to_disk(folder)
+    return str(folder)
+
+
+def test_f1_strings_matches_unitxt_on_a_local_english_pipeline(monkeypatch, english_folder):
+    """unitxt loads spaCy's en_core_web_sm by name (downloading it when missing): here its spacy.load is
+    pointed at a locally built English pipeline folder, which assay is given as spacy_model."""
+    import spacy
+
+    load = spacy.load
+    monkeypatch.setattr(spacy, "load", lambda name, **kw: load(english_folder if name == "en_core_web_sm" else name,
+                                                               **kw))
+    u_inst, u_glob = unitxt_run("metrics.f1_strings", F1S_P, F1S_R)
+    for spelling in (f"metrics.f1_strings[spacy_model={english_folder}]", "metrics.f1_strings[spacy_model=blank:en]"):
+        a_inst, a_glob = assay_run(spelling, F1S_P, F1S_R)
+        assert {k: v for k, v in a_glob.items() if k != "num_of_instances"} == pytest.approx(
+            {k: v for k, v in u_glob.items() if k != "num_of_instances"})
+        for u, a in zip(u_inst, a_inst):  # unitxt's instance score is a one-element list
+            assert u["score_name"] == a["score_name"] == "f1_strings"
+            assert a["f1_strings"] == pytest.approx(u["f1_strings"][0])
+    assert u_glob["score_name"] == "f1_strings" and not any("_ci_" in k for k in u_glob)
+    assert len({i["f1_strings"][0] for i in u_inst}) > 3  # the inputs give distinct values
+
+
+def test_f1_strings_downloads_nothing():
+    with pytest.raises(InvalidParameterError, match="no_such_pipeline.*downloads nothing"):
+        assay_run("metrics.f1_strings[spacy_model=no_such_pipeline]", ["a"], [["a"]], n_resamples=0)

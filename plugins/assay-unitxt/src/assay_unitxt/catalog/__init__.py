@@ -241,6 +241,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "huggingface_metric": _huggingface,
     "sql_non_execution_accuracy": _plain("text2sql", "SqlNonExecutionAccuracy"),
     "rerank_recall": _plain("rerank", "RerankRecall"),
+    "f1_strings": _plain("f1_strings", "F1Strings"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
