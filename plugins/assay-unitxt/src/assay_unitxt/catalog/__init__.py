@@ -42,8 +42,9 @@ NOT_BUILT = {
         "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
         "although the catalog entry names no engine",
     "metrics.tool_calling.reflection.syntactic":
-        "not loaded yet: computed by llmevalkit's static tool-call checks (unitxt imports "
-        "`llmevalkit.function_calling`), which is not installed here to compare against",
+        "not loaded: computed by IBM's LLMEvalKit static tool-call checks (unitxt imports "
+        "`llmevalkit.function_calling`), which unitxt installs from IBM's internal GitHub (github.ibm.com); "
+        "the PyPI package named `llmevalkit` is an unrelated project, so there is nothing to compare against",
 }
 
 
