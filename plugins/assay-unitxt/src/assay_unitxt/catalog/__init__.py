@@ -44,7 +44,8 @@ NOT_BUILT = {
     "metrics.tool_calling.reflection.syntactic":
         "not loaded: computed by IBM's LLMEvalKit static tool-call checks (unitxt imports "
         "`llmevalkit.function_calling`), which unitxt installs from IBM's internal GitHub (github.ibm.com); "
-        "the PyPI package named `llmevalkit` is an unrelated project, so there is nothing to compare against",
+        "the PyPI package named `llmevalkit` (6.0.2) is an unrelated project without `function_calling`, so "
+        "there is nothing to compare against",
 }
 
 
