@@ -252,5 +252,7 @@ def test_f1_strings_matches_unitxt_on_a_local_english_pipeline(monkeypatch, engl
 
 
 def test_f1_strings_downloads_nothing():
-    with pytest.raises(InvalidParameterError, match="no_such_pipeline.*downloads nothing"):
+    from assay_unitxt.catalog.f1_strings import SpacyPipelineNotFoundError
+
+    with pytest.raises(SpacyPipelineNotFoundError, match="no_such_pipeline.*downloads nothing"):
         assay_run("metrics.f1_strings[spacy_model=no_such_pipeline]", ["a"], [["a"]], n_resamples=0)

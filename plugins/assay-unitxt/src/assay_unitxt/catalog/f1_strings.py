@@ -23,7 +23,16 @@ from assay.errors import InvalidParameterError, MissingDependencyError
 from assay.metrics import InstanceMetric
 from assay_unitxt.catalog.inputs import CheckedInputs
 
-__all__ = ["F1Strings"]
+__all__ = ["F1Strings", "SpacyPipelineNotFoundError"]
+
+
+class SpacyPipelineNotFoundError(MissingDependencyError):
+    """``spacy_model`` is neither an installed spaCy pipeline nor a local folder (assay downloads nothing)."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        Exception.__init__(self, message)
+        self.package = name
+        self.hint = f"python -m spacy download {name} (where there is network), or spacy_model=FOLDER or blank:en"
 
 
 @functools.lru_cache(maxsize=4)
@@ -35,10 +44,10 @@ def _pipeline(spacy_model: str) -> Any:
     if spacy_model == "blank:en":
         return spacy.blank("en")
     if not (Path(spacy_model).is_dir() or spacy.util.is_package(spacy_model)):
-        raise InvalidParameterError(
+        raise SpacyPipelineNotFoundError(
             f"metrics.f1_strings: spacy_model {spacy_model!r} is neither an installed spaCy pipeline package nor a "
             "local pipeline folder (assay downloads nothing); install it, pass a folder, or pass "
-            "spacy_model='blank:en' for spaCy's English tokenizer.")
+            "spacy_model='blank:en' for spaCy's English tokenizer.", name=spacy_model)
     return spacy.load(spacy_model, disable=["tagger", "parser", "ner", "lemmatizer"])
 
 
