@@ -21,6 +21,8 @@ Run as a script, ``python docs/gen_reference.py OUT_DIR`` writes the same pages 
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import inspect
 import logging
@@ -141,12 +143,54 @@ else:
 
 
 # ----------------------------------------------------------------------- helpers
+@functools.cache
+def _statements(path: str) -> tuple[ast.stmt, ...]:
+    return tuple(ast.parse(Path(path).read_text(encoding="utf-8"), filename=path).body)
+
+
+def _definitions(body: Any) -> dict[str, ast.stmt]:
+    """The ``class`` and ``def`` statements of a module or class body, those under an ``if`` or
+    ``try`` at that level too (the static reader follows those)."""
+    found: dict[str, ast.stmt] = {}
+    for node in body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = node
+        elif isinstance(node, (ast.If, ast.Try)):
+            for block in (node.body, node.orelse, getattr(node, "finalbody", []),
+                          *(h.body for h in getattr(node, "handlers", []))):
+                found.update(_definitions(block))
+    return found
+
+
+def _in_source(module: str, qualname: str) -> bool:
+    """Whether ``qualname`` is a ``class`` or ``def`` statement in ``module``'s source.
+
+    mkdocstrings reads the source (griffe's static analysis), so a class made at import time
+    (``type(name, bases, body)`` bound through ``globals()``, such as the judge metrics of
+    ``assay_transformers.judge``) is not there for a ``:::`` block: such a factory's docstring is
+    written into the page instead.
+    """
+    path = getattr(sys.modules.get(module), "__file__", None)
+    if not (isinstance(path, str) and path.endswith(".py")):
+        return False
+    body: Any = _statements(path)
+    for part in qualname.split("."):
+        node = _definitions(body).get(part)
+        if node is None:
+            return False
+        body = node.body
+    return True
+
+
 def _canonical(obj: Any) -> str | None:
-    """``module.qualname`` where a class or function is defined, if it can be found there."""
+    """``module.qualname`` where a class or function is defined, if it can be found there,
+    by import and in the module's source (see :func:`_in_source`)."""
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     if not (isinstance(module, str) and isinstance(qualname, str)) or "<locals>" in qualname:
         return None
     if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        return None
+    if not _in_source(module, qualname):
         return None
     try:
         found: Any = importlib.import_module(module)
@@ -209,6 +253,18 @@ def _first_paragraph(text: str) -> str:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+#: Longest ``repr`` written whole into a table cell; a longer one (the sample inputs in a
+#: name's ``examples``, with their arrays) is cut there, with its full length said.
+_REPR_CHARS = 160
+
+
+def _value_cell(value: Any) -> str:
+    text = " ".join(repr(value).split())
+    if len(text) > _REPR_CHARS:
+        return _cell(f"`{text[:_REPR_CHARS]}...` ({len(text)} characters; the value in the registration)")
+    return _cell(f"`{text}`")
 
 
 # ----------------------------------------------------------------------- API pages
@@ -287,14 +343,17 @@ def _entry_body(e: Any, kind: str, loader: str, spec: str, where: dict[str, str]
         rows.append(("options", ", ".join(options) if options else "none"))
     for key, value in e.metadata.items():
         if key != "description" and not callable(value):
-            rows.append((key, _cell(f"`{value!r}`")))
+            rows.append((key, _value_cell(value)))
     for attr in _ATTRIBUTES:
         value = getattr(e.factory, attr, None) if inspect.isclass(e.factory) else None
         if value is not None and not callable(value) and attr not in e.metadata:
-            rows.append((attr, _cell(f"`{value!r}`")))
+            rows.append((attr, _value_cell(value)))
     ident = _canonical(e.factory)
     if ident:
         rows.append(("factory", f"`{ident}`"))
+    elif inspect.isclass(e.factory) and "<locals>" not in getattr(e.factory, "__qualname__", "<locals>"):
+        made = f"{e.factory.__module__}.{e.factory.__qualname__}"
+        rows.append(("factory", f"`{made}` (made when its module is imported)"))
     out.append("| | |\n|---|---|")
     out.extend(f"| {k} | {v} |" for k, v in rows)
     out.append("")

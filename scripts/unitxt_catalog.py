@@ -185,7 +185,11 @@ def render_doc(data: dict[str, Any], loaded: dict[str, str]) -> str:
             needs = e["needs"] + (f": {e['why']}" if e.get("why") else "")
             if n in loaded:
                 status = loaded[n]
-                if status == "loads" and e["needs"] == "model":
+                if status == "loads" and kind == "f1_strings":
+                    status = ("loads, tokenized by an installed spaCy pipeline or a local pipeline folder "
+                              "(`[spacy_model=...]`: a name, a folder or `blank:en`; default `en_core_web_sm`; "
+                              "nothing downloaded)")
+                elif status == "loads" and e["needs"] == "model":
                     status = "loads, from a local model folder (`[model=FOLDER]` or `$ASSAY_HF_MODELS_PATH/<Hub id>`)"
             elif e["needs"] != "nothing":
                 status = f"not loaded: needs {e['needs']}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import re
 from pathlib import Path
 
@@ -92,3 +93,54 @@ def test_a_moved_constant_is_documented_where_its_plugin_defines_it(gen, monkeyp
     monkeypatch.setitem(sys.modules, stray.__name__, stray)
     idents = {name: ident for name, _obj, ident in gen._exported("assay.downstream")}
     assert idents["MANIFEST"] == "assay_segmentation.downstream.results.MANIFEST"
+
+
+def _statement_in_file(ident: str) -> bool:
+    """A ``class NAME``, ``def NAME``, ``NAME = ...`` or ``from ... import NAME`` statement in the source
+    file of the longest importable prefix of ``ident`` (a plain text search, not the generator's
+    syntax-tree walk); what mkdocstrings' static reader can find."""
+    parts = ident.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            module = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        name = re.escape(parts[-1])
+        statement = (rf"^\s*(?:async\s+)?(?:class|def)\s+{name}\b",       # class NAME / def NAME
+                     rf"^\s*{name}\s*(?::[^=\n]+)?=",                     # NAME = ... / NAME: T = ...
+                     rf"^\s*from\s+\S+\s+import\s+(?:\([^)]*|[^\n(]*)\b{name}\b")  # re-exported: an alias
+        return any(re.search(p, source, re.M) for p in statement)
+    return False
+
+
+def test_every_rendered_name_is_a_statement_in_its_source(pages):
+    # mkdocstrings reads the source: a ::: block naming a class made at import time fails the build.
+    rendered = re.findall(r"^::: (\S+)$", "\n".join(pages.values()), re.M)
+    modules = set()
+    for ident in rendered:
+        try:
+            importlib.import_module(ident)
+            modules.add(ident)
+        except ImportError:
+            pass
+    missing = [i for i in rendered if i not in modules and not _statement_in_file(i)]
+    assert not missing, f"rendered but not a statement in their source: {missing[:10]}"
+
+
+@pytest.mark.parametrize(("kind", "name", "made_in"), [
+    ("estimator", "EPSrmi", "assay_uncertainty.estimators_lmp_ensemble"),
+    ("metric", "rag_judge.answer_correctness_q_a_gt_loose", "assay_transformers.judge"),
+])
+def test_a_factory_made_at_import_time_has_its_docstring_on_the_page(gen, pages, kind, name, made_in):
+    cls = assay.get_registry(kind).get(name).factory
+    module = importlib.import_module(made_in)
+    assert cls.__module__ == made_in and getattr(module, cls.__name__) is cls
+    assert not re.search(rf"^\s*class\s+{cls.__name__}\b", Path(module.__file__).read_text(encoding="utf-8"), re.M)
+    page = pages[f"reference/names/{kind}.md"]
+    head = f"## `{name}` {{ #{gen._slug(kind + '-' + name)} }}\n"
+    section = page.split(head, 1)[1].split("\n## ", 1)[0]
+    assert f"::: {made_in}.{cls.__name__}" not in page
+    assert f"| factory | `{made_in}.{cls.__name__}` (made when its module is imported) |" in section
+    first_line = gen.rst_to_markdown(inspect.getdoc(cls)).splitlines()[0]
+    assert first_line in section

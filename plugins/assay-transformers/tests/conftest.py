@@ -85,7 +85,8 @@ def lm_polygraph_module(dotted: str):
                              "differential tests with --no-deps, scripts/setup.sh step 7)")
     root = Path(next(iter(spec.submodule_search_locations)))
     bare = {"lm_polygraph": root, "lm_polygraph.estimators": root / "estimators", "lm_polygraph.utils": root / "utils",
-            "lm_polygraph.stat_calculators": root / "stat_calculators"}
+            "lm_polygraph.stat_calculators": root / "stat_calculators",
+            "lm_polygraph.generation_metrics": root / "generation_metrics"}
     added = []
     for name, folder in bare.items():
         if name not in sys.modules:

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import importlib
 import pickle
-import sys
-import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -103,25 +100,6 @@ def reference(folders):
     mp.undo()
 
 
-def _lm_polygraph_alignscore():
-    spec = importlib.util.find_spec("lm_polygraph")
-    assert spec is not None and spec.submodule_search_locations, "lm-polygraph==0.7.0 is not installed: run make setup"
-    root = Path(next(iter(spec.submodule_search_locations)))
-    added = []
-    for name, folder in {"lm_polygraph": root, "lm_polygraph.generation_metrics": root / "generation_metrics",
-                         "lm_polygraph.utils": root / "utils"}.items():
-        if name not in sys.modules:
-            pkg = types.ModuleType(name)
-            pkg.__path__ = [str(folder)]
-            sys.modules[name] = pkg
-            added.append(name)
-    try:
-        return importlib.import_module("lm_polygraph.generation_metrics.alignscore").AlignScore
-    finally:
-        for name in added:
-            sys.modules.pop(name, None)
-
-
 def test_split_and_chunks_by_hand():
     assert split_sentences("A b. C d! E? \"F.\" G") == ["A b.", "C d!", "E?", "\"F.\"", "G"]
     assert split_sentences("3.14 is pi") == ["3.14 is pi"]
@@ -157,9 +135,9 @@ def test_a_claim_longer_than_the_model_cuts_both_texts_as_the_reference(folders,
 
 @pytest.mark.parametrize("options", [{}, {"target_is_claims": False},
                                      {"source_as_target": True, "source_ignore_regex": r"Q: (.*)$"}])
-def test_equal_to_lm_polygraph_class(folders, reference, options):
+def test_equal_to_lm_polygraph_class(folders, reference, options, lpm):
     _, _, ours = folders
-    cls = _lm_polygraph_alignscore()
+    cls = lpm("generation_metrics.alignscore").AlignScore
     theirs = object.__new__(cls)  # its __init__ downloads roberta-large and the checkpoint: give it the same scorer
     theirs.target_is_claims = options.get("target_is_claims", True)
     theirs.batch_size = 4

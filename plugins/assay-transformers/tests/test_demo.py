@@ -37,6 +37,32 @@ def hand_prr(u: np.ndarray, q: np.ndarray) -> float:
     return total / n
 
 
+def hand_semantic_entropy(nli_folder: Path, sample_texts, sample_log_probs) -> list[float]:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(nli_folder))
+    model = AutoModelForSequenceClassification.from_pretrained(str(nli_folder)).eval()
+    entail = model.config.label2id["ENTAILMENT"]
+    out = []
+    with torch.no_grad():
+        for texts, lps in zip(sample_texts, sample_log_probs):
+            def entails(a, b):  # an identical pair too goes through the model (its call need not be entailment)
+                return int(model(**tok(a, b, return_tensors="pt")).logits[0].argmax()) == entail
+
+            firsts, cls = [], []
+            for j, t in enumerate(texts):
+                c = next((k for k, f in enumerate(firsts) if entails(texts[f], t) and entails(t, texts[f])), None)
+                if c is None:
+                    c = len(firsts)
+                    firsts.append(j)
+                cls.append(c)
+            seq = np.array([float(np.sum(x)) for x in lps])
+            class_lp = [np.logaddexp.reduce(seq[[j for j, c in enumerate(cls) if c == k]]) for k in range(len(firsts))]
+            out.append(-float(np.mean([class_lp[c] for c in cls])))
+    return out
+
+
 def test_the_packaged_qa_file_is_the_examples_copy():
     assert qa_path().read_bytes() == EXAMPLE_QA.read_bytes()
     rows = [json.loads(line) for line in qa_path().read_text(encoding="utf-8").splitlines()]
@@ -55,6 +81,19 @@ def test_make_tiny_model_checks_its_options(tmp_path):
     assert not (tmp_path / "m").exists()
 
 
+def test_claim_records_make_one_claim_per_answer_word():
+    from assay.errors import InvalidParameterError
+    from assay_transformers.demo import claim_records
+
+    recs = claim_records(["the Seine", "", "Rome Rome"], ["the Seine", "Paris", "Rome"],
+                         [[-0.1, -0.2, -0.3], [-1.0], [-0.5, -0.7]], [[1, 2, 3], [4], [5, 6]])
+    assert [r["claim_spans"] for r in recs] == [[[0, 1], [1, 2]], [], [[0, 1], [1, 2]]]
+    assert [r["claim_correct"] for r in recs] == [[1, 1], [], [1, 0]]  # the reference has no second word
+    assert recs[0]["log_probs"] == [-0.1, -0.2, -0.3] and recs[2]["entropy"] == [5.0, 6.0]
+    with pytest.raises(InvalidParameterError, match="example 0: the answer 'a b' has 2 words but 1 generated"):
+        claim_records(["a b"], ["a"], [[-1.0]], [[0.0]])
+
+
 def test_assay_list_shows_the_section(capsys):
     assert main(["list", "demo_section"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("transformers "))
@@ -69,13 +108,15 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     assert sorted(p.name for p in (section / "run").iterdir()) == ["arrays.npz", "manager.json"]
     model_files = {p.name for p in (section / "tiny-model").iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= model_files
-    assert sorted(p.name for p in section.iterdir()) == ["run", "tiny-model"]
+    assert sorted(p.name for p in section.iterdir()) == ["claims", "run", "tiny-model", "tiny-nli"]
+    nli_files = {p.name for p in (section / "tiny-nli").iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= nli_files
 
     shutil.rmtree(section / "tiny-model")  # loading and rescoring need no model
     man = UEManager.load(section / "run")
     names = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets[clustering=embedding]",
              "semantic_eigval_laplacian[clustering=embedding]", "mean_pointwise_mutual_information",
-             "attention_score", "p_true", "eigenscore", "mahalanobis_distance"]
+             "attention_score", "p_true", "eigenscore", "mahalanobis_distance", "semantic_entropy"]
     assert man.estimator_names == names and man.n_examples == 40 and man.n_resamples == 200
 
     # accuracy: exact match of the greedy answer with the QA file's answer
@@ -98,6 +139,13 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     assert all(len(s) == 5 for s in man.stats["sample_texts"])
     assert all(1 <= v <= d for v, d in zip(sets, distinct))
 
+    # NLI semantic entropy, by hand: the untrained NLI classifier's label of each ordered pair of samples
+    # (one pair per forward pass, no padding), LM-Polygraph's greedy classes (a sample joins the first class whose
+    # first member entails it both ways), then -mean_j log sum_{k in class(j)} P(sample k)
+    np.testing.assert_allclose(man.estimations[("sequence", "semantic_entropy")],
+                               hand_semantic_entropy(section / "tiny-nli", man.stats["sample_texts"],
+                                                     man.stats["sample_log_probs"]), rtol=1e-9, atol=1e-12)
+
     # PRR: the saved score equals two recomputations; intervals are finite, bracket it, and are printed
     for name in names:
         u = man.estimations[("sequence", name)]
@@ -112,8 +160,42 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     diff = (man.metrics[("sequence", "semantic_eigval_laplacian[clustering=embedding]", "accuracy", "prr")]
             - man.metrics[("sequence", "msp", "accuracy", "prr")])
     assert re.search(rf"semantic_eigval_laplacian\[clustering=embedding\] - msp: {diff:+.4f} \[", out)
-    diff = man.metrics[("sequence", "p_true", "accuracy", "prr")] - man.metrics[("sequence", "msp", "accuracy", "prr")]
-    assert f"p_true - msp: {diff:+.4f} [" in out
+    for other in ("p_true", "semantic_entropy"):
+        diff = man.metrics[("sequence", other, "accuracy", "prr")] - man.metrics[("sequence", "msp", "accuracy", "prr")]
+        assert f"{other} - msp: {diff:+.4f} [" in out
+
+    # the claim table: each answer word a claim, right when it is the reference's word there (rebuilt here)
+    claims = UEManager.load(section / "claims")
+    assert claims.estimator_names == ["maximum_claim_probability", "max_token_entropy_claim"]
+    want_q, want_msp, want_ent = [], [], []
+    for answer, r, x, h in zip(man.stats["answer"], rows, lp, ent):
+        ref = r["answer"].split()
+        for j, word in enumerate(answer.split()):
+            want_q.append(float(j < len(ref) and word == ref[j]))
+            want_msp.append(-x[j])
+            want_ent.append(h[j])
+    q_claim = np.concatenate(claims.gen_metrics[("claim", "claim_accuracy")])
+    np.testing.assert_array_equal(q_claim, want_q)
+    assert 0 < q_claim.sum() < q_claim.size
+    got_msp = np.concatenate(claims.estimations[("claim", "maximum_claim_probability")])
+    got_ent = np.concatenate(claims.estimations[("claim", "max_token_entropy_claim")])
+    np.testing.assert_allclose(got_msp, want_msp, rtol=1e-9)
+    np.testing.assert_allclose(got_ent, want_ent, rtol=1e-9)
+    assert f"({int(q_claim.sum())} of {q_claim.size} claims right)" in out
+    for name, u in (("maximum_claim_probability", got_msp), ("max_token_entropy_claim", got_ent)):
+        key = ("claim", name, "claim_accuracy", "prr")
+        assert claims.metrics[key] == pytest.approx(hand_prr(u, q_claim), abs=1e-12)
+        low, high = claims.intervals[key]
+        assert np.isfinite([low, high]).all() and low <= claims.metrics[key] <= high
+        assert f"| {name} | {claims.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
+    diff = (claims.metrics[("claim", "max_token_entropy_claim", "claim_accuracy", "prr")]
+            - claims.metrics[("claim", "maximum_claim_probability", "claim_accuracy", "prr")])
+    assert f"max_token_entropy_claim - maximum_claim_probability: {diff:+.4f} [" in out
+
+    # the families left out say why
+    assert "every value would be NaN" in out and "does not produce that statistic" in out
+    stated = sum(re.search(r"Confidence: ([0-9.]+)", a) is not None for a in man.stats["answer"])
+    assert f"on the greedy answers: {40 - stated} of 40 NaN" in out
 
     # the rescored UE metrics are in the printed second table; rescoring again here gives the same
     assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out

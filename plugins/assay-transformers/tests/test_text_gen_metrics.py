@@ -8,10 +8,7 @@ the same local model, so their ``__call__`` runs as written on the same texts.
 
 from __future__ import annotations
 
-import importlib
 import pickle
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -27,27 +24,6 @@ HYPS = ["the capital of france is paris", "paris", "the cat sat on the mat", "a 
         "it was big", "red red red"]
 REFS = ["paris", "paris is the capital of france", "a cat sat on a mat", "the dog was small", "the sky is blue",
         "forty two", "it was small", "blue"]
-
-
-def _lm_polygraph(module: str):
-    spec = importlib.util.find_spec("lm_polygraph")
-    assert spec is not None and spec.submodule_search_locations, "lm-polygraph==0.7.0 is not installed: run make setup"
-    from pathlib import Path
-
-    root = Path(next(iter(spec.submodule_search_locations)))
-    added = []
-    for name, folder in {"lm_polygraph": root, "lm_polygraph.generation_metrics": root / "generation_metrics",
-                         "lm_polygraph.utils": root / "utils"}.items():
-        if name not in sys.modules:
-            pkg = types.ModuleType(name)
-            pkg.__path__ = [str(folder)]
-            sys.modules[name] = pkg
-            added.append(name)
-    try:
-        return importlib.import_module(f"lm_polygraph.generation_metrics.{module}")
-    finally:
-        for name in added:
-            sys.modules.pop(name, None)
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +54,14 @@ def st_folder(bert_folder, tmp_path_factory):
     return folder
 
 
-def test_sbert_equals_sentence_transformers_and_lm_polygraph(st_folder):
+def test_sbert_equals_sentence_transformers_and_lm_polygraph(st_folder, lpm):
     from sentence_transformers import SentenceTransformer, util
 
     ours = SentenceBertQuality(model=str(st_folder))({"greedy_texts": HYPS}, REFS)
     st = SentenceTransformer(str(st_folder), device="cpu", local_files_only=True)
     direct = util.pairwise_cos_sim(st.encode(HYPS, convert_to_tensor=True), st.encode(REFS, convert_to_tensor=True))
     np.testing.assert_allclose(ours, direct.numpy(), rtol=0, atol=1e-6)
-    module = _lm_polygraph("sbert")
+    module = lpm("generation_metrics.sbert")
     theirs = module.SbertMetric.__new__(module.SbertMetric)
     theirs.sbert = st
     np.testing.assert_allclose(ours, theirs({"greedy_texts": HYPS}, REFS), rtol=0, atol=1e-6)
@@ -106,8 +82,8 @@ def test_bert_score_equals_bert_score_package(bert_folder, score, index):
     assert len(set(np.round(ours, 4))) > 3  # the tiny model separates the pairs
 
 
-def test_bert_score_equals_lm_polygraphs_class_and_layer_option(bert_folder):
-    module = _lm_polygraph("bert_score")
+def test_bert_score_equals_lm_polygraphs_class_and_layer_option(bert_folder, lpm):
+    module = lpm("generation_metrics.bert_score")
     theirs = module.BertScoreMetric.__new__(module.BertScoreMetric)
     theirs.scorer = _bert_scorer(bert_folder)
     ours = BertScoreMetric(model=str(bert_folder), device="cpu")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 
 import pytest
 
@@ -23,23 +22,15 @@ from assay.errors import InvalidParameterError, MissingDependencyError
 from assay_unitxt.catalog.models import ModelFolderNotFoundError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-pytestmark = pytest.mark.slow  # unitxt, torch and transformers take seconds to import
+# slow: unitxt, torch and transformers take seconds to import
+# no_network (conftest.py): every socket connection fails the test
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_network")]
 
 WORDS = ["the", "a", "capital", "of", "france", "paris", "is", "cat", "sat", "on", "mat", "dog", "ran", "blue", "sky",
          "red", "answer", "forty", "two", "42", "it", "was", "big", "small", "in", "park", "birds", "sing", "trees"]
 PREDICTIONS = ["the cat sat on the mat", "a dog ran", "birds sing in trees", "paris", "it was big"]
 REFERENCES = [["a cat sat on a mat"], ["the dog ran in the park", "dogs ran"], ["birds sing"],
               ["paris is the capital of france"], ["it was small", "big", "red sky"]]
-
-
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"a test reached for the network: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
 def _tokenizer(folder, **kwargs):

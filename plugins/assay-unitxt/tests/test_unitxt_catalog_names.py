@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import re
-import socket
 
 import jiwer
 import nltk
@@ -29,17 +28,9 @@ import unitxt.artifact as unitxt_artifact  # the reference, installed by make se
 
 import assay
 
-pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
-
-
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"a test reached for the network: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+# slow: importing unitxt (datasets, pandas) takes seconds
+# no_network (conftest.py): every socket connection fails the test
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_network")]
 
 
 @pytest.fixture

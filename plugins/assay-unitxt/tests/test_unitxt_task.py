@@ -5,7 +5,6 @@ Every test runs with sockets blocked."""
 from __future__ import annotations
 
 import re
-import socket
 from typing import Any
 
 import nltk
@@ -16,17 +15,9 @@ import assay
 from assay.errors import InvalidParameterError
 from assay_unitxt import Task
 
-pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
-
-
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"a test reached for the network: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+# slow: importing unitxt (datasets, pandas) takes seconds
+# no_network (conftest.py): every socket connection fails the test
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_network")]
 
 
 DATA = [{"question": "What sat on the mat?", "answer": "The cat sat."},

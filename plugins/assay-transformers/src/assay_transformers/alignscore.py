@@ -49,7 +49,6 @@ context.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -60,6 +59,7 @@ import numpy as np
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import GenerationMetric
 from assay.validation import check_bool, check_int, check_str
+from assay_transformers.loading import model_folder_option
 from assay_uncertainty.gen_metrics_text import answers_and_references
 
 __all__ = ["AlignScoreMetric", "split_sentences", "context_chunks"]
@@ -124,12 +124,7 @@ class AlignScoreMetric(GenerationMetric):
                 f"The 'ckpt_path' parameter of {owner} is not supported: it names a pickled Lightning checkpoint, "
                 "which assay never loads. Convert it once to a safetensors model folder and give model=FOLDER "
                 "(see the module docstring of assay_transformers.alignscore).")
-        if model is not None:
-            if not isinstance(model, (str, os.PathLike)) or not Path(model).expanduser().is_dir():
-                raise InvalidParameterError(f"The 'model' parameter of {owner} must be a local model folder; got "
-                                            f"{model!r:.80} (no such folder). Nothing is downloaded.")
-            model = str(Path(model).expanduser().resolve())
-        self.model = model
+        self.model = model_folder_option(model, owner)
         self.batch_size = check_int(batch_size, "batch_size", low=1, owner=owner)
         self.target_is_claims = check_bool(target_is_claims, "target_is_claims", owner=owner)
         self.source_as_target = check_bool(source_as_target, "source_as_target", owner=owner)

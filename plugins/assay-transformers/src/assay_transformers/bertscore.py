@@ -21,7 +21,6 @@ several references). bert-score and its model are loaded at the first call
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from assay.errors import InvalidParameterError
 from assay.plugins.deps import require
 from assay.uncertainty.base import GenerationMetric
 from assay.validation import check_choice, check_int, check_str
+from assay_transformers.loading import model_folder_option
 from assay_uncertainty.gen_metrics_text import answers_and_references
 
 __all__ = ["BertScoreMetric"]
@@ -65,12 +65,7 @@ class BertScoreMetric(GenerationMetric):
                  batch_size: int = 64, device: str | None = None) -> None:
         owner = f"generation metric {self.name!r}"
         self.lang = check_str(lang, "lang", owner=owner, allow_empty=False)
-        if model is not None:
-            if not isinstance(model, (str, os.PathLike)) or not Path(model).expanduser().is_dir():
-                raise InvalidParameterError(f"The 'model' parameter of {owner} must be a local model folder; got "
-                                            f"{model!r:.80} (no such folder). Nothing is downloaded.")
-            model = str(Path(model).expanduser().resolve())
-        self.model = model
+        self.model = model_folder_option(model, owner)
         self.score = check_choice(score, "score", _SCORES, owner=owner)
         self.num_layers = None if num_layers is None else check_int(num_layers, "num_layers", low=1, owner=owner)
         self.batch_size = check_int(batch_size, "batch_size", low=1, owner=owner)
@@ -81,10 +76,10 @@ class BertScoreMetric(GenerationMetric):
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_scorer": None}  # the model is loaded again where the metric is used
 
-    def _layers(self) -> int:
+    def _layers(self, folder: str) -> int:
         if self.num_layers is not None:
             return self.num_layers
-        config = Path(self.model) / "config.json"
+        config = Path(folder) / "config.json"
         try:
             layers = json.loads(config.read_text(encoding="utf-8"))["num_hidden_layers"]
         except (OSError, ValueError, KeyError) as exc:
@@ -101,7 +96,8 @@ class BertScoreMetric(GenerationMetric):
         if self._scorer is None:
             # deferred: bert-score imports torch and transformers, and loads the model
             bert_score = require("bert_score", package="bert-score", purpose=f"generation metric {self.name!r}")
-            self._scorer = bert_score.BERTScorer(model_type=self.model, num_layers=self._layers(), lang=self.lang,
+            folder = self.model
+            self._scorer = bert_score.BERTScorer(model_type=folder, num_layers=self._layers(folder), lang=self.lang,
                                                  batch_size=self.batch_size, device=self.device)
         return self._scorer
 

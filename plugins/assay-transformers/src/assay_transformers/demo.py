@@ -21,10 +21,19 @@ wrong with torch 2.13 on a CPU): 2.3e-6 per resample, 4.5e-4 over 200; still bel
 LM-Polygraph's families on the model backend's statistics (issue 28), one estimator each:
 information (``mean_pointwise_mutual_information``), attention (``attention_score``),
 P(True) (``p_true``; "True" is added to the tokenizer's words for it), sample-based
-(``eigenscore``) and density (``mahalanobis_distance``, fit on the trained questions). Not
-shown: the verbalized estimators (the tiny model states no confidence, so every value would
-be NaN), the NLI-based ones (they need an NLI model folder; none ships with assay) and the
-ensemble ones (they need several models).
+(``eigenscore``), density (``mahalanobis_distance``, fit on the trained questions) and NLI
+(``semantic_entropy``: LM-Polygraph's NLI clustering of the samples, with a tiny random NLI
+classifier that :func:`make_tiny_nli` builds in the output folder, since none ships with assay).
+The claim level (``maximum_claim_probability``, ``max_token_entropy_claim``) gets a table of its own
+(:func:`claim_records`: each generated word of an answer is a claim, right when it is the
+reference's word at that place), since its quality is one label per claim. Not shown, and the
+section says why: the verbalized estimators (the tiny model states no confidence, so every
+value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers) and
+the ensemble measures (the model backend runs one model; nothing in assay produces
+LM-Polygraph's ``ensemble_token_scores`` statistic from several models).
+
+Every value comes from tiny models trained for seconds (the NLI one not at all): the section
+shows the workflow, not which estimator is better.
 """
 
 from __future__ import annotations
@@ -36,8 +45,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ESTIMATORS", "EXTRA_WORDS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS", "make_tiny_model", "qa_path", "qa_rows",
-           "run", "vocabulary"]
+import numpy as np
+
+__all__ = ["CLAIM_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
+           "VERBAL_REGEX", "claim_records", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run",
+           "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 #: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
@@ -48,6 +60,12 @@ ESTIMATORS = ["msp", "perplexity", "mean_token_entropy", "num_sem_sets[clusterin
 #: sample-based (EigenScore, on the samples' hidden states); the density one (Mahalanobis distance) is
 #: fit on the trained questions' hidden states in :func:`run`
 POLYGRAPH_ESTIMATORS = ["mean_pointwise_mutual_information", "attention_score", "p_true", "eigenscore"]
+#: LM-Polygraph's NLI-clustered estimator, on the tiny NLI classifier of :func:`make_tiny_nli`
+NLI_ESTIMATORS = ["semantic_entropy"]
+#: LM-Polygraph's claim-level estimators of the claim table (claims from :func:`claim_records`)
+CLAIM_ESTIMATORS = ["maximum_claim_probability", "max_token_entropy_claim"]
+#: the stated-confidence pattern the section tries ``verbalized_1s`` with (LM-Polygraph's prompts ask for it)
+VERBAL_REGEX = r"Confidence: ([0-9.]+)"
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
 TRAIN_ROWS = 10
 #: words the tokenizer knows besides the QA file's: "True" is the token P(True) reads
@@ -136,6 +154,60 @@ def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str
     return out
 
 
+def make_tiny_nli(folder: str | os.PathLike[str], tokenizer_folder: str | os.PathLike[str], *, seed: int = 0) -> Path:
+    """Save a tiny random BERT NLI classifier (LM-Polygraph's labels) with the tokenizer of ``tokenizer_folder``.
+
+    It is not trained: its entailment calls are arbitrary (seeded), so the NLI estimators'
+    values mean nothing; it lets the NLI workflow (``semantic_matrix[nli_model=...]``) run
+    without a download. The labels are deberta-large-mnli's order (CONTRADICTION, NEUTRAL,
+    ENTAILMENT), which the NLI calculators read from the config.
+    """
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from assay.validation import check_int
+
+    check_int(seed, "seed", low=0, owner="make_tiny_nli")
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_folder))
+    labels = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
+    torch.manual_seed(seed)
+    # three labels: num_labels follows id2label
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=1,
+                        intermediate_size=32, max_position_embeddings=128,
+                        pad_token_id=tokenizer.pad_token_id, id2label=dict(enumerate(labels)),
+                        label2id={x: i for i, x in enumerate(labels)}, initializer_range=0.5)
+    out = Path(folder)
+    BertForSequenceClassification(config).eval().save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def claim_records(answers: list[str], references: list[str], log_probs: list[Any],
+                  token_entropies: list[Any]) -> list[dict[str, Any]]:
+    """Claim-level records from a run: each word of a greedy answer is a claim, right when it is the reference's word.
+
+    The demo's tokenizer is word-level, so the ``j``-th word of an answer is its ``j``-th
+    generated token: claim ``j`` is the span ``[j, j + 1)``, and ``claim_correct`` is 1 when
+    the word equals the reference answer's ``j``-th word. Each record keeps the answer's token
+    ``log_probs`` and its token entropies as ``entropy`` (LM-Polygraph's name, which
+    ``max_token_entropy_claim`` reads). An answer with more words than generated tokens is an
+    error (the tokenizer would not be word-level).
+    """
+    from assay.errors import InvalidParameterError
+
+    records = []
+    for i, (answer, reference, lp, ent) in enumerate(zip(answers, references, log_probs, token_entropies,
+                                                         strict=True)):
+        words, ref = answer.split(), reference.split()
+        if len(words) > len(lp):
+            raise InvalidParameterError(f"claim_records: example {i}: the answer {answer!r} has {len(words)} words "
+                                        f"but {len(lp)} generated tokens; the claims need one token per word.")
+        records.append({"log_probs": [float(x) for x in lp], "entropy": [float(x) for x in ent],
+                        "claim_spans": [[j, j + 1] for j in range(len(words))],
+                        "claim_correct": [int(j < len(ref) and w == ref[j]) for j, w in enumerate(words)]})
+    return records
+
+
 def _semantic_similarity() -> str:
     """``"embedding"`` when the packaged all-MiniLM-L6-v2 is installed, else ``"rougeL"`` (said so)."""
     from assay.errors import MissingDependencyError
@@ -205,7 +277,46 @@ def _density_estimator(model_dir: Path, prompts: list[str]) -> Any:
     return est
 
 
+def _verbalized_nans(answers: list[str]) -> int:
+    """How many of ``answers`` ``verbalized_1s`` finds no stated confidence in (its NaN warnings silenced)."""
+    import warnings
+
+    from assay.plugins import get_registry
+
+    est = get_registry("estimator").get("verbalized_1s").create(confidence_regex=VERBAL_REGEX)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = np.asarray(est({"greedy_texts": answers}), dtype=np.float64)
+    return int(np.isnan(values).sum())
+
+
+def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: int) -> Any:
+    """The claim table: :data:`CLAIM_ESTIMATORS` on the run's answers (:func:`claim_records`), saved in ``claims/``."""
+    from assay_uncertainty.manager import UEManager
+
+    records = claim_records(man.stats["answer"], [str(r["answer"]) for r in rows], man.stats["log_probs"],
+                            man.stats["token_entropies"])
+    claims = UEManager(records, estimators=CLAIM_ESTIMATORS, gen_metrics=["claim_accuracy"], ue_metrics=["prr"],
+                       seed=0, n_resamples=n_resamples)
+    claims()
+    q = np.concatenate([np.asarray(r["claim_correct"], dtype=float) for r in records])
+    print(f"\nClaim level: each word of a greedy answer is a claim (its token's span), right when it is the "
+          f"reference's word at that place ({int(q.sum())} of {q.size} claims right). PRR against claim_accuracy, "
+          f"LM-Polygraph's claim estimators (polygraph_claims makes their claims from the spans):\n")
+    print(claims.table(level="claim", gen_metric="claim_accuracy"))
+    a, b = CLAIM_ESTIMATORS
+    c = claims.compare(("claim", a, "claim_accuracy", "prr"), ("claim", b, "claim_accuracy", "prr"))
+    print(f"\nPaired comparison of claim PRR, {b} - {a}: {c.difference:+.4f} "
+          f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    # polygraph_claims' ``claims`` (dicts, not storable without pickle) are rebuilt from the saved claim_spans
+    claims.stats.pop("claims", None)
+    saved = claims.save(out_dir / "claims")
+    print(f"Saved the claim-level manager in {saved}")
+    return claims
+
+
 def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
+    from assay_transformers.nli import SemanticMatrixCalculator
     from assay_uncertainty.manager import UEManager
     from assay_uncertainty.manager.prompt_data import prompt_records
 
@@ -219,8 +330,13 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
                              else e.replace("]", ", similarity=rougeL]") for e in ESTIMATORS]
     records = prompt_records(rows, text_column="question", label_column="answer", template="Q: {text} A:")
     density = _density_estimator(model_dir, [r["input"] for r in records[:TRAIN_ROWS]])
-    estimators += [*POLYGRAPH_ESTIMATORS, density]
+    nli_dir = make_tiny_nli(out_dir / "tiny-nli", model_dir)
+    print(f"Saved an untrained tiny NLI classifier (seeded random weights, LM-Polygraph's labels) in {nli_dir}: "
+          "semantic_entropy clusters the samples with it, so its entailment calls, and the values, mean nothing")
+    estimators += [*POLYGRAPH_ESTIMATORS, density, *NLI_ESTIMATORS]
+    nli = SemanticMatrixCalculator(nli_dir, device="cpu")
     man = UEManager(records, model=str(model_dir), model_options={"device": "cpu"}, estimators=estimators,
+                    stat_calculators=[nli],
                     gen_metrics=["accuracy"], ue_metrics=["prr"], batch_size=8, max_new_tokens=4,
                     samples_n=samples_n, seed=0, n_resamples=n_resamples,
                     generation_params={"temperature": 1.0, "stop_strings": ["Q:"]}, progress=False)
@@ -235,14 +351,23 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
         print(f"  {man.stats['input_texts'][i]!r} -> {answers[i]!r}   samples {man.stats['sample_texts'][i]}")
     print(f"\nPRR against accuracy (higher is better), {man.n_resamples} bootstrap resamples "
           f"({man.confidence_level:.0%} percentile intervals; semantic estimators on {similarity} similarity; "
-          "below them LM-Polygraph's PMI, AttentionScore, P(True), EigenScore and Mahalanobis distance on the "
-          "backend's statistics):\n")
+          "below them LM-Polygraph's PMI, AttentionScore, P(True), EigenScore, Mahalanobis distance and NLI semantic "
+          "entropy on the backend's statistics). Tiny models trained for seconds: the values show the workflow, not "
+          "which estimator is better.\n")
     print(man.table(gen_metric="accuracy"))
     key_a = ("sequence", "msp", "accuracy", "prr")
-    for other in (estimators[len(ESTIMATORS) - 1], "p_true"):
+    for other in (estimators[len(ESTIMATORS) - 1], "p_true", "semantic_entropy"):
         c = man.compare(key_a, ("sequence", other, "accuracy", "prr"))
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
               f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    _claims(man, rows, out_dir, n_resamples)
+    nan = _verbalized_nans(man.stats["answer"])
+    n = len(man.stats["answer"])
+    print(f"\nNot shown: the verbalized estimators (verbalized_1s, verbalized_2s, linguistic_1s) read a confidence "
+          "the model states in words; the tiny model answers with QA words only, so every value would be NaN "
+          f"(verbalized_1s[confidence_regex='{VERBAL_REGEX}'] on the greedy answers: {nan} of {n} NaN). The ensemble "
+          "measures (EPT*, PET*, EPS*, PES*) read LM-Polygraph's ensemble_token_scores, which needs several models "
+          "decoding together; assay's model backend runs one model and does not produce that statistic.")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
     loaded = UEManager.load(saved)

@@ -19,7 +19,7 @@ from typing import Any
 
 from assay.errors import InvalidParameterError
 
-__all__ = ["MODEL_TYPES", "load_model", "model_type_of"]
+__all__ = ["MODEL_TYPES", "load_model", "model_folder_option", "model_type_of"]
 
 #: the model types: decoder-only (``AutoModelForCausalLM``) and encoder-decoder (``AutoModelForSeq2SeqLM``)
 MODEL_TYPES = ("causal", "seq2seq")
@@ -30,6 +30,16 @@ _DTYPES = ("float32", "float16", "bfloat16", "float64")
 def model_type_of(model: Any) -> str:
     """``"seq2seq"`` for an encoder-decoder model (``config.is_encoder_decoder``), else ``"causal"``."""
     return "seq2seq" if getattr(getattr(model, "config", None), "is_encoder_decoder", False) else "causal"
+
+
+def model_folder_option(model: Any, owner: str) -> str | None:
+    """A metric's ``model`` option: None, or the resolved path of a local folder (else an error; no download)."""
+    if model is None:
+        return None
+    if not isinstance(model, (str, os.PathLike)) or not Path(model).expanduser().is_dir():
+        raise InvalidParameterError(f"The 'model' parameter of {owner} must be a local model folder; got "
+                                    f"{model!r:.80} (no such folder). Nothing is downloaded.")
+    return str(Path(model).expanduser().resolve())
 
 
 def _check_folder(path: str | os.PathLike[str]) -> Path:

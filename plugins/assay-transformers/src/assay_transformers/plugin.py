@@ -33,4 +33,5 @@ def _run_demo(out_dir):
 def assay_register_demo_sections(register):
     register("transformers", _run_demo, order=35,
              title="a tiny Hugging Face model generates; MSP, perplexity, entropy, semantic estimators and "
-                   "LM-Polygraph's PMI, attention, P(True), EigenScore and Mahalanobis, PRR with intervals")
+                   "LM-Polygraph's PMI, attention, P(True), EigenScore, Mahalanobis, NLI semantic entropy and "
+                   "claim-level estimators, PRR with intervals")

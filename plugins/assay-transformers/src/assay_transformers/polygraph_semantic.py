@@ -51,6 +51,7 @@ import numpy as np
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import Estimator
 from assay.validation import check_bool, check_choice, check_number
+from assay_uncertainty.estimators_claim import combine_nli
 
 __all__ = [
     "SAR", "ClaimConditionedProbability", "CocoaMSP", "CocoaMTE", "CocoaPPL", "DegMat", "Eccentricity",
@@ -532,19 +533,6 @@ class SAR(Estimator):
 
 
 # --------------------------------------------------------------------------- CCP
-def _combine_nli(forward: str, backward: str) -> str:
-    """LM-Polygraph's combination of NLI(x, y) and NLI(y, x): entail or contra if either says so, not both."""
-    if forward == backward:
-        return forward
-    both = {forward, backward}
-    if {"entail", "contra"} <= both:
-        return "neutral"
-    for x in ("entail", "contra"):
-        if x in both:
-            return x
-    return "neutral"
-
-
 class ClaimConditionedProbability(Estimator):
     r"""LM-Polygraph's ``ClaimConditionedProbability`` (Fadeeva et al. 2024), sequence level (CCP).
 
@@ -564,7 +552,7 @@ class ClaimConditionedProbability(Estimator):
             for _word, alts, mat in zip(words, alternatives, nli):
                 entail, contra = [], []
                 for a, (_alt, logprob) in enumerate(alts):
-                    outcome = _combine_nli(mat[0][a], mat[a][0])
+                    outcome = combine_nli(mat[0][a], mat[a][0])
                     if a == 0 or outcome == "entail":
                         entail.append(float(logprob))
                     elif outcome == "contra":

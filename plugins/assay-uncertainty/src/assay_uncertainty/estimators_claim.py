@@ -35,7 +35,7 @@ __all__ = [
     "AttentionScoreClaim", "BoostedProbClaim", "ClaimConditionedProbabilityClaim", "ClaimsFromSpans",
     "FrequencyScoringClaim", "MaxTokenEntropyClaim", "MaximumClaimProbability", "PTrueClaim",
     "PerplexityClaim", "PointwiseMutualInformationClaim", "RandomBaselineClaim", "SelfCertaintyClaim",
-    "TokenSARClaim", "claim_token_ids",
+    "TokenSARClaim", "claim_token_ids", "combine_nli",
 ]
 
 
@@ -87,7 +87,14 @@ def _row(stats: Mapping[str, Any], key: str, i: int) -> np.ndarray:
     return np.asarray(stats[key][i], dtype=np.float64).reshape(-1)
 
 
-class MaximumClaimProbability(_ClaimEstimator):
+class _LogLikelihoodClaim(_ClaimEstimator):
+    """A claim estimator on LM-Polygraph's ``greedy_log_likelihoods`` of the claim's tokens."""
+
+    def _per_token(self, stats: Mapping[str, Any], i: int) -> np.ndarray:
+        return _row(stats, "greedy_log_likelihoods", i)
+
+
+class MaximumClaimProbability(_LogLikelihoodClaim):
     r"""``-sum_{t in C} l_t``: minus the log-probability of the claim's tokens (LM-Polygraph's MaximumClaimProbability).
 
     assay's older ``claim_probability`` gives ``1 - prod_{t in C} p_t`` from ``claim_spans``; this
@@ -96,20 +103,14 @@ class MaximumClaimProbability(_ClaimEstimator):
 
     name, dependencies = "maximum_claim_probability", ("greedy_log_likelihoods", "claims")
 
-    def _per_token(self, stats: Mapping[str, Any], i: int) -> np.ndarray:
-        return _row(stats, "greedy_log_likelihoods", i)
-
     def _reduce(self, x: np.ndarray) -> float:
         return float(-np.sum(x))
 
 
-class PerplexityClaim(_ClaimEstimator):
+class PerplexityClaim(_LogLikelihoodClaim):
     r"""``-mean_{t in C} l_t`` (LM-Polygraph's PerplexityClaim): the log perplexity of the claim's tokens."""
 
     name, dependencies = "perplexity_claim", ("greedy_log_likelihoods", "claims")
-
-    def _per_token(self, stats: Mapping[str, Any], i: int) -> np.ndarray:
-        return _row(stats, "greedy_log_likelihoods", i)
 
     def _reduce(self, x: np.ndarray) -> float:
         return float(-np.mean(x))
@@ -344,7 +345,7 @@ class FrequencyScoringClaim(Estimator):
         return out
 
 
-def _combine_nli(forward: str, backward: str) -> str:
+def combine_nli(forward: str, backward: str) -> str:
     """LM-Polygraph's combination of NLI(x, y) and NLI(y, x): entail or contra if either says so, not both."""
     if forward == backward:
         return forward
@@ -413,7 +414,7 @@ class ClaimConditionedProbabilityClaim(Estimator):
         stop = self.is_stopword(alternatives[0][0])
         entail, contra = [], []
         for a, (_word, logprob) in enumerate(alternatives):
-            outcome = "entail" if stop or a == 0 else _combine_nli(nli[0][a], nli[a][0])
+            outcome = "entail" if stop or a == 0 else combine_nli(nli[0][a], nli[a][0])
             if outcome == "entail":
                 entail.append(float(logprob))
             elif outcome == "contra":

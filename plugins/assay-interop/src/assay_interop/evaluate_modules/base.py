@@ -32,6 +32,8 @@ class Module:
 
     Subclasses set the class attributes (``defaults``: the ``compute()`` keywords) and implement
     :meth:`map` and :meth:`reduce`; :meth:`check` validates option values beyond their names (``average=None`` ...).
+    A subclass that sets ``name`` but not ``keys`` (or ``main_score``) is a single-score module:
+    its result key and main score are its name.
     """
 
     #: the module's name in ``evaluate`` (``evaluate.load(name)``)
@@ -52,6 +54,15 @@ class Module:
     per_instance: ClassVar[bool] = False
     #: importable module -> pip distribution
     requirements: ClassVar[Mapping[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        if "name" in own:
+            if "keys" not in own:
+                cls.keys = (cls.name,)
+            if "main_score" not in own:
+                cls.main_score = cls.name
 
     def __init__(self, config: str | None, options: Mapping[str, Any]) -> None:
         self.config = config

@@ -60,8 +60,6 @@ class _Labelled(Module):
 
 class Accuracy(_Labelled):
     name = "accuracy"
-    keys = ("accuracy",)
-    main_score = "accuracy"
     defaults: ClassVar[dict[str, Any]] = {"normalize": True}
     rejected = {"sample_weight": _WEIGHTS}
     configs = (None, "multilabel")
@@ -99,31 +97,23 @@ class _PRF(_Labelled):
 
 class F1(_PRF):
     name = "f1"
-    keys = ("f1",)
-    main_score = "f1"
     function = "f1_score"
 
 
 class Precision(_PRF):
     name = "precision"
-    keys = ("precision",)
-    main_score = "precision"
     function = "precision_score"
     defaults: ClassVar[dict[str, Any]] = {**_PRF.defaults, "zero_division": "warn"}
 
 
 class Recall(_PRF):
     name = "recall"
-    keys = ("recall",)
-    main_score = "recall"
     function = "recall_score"
     defaults: ClassVar[dict[str, Any]] = {**_PRF.defaults, "zero_division": "warn"}
 
 
 class MatthewsCorrelation(_Labelled):
     name = "matthews_correlation"
-    keys = ("matthews_correlation",)
-    main_score = "matthews_correlation"
     defaults: ClassVar[dict[str, Any]] = {"average": None}
     rejected = {"sample_weight": _WEIGHTS}
     configs = (None, "multilabel")
@@ -154,8 +144,6 @@ class RocAuc(_Labelled):
 
     features = ("float32", "int32")
     name = "roc_auc"
-    keys = ("roc_auc",)
-    main_score = "roc_auc"
     defaults: ClassVar[dict[str, Any]] = {"average": "macro", "max_fpr": None, "multi_class": "raise",
                                          "labels": None}
     rejected = {"sample_weight": _WEIGHTS}
@@ -189,8 +177,6 @@ class _Error(_Labelled):
 
 class Mae(_Error):
     name = "mae"
-    keys = ("mae",)
-    main_score = "mae"
     defaults: ClassVar[dict[str, Any]] = {"multioutput": "uniform_average"}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
@@ -200,8 +186,6 @@ class Mae(_Error):
 
 class Mse(_Error):
     name = "mse"
-    keys = ("mse",)
-    main_score = "mse"
     defaults: ClassVar[dict[str, Any]] = {"multioutput": "uniform_average", "squared": True}
 
     def reduce(self, items: list[Any]) -> dict[str, Any]:
@@ -235,15 +219,11 @@ class _Correlation(_Labelled):
 
 class Pearsonr(_Correlation):
     name = "pearsonr"
-    keys = ("pearsonr",)
-    main_score = "pearsonr"
     pvalue_key = "p-value"
 
 
 class Spearmanr(_Correlation):
     name = "spearmanr"
-    keys = ("spearmanr",)
-    main_score = "spearmanr"
     pvalue_key = "spearmanr_pvalue"
 
 

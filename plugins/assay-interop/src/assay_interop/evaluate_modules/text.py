@@ -29,8 +29,6 @@ _SACREBLEU = {"sacrebleu": "sacrebleu"}
 
 class ExactMatch(Module):
     name = "exact_match"
-    keys = ("exact_match",)
-    main_score = "exact_match"
     defaults: ClassVar[dict[str, Any]] = {"regexes_to_ignore": None, "ignore_case": False,
                                          "ignore_punctuation": False, "ignore_numbers": False}
     per_instance = True
@@ -242,15 +240,11 @@ class _ErrorRate(Module):
 
 class Wer(_ErrorRate):
     name = "wer"
-    keys = ("wer",)
-    main_score = "wer"
     process = "process_words"
 
 
 class Cer(_ErrorRate):
     name = "cer"
-    keys = ("cer",)
-    main_score = "cer"
     process = "process_characters"
 
 
@@ -337,8 +331,6 @@ class Meteor(Module):
     """
 
     name = "meteor"
-    keys = ("meteor",)
-    main_score = "meteor"
     defaults: ClassVar[dict[str, Any]] = {"alpha": 0.9, "beta": 3, "gamma": 0.5, "split_sentences": True}
     requirements = {"nltk": "nltk"}
     per_instance = True

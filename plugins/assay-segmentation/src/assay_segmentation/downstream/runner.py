@@ -203,6 +203,11 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
     A ValUES config (:mod:`assay_segmentation.downstream.values`) runs as ValUES does, on its
     experiment tree (:func:`assay_segmentation.downstream.values_runner.run_values`).
 
+    The output folder (a ValUES run without one: its experiment tree) is locked for the run
+    (:mod:`assay_segmentation.downstream.lock`): a second run into it while this one runs is a
+    :class:`~assay_segmentation.downstream.lock.FolderInUseError` naming the folder and this
+    process' pid; a lock left by a killed run is taken over with a ``StaleLockWarning``.
+
     Parameters
     ----------
     config : dict or path
@@ -221,11 +226,6 @@ def run_experiments(config: dict | str | Path, *, output: str | Path | None = No
         :mod:`assay_segmentation.downstream.targets`).
     tasks : sequence of str, optional
         Run these tasks instead of the config's ``tasks`` (when ``config`` is a file).
-
-    The output folder (a ValUES run without one: its experiment tree) is locked for the run
-    (:mod:`assay_segmentation.downstream.lock`): a second run into it while this one runs is a
-    :class:`~assay_segmentation.downstream.lock.FolderInUseError` naming the folder and this
-    process' pid; a lock left by a killed run is taken over with a ``StaleLockWarning``.
     """
     start = time.perf_counter()
     if not isinstance(config, dict):

@@ -38,22 +38,14 @@ NOT_BUILT = {
     "metrics.fin_qa_metric":
         "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
         "Python's `eval` (arbitrary code from model output)",
-    "metrics.sacrebleu":
-        "not loaded yet: the pipeline wraps Hugging Face evaluate's `sacrebleu` module (fetched from the Hub at run "
-        "time) with a tokenizer chosen by task_data['target_language'] (`ja-mecab` for Japanese); "
-        "`metrics.normalized_sacrebleu` is the offline corpus SacreBLEU",
-    "metrics.rerank_recall":
-        "not loaded yet: unitxt ranks with pytrec_eval (trec_eval's C library: its order of tied scores and of "
-        "NaN), which is not installed here to compare against",
-    "metrics.text2sql.non_execution_accuracy":
-        "not loaded yet: unitxt compares SQL through sqlglot and sqlparse with its own text2sql normalisations; "
-        "neither library is installed here to compare against",
     "metrics.tool_calling.reflection":
         "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
         "although the catalog entry names no engine",
     "metrics.tool_calling.reflection.syntactic":
-        "not loaded yet: computed by llmevalkit's static tool-call checks (unitxt imports "
-        "`llmevalkit.function_calling`), which is not installed here to compare against",
+        "not loaded: computed by IBM's LLMEvalKit static tool-call checks (unitxt imports "
+        "`llmevalkit.function_calling`), which unitxt installs from IBM's internal GitHub (github.ibm.com); "
+        "the PyPI package named `llmevalkit` (6.0.2) is an unrelated project without `function_calling`, so "
+        "there is nothing to compare against",
 }
 
 
@@ -180,6 +172,16 @@ def _ndcg_pipeline(**args: Any) -> Any:
     return _cls("retrieval", "Ndcg")(score_prefix=args.get("score_prefix", ""))
 
 
+def _sacrebleu_pipeline(**args: Any) -> Any:
+    inner = args.get("metric")
+    steps = [s.get("__type__") for s in args.get("preprocess_steps", [])]
+    if (args.get("main_score") != "sacrebleu" or not isinstance(inner, Mapping)
+            or inner.get("hf_metric_name") != "sacrebleu" or steps != ["copy", "map_instance_values"]):
+        raise InvalidParameterError("metrics.sacrebleu: only unitxt's catalog pipeline (target_language -> "
+                                    "tokenize, then evaluate's sacrebleu) is supported.")
+    return _cls("hf_sacrebleu", "HfSacrebleu")(score_prefix=args.get("score_prefix", ""))
+
+
 def _squad_pipeline(**args: Any) -> Any:
     inner = args.get("metric")
     if args.get("main_score") != "f1" or not isinstance(inner, Mapping) or inner.get("__type__") != "squad":
@@ -239,6 +241,9 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "multi_turn_metric": _multi_turn,
     "weighted_win_rate_correlation": _plain("win_rate", "WeightedWinRateCorrelation"),
     "huggingface_metric": _huggingface,
+    "sql_non_execution_accuracy": _plain("text2sql", "SqlNonExecutionAccuracy"),
+    "rerank_recall": _plain("rerank", "RerankRecall"),
+    "f1_strings": _plain("f1_strings", "F1Strings"),
 }
 def _robustness(kind: str) -> Callable[..., Any]:
     def make(score_prefix: str = "") -> Any:
@@ -260,6 +265,7 @@ BUILDERS.update({kind: _robustness(kind) for kind in _ROBUSTNESS})
 PIPELINES: dict[str, Callable[..., Any]] = {
     "metrics.ndcg": _ndcg_pipeline,
     "metrics.squad": _squad_pipeline,
+    "metrics.sacrebleu": _sacrebleu_pipeline,
 }
 
 

@@ -20,11 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import InvalidParameterError
-from assay.metrics import BulkInstanceMetric
 from assay.plugins.deps import require
 from assay.validation import check_int
-from assay_unitxt.catalog.inputs import CheckedInputs
-from assay_unitxt.catalog.models import ModelFolder, SharedModel
+from assay_unitxt.catalog.model_metric import ModelEntryMetric
+from assay_unitxt.catalog.models import SharedModel
 
 __all__ = ["BertScore"]
 
@@ -43,7 +42,7 @@ def references_of(references: Sequence[Any], owner: str) -> list[list[str]]:
     return out
 
 
-class BertScore(CheckedInputs, BulkInstanceMetric):
+class BertScore(ModelEntryMetric):
     """unitxt's ``BertScore`` on a local model folder (module docstring).
 
     Parameters
@@ -65,20 +64,11 @@ class BertScore(CheckedInputs, BulkInstanceMetric):
     main_score = "f1"
     score_names = ["f1", "precision", "recall"]
     ci_scores = ["f1", "precision", "recall"]
-    prediction_type = str
-    input_type = "text"
     requirements = {"bert_score": "bert-score", "assay_transformers": "assay-transformers"}
-    #: sample inputs for assay's conformance suite (it skips the checks that score them while the folder is missing)
-    examples = [{"predictions": ["the cat sat on the mat", "a dog ran", "paris"],
-                 "references": [["a cat sat on a mat"], ["the dog ran in the park", "dogs ran"], ["paris is big"]],
-                 "atol": 1e-6}]
 
     def __init__(self, *, model_name: str, model_layer: int | None = None, batch_size: int = 32, model: Any = None,
                  device: str | None = None, entry: str = "bert_score", score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        self.entry = entry
-        self.folder = ModelFolder(entry, model_name, model)
-        self.model_name, self.model = model_name, self.folder.model  # the options, read back by add_to_catalog
+        super().__init__(entry=entry, model_name=model_name, model=model, score_prefix=score_prefix)
         self.model_layer = None if model_layer is None else check_int(model_layer, "model_layer", low=0, owner=entry)
         self.batch_size = check_int(batch_size, "batch_size", low=1, owner=entry)
         self.device = device

@@ -25,11 +25,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import InvalidParameterError
-from assay.metrics import BulkInstanceMetric
 from assay.validation import check_int
 from assay_unitxt.catalog.bert_score import references_of
-from assay_unitxt.catalog.inputs import CheckedInputs
-from assay_unitxt.catalog.models import ModelFolder, SharedModel
+from assay_unitxt.catalog.model_metric import ModelEntryMetric
+from assay_unitxt.catalog.models import SharedModel
 
 __all__ = ["Perplexity", "fill"]
 
@@ -42,7 +41,7 @@ def fill(template: str, **values: str) -> str:
     return _FIELD.sub(lambda m: values[m.group(1)], template)
 
 
-class Perplexity(CheckedInputs, BulkInstanceMetric):
+class Perplexity(ModelEntryMetric):
     """unitxt's ``Perplexity`` on a local folder (module docstring).
 
     Parameters
@@ -64,21 +63,12 @@ class Perplexity(CheckedInputs, BulkInstanceMetric):
 
     main_score = "perplexity"
     ci_scores = ["perplexity"]
-    prediction_type = str
-    input_type = "text"
     requirements = {"torch": "torch", "transformers": "transformers", "assay_transformers": "assay-transformers"}
-    #: sample inputs for assay's conformance suite (it skips the checks that score them while the folder is missing)
-    examples = [{"predictions": ["the cat sat on the mat", "a dog ran", "paris"],
-                 "references": [["a cat sat on a mat"], ["the dog ran in the park", "dogs ran"], ["paris is big"]],
-                 "atol": 1e-6}]
 
     def __init__(self, *, model_name: str, source_template: str, target_template: str, batch_size: int = 32,
                  single_token_mode: bool = False, model: Any = None, device: str | None = None,
                  entry: str = "perplexity", score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        self.entry = entry
-        self.folder = ModelFolder(entry, model_name, model)
-        self.model_name, self.model = model_name, self.folder.model  # the options, read back by add_to_catalog
+        super().__init__(entry=entry, model_name=model_name, model=model, score_prefix=score_prefix)
         for key, template in (("source_template", source_template), ("target_template", target_template)):
             if not isinstance(template, str):
                 raise InvalidParameterError(f"{entry}: {key!r} must be a str; got {type(template).__name__}.")

@@ -19,16 +19,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import InvalidParameterError
-from assay.metrics import BulkInstanceMetric
 from assay.validation import check_int
 from assay_unitxt.catalog.bert_score import references_of
-from assay_unitxt.catalog.inputs import CheckedInputs
-from assay_unitxt.catalog.models import ModelFolder, SharedModel
+from assay_unitxt.catalog.model_metric import ModelEntryMetric
+from assay_unitxt.catalog.models import SharedModel
 
 __all__ = ["Reward"]
 
 
-class Reward(CheckedInputs, BulkInstanceMetric):
+class Reward(ModelEntryMetric):
     """unitxt's ``Reward`` on a local folder (module docstring).
 
     Parameters
@@ -46,20 +45,11 @@ class Reward(CheckedInputs, BulkInstanceMetric):
 
     main_score = "reward_score"
     ci_scores = ["reward_score"]
-    prediction_type = str
-    input_type = "text"
     requirements = {"transformers": "transformers", "torch": "torch"}
-    #: sample inputs for assay's conformance suite (it skips the checks that score them while the folder is missing)
-    examples = [{"predictions": ["the cat sat on the mat", "a dog ran", "paris"],
-                 "references": [["a cat sat on a mat"], ["the dog ran in the park", "dogs ran"], ["paris is big"]],
-                 "atol": 1e-6}]
 
     def __init__(self, *, model_name: str, batch_size: int = 32, model: Any = None, device: str | None = None,
                  entry: str = "reward", score_prefix: str = "") -> None:
-        super().__init__(score_prefix=score_prefix)
-        self.entry = entry
-        self.folder = ModelFolder(entry, model_name, model)
-        self.model_name, self.model = model_name, self.folder.model  # the options, read back by add_to_catalog
+        super().__init__(entry=entry, model_name=model_name, model=model, score_prefix=score_prefix)
         self.batch_size = check_int(batch_size, "batch_size", low=1, owner=entry)
         self.device = device
         self._pipeline = SharedModel()
