@@ -271,8 +271,9 @@ def _builder(name: str) -> Callable[..., Any] | None:
     if kind in MODEL_BUILDERS:  # a model entry: its metric reads a local folder (catalog.models)
         return functools.partial(MODEL_BUILDERS[kind], entry=name)
     if kind == "metric_pipeline":
-        if entry["needs"] == "model":  # a pipeline around a model metric: not built generally (not compared yet)
-            return PIPELINES.get(name)
+        if entry["needs"] == "model":  # a pipeline around a model entry: its metric reads the local folder
+            return PIPELINES.get(name) or (functools.partial(_model_pipeline, entry=name)
+                                           if _pipeline_gap(name) is None else None)
         return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
         items = entry["entry"].get("items", [])
@@ -298,6 +299,21 @@ def _general_pipeline(**args: Any) -> Any:
     from assay_unitxt.catalog.pipelines import build_pipeline
 
     return build_pipeline(**args)
+
+
+def _model_pipeline(*, entry: str, metric: str, model: Any = None, **args: Any) -> Any:
+    """A ``metric_pipeline`` around a model entry: the wrapped entry is built with this entry's name (its
+    messages, a missing folder's error name the pipeline) and the ``model`` option (its local folder)."""
+    from assay.plugins import parse_name
+    from assay_unitxt.catalog.pipelines import build_pipeline
+
+    inner, overrides = parse_name(metric)
+    make = _builder(inner)
+    if make is None:
+        raise InvalidParameterError(f"{entry}: the wrapped metric {metric!r} is not a model entry assay loads.")
+    wrapped = build(inner, **overrides, entry=entry, **({} if model is None else {"model": model}))
+    wrapped.name = metric
+    return build_pipeline(metric=wrapped, **args)
 
 
 def build(name: str, **overrides: Any) -> Any:
