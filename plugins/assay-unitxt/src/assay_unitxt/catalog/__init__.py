@@ -48,6 +48,10 @@ NOT_BUILT = {
     "metrics.text2sql.non_execution_accuracy":
         "not loaded yet: unitxt compares SQL through sqlglot and sqlparse with its own text2sql normalisations; "
         "neither library is installed here to compare against",
+    "metrics.rag.context_perplexity":
+        "not loaded: its post-processing copies the wrapped perplexity's list-valued instance score "
+        "`reference_scores` (one value per context) into the instance's `score`, and an assay instance score is a "
+        "number; `metrics.rag.context_relevance` runs the same steps without it (main score `perplexity`)",
     "metrics.tool_calling.reflection":
         "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
         "although the catalog entry names no engine",
@@ -273,7 +277,7 @@ def _builder(name: str) -> Callable[..., Any] | None:
     if kind == "metric_pipeline":
         if entry["needs"] == "model":  # a pipeline around a model entry: its metric reads the local folder
             return PIPELINES.get(name) or (functools.partial(_model_pipeline, entry=name)
-                                           if _pipeline_gap(name) is None else None)
+                                           if name not in NOT_BUILT and _pipeline_gap(name) is None else None)
         return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
         items = entry["entry"].get("items", [])
@@ -369,6 +373,9 @@ def not_loaded_reason(name: str) -> str | None:
     """Why an offline entry is not registered, or a model entry not loaded, or None (the entries listing prints it)."""
     model_entry = catalog_entries().get(name)
     if model_entry is not None and model_entry["needs"] == "model":
+        if model_entry["entry"].get("__type__") == "metric_pipeline" and _builder(name) is None:
+            gap = NOT_BUILT.get(name) or _pipeline_gap(name)
+            return gap if gap is None or gap.startswith("not loaded") else f"not loaded: the pipeline {gap}"
         return NOT_LOADED.get(model_entry["entry"].get("__type__"))
     if name in USER_CATALOG or name in NOT_BUILT:
         return USER_CATALOG.get(name) or NOT_BUILT[name]

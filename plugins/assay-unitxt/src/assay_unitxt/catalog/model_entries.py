@@ -79,9 +79,6 @@ NOT_LOADED: dict[str, str] = {
     "f1_strings": (
         "not loaded: unitxt tokenizes with spaCy's `en_core_web_sm` (downloaded at run time); spaCy is not a "
         "dependency of assay"),
-    "metric_pipeline": (
-        "not loaded: a unitxt `metric_pipeline` (RAG field mapping) around a model entry; no assay builder for this "
-        "pipeline yet (the model entry it wraps is listed under its own name)"),
     "metrics_list": ("not loaded: a list of several metrics (assay loads one metric per name), one of them a "
                      "model entry"),
 }
