@@ -201,15 +201,14 @@ def test_the_model_option_reaches_the_wrapped_metric(hub, monkeypatch):
     name = "metrics.rag.response_generation.answer_relevance.answer_reward"
     folder = hub / "OpenAssistant" / "reward-model-deberta-v3-large-v2"
     u_inst, _ = unitxt_run(name, folder, None, ANSWERS)
-    res = assay.evaluate(ANSWERS, REFERENCES, task_data=TASK_DATA, metrics=[f"{name}[model={folder}]"],
-                         n_resamples=0)
+    res = assay.evaluate(ANSWERS, None, task_data=TASK_DATA, metrics=[f"{name}[model={folder}]"], n_resamples=0)
     main = res.global_scores["score_name"]
     assert [r["score"]["instance"][main] for r in res] == pytest.approx([u[main] for u in u_inst], rel=1e-6)
 
 
 def test_a_missing_folder_names_the_pipeline_entry(tmp_path, monkeypatch):
     monkeypatch.setenv("ASSAY_HF_MODELS_PATH", str(tmp_path))
-    name = "metrics.rag.faithfulness.bert_score_k_precision"
+    name = "metrics.rag.end_to_end.faithfulness.bert_score_k_precision"
     with pytest.raises(ModelFolderNotFoundError, match=rf"{name.replace('.', '[.]')} needs the Hugging Face model "
                                                        r"'microsoft/deberta-large-mnli'.*was searched"):
         assay.evaluate(DICT_PREDICTIONS, None, task_data=TASK_DATA, metrics=[name], n_resamples=0)
