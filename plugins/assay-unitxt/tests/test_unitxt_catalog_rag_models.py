@@ -185,7 +185,8 @@ def test_model_pipeline_matches_unitxt(models_path, name):
         # main score's interval
         assert a_ci - u_ci == {"score_ci_low", "score_ci_high"}
         main = a_glob["score_name"]
-        assert (a_glob["score_ci_low"], a_glob["score_ci_high"]) == (a_glob[main + "_ci_low"], a_glob[main + "_ci_high"])
+        ci = (a_glob["score_ci_low"], a_glob["score_ci_high"])
+        assert ci == (a_glob[main + "_ci_low"], a_glob[main + "_ci_high"])
         a_ci -= {"score_ci_low", "score_ci_high"}
     assert a_ci == u_ci, f"interval names: assay {sorted(a_ci)}, unitxt {sorted(u_ci)}"
     for i, (u, a) in enumerate(zip(u_inst, a_inst)):
