@@ -216,3 +216,19 @@ def test_a_missing_folder_names_the_pipeline_entry(tmp_path, monkeypatch):
     with pytest.raises(InvalidParameterError, match=r"metrics\.rag\.answer_reward: the 'model' option must be a local "
                                                     r"folder"):
         assay.load_metric(f"metrics.rag.answer_reward[model={tmp_path / 'nowhere'}]")
+
+
+@pytest.mark.parametrize("name", ["metrics.rag.end_to_end.faithfulness.bert_score_k_precision",
+                                  "metrics.rag.response_generation.faithfulness.sentence_bert_mini_lm",
+                                  "metrics.rag.end_to_end.answer_reward",
+                                  "metrics.rag.external_rag.context_relevance"])
+def test_model_pipelines_keep_assays_invariances(models_path, name):
+    """assay check-plugin's checks (order, chunking, shard-then-merge, one at a time, pickling: the wrapped model is
+    loaded again), which it skips without the folders."""
+    from assay.testing import check_evaluate_matches, check_invariances
+
+    metric = assay.load_metric(name)
+    preds = ANSWERS if ".response_generation." in name else DICT_PREDICTIONS
+    preds, refs = _assay_inputs(metric, preds)
+    check_invariances(metric, preds, refs, TASK_DATA, atol=1e-6)
+    check_evaluate_matches(metric, preds, refs, TASK_DATA, atol=1e-6)
