@@ -213,7 +213,7 @@ def test_a_missing_folder_names_the_pipeline_entry(tmp_path, monkeypatch):
     with pytest.raises(ModelFolderNotFoundError, match=rf"{name.replace('.', '[.]')} needs the Hugging Face model "
                                                        r"'microsoft/deberta-large-mnli'.*was searched"):
         assay.evaluate(DICT_PREDICTIONS, None, task_data=TASK_DATA, metrics=[name], n_resamples=0)
-    with pytest.raises(InvalidParameterError, match=r"metrics\.rag\.answer_reward: the 'model' option must be a local "
+    with pytest.raises(InvalidParameterError, match=r"^metrics\.rag\.answer_reward: the 'model' option must be a local "
                                                     r"folder"):
         assay.load_metric(f"metrics.rag.answer_reward[model={tmp_path / 'nowhere'}]")
 

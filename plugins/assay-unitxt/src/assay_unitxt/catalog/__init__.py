@@ -334,8 +334,8 @@ def build(name: str, **overrides: Any) -> Any:
     n = {"n_resamples": args.pop("n_resamples")} if "n_resamples" in args else {}
     try:
         metric = make(**args)
-    except TypeError as err:
-        raise InvalidParameterError(f"{name}: {err}") from None
+    except TypeError as err:  # InvalidParameterError too: named after the entry unless it names one already
+        raise InvalidParameterError(str(err) if str(err).startswith("metrics.") else f"{name}: {err}") from None
     return _n_resamples(metric, n)
 
 
