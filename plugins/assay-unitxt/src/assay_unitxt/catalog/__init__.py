@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from assay.errors import InvalidParameterError, UnknownNameError
+from assay.plugins import parse_name
 from assay_unitxt.catalog.model_entries import MODEL_BUILDERS, NOT_LOADED
 
 __all__ = ["BUILDERS", "build", "catalog_entries", "factory", "load_status"]
@@ -308,7 +309,6 @@ def _general_pipeline(**args: Any) -> Any:
 def _model_pipeline(*, entry: str, metric: str, model: Any = None, **args: Any) -> Any:
     """A ``metric_pipeline`` around a model entry: the wrapped entry is built with this entry's name (its
     messages, a missing folder's error name the pipeline) and the ``model`` option (its local folder)."""
-    from assay.plugins import parse_name
     from assay_unitxt.catalog.pipelines import build_pipeline
 
     inner, overrides = parse_name(metric)
