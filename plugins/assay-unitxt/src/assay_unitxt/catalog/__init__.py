@@ -306,18 +306,26 @@ def _general_pipeline(**args: Any) -> Any:
     return build_pipeline(**args)
 
 
-def _model_pipeline(*, entry: str, metric: str, model: Any = None, **args: Any) -> Any:
+def _model_pipeline(*, entry: str, metric: str, model: Any = None, model_layer: Any = None, **args: Any) -> Any:
     """A ``metric_pipeline`` around a model entry: the wrapped entry is built with this entry's name (its
-    messages, a missing folder's error name the pipeline) and the ``model`` option (its local folder)."""
+    messages, a missing folder's error name the pipeline) and the ``model`` option (its local folder), and
+    ``model_layer`` (a BERTScore entry's layer) when given. The sample inputs run on the wrapped entry's
+    sample model (``assay check-plugin``)."""
     from assay_unitxt.catalog.pipelines import build_pipeline
 
     inner, overrides = parse_name(metric)
     make = _builder(inner)
     if make is None:
         raise InvalidParameterError(f"{entry}: the wrapped metric {metric!r} is not a model entry assay loads.")
-    wrapped = build(inner, **overrides, entry=entry, **({} if model is None else {"model": model}))
+    given = {k: v for k, v in (("model", model), ("model_layer", model_layer)) if v is not None}
+    wrapped = build(inner, **overrides, entry=entry, **given)
     wrapped.name = metric
-    return build_pipeline(metric=wrapped, **args)
+    pipeline = build_pipeline(metric=wrapped, **args)
+    sample = next((ex for ex in getattr(wrapped, "examples", None) or [] if "overrides" in ex), None)
+    if sample is not None:  # the wrapped sample's model and tolerance (a model in float32 batches)
+        keep = {k: sample[k] for k in ("overrides", "atol") if k in sample}
+        pipeline.examples = [{**ex, **keep} for ex in pipeline.examples]
+    return pipeline
 
 
 def build(name: str, **overrides: Any) -> Any:
