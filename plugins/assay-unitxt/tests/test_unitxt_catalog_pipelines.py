@@ -53,6 +53,7 @@ def _pipelines():
     from assay_unitxt.catalog import catalog_entries, load_status
 
     return sorted(n for n in load_status() if catalog_entries()[n]["entry"].get("__type__") == "metric_pipeline"
+                  and catalog_entries()[n]["needs"] == "nothing"  # around a model: test_unitxt_catalog_rag_models.py
                   # compared in test_unitxt_catalog_names.py and test_unitxt_catalog_rest.py
                   and n not in ("metrics.ndcg", "metrics.squad", "metrics.sacrebleu"))
 
@@ -91,6 +92,12 @@ def unitxt_run(name, predictions, references, task_data):
 def test_the_pipeline_entries_load():
     # every offline metrics.rag.* pipeline (metrics.sacrebleu and metrics.token_overlap_with_context: see the listing)
     assert len(PIPELINES) == 35 and all(n.startswith("metrics.rag.") for n in PIPELINES)
+    # and the 53 around a model entry (test_unitxt_catalog_rag_models.py): 88 metrics.rag.* pipelines load
+    from assay_unitxt.catalog import catalog_entries, load_status
+
+    rag = [n for n in load_status() if n.startswith("metrics.rag.")
+           and catalog_entries()[n]["entry"].get("__type__") == "metric_pipeline"]
+    assert len(rag) == 88
 
 
 @pytest.mark.parametrize("name", PIPELINES)

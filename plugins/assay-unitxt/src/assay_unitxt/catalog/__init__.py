@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from assay.errors import InvalidParameterError, UnknownNameError
+from assay.plugins import parse_name
 from assay_unitxt.catalog.model_entries import MODEL_BUILDERS, NOT_LOADED
 
 __all__ = ["BUILDERS", "build", "catalog_entries", "factory", "load_status"]
@@ -38,6 +39,10 @@ NOT_BUILT = {
     "metrics.fin_qa_metric":
         "not loaded: unitxt downloads FinQA's evaluation script at run time and runs each prediction through "
         "Python's `eval` (arbitrary code from model output)",
+    "metrics.rag.context_perplexity":
+        "not loaded: its post-processing copies the wrapped perplexity's list-valued instance score "
+        "`reference_scores` (one value per context) into the instance's `score`, and an assay instance score is a "
+        "number; `metrics.rag.context_relevance` runs the same steps without it (main score `perplexity`)",
     "metrics.tool_calling.reflection":
         "not loaded: its semantic checks ask a hosted LLM through llmevalkit (a provider such as watsonx or RITS), "
         "although the catalog entry names no engine",
@@ -277,8 +282,9 @@ def _builder(name: str) -> Callable[..., Any] | None:
     if kind in MODEL_BUILDERS:  # a model entry: its metric reads a local folder (catalog.models)
         return functools.partial(MODEL_BUILDERS[kind], entry=name)
     if kind == "metric_pipeline":
-        if entry["needs"] == "model":  # a pipeline around a model metric: not built generally (not compared yet)
-            return PIPELINES.get(name)
+        if entry["needs"] == "model":  # a pipeline around a model entry: its metric reads the local folder
+            return PIPELINES.get(name) or (functools.partial(_model_pipeline, entry=name)
+                                           if name not in NOT_BUILT and _pipeline_gap(name) is None else None)
         return PIPELINES.get(name) or (_general_pipeline if _pipeline_gap(name) is None else None)
     if kind == "metrics_list":  # one metric per name: a list of one buildable metric
         items = entry["entry"].get("items", [])
@@ -306,6 +312,28 @@ def _general_pipeline(**args: Any) -> Any:
     return build_pipeline(**args)
 
 
+def _model_pipeline(*, entry: str, metric: str, model: Any = None, model_layer: Any = None, **args: Any) -> Any:
+    """A ``metric_pipeline`` around a model entry: the wrapped entry is built with this entry's name (its
+    messages, a missing folder's error name the pipeline) and the ``model`` option (its local folder), and
+    ``model_layer`` (a BERTScore entry's layer) when given. The sample inputs run on the wrapped entry's
+    sample model (``assay check-plugin``)."""
+    from assay_unitxt.catalog.pipelines import build_pipeline
+
+    inner, overrides = parse_name(metric)
+    make = _builder(inner)
+    if make is None:
+        raise InvalidParameterError(f"{entry}: the wrapped metric {metric!r} is not a model entry assay loads.")
+    given = {k: v for k, v in (("model", model), ("model_layer", model_layer)) if v is not None}
+    wrapped = build(inner, **overrides, entry=entry, **given)
+    wrapped.name = metric
+    pipeline = build_pipeline(metric=wrapped, **args)
+    sample = next((ex for ex in getattr(wrapped, "examples", None) or [] if "overrides" in ex), None)
+    if sample is not None:  # the wrapped sample's model and tolerance (a model in float32 batches)
+        keep = {k: sample[k] for k in ("overrides", "atol") if k in sample}
+        pipeline.examples = [{**ex, **keep} for ex in pipeline.examples]
+    return pipeline
+
+
 def build(name: str, **overrides: Any) -> Any:
     """Build the assay metric of unitxt's catalog entry ``name`` (``"metrics.rouge"``), ``overrides`` applied."""
     make = _builder(name)
@@ -320,8 +348,8 @@ def build(name: str, **overrides: Any) -> Any:
     n = {"n_resamples": args.pop("n_resamples")} if "n_resamples" in args else {}
     try:
         metric = make(**args)
-    except TypeError as err:
-        raise InvalidParameterError(f"{name}: {err}") from None
+    except TypeError as err:  # InvalidParameterError too: named after the entry unless it names one already
+        raise InvalidParameterError(str(err) if str(err).startswith("metrics.") else f"{name}: {err}") from None
     return _n_resamples(metric, n)
 
 
@@ -359,6 +387,9 @@ def not_loaded_reason(name: str) -> str | None:
     """Why an offline entry is not registered, or a model entry not loaded, or None (the entries listing prints it)."""
     model_entry = catalog_entries().get(name)
     if model_entry is not None and model_entry["needs"] == "model":
+        if model_entry["entry"].get("__type__") == "metric_pipeline" and _builder(name) is None:
+            gap = NOT_BUILT.get(name) or _pipeline_gap(name)
+            return gap if gap is None or gap.startswith("not loaded") else f"not loaded: the pipeline {gap}"
         return NOT_LOADED.get(model_entry["entry"].get("__type__"))
     if name in USER_CATALOG or name in NOT_BUILT:
         return USER_CATALOG.get(name) or NOT_BUILT[name]

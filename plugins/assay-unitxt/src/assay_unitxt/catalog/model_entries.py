@@ -76,9 +76,6 @@ NOT_LOADED: dict[str, str] = {
     "meteor_fast": (
         "not loaded yet: needs NLTK's WordNet corpus on disk (unitxt calls nltk.download at run time); no assay "
         "builder yet"),
-    "metric_pipeline": (
-        "not loaded: a unitxt `metric_pipeline` (RAG field mapping) around a model entry; no assay builder for this "
-        "pipeline yet (the model entry it wraps is listed under its own name)"),
     "metrics_list": ("not loaded: a list of several metrics (assay loads one metric per name), one of them a "
                      "model entry"),
 }

@@ -201,14 +201,16 @@ def _examples(pre: list[Any]) -> list[dict[str, Any]]:
     return [{"predictions": preds, "references": refs, "task_data": [dict(_ROW), dict(_ROW2)]}]
 
 
-def build_pipeline(*, metric: str, main_score: str, preprocess_steps: Sequence[dict[str, Any]] = (),
+def build_pipeline(*, metric: Any, main_score: str, preprocess_steps: Sequence[dict[str, Any]] = (),
                    postprocess_steps: Sequence[dict[str, Any]] = (), score_prefix: str = "",
                    prediction_type: str | None = None) -> Any:
-    """assay's :class:`~assay_unitxt.pipeline.MetricPipeline` of a catalog ``metric_pipeline`` entry's arguments."""
+    """assay's :class:`~assay_unitxt.pipeline.MetricPipeline` of a catalog ``metric_pipeline`` entry's arguments
+    (``metric``: the wrapped catalog name, or the wrapped metric already built, as for a model entry)."""
+    from assay.metrics import Metric
     from assay.metrics.catalog import resolve_metric
     from assay_unitxt.pipeline import MetricPipeline
 
-    if not isinstance(metric, str):
+    if not isinstance(metric, (str, Metric)):
         raise InvalidParameterError(f"metric_pipeline: 'metric' must be a catalog name; got {metric!r:.80}.")
     inner = resolve_metric(metric)[0]
     prefix = score_prefix or inner.score_prefix or ""
