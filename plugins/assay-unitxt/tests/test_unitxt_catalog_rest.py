@@ -178,11 +178,11 @@ def test_extract_sql_by_hand():
 
 def _rerank_data():
     # q1: gold p3 ranked 3rd of 7; q2: gold tied with two others (trec_eval's tie order decides); q3: gold
-    # ranked 1st of 2 with a non-numeric score beside it; q4: two gold passages, one beyond rank 5; q5: no gold
+    # ranked 1st of 2; q4: two gold passages, one beyond rank 5; q5: no gold
     rows = [("q1", "p1", "0.9", 0), ("q1", "p2", "0.8", 0), ("q1", "p3", "0.7", 1), ("q1", "p4", "0.6", 0),
             ("q1", "p5", "0.5", 0), ("q1", "p6", "0.4", 0), ("q1", "p7", "0.3", 0),
             ("q2", "a", "0.5", 0), ("q2", "b", "0.5", 1), ("q2", "c", "0.5", 0),
-            ("q3", "x", "0.2", 1), ("q3", "y", "abc", 0),
+            ("q3", "x", "0.2", 1), ("q3", "y", "0.1", 0),
             ("q4", "d1", "0.95", 1), ("q4", "d2", "0.9", 0), ("q4", "d3", "0.85", 0), ("q4", "d4", "0.8", 0),
             ("q4", "d5", "0.75", 0), ("q4", "d6", "0.1", 1),
             ("q5", "e1", "0.3", 0), ("q5", "e2", "0.6", 0)]
@@ -211,9 +211,10 @@ def test_rerank_recall_errors():
         assay_run("metrics.rerank_recall", ["0.5"], [["1"]], [{"passage_id": "p"}])
     with pytest.raises(InvalidParameterError, match="integer relevance"):
         assay_run("metrics.rerank_recall", ["0.5"], [["yes"]], [{"query_id": "q", "passage_id": "p"}])
-    with pytest.warns(assay.errors.UndefinedMetricWarning, match="not a number"):
-        assay_run("metrics.rerank_recall", ["abc", "0.4"], [["1"], ["0"]],
-                  [{"query_id": "q", "passage_id": "p"}, {"query_id": "q", "passage_id": "r"}], n_resamples=0)
+    for bad in ("abc", "nan", None):  # unitxt ranks a non-numeric score as NaN; assay names the prediction
+        with pytest.raises(InvalidParameterError, match=r"predictions\[0\]"):
+            assay_run("metrics.rerank_recall", [bad, "0.4"], [["1"], ["0"]],
+                      [{"query_id": "q", "passage_id": "p"}, {"query_id": "q", "passage_id": "r"}], n_resamples=0)
 
 
 F1S_P = ["The cat's hat isn't red.", "hello world", "x", "New York-based U.K. firms (e.g. ACME) cost $5.50!",

@@ -65,9 +65,11 @@ class RerankRecall(CheckedInputs, GlobalMetric):
             qid, pid = self._ids(data, i)
             try:
                 score = float(pred)
-            except ValueError:
-                score = undefined_metric(f"metrics.rerank_recall: instance {i}'s prediction {pred!r:.40} is not a "
-                                         "number; its score is NaN (as in unitxt).")
+            except (TypeError, ValueError):
+                score = math.nan
+            if not math.isfinite(score):  # unitxt ranks such a passage with a NaN score; assay refuses it
+                raise InvalidParameterError(f"metrics.rerank_recall: predictions[{i}] = {pred!r:.40} is not a finite "
+                                            "number (a passage's retrieval score).")
             try:
                 relevance = int(refs[0])
             except (TypeError, ValueError):
