@@ -55,7 +55,9 @@ class F1Strings(CheckedInputs, InstanceMetric):
     """unitxt's ``F1Strings`` (see the module docstring)."""
 
     input_type = "text"
-    examples = [{"predictions": ["the cat's hat", "hello"], "references": [["The cat's hat is red"], ["hello"]]}]
+    # the conformance checks run on spaCy's English tokenizer (no pipeline package is installed by the tests)
+    examples = [{"predictions": ["the cat's hat", "hello"], "references": [["The cat's hat is red"], ["hello"]],
+                 "overrides": {"spacy_model": "blank:en"}}]
 
     main_score = "f1_strings"
     ci_scores: list[str] = []  # unitxt reports no interval for this entry
