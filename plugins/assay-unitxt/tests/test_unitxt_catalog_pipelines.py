@@ -175,8 +175,14 @@ def test_serializer_refuses_a_value_it_does_not_render():
                        metrics=["metrics.rag.end_to_end.context_relevance.token_precision"])
 
 
-def test_a_pipeline_that_is_not_built_says_why():
+def test_a_pipeline_that_is_not_built_says_why(tmp_path, monkeypatch):
+    from assay.plugins import _catalog_files
     from assay_unitxt.catalog import catalog_entries, not_loaded_reason
+
+    # no local catalog: another test (unitxt's tutorial) may have stored this name in a folder of its own
+    monkeypatch.setattr(_catalog_files, "_registered", [])
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv(_catalog_files.CATALOG_ENV, raising=False)
     from assay_unitxt.catalog.pipelines import unsupported
 
     # the general builder does not build an inline huggingface_metric (metrics.sacrebleu has its own builder)

@@ -73,6 +73,9 @@ class HfSacrebleu(CheckedInputs, Metric):
 
     def reduce(self, intermediates: Any) -> dict[str, float]:
         items = list(intermediates)
+        if not items:
+            raise InvalidParameterError("metrics.sacrebleu: predictions is empty: corpus BLEU needs at least one "
+                                        "instance.")
         tokenizers = {tok for tok, _ in items}
         if len(tokenizers) > 1:
             raise InvalidParameterError(
