@@ -164,6 +164,7 @@ def start_server(model_dir: str | os.PathLike[str], *, port: int | None = None, 
                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     server = LocalServer(process, port, str(model_dir), log_path)
     deadline = time.monotonic() + startup_timeout
+    last_error: Exception | None = None  # why the last /health probe failed (said if the server never answers)
     while time.monotonic() < deadline:
         if not server.alive():
             raise RuntimeError(f"transformers serve exited with code {process.returncode} before answering; "
@@ -172,9 +173,10 @@ def start_server(model_dir: str | os.PathLike[str], *, port: int | None = None, 
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
                 if r.status == 200:
                     return server
-        except (urllib.error.URLError, OSError):
-            pass
+        except (urllib.error.URLError, OSError) as exc:  # not listening yet: probe again until the deadline
+            last_error = exc
         time.sleep(0.5)
     server.stop()
-    raise RuntimeError(f"transformers serve did not answer /health within {startup_timeout:g} s; its log "
+    raise RuntimeError(f"transformers serve did not answer /health within {startup_timeout:g} s (last probe: "
+                       f"{last_error!r}); its log "
                        f"({log_path}):\n{server.log_tail()}")
