@@ -54,7 +54,7 @@ EXTRA_MODEL = (
     ("greedy_lm_log_likelihoods", "the model again, without the prompt"),
     ("attention", "the model's attention weights"),
     ("forwardpass_attention_weights", "the model's attention weights"),
-    ("p_true", "the model (a P(True) prompt)"),
+    ("p_true", "the model (a P(True) prompt; the Hugging Face backend computes it)"),
     ("train_", "a training set's statistics (fitted, saved with the manager)"),
     ("background_train_", "a training set's statistics (fitted, saved with the manager)"),
     ("embeddings", "the model's hidden states"),

@@ -24,10 +24,12 @@ import torch
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty import UEManager
+from assay.uncertainty.base import StatCalculator
 from assay_transformers.density_training import training_stats
 from assay_transformers.generation import HFModel
 from assay_transformers.stats import GreedyProbsCalculator
 from assay_transformers.whitebox_stats import (
+    ClaimPTruePrompt,
     ElicitingPromptAttention,
     GreedyAttention,
     GreedyLMProbs,
@@ -52,7 +54,8 @@ def _load_lm_polygraph() -> dict[str, types.ModuleType]:
     before = set(sys.modules)
     for name, folder in {"lm_polygraph": root, "lm_polygraph.utils": root / "utils",
                          "lm_polygraph.stat_calculators": root / "stat_calculators",
-                         "lm_polygraph.estimators": root / "estimators"}.items():
+                         "lm_polygraph.estimators": root / "estimators",
+                         "lm_polygraph.estimators.claim": root / "estimators" / "claim"}.items():
         if name not in sys.modules:
             pkg = types.ModuleType(name)
             pkg.__path__ = [str(folder)]
@@ -69,7 +72,7 @@ def _load_lm_polygraph() -> dict[str, types.ModuleType]:
         for m in ("greedy_probs", "embeddings", "attention_forward_pass", "greedy_lm_probs", "prompt", "sample",
                   "attention_eliciting_prompt"):
             mods[m] = importlib.import_module(f"lm_polygraph.stat_calculators.{m}")
-        for m in ("attention_score", "rauq", "pointwise_mutual_information", "p_true", "csl"):
+        for m in ("attention_score", "rauq", "pointwise_mutual_information", "p_true", "csl", "claim.p_true"):
             mods[f"estimators.{m}"] = importlib.import_module(f"lm_polygraph.estimators.{m}")
         return mods
     finally:
@@ -105,11 +108,12 @@ def folders(tmp_path_factory, tiny_tokenizer):
     return {"causal": root / "causal", "seq2seq": root / "seq2seq"}
 
 
-def _theirs(lmp, folder, kind):
+def _theirs(lmp, folder, kind, attn="eager"):
+    """LM-Polygraph's WhiteboxModel on the folder; ``attn=None``: the model's default attention (the backend's)."""
     from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     auto = AutoModelForCausalLM if kind == "causal" else AutoModelForSeq2SeqLM
-    model = auto.from_pretrained(folder, attn_implementation="eager").eval()
+    model = auto.from_pretrained(folder, **({"attn_implementation": attn} if attn else {})).eval()
     tok = AutoTokenizer.from_pretrained(folder, padding_side="left")
     return lmp["model"].WhiteboxModel(model, tok, model_type="CausalLM" if kind == "causal" else "Seq2SeqLM")
 
@@ -307,3 +311,108 @@ def test_manager_values_equal_lm_polygraphs_estimators_on_lm_polygraphs_statisti
             ref = float(np.asarray(est[name](stats)).reshape(-1)[0])
             assert man.estimations[("sequence", name)][i] == pytest.approx(ref, rel=1e-5, abs=1e-5), (name, i)
     assert rauq_checked >= 2
+
+
+# ----------------------------------------------------------------------------- p_true_claim (ClaimPromptCalculator)
+def _claims_of(tokens, tok):
+    """Claims of one greedy answer: each token a claim (even positions with a claim_text, odd ones without, so the
+    calculator decodes their tokens), and one claim of the first two tokens with a text of its own."""
+    claims = [({"aligned_token_ids": [k], "claim_text": tok.decode([int(tokens[k])], skip_special_tokens=True)}
+               if k % 2 == 0 else {"aligned_token_ids": [k]}) for k in range(len(tokens))]
+    if len(tokens) >= 2:
+        claims.append({"aligned_token_ids": [0, 1], "claim_text": "the red river of paris"})
+    return claims
+
+
+def _claim_text(claim, tokens, tok):
+    """The text LM-Polygraph's calculator is given for a claim: its claim_text, else its tokens decoded."""
+    if "claim_text" in claim:
+        return claim["claim_text"]
+    return tok.decode([int(tokens[k]) for k in claim["aligned_token_ids"]], skip_special_tokens=True)
+
+
+def _theirs_p_true_claim(lmp, theirs, prompts, claims, tokens, tok):
+    """LM-Polygraph's ClaimPromptCalculator, one claim at a time: the batch's claims' values end to end."""
+    ref = lmp["prompt"].ClaimPromptCalculator()
+    flat = []
+    for prompt, example, toks in zip(prompts, claims, tokens):
+        for claim in example:
+            one = {"claim_input_texts_concatenated": [prompt],
+                   "claim_texts_concatenated": [_claim_text(claim, toks, tok)]}
+            flat.append(float(ref(one, [prompt], theirs)["p_true_claim"][0]))
+    return flat
+
+
+@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
+def test_p_true_claim_equals_lm_polygraphs_claim_prompt_calculator(lmp, folders, kind):
+    ours = HFModel(str(folders[kind]))
+    theirs = _theirs(lmp, folders[kind], kind, attn=None)  # the backend's attention: the same float32 sums
+    greedy = _greedy(ours)
+    tok = ours.tokenizer
+    claims = [_claims_of(t, tok) for t in greedy["greedy_tokens"]]
+    claims[1] = []  # an example without claims
+    stats = {"input_texts": PROMPTS, "greedy_tokens": greedy["greedy_tokens"], "claims": claims}
+    got = ClaimPTruePrompt(ours)(stats)["p_true_claim"]
+    assert [len(v) for v in got] == [len(c) for c in claims]
+    ref = _theirs_p_true_claim(lmp, theirs, PROMPTS, claims, greedy["greedy_tokens"], tok)
+    np.testing.assert_allclose(np.concatenate(got), ref, rtol=0, atol=1e-6)
+    assert len(set(np.round(np.concatenate(got), 6))) > 3  # the claims' prompts differ, and so do the values
+    # LM-Polygraph's estimator on its own (flat) statistic gives what assay's gives on the per-example one
+    theirs_est = lmp["estimators.claim.p_true"].PTrueClaim()({"claims": claims, "p_true_claim": ref})
+    from assay.plugins import get_registry
+
+    mine = get_registry("estimator").get("PTrueClaim").create()({"claims": claims, "p_true_claim": got})
+    for a, b in zip(mine, theirs_est):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_p_true_claim_errors_name_the_claim(folders):
+    ours = HFModel(str(folders["causal"]))
+    calc = ClaimPTruePrompt(ours)
+    with pytest.raises(InvalidParameterError, match=r"example 0, claim 1: token index 9 is past the example's 2"):
+        calc({"input_texts": ["what"], "greedy_tokens": [[5, 6]],
+              "claims": [[{"aligned_token_ids": [0]}, {"aligned_token_ids": [9]}]]})
+    with pytest.raises(InvalidParameterError, match="'claim_text' must be a string"):
+        calc({"input_texts": ["what"], "greedy_tokens": [[5]],
+              "claims": [[{"aligned_token_ids": [0], "claim_text": 3}]]})
+    with pytest.raises(InvalidParameterError, match="one each per example"):
+        calc({"input_texts": ["what", "who"], "greedy_tokens": [[5]], "claims": [[]]})
+    with pytest.raises(InvalidParameterError, match="reads 'claims'"):
+        calc({"input_texts": ["what"], "greedy_tokens": [[5]]})
+
+
+class _TokenClaims(StatCalculator):
+    """Test claims for a model run: :func:`_claims_of` on each greedy answer."""
+
+    name, stats, dependencies = "test_token_claims", ("claims",), ("greedy_tokens",)
+
+    def __init__(self, tok):
+        super().__init__()
+        self.tok = tok
+
+    def __call__(self, stats):
+        return {"claims": [_claims_of(t, self.tok) for t in stats["greedy_tokens"]]}
+
+
+def test_manager_p_true_claim_is_the_same_for_any_batch_size_and_equals_lm_polygraphs(lmp, folders):
+    """The UEManager computes p_true_claim on the model (claims from a calculator of the test) with the same values
+    at batch sizes 1 and 3, equal to LM-Polygraph's PTrueClaim on its ClaimPromptCalculator's statistic."""
+    tok = HFModel(str(folders["causal"])).tokenizer
+
+    def run(batch_size):
+        man = UEManager([{"input": p} for p in PROMPTS], model=str(folders["causal"]), estimators=["p_true_claim"],
+                        stat_calculators=[_TokenClaims(tok)], gen_metrics=[], ue_metrics=[], batch_size=batch_size,
+                        max_new_tokens=MAX_NEW, samples_n=1, seed=3, save_stats=["greedy_tokens"])
+        man()
+        return man
+
+    one, three = run(1), run(3)
+    a, b = (np.concatenate(m.estimations[("claim", "p_true_claim")]) for m in (one, three))
+    tokens = [[int(t) for t in ts] for ts in one.stats["greedy_tokens"]]
+    claims = [_claims_of(t, tok) for t in tokens]
+    assert len(a) == sum(len(c) for c in claims) > len(PROMPTS)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    theirs = _theirs(lmp, folders["causal"], "causal", attn=None)
+    flat = _theirs_p_true_claim(lmp, theirs, PROMPTS, claims, tokens, tok)
+    ref = np.concatenate(lmp["estimators.claim.p_true"].PTrueClaim()({"claims": claims, "p_true_claim": flat}))
+    np.testing.assert_allclose(a, ref, rtol=0, atol=1e-6)

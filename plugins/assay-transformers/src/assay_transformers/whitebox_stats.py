@@ -64,6 +64,11 @@ reads the prompt and the decoder ``[decoder_start] + answer``):
     -inf; LM-Polygraph's logits sanitizer then lifts it to the row's smallest logit) before
     the log-softmax: the same is done here. "True" must be one token of the tokenizer
     (BOS / EOS aside), else an error (LM-Polygraph: an assertion).
+``p_true_claim``
+    Per claim of ``claims`` (one list per example): the same log-probability after
+    LM-Polygraph's claim prompt (``"Question: {q}\n Possible answer:{a}\n Is the possible
+    answer True or False? The possible answer is: "``, ``a`` the claim's text), as its
+    ``ClaimPromptCalculator`` computes it (:class:`ClaimPTruePrompt`).
 ``sample_embeddings``
     Per sample, ``(D,)``: causal, the hidden state of layer ``L // 2`` (of the
     ``L + 1`` hidden states, embeddings first) at the last position generation fed the
@@ -92,9 +97,11 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay.uncertainty.base import StatCalculator
+from assay_uncertainty.estimators_claim import claim_token_ids
 
 __all__ = [
-    "ELICITING_PROMPT", "ELICITING_SUFFIX", "P_TRUE_PROMPT", "P_TRUE_SAMPLING_PROMPT", "ElicitingPromptAttention",
+    "ELICITING_PROMPT", "ELICITING_SUFFIX", "P_TRUE_CLAIM_PROMPT", "P_TRUE_PROMPT", "P_TRUE_SAMPLING_PROMPT",
+    "ClaimPTruePrompt", "ElicitingPromptAttention",
     "GreedyAttention", "GreedyLMProbs", "HiddenStateEmbeddings", "PTruePrompt", "PolygraphModel",
     "SampleEmbeddings", "whitebox_calculators",
 ]
@@ -105,6 +112,9 @@ P_TRUE_PROMPT = ("Question: {q}\n Possible answer:{a}\n "
 #: LM-Polygraph 0.7.0's P(True) prompt with brainstormed samples (``SamplingPromptCalculator``)
 P_TRUE_SAMPLING_PROMPT = ("Question: {q}\n Here are some ideas that were brainstormed: {s}\n Possible answer:{a}\n "
                           "Is the possible answer:\n (A) True\n (B) False\n The possible answer is:")
+#: LM-Polygraph 0.7.0's P(True) prompt for one claim (``ClaimPromptCalculator``; ``a`` is the claim's text)
+P_TRUE_CLAIM_PROMPT = ("Question: {q}\n Possible answer:{a}\n "
+                       "Is the possible answer True or False? The possible answer is: ")
 #: LM-Polygraph 0.7.0's eliciting prompt for CSL (``attention_eliciting_prompt.py``), its indentation included
 ELICITING_PROMPT = """Read the following question with optional context and decide if the answer correctly answer the question. Focus on the answer, and reply Y or N.
             Context: Luxor International Airport is a airport near Luxor in Egypt (EG). It is 353 km away from the nearest seaport (Duba). The offical IATA for this airport is LXR.
@@ -306,7 +316,46 @@ class GreedyLMProbs(_WhiteboxCalculator):
         return {"greedy_lm_log_probs": rows, "greedy_lm_log_likelihoods": lls}
 
 
-class PTruePrompt(_WhiteboxCalculator):
+class _PTrueBase(_WhiteboxCalculator):
+    """The log-probability of the token "True" after a prompt (LM-Polygraph's ``BasePromptCalculator``)."""
+
+    def _true_id(self) -> int:
+        tok = self.model.tokenizer
+        ids = [t for t in tok(["True"])["input_ids"][0] if t not in (tok.eos_token_id, tok.bos_token_id)]
+        if len(ids) != 1:
+            raise InvalidParameterError(
+                f"{self.stats[0]}: the tokenizer splits 'True' into {len(ids)} tokens ({ids}); P(True) reads the "
+                "log-probability of one token (LM-Polygraph asserts the same).")
+        return int(ids[0])
+
+    def _log_p_true(self, texts: Sequence[str]) -> list[float]:
+        """Per prompt text, the log-probability of "True" as the next token (EOS masked, as LM-Polygraph)."""
+        import torch  # deferred: torch is imported when a model runs
+
+        if not texts:
+            return []
+        true_id = self._true_id()
+        eos = sorted(self.model.eos_ids)
+        out = []
+        for text in texts:
+            ids = self._prompt_ids(text)
+            with torch.no_grad():
+                if self._seq2seq:
+                    logits = self.model.model(input_ids=self._tensor(ids),
+                                              decoder_input_ids=self._tensor([self._start_id()])).logits
+                else:
+                    logits = self.model.model(input_ids=self._tensor(ids)).logits
+            row = logits[0, -1].float()
+            if eos:  # min_new_tokens=1 masks EOS; LM-Polygraph's sanitizer lifts it to the row's smallest logit
+                keep = torch.ones_like(row, dtype=torch.bool)
+                keep[eos] = False
+                row = row.clone()
+                row[eos] = row[keep].min()
+            out.append(float(row.log_softmax(-1)[true_id]))
+        return out
+
+
+class PTruePrompt(_PTrueBase):
     """``input_texts``, ``greedy_texts`` (and ``sample_texts``) -> ``p_true`` or ``p_true_sampling``.
 
     ``sampling=False``: LM-Polygraph's ``PromptCalculator``; ``True``: its ``SamplingPromptCalculator``.
@@ -322,40 +371,66 @@ class PTruePrompt(_WhiteboxCalculator):
             self.dependencies = ("input_texts", "greedy_texts", "sample_texts")
         super().__init__(model)
 
-    def _true_id(self) -> int:
-        tok = self.model.tokenizer
-        ids = [t for t in tok(["True"])["input_ids"][0] if t not in (tok.eos_token_id, tok.bos_token_id)]
-        if len(ids) != 1:
-            raise InvalidParameterError(
-                f"{self.stats[0]}: the tokenizer splits 'True' into {len(ids)} tokens ({ids}); P(True) reads the "
-                "log-probability of one token (LM-Polygraph asserts the same).")
-        return int(ids[0])
-
     def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
-        import torch  # deferred: torch is imported when a model runs
-
-        true_id = self._true_id()
-        eos = sorted(self.model.eos_ids)
         prompts, answers = _need(stats, "input_texts", self.name), _need(stats, "greedy_texts", self.name)
         samples = _need(stats, "sample_texts", self.name) if self.sampling else [[] for _ in prompts]
         template = P_TRUE_SAMPLING_PROMPT if self.sampling else P_TRUE_PROMPT
-        out = []
-        for q, a, s in zip(prompts, answers, samples):
-            ids = self._prompt_ids(template.format(q=q, s=", ".join(s), a=a))
-            with torch.no_grad():
-                if self._seq2seq:
-                    logits = self.model.model(input_ids=self._tensor(ids),
-                                              decoder_input_ids=self._tensor([self._start_id()])).logits
-                else:
-                    logits = self.model.model(input_ids=self._tensor(ids)).logits
-            row = logits[0, -1].float()
-            if eos:  # min_new_tokens=1 masks EOS; LM-Polygraph's sanitizer lifts it to the row's smallest logit
-                keep = torch.ones_like(row, dtype=torch.bool)
-                keep[eos] = False
-                row = row.clone()
-                row[eos] = row[keep].min()
-            out.append(float(row.log_softmax(-1)[true_id]))
-        return {self.stats[0]: out}
+        texts = [template.format(q=q, s=", ".join(s), a=a) for q, a, s in zip(prompts, answers, samples)]
+        return {self.stats[0]: self._log_p_true(texts)}
+
+
+class ClaimPTruePrompt(_PTrueBase):
+    """``input_texts``, ``claims``, ``greedy_tokens`` -> ``p_true_claim``: P(True) of each claim of the answer.
+
+    LM-Polygraph's ``ClaimPromptCalculator``: per claim, :data:`P_TRUE_CLAIM_PROMPT` with
+    ``q`` the example's prompt and ``a`` the claim's text, and the log-probability of "True"
+    as the next token (as :class:`PTruePrompt`). LM-Polygraph reads the two from its
+    ``claim_input_texts_concatenated`` and ``claim_texts_concatenated`` (the batch's claims end
+    to end); here they come from ``input_texts`` and ``claims``, and the values are given per
+    example (one list per example, one value per claim), the layout
+    :class:`~assay_uncertainty.estimators_claim.PTrueClaim` reads besides LM-Polygraph's flat one,
+    so the values do not depend on the batch.
+
+    A claim's text is its ``claim_text`` (LM-Polygraph's ``Claim``, or a mapping with that key);
+    a claim without one (claims made from ``claim_spans``) is given the text of its tokens,
+    ``tokenizer.decode`` of ``greedy_tokens[aligned_token_ids]`` without special tokens
+    (assay's addition; LM-Polygraph's claims always carry a text).
+    """
+
+    name = "p_true_claim_prompt"
+    stats = ("p_true_claim",)
+    dependencies = ("input_texts", "claims", "greedy_tokens")
+
+    def _claim_text(self, claim: Any, tokens: Sequence[int], where: str) -> str:
+        text = claim.get("claim_text") if isinstance(claim, Mapping) else getattr(claim, "claim_text", None)
+        if text is not None:
+            if not isinstance(text, str):
+                raise InvalidParameterError(f"{where}: 'claim_text' must be a string; got {type(text).__name__}.")
+            return text
+        ids = claim_token_ids(claim, where)
+        if ids.size and (ids.max() >= len(tokens) or ids.min() < -len(tokens)):
+            raise InvalidParameterError(f"{where}: token index {int(ids.max())} is past the example's {len(tokens)} "
+                                        "generated tokens.")
+        return str(self.model.tokenizer.decode([int(tokens[k]) for k in ids], skip_special_tokens=True))
+
+    def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
+        prompts, claims = _need(stats, "input_texts", self.name), _need(stats, "claims", self.name)
+        tokens = _need(stats, "greedy_tokens", self.name)
+        if not (len(prompts) == len(claims) == len(tokens)):
+            raise InvalidParameterError(f"{self.name}: the batch has {len(prompts)} input_texts, {len(claims)} lists "
+                                        f"of claims and {len(tokens)} greedy_tokens; one each per example.")
+        texts, counts = [], []
+        for i, (q, example, toks) in enumerate(zip(prompts, claims, tokens)):
+            counts.append(len(example))
+            for j, claim in enumerate(example):
+                a = self._claim_text(claim, list(toks), f"stat calculator {self.name!r}, example {i}, claim {j}")
+                texts.append(P_TRUE_CLAIM_PROMPT.format(q=q, a=a))
+        flat = self._log_p_true(texts)
+        out, k = [], 0
+        for n in counts:
+            out.append(np.asarray(flat[k:k + n], dtype=np.float64))
+            k += n
+        return {"p_true_claim": out}
 
 
 class SampleEmbeddings(_WhiteboxCalculator):
@@ -447,7 +522,8 @@ class PolygraphModel:
 def whitebox_calculators(model: Any) -> list[StatCalculator]:
     """The calculators of this module for ``model`` (an :class:`~assay_transformers.generation.HFModel`)."""
     calcs: list[StatCalculator] = [HiddenStateEmbeddings(model), GreedyAttention(model), GreedyLMProbs(model),
-                                   PTruePrompt(model), PTruePrompt(model, sampling=True), SampleEmbeddings(model)]
+                                   PTruePrompt(model), PTruePrompt(model, sampling=True), ClaimPTruePrompt(model),
+                                   SampleEmbeddings(model)]
     if model.type == "causal":
         calcs.append(ElicitingPromptAttention(model))
     return calcs
