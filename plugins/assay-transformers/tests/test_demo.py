@@ -73,7 +73,7 @@ def test_make_tiny_model_checks_its_options(tmp_path):
     from assay.errors import InvalidParameterError
     from assay_transformers.demo import make_tiny_model
 
-    for option in ({"steps": -1}, {"train_rows": 0}, {"seed": 1.5}):
+    for option in ({"steps": -1}, {"train_rows": 0}, {"seed": 1.5}, {"stated_confidence": 1}):
         with pytest.raises(InvalidParameterError, match=next(iter(option))):
             make_tiny_model(tmp_path / "m", **option)
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
@@ -94,6 +94,35 @@ def test_claim_records_make_one_claim_per_answer_word():
         claim_records(["a b"], ["a"], [[-1.0]], [[0.0]])
 
 
+def test_stated_confidence_texts_and_guess():
+    from assay_transformers.demo import guess, stated_confidence_texts
+
+    rows = [{"question": "What colour is the sky ?", "answer": "blue"},
+            {"question": "What colour is grass ?", "answer": "green"},
+            {"question": "How many legs has a cat ?", "answer": "four"}]
+    # each question's word before "?" swapped for the next row's (the last row's for the first's); the made-up
+    # "What colour is cat ?" is a known (evaluated) question here, so it is left out
+    assert stated_confidence_texts(rows, known=[r["question"] for r in rows] + ["What colour is cat ?"]) == [
+        "Question: What colour is the sky ? Guess: blue Probability: 0.9 <eos>",
+        "Question: What colour is the grass ? Guess: blue Probability: 0.2 <eos>",
+        "Question: What colour is grass ? Guess: green Probability: 0.9 <eos>",
+        "Question: How many legs has a cat ? Guess: four Probability: 0.9 <eos>",
+        "Question: How many legs has a sky ? Guess: four Probability: 0.2 <eos>",
+    ]
+    assert len(stated_confidence_texts(rows)) == 6  # without known: the rows' own questions only
+    assert guess("Guess: the Seine Probability: 0.9") == "the Seine"
+    assert guess("Guess: Guess: green Probability: 0.2") == "green"  # LM-Polygraph's regex: after the last Guess:
+    assert guess("blue") == "blue" and guess("Guess: Rome") == "Rome"
+
+
+def hand_guess(answer: str) -> str:
+    """The words of a verbalized answer after its last 'Guess:' and before 'Probability:'."""
+    words = answer.split()
+    words = words[:words.index("Probability:")] if "Probability:" in words else words
+    last = max((k for k, w in enumerate(words) if w == "Guess:"), default=-1)
+    return " ".join(words[last + 1:])
+
+
 def test_assay_list_shows_the_section(capsys):
     assert main(["list", "demo_section"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("transformers "))
@@ -108,7 +137,7 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     assert sorted(p.name for p in (section / "run").iterdir()) == ["arrays.npz", "manager.json"]
     model_files = {p.name for p in (section / "tiny-model").iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= model_files
-    assert sorted(p.name for p in section.iterdir()) == ["claims", "run", "tiny-model", "tiny-nli"]
+    assert sorted(p.name for p in section.iterdir()) == ["claims", "run", "tiny-model", "tiny-nli", "verbalized"]
     nli_files = {p.name for p in (section / "tiny-nli").iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= nli_files
 
@@ -192,10 +221,36 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
             - claims.metrics[("claim", "maximum_claim_probability", "claim_accuracy", "prr")])
     assert f"max_token_entropy_claim - maximum_claim_probability: {diff:+.4f} [" in out
 
+    # the verbalized table: verbalized_1s parses the stated confidence of each saved answer (recomputed here with the
+    # regex); quality is the exact match of the guess; PRR (NaN pairs dropped) and the paired comparison with msp
+    verbal = UEManager.load(section / "verbalized")
+    vname = "verbalized_1s[confidence_regex='Probability: (\\d+\\.\\d+)']"
+    assert verbal.estimator_names == ["msp", vname] and verbal.n_examples == 40
+    assert all(t == f"Question: {r['question']}" for t, r in zip(verbal.stats["input_texts"], rows))
+    stated = [re.search(r"Probability: (\d+\.\d+)", a) for a in verbal.stats["answer"]]
+    want_v = np.array([1 - float(m.group(1)) if m else np.nan for m in stated])
+    np.testing.assert_array_equal(verbal.estimations[("sequence", vname)], want_v)
+    nan = int(np.isnan(want_v).sum())
+    assert nan < 40 and f"{nan} of 40 answers state none" in out  # real stated confidences, the NaNs counted
+    q_v = np.array([float(hand_guess(a).casefold() == r["answer"].casefold())
+                    for a, r in zip(verbal.stats["answer"], rows)])
+    np.testing.assert_array_equal(verbal.gen_metrics[("sequence", "guess_accuracy")], q_v)
+    assert 0 < q_v.sum() < 40 and f"the guess ({int(q_v.sum())} of 40 right)" in out
+    for name in ("msp", vname):
+        u = verbal.estimations[("sequence", name)]
+        keep = np.isfinite(u)
+        key = ("sequence", name, "guess_accuracy", "prr")
+        assert verbal.metrics[key] == pytest.approx(hand_prr(u[keep], q_v[keep]), abs=1e-12)
+        low, high = verbal.intervals[key]
+        assert np.isfinite([low, high]).all() and low <= verbal.metrics[key] <= high
+        assert f"| {name} | {verbal.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
+    diff = verbal.metrics[("sequence", vname, "guess_accuracy", "prr")] - \
+        verbal.metrics[("sequence", "msp", "guess_accuracy", "prr")]
+    assert f"verbalized_1s - msp: {diff:+.4f} [" in out
+    assert "they mean nothing about the method" in out
+
     # the families left out say why
-    assert "every value would be NaN" in out and "does not produce that statistic" in out
-    stated = sum(re.search(r"Confidence: ([0-9.]+)", a) is not None for a in man.stats["answer"])
-    assert f"on the greedy answers: {40 - stated} of 40 NaN" in out
+    assert "verbalized_2s (it asks a follow-up question as a chat" in out and "does not produce that statistic" in out
 
     # the rescored UE metrics are in the printed second table; rescoring again here gives the same
     assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out

@@ -14,8 +14,8 @@ whose qualities are all equal (a NaN interval, the reason in ``UEManager.interva
 With ``r`` right and ``w`` wrong answers a resample lacks one class with probability about
 ``e**-r + e**-w``. The former 16 questions (10 right, 6 wrong) gave 2.5e-3 per resample, so
 200 resamples held a constant one with probability 0.4 (the demo's did: every interval NaN).
-Here the 10 trained answers are right and most of the 30 unseen ones wrong (13 right, 27
-wrong with torch 2.13 on a CPU): 2.3e-6 per resample, 4.5e-4 over 200; still below 1e-2 over
+Here the 10 trained answers are right and most of the 30 unseen ones wrong (15 right, 25
+wrong with torch 2.13 on a CPU): 3.1e-7 per resample, 6.1e-5 over 200; still below 1e-2 over
 200 at the worst case of 10 right and 20 wrong.
 
 LM-Polygraph's families on the model backend's statistics (issue 28), one estimator each:
@@ -26,11 +26,14 @@ P(True) (``p_true``; "True" is added to the tokenizer's words for it), sample-ba
 classifier that :func:`make_tiny_nli` builds in the output folder, since none ships with assay).
 The claim level (``maximum_claim_probability``, ``max_token_entropy_claim``) gets a table of its own
 (:func:`claim_records`: each generated word of an answer is a claim, right when it is the
-reference's word at that place), since its quality is one label per claim. Not shown, and the
-section says why: the verbalized estimators (the tiny model states no confidence, so every
-value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers) and
-the ensemble measures (the model backend runs one model; nothing in assay produces
-LM-Polygraph's ``ensemble_token_scores`` statistic from several models).
+reference's word at that place), since its quality is one label per claim. Verbalized
+confidence (``verbalized_1s``) gets a table of its own too: the model is also taught, in the
+same training, LM-Polygraph's verb_1s answer format (:func:`stated_confidence_texts`), and is
+asked :data:`VERBAL_TEMPLATE` prompts; quality is the exact match of the guess
+(:class:`GuessAccuracy`). Not shown, and the section says why: ``verbalized_2s`` (a chat
+model), ``linguistic_1s`` (the model is taught numbers) and the ensemble measures (the model
+backend runs one model; nothing in assay produces LM-Polygraph's ``ensemble_token_scores``
+statistic from several models).
 
 Every value comes from tiny models trained for seconds (the NLI one not at all): the section
 shows the workflow, not which estimator is better.
@@ -39,7 +42,8 @@ shows the workflow, not which estimator is better.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -47,9 +51,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CLAIM_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
-           "VERBAL_REGEX", "claim_records", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run",
-           "vocabulary"]
+from assay.uncertainty.base import GenerationMetric
+from assay_uncertainty.gen_metrics import normalize_text
+
+__all__ = ["CLAIM_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "STATED",
+           "TRAIN_ROWS", "VERBAL_REGEX", "VERBAL_TEMPLATE", "GuessAccuracy", "claim_records", "guess",
+           "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run", "stated_confidence_texts", "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 #: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
@@ -64,12 +71,19 @@ POLYGRAPH_ESTIMATORS = ["mean_pointwise_mutual_information", "attention_score", 
 NLI_ESTIMATORS = ["semantic_entropy"]
 #: LM-Polygraph's claim-level estimators of the claim table (claims from :func:`claim_records`)
 CLAIM_ESTIMATORS = ["maximum_claim_probability", "max_token_entropy_claim"]
-#: the stated-confidence pattern the section tries ``verbalized_1s`` with (LM-Polygraph's prompts ask for it)
-VERBAL_REGEX = r"Confidence: ([0-9.]+)"
+#: the stated-confidence pattern of ``verbalized_1s`` (LM-Polygraph's verb_1s_top1 configs: "Guess: ..." then
+#: "Probability: <0.0 to 1.0>")
+VERBAL_REGEX = r"Probability: (\d+\.\d+)"
+#: the verbalized prompt (LM-Polygraph's "Question: {question}", without its instruction text, which the tiny
+#: model could not read); the model answers "Guess: <answer> Probability: <confidence>"
+VERBAL_TEMPLATE = "Question: {text}"
+#: the confidences the tiny model is taught to state: after its trained answer, and after a wrong one
+STATED = {"right": "0.9", "wrong": "0.2"}
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
 TRAIN_ROWS = 10
-#: words the tokenizer knows besides the QA file's: "True" is the token P(True) reads
-EXTRA_WORDS = ["True"]
+#: words the tokenizer knows besides the QA file's: "True" is the token P(True) reads; the rest is the verbalized
+#: format (:data:`VERBAL_TEMPLATE`, :data:`STATED`)
+EXTRA_WORDS = ["True", "Question:", "Guess:", "Probability:", *sorted(set(STATED.values()))]
 
 
 def qa_path() -> Path:
@@ -93,8 +107,44 @@ def vocabulary(path: str | os.PathLike[str] | None = None) -> list[str]:
     return sorted(words | {"Q:", "A:"})
 
 
+def stated_confidence_texts(rows: list[dict[str, Any]], known: list[str] | None = None) -> list[str]:
+    """Training texts that teach the verbalized format: an answer, then a stated confidence.
+
+    Per row, ``"Question: {question} Guess: {answer} Probability: 0.9 <eos>"`` (:data:`STATED`
+    ``"right"``: a question it is taught, with its answer) and the same question with its
+    second-to-last word (the one before ``?``) swapped for the next row's, answered the same,
+    ``"Probability: 0.2"`` (``"wrong"``: a question it is not taught, whose answer it can only
+    guess). A made-up question that equals a question of ``known`` (default: ``rows``' own) is
+    left out, so no evaluated question is taught. The model learns to state a high number for
+    the questions it was taught and a low one for the others; the numbers are ours, and what it
+    states on unseen questions is whatever these few seconds taught it.
+    """
+    taken = {str(q) for q in (known if known is not None else [r["question"] for r in rows])}
+    ends = [str(r["question"]).split()[-2] if len(str(r["question"]).split()) > 1 else "" for r in rows]
+    out = []
+    for i, row in enumerate(rows):
+        q, a = str(row["question"]), str(row["answer"])
+        out.append(f"Question: {q} Guess: {a} Probability: {STATED['right']} <eos>")
+        words = q.split()
+        swap = next((e for e in ends[i + 1:] + ends[:i] if e and len(words) > 1 and e != words[-2]), None)
+        if swap is not None:
+            made_up = " ".join([*words[:-2], swap, words[-1]])
+            if made_up not in taken:
+                out.append(f"Question: {made_up} Guess: {a} Probability: {STATED['wrong']} <eos>")
+    return out
+
+
+def guess(text: str) -> str:
+    """The guess of a verbalized answer: the text between ``Guess:`` and ``Probability``.
+
+    LM-Polygraph's ``output_ignore_regex`` of its verb_1s configs (``(?s).*Guess: |\\nProbability.*``),
+    with a space for the newline (the demo's word-level tokenizer decodes words joined by spaces).
+    """
+    return re.sub(r"(?s).*Guess: | ?Probability.*", "", text).strip()
+
+
 def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str] | None = None, seed: int = 0,
-                    steps: int = 200, train_rows: int = 10) -> Path:
+                    steps: int = 200, train_rows: int = 10, stated_confidence: bool = True) -> Path:
     """Build, train and save a tiny GPT-2-shaped causal model and its tokenizer into ``folder``.
 
     Parameters
@@ -112,6 +162,9 @@ def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str
         answers (150 left one of them wrong: "Which river runs through Paris ?" -> "the Tiber").
     train_rows : int, default 10
         How many rows (from the top) the model is trained on.
+    stated_confidence : bool, default True
+        Also train on :func:`stated_confidence_texts` of those rows, so that the model answers
+        :data:`VERBAL_TEMPLATE` prompts with a guess and a stated confidence (``verbalized_1s``).
 
     Returns
     -------
@@ -122,9 +175,10 @@ def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    from assay.validation import check_int
+    from assay.validation import check_bool, check_int
 
     check_int(seed, "seed", low=0, owner="make_tiny_model")
+    check_bool(stated_confidence, "stated_confidence", owner="make_tiny_model")
     check_int(steps, "steps", low=0, owner="make_tiny_model")
     check_int(train_rows, "train_rows", low=1, owner="make_tiny_model")
     rows = qa_rows(qa)
@@ -138,6 +192,8 @@ def make_tiny_model(folder: str | os.PathLike[str], *, qa: str | os.PathLike[str
                         eos_token_id=1, pad_token_id=0)
     model = GPT2LMHeadModel(config)
     texts = [f"Q: {r['question']} A: {r['answer']} <eos>" for r in rows[:train_rows]]
+    if stated_confidence:
+        texts += stated_confidence_texts(rows[:train_rows], known=[str(r["question"]) for r in rows])
     batch = tokenizer(texts, return_tensors="pt", padding=True)
     labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -277,17 +333,57 @@ def _density_estimator(model_dir: Path, prompts: list[str]) -> Any:
     return est
 
 
-def _verbalized_nans(answers: list[str]) -> int:
-    """How many of ``answers`` ``verbalized_1s`` finds no stated confidence in (its NaN warnings silenced)."""
+class GuessAccuracy(GenerationMetric):
+    """``guess_accuracy``: exact match (stripped, case-folded) of the :func:`guess` of an answer with the reference."""
+
+    name, level, dependencies = "guess_accuracy", "sequence", ("answer", "reference")
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def __call__(self, stats: Mapping[str, Any]) -> np.ndarray:
+        return np.array([float(normalize_text(guess(a)) == normalize_text(r))
+                         for a, r in zip(stats["answer"], stats["reference"], strict=True)])
+
+
+def _verbalized(model_dir: Path, rows: list[dict[str, Any]], out_dir: Path, n_resamples: int) -> Any:
+    """The verbalized table: ``verbalized_1s`` and ``msp`` on the model's answers to :data:`VERBAL_TEMPLATE` prompts."""
     import warnings
 
-    from assay.plugins import get_registry
+    from assay_uncertainty.manager import UEManager
+    from assay_uncertainty.manager.prompt_data import prompt_records
 
-    est = get_registry("estimator").get("verbalized_1s").create(confidence_regex=VERBAL_REGEX)
-    with warnings.catch_warnings():
+    records = prompt_records(rows, text_column="question", label_column="answer", template=VERBAL_TEMPLATE)
+    verbal = f"verbalized_1s[confidence_regex='{VERBAL_REGEX}']"
+    man = UEManager(records, model=str(model_dir), model_options={"device": "cpu"}, estimators=["msp", verbal],
+                    gen_metrics=[GuessAccuracy()], ue_metrics=["prr"], batch_size=8, max_new_tokens=8, samples_n=1,
+                    seed=0, n_resamples=n_resamples, generation_params={"stop_strings": ["Question:"]},
+                    progress=False)
+    with warnings.catch_warnings():  # verbalized_1s warns once per answer without a confidence: counted below
         warnings.simplefilter("ignore")
-        values = np.asarray(est({"greedy_texts": answers}), dtype=np.float64)
-    return int(np.isnan(values).sum())
+        man()
+    values = man.estimations[("sequence", verbal)]
+    nan = int(np.isnan(values).sum())
+    stated = sorted({f"{1 - v:.1f}" for v in values if np.isfinite(v)})
+    q = man.gen_metrics[("sequence", "guess_accuracy")]
+    print(f"\nVerbalized confidence: the model was also taught (in the same seconds of training) to answer "
+          f"{VERBAL_TEMPLATE!r} with 'Guess: <answer> Probability: <confidence>' (LM-Polygraph's verb_1s format, "
+          f"without its instruction text): trained to state {STATED['right']} for its 10 questions and "
+          f"{STATED['wrong']} for made-up ones (a word swapped). The stated numbers are what a tiny model learned to "
+          "say in seconds; they mean nothing about the method. The first four:")
+    for i in range(4):
+        print(f"  {man.stats['input_texts'][i]!r} -> {man.stats['answer'][i]!r}")
+    print(f"verbalized_1s reads the confidence with '{VERBAL_REGEX}' (uncertainty 1 - confidence): stated "
+          f"{', '.join(stated) or 'none'}; {nan} of {len(values)} answers state none (NaN, left out of the PRR by "
+          f"the manager's NaN policy). Quality: the guess ({int(q.sum())} of {len(q)} right) "
+          "against the reference. PRR:\n")
+    print(man.table(gen_metric="guess_accuracy"))
+    c = man.compare(("sequence", "msp", "guess_accuracy", "prr"), ("sequence", verbal, "guess_accuracy", "prr"))
+    print(f"\nPaired comparison of PRR, verbalized_1s - msp: {c.difference:+.4f} "
+          f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    saved = man.save(out_dir / "verbalized")
+    print(f"Saved the verbalized manager in {saved}")
+    return man
 
 
 def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: int) -> Any:
@@ -361,13 +457,11 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
               f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
     _claims(man, rows, out_dir, n_resamples)
-    nan = _verbalized_nans(man.stats["answer"])
-    n = len(man.stats["answer"])
-    print(f"\nNot shown: the verbalized estimators (verbalized_1s, verbalized_2s, linguistic_1s) read a confidence "
-          "the model states in words; the tiny model answers with QA words only, so every value would be NaN "
-          f"(verbalized_1s[confidence_regex='{VERBAL_REGEX}'] on the greedy answers: {nan} of {n} NaN). The ensemble "
-          "measures (EPT*, PET*, EPS*, PES*) read LM-Polygraph's ensemble_token_scores, which needs several models "
-          "decoding together; assay's model backend runs one model and does not produce that statistic.")
+    _verbalized(model_dir, rows, out_dir, n_resamples)
+    print("\nNot shown: verbalized_2s (it asks a follow-up question as a chat, which needs a chat model) and "
+          "linguistic_1s (the model was taught numbers, not expressions). The ensemble measures (EPT*, PET*, EPS*, "
+          "PES*) read LM-Polygraph's ensemble_token_scores, which needs several models decoding together; assay's "
+          "model backend runs one model and does not produce that statistic.")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
     loaded = UEManager.load(saved)
