@@ -77,7 +77,7 @@ VERBAL_REGEX = r"Probability: (\d+\.\d+)"
 #: the verbalized prompt (LM-Polygraph's "Question: {question}", without its instruction text, which the tiny
 #: model could not read); the model answers "Guess: <answer> Probability: <confidence>"
 VERBAL_TEMPLATE = "Question: {text}"
-#: the confidences the tiny model is taught to state: after its trained answer, and after a wrong one
+#: the confidences the tiny model is taught to state: for a question it is taught, and for a made-up one
 STATED = {"right": "0.9", "wrong": "0.2"}
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
 TRAIN_ROWS = 10
@@ -368,7 +368,7 @@ def _verbalized(model_dir: Path, rows: list[dict[str, Any]], out_dir: Path, n_re
     q = man.gen_metrics[("sequence", "guess_accuracy")]
     print(f"\nVerbalized confidence: the model was also taught (in the same seconds of training) to answer "
           f"{VERBAL_TEMPLATE!r} with 'Guess: <answer> Probability: <confidence>' (LM-Polygraph's verb_1s format, "
-          f"without its instruction text): trained to state {STATED['right']} for its 10 questions and "
+          f"without its instruction text): trained to state {STATED['right']} for its {TRAIN_ROWS} questions and "
           f"{STATED['wrong']} for made-up ones (a word swapped). The stated numbers are what a tiny model learned to "
           "say in seconds; they mean nothing about the method. The first four:")
     for i in range(4):
