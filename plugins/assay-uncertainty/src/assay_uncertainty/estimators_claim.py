@@ -279,8 +279,9 @@ class PTrueClaim(Estimator):
 
     Kadavath et al. 2022. ``p_true_claim`` is LM-Polygraph's statistic: the batch's claims' values
     end to end (its layout, one value per claim in order) or, assay's per-example layout, one list
-    per example. Computing it needs the model (a prompt per claim), which assay's model loop
-    does not do yet.
+    per example. Computing it needs the model (a prompt per claim): with a Hugging Face model the
+    backend computes it for the batch's ``claims`` (assay-transformers' ``ClaimPTruePrompt``), one
+    list per example.
     """
 
     name, level, dependencies = "p_true_claim", "claim", ("p_true_claim", "claims")
