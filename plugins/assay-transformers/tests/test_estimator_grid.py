@@ -41,6 +41,7 @@ import pytest
 
 from assay.plugins import get_registry
 from assay.uncertainty import UEManager
+from assay.uncertainty.graph import StatDependencyError
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::assay.errors.UndefinedMetricWarning")]
 
@@ -289,3 +290,60 @@ def test_every_estimator_in_one_manager_gives_the_same_numbers_for_any_batch_siz
     worst = _check_grid(runs, alone, objs, 0.0, exact=True)
     print(f"\n{kind}: {len(worst)} estimators; largest difference across batch sizes: "
           f"{max(worst.values()):.3g} ({max(worst, key=worst.get)})")
+
+
+# --------------------------------------------------------------------------- the black-box grid
+#: black-box model: the registered estimators whose statistics the backend computes (the others stop at planning
+#: with StatDependencyError, listed by the test) but that cannot run on it, and why
+BLACKBOX_EXCLUDED: dict[str, str] = {
+    # asks the model a follow-up question through stats["model"].generate_texts; the openai backend shares no model
+    # object (LM-Polygraph's BlackboxModel has generate_texts: not built in assay yet)
+    "PTrueEmpirical": "needs stats['model'] (a follow-up question), which the openai backend does not share",
+}
+#: black-box model: options that make an estimator computable from texts alone
+BLACKBOX_OPTIONS: dict[str, dict[str, Any]] = {
+    # the default class_probability_estimation="sum" reads sample_log_probs, which a text-only server lacks
+    "SemanticEntropy": {"class_probability_estimation": "frequency"},
+}
+
+
+def test_every_sample_based_estimator_on_the_black_box_server_gives_the_same_numbers_for_any_batch_size(
+        openai_server, env):
+    from assay_transformers.blackbox import OpenAIModel
+
+    registry = get_registry("estimator")
+    classes = [c for c in grid_classes("blackbox") if c not in BLACKBOX_EXCLUDED]
+
+    def create(c: str) -> Any:
+        # the white-box options where there is no black-box one (the folders; they matter only if planning passes)
+        return registry.get(c).create(**(BLACKBOX_OPTIONS.get(c) or _options(c, env, "causal")))
+
+    calcs = _calculators(env, env["causal"]["folder"])
+    # claims of the black-box answers: their text is what the claim NLI reads (the token ids are not read here)
+    records = _records([[{"claim_text": p, "aligned_token_ids": [0]}] for p in PROMPTS])
+
+    def model() -> Any:
+        return OpenAIModel(openai_server.base_url, name=openai_server.model)
+
+    # each estimator alone, on one backend (it keeps every answer: the first run's requests serve the others); an
+    # estimator whose statistics the backend cannot compute stops at planning, before any request
+    shared = model()
+    alone, missing = {}, {}
+    for c in classes:
+        est = create(c)
+        try:
+            alone[est.name] = _run(shared, [est], calcs, BATCH_SIZES[-1], records)
+        except StatDependencyError as exc:
+            missing[c] = str(exc).split(": it is not")[0]
+    runnable = [c for c in classes if c not in missing]
+    # the sample-based families are all there (a floor: a bug that stopped them all would otherwise pass)
+    assert {"LexicalSimilarity", "NumSemSets", "SemanticEntropy", "DegMat", "Eccentricity", "EigValLaplacian",
+            "KernelLanguageEntropy", "LUQ", "LabelProb", "FrequencyScoringClaim"} <= set(runnable), missing
+    objs = {b: [create(c) for c in runnable] for b in BATCH_SIZES}
+    runs = {b: _run(model(), objs[b], calcs, b, records) for b in BATCH_SIZES}
+    assert runs[1].stats["sample_texts"] == runs[2].stats["sample_texts"] == runs[5].stats["sample_texts"]
+    assert runs[1].stats["answer"] == runs[5].stats["answer"]
+    assert any(len(set(t)) > 1 for t in runs[1].stats["sample_texts"])  # sampled, not greedy
+    _check_grid(runs, alone, objs, 0.0, exact=True)
+    print(f"\nblack-box: {len(runnable)} estimators: {', '.join(runnable)}; not computable from texts: "
+          f"{', '.join(sorted(missing))}")
