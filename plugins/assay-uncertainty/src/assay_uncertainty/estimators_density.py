@@ -41,7 +41,7 @@ example is scored on its own (a one-row product), so its value does not depend o
 other examples of the call: a matrix product over a batch of rows rounds differently from
 one over a single row, and an ill-conditioned inverse covariance (a transformer's last
 hidden state lies in a hyperplane after its layer norm) turned that into differences of
-1e-4 between batch sizes.
+1e-4 (relative) between batch sizes.
 
 **Options.** ``embeddings_type`` and ``md_type`` (PPL-MD: ``"MD"`` or ``"RMD"``) as in
 LM-Polygraph. ``normalize=True`` is rejected: LM-Polygraph's normalisation,
