@@ -310,17 +310,21 @@ class RandomBaselineClaim(Estimator):
     Drawn with numpy's global generator (``np.random.rand()``, one call per claim in order, as
     LM-Polygraph draws them), so seeding numpy gives LM-Polygraph's numbers; ``seed`` (assay's
     addition) draws from its own ``np.random.RandomState(seed)`` instead and leaves the global
-    state alone.
+    state alone. That generator is made once, with the estimator: its draws continue from one
+    call to the next, as the global generator's do, so a run in batches gives the numbers of
+    one call on all the examples, whatever the batch size (a generator made again at every call
+    gave each batch the same first numbers).
     """
 
     name, level, dependencies = "random_baseline_claim", "claim", ("claims",)
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
+        self._rng = None if seed is None else np.random.RandomState(seed)
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
-        draw = np.random.rand if self.seed is None else np.random.RandomState(self.seed).rand
+        draw = np.random.rand if self._rng is None else self._rng.rand
         return [np.array([draw() for _ in claims], dtype=np.float64) for claims in stats["claims"]]
 
 

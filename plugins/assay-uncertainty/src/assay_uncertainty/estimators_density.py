@@ -36,7 +36,12 @@ distances in float32 (on the GPU when there is one); assay keeps float64 through
 two agree to float32 precision (relative 1e-6 in the tests) where the covariance is well
 conditioned. Both add LM-Polygraph's jitter (the smallest ``10^k I``, ``k = -15 ... -1``,
 that leaves no negative eigenvalue); with fewer training examples than dimensions the
-covariance is singular and the distances mostly measure rounding: assay warns then.
+covariance is singular and the distances mostly measure rounding: assay warns then. Each
+example is scored on its own (a one-row product), so its value does not depend on the
+other examples of the call: a matrix product over a batch of rows rounds differently from
+one over a single row, and an ill-conditioned inverse covariance (a transformer's last
+hidden state lies in a hyperplane after its layer norm) turned that into differences of
+1e-4 (relative) between batch sizes.
 
 **Options.** ``embeddings_type`` and ``md_type`` (PPL-MD: ``"MD"`` or ``"RMD"``) as in
 LM-Polygraph. ``normalize=True`` is rejected: LM-Polygraph's normalisation,
@@ -256,7 +261,13 @@ class _DensityEstimator(Estimator):
                     f"{self.name} is not fitted: give it the training statistics ({need}) with train_stats= or "
                     "fit(), or include them in the statistics of its first call.")
             self.fit(stats)
-        return self._apply(stats)
+        # one example at a time: the value must not depend on the batch (module docstring, "Numerics")
+        name = f"embeddings_{self.embeddings_type}"
+        if name not in stats:
+            return self._apply(stats)  # _apply names the missing statistic
+        n = len(stats[name])
+        rows = [self._apply({k: stats[k][i:i + 1] for k in self.dependencies if k in stats}) for i in range(n)]
+        return np.concatenate(rows) if rows else np.zeros(0)
 
     def _embeddings(self, stats: Mapping[str, Any], key: str = "centroid") -> np.ndarray:
         name = f"embeddings_{self.embeddings_type}"

@@ -354,6 +354,16 @@ class BoostedProbSequence(_StepDistribution):
 # semantic classes, attention
 # ---------------------------------------------------------------------------------------------------------
 
+def _class_ids(value: Any) -> np.ndarray | None:
+    """``value`` as a non-empty 1-D array of non-negative integer class ids, else None."""
+    if isinstance(value, (Mapping, str)):
+        return None
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0:
+        return None
+    return arr.astype(np.int64)
+
+
 class LabelProb(Estimator):
     r"""``1 - max_c |C_c| / K``: one minus the share of the ``K`` samples in the largest semantic class.
 
@@ -362,7 +372,9 @@ class LabelProb(Estimator):
     Reads LM-Polygraph's ``semantic_classes_entail`` (``{"class_to_sample": {i: [[sample ids], ...]},
     "sample_to_class": {i: {sample id: class}}}``, the NLI clustering of the samples), in the order
     of its ``class_to_sample`` keys, as LM-Polygraph does; or, as assay's statistics are one value
-    per example, a list with one ``{"class_to_sample": [...], "sample_to_class": {...}}`` per example.
+    per example, a list with one ``{"class_to_sample": [...], "sample_to_class": {...}}`` per example,
+    or a list with one ``(K,)`` array of class ids per example (what assay-transformers'
+    ``semantic_classes`` calculator gives in a model run).
     """
 
     name, level, dependencies = "label_prob", "sequence", ("semantic_classes_entail",)
@@ -374,10 +386,16 @@ class LabelProb(Estimator):
             pairs = [(groups, classes["sample_to_class"][i]) for i, groups in classes["class_to_sample"].items()]
         elif not isinstance(classes, Mapping) and all(isinstance(c, Mapping) and keys <= set(c) for c in classes):
             pairs = [(c["class_to_sample"], c["sample_to_class"]) for c in classes]  # one dict per example
+        elif not isinstance(classes, Mapping) and all(_class_ids(c) is not None for c in classes):
+            pairs = []  # one (K,) array of class ids per example
+            for c in classes:
+                ids = _class_ids(c)
+                assert ids is not None
+                pairs.append(([np.flatnonzero(ids == k) for k in np.unique(ids)], dict(enumerate(ids))))
         else:
             raise InvalidParameterError("estimator 'label_prob': 'semantic_classes_entail' must be LM-Polygraph's dict "
-                                        "with 'class_to_sample' and 'sample_to_class', or a list of one such dict per "
-                                        "example.")
+                                        "with 'class_to_sample' and 'sample_to_class', a list of one such dict per "
+                                        "example, or a list of one array of class ids per example.")
         return np.array([1.0 - max(len(s) for s in groups) / len(s2c) for groups, s2c in pairs])
 
 

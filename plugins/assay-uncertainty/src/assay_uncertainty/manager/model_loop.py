@@ -142,13 +142,15 @@ def run_model_loop(man: Any) -> None:
             needed.setdefault(dep, []).append(repr(name))
     for stat in man.save_stats:
         needed.setdefault(stat, []).append("save_stats")
-    plan = plan_calculators(needed, data.keys(), _calculators(man, backend))
+    # objects every batch sees (the backend's ``shared_stats``: LM-Polygraph's ``model``, ``tokenizer``); never kept.
+    # They are statistics like the data's columns: an estimator that declares one (Focus: ``tokenizer``) needs no
+    # calculator for it
+    shared = dict(backend.shared_stats(seed=man.seed)) if callable(getattr(backend, "shared_stats", None)) else {}
+    plan = plan_calculators(needed, [*data.keys(), *shared], _calculators(man, backend))
     active = {"estimator": list(man._estimators), "generation metric": list(man._gen)}
     collected: dict[tuple[str, str], list[Any]] = {}
     columns: dict[str, list[Any]] = {}
     keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
-    # objects every batch sees (the backend's ``shared_stats``: LM-Polygraph's ``model``, ``tokenizer``); never kept
-    shared = dict(backend.shared_stats(seed=man.seed)) if callable(getattr(backend, "shared_stats", None)) else {}
     size = man.batch_size
     n_batches = (n + size - 1) // size
     bar = progress_bar(n_batches, enabled=show_progress(man.progress, n_batches), desc="UEManager batches")
