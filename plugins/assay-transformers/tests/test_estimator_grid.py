@@ -65,8 +65,6 @@ EXCLUDED: dict[str, str] = {
     # read `ensemble_token_scores`, which only an ensemble of models gives: the ensemble backend is being built
     # (engineer p10-ensemble); until then no model backend computes the statistic
     **{c: "needs an ensemble backend (ensemble_token_scores; p10-ensemble builds it)" for c in ENSEMBLE},
-    # reads `p_true_claim`, the P(True) of each claim: its stat calculator is being built (engineer p10-ptrue)
-    "PTrueClaim": "needs the p_true_claim statistic (p10-ptrue builds its calculator)",
     # parse a confidence *number* the model states (1S: in its answer; 2S: asked again, as a chat); the tiny
     # models' 25-word vocabulary has no digits and no chat template, so every value would be NaN
     "Verbalized1S": "needs a model that states its confidence as a number",
