@@ -27,6 +27,12 @@ example), a note says where the run stopped, and the error carries the same note
 backend may keep more (the ``openai`` backend of assay-transformers keeps every answer
 received, so a second run with it sends only the requests not answered yet).
 
+**Resuming** (``cache_dir=``): after each batch, its kept statistics and values are written to
+disk (:mod:`assay_uncertainty.manager.resume`); a run started again, in any process, reads the
+examples done back and runs only the others, batched as an uninterrupted run batches them. Every
+batch's statistics hold ``example_positions`` (:data:`assay.uncertainty.base.EXAMPLE_POSITIONS`):
+the examples' positions in the run, which a backend uses to seed an example's sampling.
+
 A backend's ``base_stats`` (when it has one) names the stored-output fields it gives for
 every run (default: ``answer``, ``log_probs``, ``token_entropies``; a black-box model
 without log-probabilities gives ``answer`` only).
