@@ -169,3 +169,57 @@ def test_a_model_given_as_objects_is_keyed_by_its_weights(model_dirs, tmp_path):
     assert HFModel(str(folder)).fingerprint()["files_sha256"]
     with pytest.warns(UserWarning, match=r"differ in: model"):  # the changed weights: another run
         UEManager(RECORDS[:1], model=(model, tok), cache_dir=tmp_path / "c", **OPTIONS)()
+
+
+_BLACKBOX_CHILD = textwrap.dedent("""
+    import json, os, signal, sys, warnings
+    signal.signal(signal.SIGINT, signal.SIG_DFL)   # the default dispositions this test relies on
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    from pathlib import Path
+    from assay.uncertainty import UEManager
+    from assay_transformers.blackbox import OpenAIModel
+    from assay_transformers.openai_api import OpenAIClient
+
+    url, cache, kill_after = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    records, opts = json.loads(sys.argv[4]), json.loads(sys.argv[5])
+    complete = OpenAIClient.complete
+
+    def killing(self, *a, **kw):   # a request once kill_after batches are on disk: die before sending it
+        if len(list(cache.glob("ue-run-*/batch-*.npz"))) >= kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return complete(self, *a, **kw)
+
+    OpenAIClient.complete = killing
+    warnings.simplefilter("ignore")
+    man = UEManager(records, model=OpenAIModel(url, name=opts.pop("name"), timeout=60), cache_dir=str(cache), **opts)
+    man()
+    print("finished")
+""")
+
+BLACKBOX_OPTIONS = {"estimators": ["lexical_similarity", "num_distinct_answers"], "gen_metrics": ["accuracy"],
+                    "ue_metrics": ["prr"], "batch_size": 2, "max_new_tokens": 5, "samples_n": 3, "seed": 3}
+
+
+def test_a_killed_black_box_run_resumes_with_only_the_missing_requests(openai_server, tmp_path):
+    from assay_transformers.blackbox import OpenAIModel
+
+    cache, records = tmp_path / "cache", RECORDS[:5]
+    _kill_child(_BLACKBOX_CHILD, openai_server.base_url, cache, 2, records,
+                {**BLACKBOX_OPTIONS, "name": openai_server.model})
+    assert len(list(cache.glob("ue-run-*/batch-*.npz"))) == 2  # examples 0-3
+
+    resumed_model = OpenAIModel(openai_server.base_url, name=openai_server.model, timeout=60)
+    fresh_model = OpenAIModel(openai_server.base_url, name=openai_server.model, timeout=60)
+    resumed = UEManager(records, model=resumed_model, cache_dir=cache, **BLACKBOX_OPTIONS)
+    resumed()
+    fresh = UEManager(records, model=fresh_model, **BLACKBOX_OPTIONS)
+    fresh()
+    # one example of five left: the uninterrupted run sends 5 times as many requests (greedy and samples, as
+    # many per example; counted by the client), and the resumed one asked only for example 4
+    assert fresh_model.client.requests == 5 * resumed_model.client.requests
+    assert {k[3] for k in resumed_model.answers_cached} == {records[4]["input"]}
+    assert resumed.stats["answer"] == fresh.stats["answer"]
+    assert resumed.stats["sample_texts"] == fresh.stats["sample_texts"]
+    for key in fresh.estimations:
+        np.testing.assert_array_equal(resumed.estimations[key], fresh.estimations[key])
+    np.testing.assert_equal(resumed.metrics, fresh.metrics)
