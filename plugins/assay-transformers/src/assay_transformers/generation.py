@@ -40,7 +40,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay_transformers.generation_params import GENERATION_PARAMS, check_generation_params
-from assay_transformers.judge_engines import folder_digest
+from assay_transformers.loading import folder_digest
 from assay_transformers.stats import calculators_for
 
 __all__ = ["GENERATION_PARAMS", "Generation", "HFModel", "check_generation_params"]
@@ -139,7 +139,7 @@ class HFModel:
         """What identifies this model's outputs, for a resumable run's cache (``UEManager(cache_dir=...)``).
 
         A model loaded from a folder: a SHA-256 of the folder's files (the judge's
-        :func:`~assay_transformers.judge_engines.folder_digest`, kept per process) and the load
+        :func:`~assay_transformers.loading.folder_digest`, kept per process) and the load
         options; a model given as objects: a SHA-256 of its weights (every tensor of its
         ``state_dict``, read once per call: seconds for a model of several GB) and of its
         tokenizer's vocabulary. Both with the model's class, type, dtype and device type (the

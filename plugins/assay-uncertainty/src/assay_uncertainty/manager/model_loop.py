@@ -182,8 +182,8 @@ def run_model_loop(man: Any) -> None:
     done: dict[int, tuple[dict[str, Any], dict[tuple[str, str], Any]]] = {}
     dropped: list[dict[str, str]] = []
     if cache is not None:
-        for pos, (stats, values, drops) in cache.load().items():
-            done[pos] = (stats, values)
+        for pos, (kept_stats, kept_values, drops) in cache.load().items():
+            done[pos] = (kept_stats, kept_values)
             dropped.extend(d for d in drops if d not in dropped)
         for d in dropped:  # dropped by an earlier process of this run: dropped here too, as it would have been
             role = d["role"]
@@ -254,7 +254,8 @@ def run_model_loop(man: Any) -> None:
 
 
 def _joined(done: Mapping[int, tuple[dict[str, Any], dict[tuple[str, str], Any]]], n: int,
-            active: Mapping[str, list[tuple[str, Any]]]) -> tuple[dict[str, list[Any]], dict[tuple[str, str], list[Any]]]:
+            active: Mapping[str, list[tuple[str, Any]]]
+            ) -> tuple[dict[str, list[Any]], dict[tuple[str, str], list[Any]]]:
     """The examples ``0 .. n - 1`` of ``done`` joined into columns and value lists (active estimators / metrics)."""
     columns: dict[str, list[Any]] = {}
     collected: dict[tuple[str, str], list[Any]] = {}

@@ -174,7 +174,8 @@ class ResumeCache:
             with np.load(path, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as exc:
-            raise self._fail(path, f"cannot be read: it is truncated or damaged ({type(exc).__name__}: {exc})") from None
+            raise self._fail(path, f"cannot be read: it is truncated or damaged ({type(exc).__name__}: "
+                                   f"{exc})") from None
         if "meta" not in arrays or arrays["meta"].dtype.kind != "U" or arrays["meta"].ndim != 0:
             raise self._fail(path, "has no 'meta' entry (not a file of this cache)")
         try:
