@@ -223,3 +223,43 @@ def test_a_killed_black_box_run_resumes_with_only_the_missing_requests(openai_se
     for key in fresh.estimations:
         np.testing.assert_array_equal(resumed.estimations[key], fresh.estimations[key])
     np.testing.assert_equal(resumed.metrics, fresh.metrics)
+
+
+def _ue_config(tmp_path, model_dir, **model):
+    import json
+
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in QA))
+    cfg = {"model": {"path": str(model_dir), "batch_size": 2, "max_new_tokens": 4, "samples_n": 2, **model},
+           "dataset": {"path": "qa.jsonl", "text_column": "question", "label_column": "answer", "size": 4},
+           "seed": [1, 2], "estimators": ["msp", "mc_sequence_entropy"], "gen_metrics": ["accuracy"],
+           "ue_metrics": ["prr"], "save_path": "out", "plots": False}
+    path = tmp_path / "ue.yaml"
+    path.write_text(json.dumps(cfg))  # JSON is YAML
+    return path
+
+
+def test_assay_ue_model_cache_dir_keeps_one_run_per_seed_and_resumes(model_dirs, tmp_path, monkeypatch):
+    from assay.cli import main
+    from assay_transformers.generation import HFModel
+
+    path = _ue_config(tmp_path, model_dirs["causal"], cache_dir="cache")  # relative to the config file
+    assert main(["ue", str(path)]) == 0
+    for seed in (1, 2):
+        assert len(list((tmp_path / "cache" / f"seed-{seed}").glob("ue-run-*/batch-*.npz"))) == 2
+    first = UEManager.load(tmp_path / "out" / "seed-2")
+
+    def no_model(self, texts, **kw):
+        raise AssertionError(f"the model was asked for {texts}")
+
+    monkeypatch.setattr(HFModel, "generate", no_model)  # every example is in the cache: the model never runs
+    assert main(["ue", str(path)]) == 0
+    again = UEManager.load(tmp_path / "out" / "seed-2")
+    assert again.stats["sample_texts"] == first.stats["sample_texts"]
+    np.testing.assert_array_equal(again.estimations[("sequence", "msp")], first.estimations[("sequence", "msp")])
+
+
+def test_assay_ue_model_cache_dir_must_be_a_path(model_dirs, tmp_path, capsys):
+    from assay.cli import main
+
+    assert main(["ue", str(_ue_config(tmp_path, model_dirs["causal"], cache_dir=3))]) != 0
+    assert "model.cache_dir: expected a non-empty string, got 3" in capsys.readouterr().err
