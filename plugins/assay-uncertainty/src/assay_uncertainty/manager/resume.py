@@ -18,7 +18,7 @@ calculators (their provenance specs with the plugin versions), ``save_stats``,
 ``ignore_exceptions`` and a digest of every example of the dataset (each record, all fields).
 ``batch_size`` is not part of it: a run resumed with another batch size reuses the examples
 done. The folder holds ``run.json`` (that description) and one ``batch-<first>-<hash>.npz`` per
-batch: the statistics the run keeps (the stored-output fields, ``input_texts``' companions and
+batch: the statistics the run keeps (the stored-output fields the model gave and
 ``save_stats``) and the estimator and generation-metric values of its examples, as flat arrays
 with lengths (:mod:`assay_uncertainty.manager._columns`, never an object array, no pickle), and
 an entry ``meta`` (JSON): the examples' positions and record digests, which estimators or
