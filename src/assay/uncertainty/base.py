@@ -26,6 +26,7 @@ from assay.metrics.base import Metric
 from assay.validation import check_array, check_finite, check_same_length, undefined_metric
 
 __all__ = [
+    "EXAMPLE_POSITIONS",
     "LEVELS",
     "Estimator",
     "GenerationMetric",
@@ -38,6 +39,11 @@ __all__ = [
 
 #: the levels an estimation or a generation metric lives at
 LEVELS: tuple[str, ...] = ("sequence", "token", "claim")
+
+#: the statistic a model run gives every batch besides the data's columns: each example's position in the
+#: run (0-based ints), so a model backend's calculators seed or name an example the same way whichever batch
+#: computes it (a run resumed from its cache skips the examples done)
+EXAMPLE_POSITIONS = "example_positions"
 
 
 def check_level(level: str, *, owner: str = "level") -> str:

@@ -38,7 +38,11 @@ The sample-based estimators run on these statistics: ``lexical_similarity``,
 :class:`~assay_transformers.openai_api.ModelRequestError` naming the URL, the model and the
 example's position; the manager keeps the batches finished before it (``UEManager.partial``)
 and this backend keeps every answer it received (``answers_cached``): running a manager again
-with the same backend object sends only the requests not answered yet.
+with the same backend object sends only the requests not answered yet. To survive the
+process itself (a kill, a crashed machine), give the manager ``cache_dir=``: every finished
+batch is written to disk and a run started again sends only the requests of the examples
+not done (:mod:`assay_uncertainty.manager.resume`; this backend's :meth:`OpenAIModel.fingerprint`
+keys the cache).
 
 ``generation_params``: ``top_k`` and ``repetition_penalty`` have no OpenAI API equivalent and
 are an error, not ignored.
@@ -53,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.uncertainty.base import StatCalculator
+from assay.uncertainty.base import EXAMPLE_POSITIONS, StatCalculator
 from assay_transformers.generation_params import check_generation_params
 from assay_transformers.openai_api import Completion, ModelRequestError, OpenAIClient
 
@@ -114,6 +118,14 @@ class OpenAIModel:
     def __repr__(self) -> str:
         return f"OpenAIModel({self.client!r})"
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies this model's answers, for a resumable run's cache (``UEManager(cache_dir=...)``): the
+        server's URL, the model name, the endpoint and the request options (never the API key). A server that
+        serves another model under the same name is not detected."""
+        c = self.client
+        return {"backend": "openai", "url": c.base_url, "model": c.model, "endpoint": c.endpoint,
+                "logprobs": c.logprobs, "top_logprobs": c.top_logprobs, "system_prompt": c.system_prompt}
+
     def calculators(self, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
                     samples_n: int = 10, seed: int | None = None) -> list[StatCalculator]:
         """The stat calculators of one manager run (module docstring)."""
@@ -158,12 +170,21 @@ class _BlackboxCalculator(StatCalculator):
         self.position = 0  # the next example's position in the run (the batches come in order)
 
     def _prompts(self, stats: Mapping[str, Any]) -> list[tuple[int, str]]:
+        """``(position, prompt)`` of each example of the batch: the position from the model loop's
+        ``example_positions``, else counted from the batches so far (given in order, none skipped)."""
         if "input_texts" not in stats:
             raise InvalidParameterError("The black-box model's stat calculators read 'input_texts' (one prompt per "
                                         "example); the batch has none.")
         prompts = list(stats["input_texts"])
-        first, self.position = self.position, self.position + len(prompts)
-        return list(enumerate(prompts, start=first))
+        if EXAMPLE_POSITIONS in stats:
+            positions = [int(p) for p in stats[EXAMPLE_POSITIONS]]
+            if len(positions) != len(prompts):
+                raise InvalidParameterError(f"The batch has {len(prompts)} prompts and {len(positions)} "
+                                            f"{EXAMPLE_POSITIONS!r}.")
+        else:
+            positions = list(range(self.position, self.position + len(prompts)))
+        self.position = max(positions, default=self.position - 1) + 1
+        return list(zip(positions, prompts))
 
 
 class BlackboxGreedyTextsCalculator(_BlackboxCalculator):

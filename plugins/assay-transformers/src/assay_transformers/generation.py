@@ -28,8 +28,11 @@ sampling (those change which token is drawn, not the reported probability).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -37,6 +40,7 @@ import numpy as np
 
 from assay.errors import InvalidParameterError
 from assay_transformers.generation_params import GENERATION_PARAMS, check_generation_params
+from assay_transformers.loading import folder_digest
 from assay_transformers.stats import calculators_for
 
 __all__ = ["GENERATION_PARAMS", "Generation", "HFModel", "check_generation_params"]
@@ -77,9 +81,16 @@ class HFModel:
             raise InvalidParameterError(
                 "load_args['trust_remote_code']: running a model folder's own code is opted in only with the "
                 "keyword trust_remote_code=True (assay ue --trust-remote-code), not through load_args.")
+        #: the folder the model was loaded from and its load options (None: given as objects); see fingerprint()
+        self.folder: Path | None = None
+        self.load_options: dict[str, Any] = {}
         if isinstance(model, HFModel):
+            self.folder, self.load_options = model.folder, dict(model.load_options)
             model, tokenizer, type = model.model, model.tokenizer, type or model.type
         if isinstance(model, (str, os.PathLike)):
+            self.folder = Path(model).expanduser().resolve()
+            self.load_options = {"dtype": dtype, "load_args": dict(load_args or {}),
+                                 "trust_remote_code": trust_remote_code}
             model, tokenizer, type = load_model(model, type=type, device=device, dtype=dtype,
                                                 trust_remote_code=trust_remote_code, **dict(load_args or {}))
         elif isinstance(model, tuple) and len(model) == 2 and tokenizer is None:
@@ -123,6 +134,35 @@ class HFModel:
     def __repr__(self) -> str:
         name = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
         return f"HFModel({name!r}, type={self.type!r}, device={str(self.device)!r})"
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies this model's outputs, for a resumable run's cache (``UEManager(cache_dir=...)``).
+
+        A model loaded from a folder: a SHA-256 of the folder's files (the judge's
+        :func:`~assay_transformers.loading.folder_digest`, kept per process) and the load
+        options; a model given as objects: a SHA-256 of its weights (every tensor of its
+        ``state_dict``, read once per call: seconds for a model of several GB) and of its
+        tokenizer's vocabulary. Both with the model's class, type, dtype and device type (the
+        numbers of a GPU run are not a CPU run's).
+        """
+        import torch  # deferred: torch is heavy and needed only to read the weights
+
+        if self.folder is not None:
+            weights: dict[str, Any] = {"files_sha256": folder_digest(self.folder), **self.load_options}
+        else:
+            h = hashlib.sha256()
+            for name, tensor in sorted(self.model.state_dict().items()):
+                t = tensor.detach().contiguous().reshape(-1).cpu()
+                h.update(f"{name}\0{t.dtype}\0{tuple(tensor.shape)}\0".encode())
+                h.update(t.view(torch.uint8).numpy().tobytes())
+            tok = self.tokenizer
+            vocab = sorted(tok.get_vocab().items()) if callable(getattr(tok, "get_vocab", None)) else None
+            text = json.dumps([type(tok).__name__, vocab, sorted(map(str, getattr(tok, "all_special_tokens", [])))],
+                              ensure_ascii=False)
+            weights = {"weights_sha256": h.hexdigest(),
+                       "tokenizer_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        return {"backend": "transformers", "class": type(self.model).__name__, "type": self.type,
+                "dtype": str(getattr(self.model, "dtype", "")), "device": self.device.type, **weights}
 
     # ------------------------------------------------------------------ the StatCalculators
     def calculators(self, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from assay.errors import EvaluationError, InvalidParameterError
 from assay.validation import check_int
+from assay_transformers.loading import folder_digest  # kept importable from here (its documented place)
 
 __all__ = ["HFJudgeEngine", "JudgeEngine", "OpenAIJudgeEngine", "RuleJudge", "engine_settings", "folder_digest",
            "get_hf_engine"]
@@ -49,37 +50,6 @@ def engine_settings(engine: Any) -> dict[str, Any]:
         raise InvalidParameterError(f"The judge engine {engine!r}: 'settings' must be a dict; got "
                                     f"{type(settings).__name__}.")
     return settings
-
-
-_DIGESTS: dict[tuple[Any, ...], str] = {}
-_DIGESTS_LOCK = threading.Lock()
-
-
-def folder_digest(folder: str | os.PathLike[str]) -> str:
-    """SHA-256 (hex) of every regular file under ``folder``: relative paths and contents, in sorted order.
-
-    Files are read in 1 MiB blocks; the result is kept for the process, keyed by the
-    files' paths, sizes and modification times (a changed file is hashed again).
-    Hidden files and folders (``.cache``, ``.git``) are left out.
-    """
-    root = Path(folder).resolve()
-    files = sorted(p for p in root.rglob("*")
-                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
-    key = (str(root), tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
-    with _DIGESTS_LOCK:
-        if key in _DIGESTS:
-            return _DIGESTS[key]
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.relative_to(root).as_posix().encode("utf-8") + b"\0")
-        h.update(str(p.stat().st_size).encode("ascii") + b"\0")
-        with p.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    digest = h.hexdigest()
-    with _DIGESTS_LOCK:
-        _DIGESTS[key] = digest
-    return digest
 
 
 class HFJudgeEngine:

@@ -13,13 +13,15 @@ so such a folder is an error rather than code that runs.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidParameterError
 
-__all__ = ["MODEL_TYPES", "load_model", "model_folder_option", "model_type_of"]
+__all__ = ["MODEL_TYPES", "folder_digest", "load_model", "model_folder_option", "model_type_of"]
 
 #: the model types: decoder-only (``AutoModelForCausalLM``) and encoder-decoder (``AutoModelForSeq2SeqLM``)
 MODEL_TYPES = ("causal", "seq2seq")
@@ -155,3 +157,34 @@ def load_model(path: str | os.PathLike[str], *, type: str | None = None, device:
     model.to(device)  # type: ignore[arg-type]  # transformers' stubs type .to() for modules, not device strings
     model.eval()
     return model, tokenizer, kind
+
+
+_DIGESTS: dict[tuple[Any, ...], str] = {}
+_DIGESTS_LOCK = threading.Lock()
+
+
+def folder_digest(folder: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of every regular file under ``folder``: relative paths and contents, in sorted order.
+
+    Files are read in 1 MiB blocks; the result is kept for the process, keyed by the
+    files' paths, sizes and modification times (a changed file is hashed again).
+    Hidden files and folders (``.cache``, ``.git``) are left out.
+    """
+    root = Path(folder).resolve()
+    files = sorted(p for p in root.rglob("*")
+                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    key = (str(root), tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    with _DIGESTS_LOCK:
+        if key in _DIGESTS:
+            return _DIGESTS[key]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.relative_to(root).as_posix().encode("utf-8") + b"\0")
+        h.update(str(p.stat().st_size).encode("ascii") + b"\0")
+        with p.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    digest = h.hexdigest()
+    with _DIGESTS_LOCK:
+        _DIGESTS[key] = digest
+    return digest

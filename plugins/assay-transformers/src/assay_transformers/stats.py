@@ -18,8 +18,9 @@ model; the manager's model loop calls them batch by batch. Per example:
     ``(T,)``: the entropy (nats) of each row of ``greedy_log_probs``.
 ``sample_texts``, ``sample_tokens``, ``sample_log_probs``
     ``samples_n`` sampled answers (temperature / top-k / top-p of ``generation_params``;
-    drawn one prompt at a time, seeded by the run's seed and the example's position, so
-    they do not depend on the batch size),
+    drawn one prompt at a time, seeded by the run's seed and the example's position (the
+    model loop's ``example_positions``), so they do not depend on the batch size, nor on
+    which examples a resumed run skips),
     their token ids (cut as the greedy ones, EOS included), and per sample the
     log-probability of each sampled token under the model's own distribution. Note:
     ``sample_log_probs`` follows assay's stored-output schema (one list of token
@@ -45,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.uncertainty.base import StatCalculator
+from assay.uncertainty.base import EXAMPLE_POSITIONS, StatCalculator
 from assay_transformers.generation_params import check_generation_params
 from assay_transformers.whitebox_stats import whitebox_calculators
 
@@ -87,9 +88,26 @@ class _ModelCalculator(StatCalculator):
     def _next_seed(self) -> int | None:
         """A seed per call: the run's seed mixed with the call number (for sampling: the example's position)."""
         call, self.calls = self.calls, self.calls + 1
+        return self._seed_of(call)
+
+    def _seed_of(self, position: int) -> int | None:
+        """The seed of the example at ``position``: the run's seed mixed with it (None: no seed)."""
         if self.seed is None:
             return None
-        return int(np.random.SeedSequence([self.seed, call]).generate_state(1)[0])
+        return int(np.random.SeedSequence([self.seed, position]).generate_state(1)[0])
+
+    def _positions(self, stats: Mapping[str, Any], count: int) -> list[int]:
+        """The batch's examples' positions in the run: the model loop's ``example_positions``, else counted from
+        the calls so far (batches given in order, none skipped)."""
+        if EXAMPLE_POSITIONS in stats:
+            positions = [int(p) for p in stats[EXAMPLE_POSITIONS]]
+            if len(positions) != count:
+                raise InvalidParameterError(f"The batch has {count} prompts and {len(positions)} "
+                                            f"{EXAMPLE_POSITIONS!r}.")
+        else:
+            positions = list(range(self.calls, self.calls + count))
+        self.calls = max(positions, default=self.calls - 1) + 1
+        return positions
 
 
 class GreedyProbsCalculator(_ModelCalculator):
@@ -129,10 +147,11 @@ class SamplingGenerationCalculator(_ModelCalculator):
         # one prompt at a time (its samples_n sequences in one batch), seeded by the run's seed and the
         # example's position: the samples do not depend on batch_size, and no prompt is padded
         gens = []
-        for prompt in _prompts(stats):
+        prompts = _prompts(stats)
+        for prompt, position in zip(prompts, self._positions(stats, len(prompts))):
             gens.extend(self.model.generate([prompt], max_new_tokens=self.max_new_tokens, do_sample=True,
                                             num_return_sequences=self.samples_n,
-                                            generation_params=self.generation_params, seed=self._next_seed(),
+                                            generation_params=self.generation_params, seed=self._seed_of(position),
                                             rows=False))
         out: dict[str, list] = {k: [] for k in self.stats}
         for samples in gens:

@@ -14,6 +14,9 @@
       generation_params: {temperature: 1.0, top_k: 50, top_p: 0.95, stop_strings: ["\\n"]}
       ignore_exceptions: false      # optional
       save_stats: [greedy_log_probs]  # optional
+      cache_dir: cache              # optional: keep each finished batch there (relative to the config
+                                    # file; one run per seed in cache_dir/seed-<s>); a run killed and
+                                    # started again computes only the examples not done
     dataset:
       path: qa.jsonl                # .jsonl / .json / .csv, or a datasets folder (needs `datasets`)
       split: test                   # for a datasets folder with several splits
@@ -68,7 +71,7 @@ from assay.errors import ConfigError
 
 MODEL_KEYS = ("path", "type", "device", "dtype", "load_args", "batch_size", "max_new_tokens", "samples_n",
               "generation_params", "ignore_exceptions", "save_stats", "url", "name", "endpoint", "timeout",
-              "max_retries", "logprobs", "top_logprobs", "system_prompt")
+              "max_retries", "logprobs", "top_logprobs", "system_prompt", "cache_dir")
 #: the keys of a local model folder (``path``) and of a model behind an OpenAI-compatible endpoint (``url``)
 FOLDER_KEYS = ("type", "device", "dtype", "load_args")
 URL_KEYS = ("name", "endpoint", "timeout", "max_retries", "logprobs", "top_logprobs", "system_prompt")
@@ -125,9 +128,8 @@ def check_model_sections(cfg: dict, path: Path) -> None:
                         None)
     model, data = cfg["model"], cfg["dataset"]
     _check_url(model, path)
-    for key in ("path", "device", "load_args"):
-        if key != "load_args":
-            _str(model, key, path, "model")
+    for key in ("path", "device", "cache_dir"):
+        _str(model, key, path, "model")
     if model.get("type", "causal") not in ("causal", "seq2seq"):
         raise _fail(path, "model.type", "causal or seq2seq", model["type"])
     if model.get("dtype", "float32") not in ("float32", "float16", "bfloat16", "float64"):
@@ -228,6 +230,8 @@ def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[t
     done = []
     for seed in seeds:
         folder = out if seed is None else out / f"seed-{seed}"
+        cache = None if "cache_dir" not in m else base / m["cache_dir"] if seed is None else \
+            base / m["cache_dir"] / f"seed-{seed}"
         # the run's seed seeds its sampling and its resampling; without seed: in the config, --seed gives it
         run_seed = seed if seed is not None else getattr(args, "seed", None)
         man = UEManager(records, estimators=cfg["estimators"], gen_metrics=cfg["gen_metrics"],
@@ -236,7 +240,8 @@ def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[t
                         model=backend, batch_size=m.get("batch_size", 1),
                         max_new_tokens=m.get("max_new_tokens", 100), samples_n=m.get("samples_n", 10),
                         generation_params=m.get("generation_params"), seed=run_seed,
-                        ignore_exceptions=m.get("ignore_exceptions", False), save_stats=m.get("save_stats", ()))
+                        ignore_exceptions=m.get("ignore_exceptions", False), save_stats=m.get("save_stats", ()),
+                        cache_dir=cache)
         if seed is not None:
             print(f"## seed {seed}\n")
         write(man, folder)

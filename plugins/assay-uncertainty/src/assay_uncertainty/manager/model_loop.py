@@ -27,6 +27,12 @@ example), a note says where the run stopped, and the error carries the same note
 backend may keep more (the ``openai`` backend of assay-transformers keeps every answer
 received, so a second run with it sends only the requests not answered yet).
 
+**Resuming** (``cache_dir=``): after each batch, its kept statistics and values are written to
+disk (:mod:`assay_uncertainty.manager.resume`); a run started again, in any process, reads the
+examples done back and runs only the others, batched as an uninterrupted run batches them. Every
+batch's statistics hold ``example_positions`` (:data:`assay.uncertainty.base.EXAMPLE_POSITIONS`):
+the examples' positions in the run, which a backend uses to seed an example's sampling.
+
 A backend's ``base_stats`` (when it has one) names the stored-output fields it gives for
 every run (default: ``answer``, ``log_probs``, ``token_entropies``; a black-box model
 without log-probabilities gives ``answer`` only).
@@ -54,8 +60,9 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay.uncertainty.base import EXAMPLE_POSITIONS
 
-__all__ = ["GENERATION_PARAMS", "INSTALL_HINT", "resolve_model_backend", "run_model_loop"]
+__all__ = ["GENERATION_PARAMS", "INSTALL_HINT", "POSITIONS", "resolve_model_backend", "run_model_loop"]
 
 #: the keys of ``generation_params`` (what every model backend understands)
 GENERATION_PARAMS = ("temperature", "top_k", "top_p", "stop_strings", "repetition_penalty")
@@ -65,6 +72,10 @@ INSTALL_HINT = "pip install assay-transformers"
 
 #: statistics the loop always computes (the gen metrics read ``answer`` without declaring it)
 BASE_STATS = ("answer", "log_probs", "token_entropies")
+
+#: the statistic the loop adds to every batch: the positions of its examples in the run (0-based), so a model
+#: backend seeds or names an example the same way whichever batch, or resumed run, computes it
+POSITIONS = EXAMPLE_POSITIONS
 
 
 def resolve_model_backend(model: Any, options: Mapping[str, Any] | None = None) -> Any:
@@ -93,8 +104,14 @@ def resolve_model_backend(model: Any, options: Mapping[str, Any] | None = None) 
     raise InvalidParameterError(f"No installed model backend ({names}) accepts the model {shown!r:.120}.")
 
 
-def _slice(column: Any, start: int, stop: int) -> Any:
-    return column[start:stop]
+def _take(column: Any, positions: Sequence[int]) -> Any:
+    """The values of ``column`` at ``positions``: a slice when they are consecutive (an array stays an array)."""
+    first = positions[0]
+    if list(positions) == list(range(first, first + len(positions))):
+        return column[first:first + len(positions)]
+    if isinstance(column, np.ndarray):
+        return column[np.asarray(positions)]
+    return [column[p] for p in positions]
 
 
 def _calculators(man: Any, backend: Any) -> list[Any]:
@@ -124,6 +141,16 @@ def _batch_values(values: Any, n: int, who: str, start: int) -> list[Any]:
     return items
 
 
+def _open_cache(man: Any, backend: Any, data: Mapping[str, Any]) -> Any:
+    """The run's :class:`~assay_uncertainty.manager.resume.ResumeCache` (``cache_dir``), or None."""
+    if man.cache_dir is None:
+        return None
+    from assay_uncertainty.manager.resume import ResumeCache, example_digests, run_description
+
+    digests = example_digests(data, man.n_examples)
+    return ResumeCache(man.cache_dir, run_description(man, backend, digests), digests)
+
+
 def run_model_loop(man: Any) -> None:
     """Fill ``man.stats``, ``man.estimations`` and ``man.gen_metrics`` by running the model (module docstring)."""
     from assay.executors.base import progress_bar, show_progress
@@ -136,6 +163,9 @@ def run_model_loop(man: Any) -> None:
                      f"samples_n={man.samples_n}, generation_params={man.generation_params}, seed={man.seed}")
     data = man.stats
     n = man.n_examples
+    if POSITIONS in data:
+        raise InvalidParameterError(f"The dataset has a field {POSITIONS!r}: the model loop gives each batch that "
+                                    "statistic (the examples' positions in the run); rename the field.")
     needed: dict[str, list[str]] = {s: ["the model loop"] for s in getattr(backend, "base_stats", BASE_STATS)}
     for name, obj in [*man._estimators, *man._gen]:
         for dep in getattr(obj, "dependencies", ()):
@@ -146,19 +176,33 @@ def run_model_loop(man: Any) -> None:
     # They are statistics like the data's columns: an estimator that declares one (Focus: ``tokenizer``) needs no
     # calculator for it
     shared = dict(backend.shared_stats(seed=man.seed)) if callable(getattr(backend, "shared_stats", None)) else {}
-    plan = plan_calculators(needed, [*data.keys(), *shared], _calculators(man, backend))
+    plan = plan_calculators(needed, [*data.keys(), *shared, POSITIONS], _calculators(man, backend))
     active = {"estimator": list(man._estimators), "generation metric": list(man._gen)}
-    collected: dict[tuple[str, str], list[Any]] = {}
-    columns: dict[str, list[Any]] = {}
     keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
+    cache = _open_cache(man, backend, data)
+    # per example: (kept statistics, {(role, name): value}); filled from the cache, then batch by batch
+    done: dict[int, tuple[dict[str, Any], dict[tuple[str, str], Any]]] = {}
+    dropped: list[dict[str, str]] = []
+    if cache is not None:
+        for pos, (kept_stats, kept_values, drops) in cache.load().items():
+            done[pos] = (kept_stats, kept_values)
+            dropped.extend(d for d in drops if d not in dropped)
+        for d in dropped:  # dropped by an earlier process of this run: dropped here too, as it would have been
+            role = d["role"]
+            active[role] = [(nm, o) for nm, o in active.get(role, []) if nm != d["name"]]
+            man.notes.append(d["note"])
+            man.failed[d["name"]] = d["error"]
+            warnings.warn(f"UEManager: {d['note']} (read from the cache)", RuntimeWarning, stacklevel=3)
+        man.notes.append(f"model run cache: {cache.folder} ({len(done)} of {n} examples read back)")
+    todo = [p for p in range(n) if p not in done]
     size = man.batch_size
-    n_batches = (n + size - 1) // size
-    bar = progress_bar(n_batches, enabled=show_progress(man.progress, n_batches), desc="UEManager batches")
-    start = stop = 0
+    batches = [todo[i:i + size] for i in range(0, len(todo), size)]
+    bar = progress_bar(len(batches), enabled=show_progress(man.progress, len(batches)), desc="UEManager batches")
+    batch: list[int] = []
     try:
-        for b in range(n_batches):
-            start, stop = b * size, min(n, (b + 1) * size)
-            stats = {**shared, **{k: _slice(v, start, stop) for k, v in data.items()}}
+        for batch in batches:
+            start, stop = batch[0], batch[-1] + 1
+            stats = {**shared, **{k: _take(v, batch) for k, v in data.items()}, POSITIONS: list(batch)}
             for calc in plan:
                 out = calc(stats)
                 for stat in calc.stats:
@@ -168,32 +212,34 @@ def run_model_loop(man: Any) -> None:
                             "return it.")
                     if stat not in stats:
                         stats[stat] = list(out[stat])
+            values: dict[tuple[str, str], list[Any]] = {}
             for role, objs in active.items():
                 for name, obj in list(objs):
                     try:
-                        values = _batch_values(obj(stats), stop - start, f"{role} {name!r}", start)
+                        values[(role, name)] = _batch_values(obj(stats), len(batch), f"{role} {name!r}", start)
                     except Exception as exc:
                         if not man.ignore_exceptions:
                             raise
                         objs.remove((name, obj))
-                        collected.pop((role, name), None)
                         note = (f"{role} {name!r} raised {type(exc).__name__} on the batch of examples {start} to "
                                 f"{stop - 1} ({exc}); dropped for the rest of the run (ignore_exceptions=True).")
                         man.notes.append(note)
                         man.failed[name] = f"{type(exc).__name__}: {exc}"
+                        dropped.append({"role": role, "name": name, "error": man.failed[name], "note": note})
                         warnings.warn(f"UEManager: {note}", RuntimeWarning, stacklevel=3)
-                        continue
-                    collected.setdefault((role, name), []).extend(values)
-            for key, value in stats.items():
-                # the rest (T x V rows ...) is dropped with the batch
-                if key not in data and key in keep and key not in shared:
-                    columns.setdefault(key, []).extend(value)
+            # the rest (T x V rows ...) is dropped with the batch
+            kept = {k: list(v) for k, v in stats.items() if k not in data and k in keep and k not in shared}
+            if cache is not None:
+                cache.add(batch, kept, values, dropped)
+            for i, pos in enumerate(batch):
+                done[pos] = ({k: v[i] for k, v in kept.items()}, {key: v[i] for key, v in values.items()})
             bar.update(1)
     except Exception as exc:
-        _keep_partial(man, exc, start, stop, {k: v[:start] for k, v in data.items()} | columns, collected)
+        _keep_partial(man, exc, batch, data, done, active)
         raise
     finally:
         bar.close()
+    columns, collected = _joined(done, n, active)
     data.update(columns)
     man.stats = data
     for name, est in active["estimator"]:
@@ -209,17 +255,47 @@ def run_model_loop(man: Any) -> None:
     man.gen_metric_names = [n for n, _ in active["generation metric"]]
 
 
-def _keep_partial(man: Any, exc: Exception, start: int, stop: int, stats: dict[str, Any],
-                  collected: dict[tuple[str, str], list[Any]]) -> None:
-    """On an error in the batch of examples ``start`` to ``stop - 1``: keep the finished batches' results in
-    ``man.partial`` (the first ``start`` examples), note it, and add the note to the error."""
-    def role_values(role: str) -> dict[str, list[Any]]:  # an estimator that ran on the failed batch: cut it off
-        return {name: values[:start] for (r, name), values in collected.items() if r == role}
+def _joined(done: Mapping[int, tuple[dict[str, Any], dict[tuple[str, str], Any]]], n: int,
+            active: Mapping[str, list[tuple[str, Any]]]
+            ) -> tuple[dict[str, list[Any]], dict[tuple[str, str], list[Any]]]:
+    """The examples ``0 .. n - 1`` of ``done`` joined into columns and value lists (active estimators / metrics)."""
+    columns: dict[str, list[Any]] = {}
+    collected: dict[tuple[str, str], list[Any]] = {}
+    wanted = [(role, name) for role, objs in active.items() for name, _ in objs]
+    names = list(done[0][0]) if n else []
+    for pos in range(n):
+        stats, values = done[pos]
+        if sorted(stats) != sorted(names):
+            raise InvalidParameterError(f"UEManager: example {pos} has the statistics {sorted(stats)}, example 0 "
+                                        f"{sorted(names)} (a cache of another run?).")
+        for name in names:
+            columns.setdefault(name, []).append(stats[name])
+        for key in wanted:
+            if key not in values:
+                raise InvalidParameterError(f"UEManager: example {pos} has no value of {key[0]} {key[1]!r}.")
+            collected.setdefault(key, []).append(values[key])
+    return columns, collected
 
-    man.partial = {"n_examples": start, "stats": stats, "estimations": role_values("estimator"),
+
+def _keep_partial(man: Any, exc: Exception, batch: Sequence[int], data: Mapping[str, Any],
+                  done: Mapping[int, tuple[dict[str, Any], dict[tuple[str, str], Any]]],
+                  active: Mapping[str, list[tuple[str, Any]]]) -> None:
+    """On an error in the batch ``batch``: keep the results of the examples done before the first one missing in
+    ``man.partial`` (the first ``n_examples`` examples), note it, and add the note to the error."""
+    count = next((p for p in range(man.n_examples) if p not in done), man.n_examples)
+    columns, collected = _joined({p: done[p] for p in range(count)}, count, active)
+    stats = {k: v[:count] for k, v in data.items()} | columns
+
+    def role_values(role: str) -> dict[str, list[Any]]:
+        return {name: values for (r, name), values in collected.items() if r == role}
+
+    man.partial = {"n_examples": count, "stats": stats, "estimations": role_values("estimator"),
                    "gen_metrics": role_values("generation metric")}
-    note = (f"model run stopped at the batch of examples {start} to {stop - 1} ({type(exc).__name__}: {exc}); the "
-            f"results of the {start} examples before it are kept in UEManager.partial.")
+    where = f"the batch of examples {batch[0]} to {batch[-1]}" if batch else "its start"
+    note = (f"model run stopped at {where} ({type(exc).__name__}: {exc}); the results of the {count} examples "
+            f"before it are kept in UEManager.partial.")
+    if man.cache_dir is not None:
+        note += f" The batches finished are in the cache folder {str(man.cache_dir)!r}: running again resumes."
     man.notes.append(note)
     if hasattr(exc, "add_note"):  # Python 3.11+
         exc.add_note(f"UEManager: {note}")

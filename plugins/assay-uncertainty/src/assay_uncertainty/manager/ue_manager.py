@@ -129,6 +129,11 @@ class UEManager:
         run, with a warning, a note and an entry in ``failed``; False (default): it raises.
     save_stats : statistic names kept (and saved) beyond the stored-output fields
     progress : bool or None; a progress bar over the batches on stderr (None: on a terminal)
+    cache_dir : folder path or None
+        Keep the model run's results on disk after every batch, so a run that was killed
+        (a signal, Ctrl-C, a crashed machine) resumes when run again with the same folder:
+        only the examples not computed yet go to the model, and the numbers are those of an
+        uninterrupted run. Only with ``model``; see :mod:`assay_uncertainty.manager.resume`.
     n_resamples : int, default 0
         Bootstrap resamples for the intervals of every score (0: no intervals, as cheap as
         scoring alone; 1000 is the usual choice for reporting).
@@ -173,6 +178,7 @@ class UEManager:
         ignore_exceptions: bool = False,
         save_stats: Sequence[str] = (),
         progress: bool | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if nan_policy not in NAN_POLICIES:
             raise InvalidParameterError(f"The 'nan_policy' parameter must be 'drop' or 'raise'; got {nan_policy!r}.")
@@ -203,7 +209,7 @@ class UEManager:
         self.levels: dict[str, str] = {}
         self._check_score_labels(self._ue)
         self._init_model_loop(model, model_options, batch_size, max_new_tokens, samples_n, generation_params, seed,
-                              ignore_exceptions, save_stats, progress)
+                              ignore_exceptions, save_stats, progress, cache_dir)
 
     # ---------------------------------------------------------------- construction helpers
     @staticmethod
@@ -272,7 +278,7 @@ class UEManager:
     def _init_model_loop(self, model: Any, model_options: Mapping[str, Any] | None, batch_size: int,
                          max_new_tokens: int, samples_n: int, generation_params: Mapping[str, Any] | None,
                          seed: int, ignore_exceptions: bool, save_stats: Sequence[str],
-                         progress: bool | None) -> None:
+                         progress: bool | None, cache_dir: str | os.PathLike[str] | None) -> None:
         from assay_uncertainty.manager.model_loop import check_loop_options
 
         check_loop_options(batch_size=batch_size, max_new_tokens=max_new_tokens, samples_n=samples_n, seed=seed,
@@ -285,6 +291,13 @@ class UEManager:
         self.failed: dict[str, str] = {}
         #: after a model run that raised: the finished batches' results (see assay_uncertainty.manager.model_loop)
         self.partial: dict[str, Any] | None = None
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise InvalidParameterError(f"The 'cache_dir' parameter must be a folder path or None; got {cache_dir!r}.")
+        if cache_dir is not None and model is None:
+            raise InvalidParameterError("The 'cache_dir' parameter keeps a model run's batches (model=...); this "
+                                        "manager reads stored outputs and runs no model.")
+        #: where the model run keeps its finished batches (see assay_uncertainty.manager.resume), or None
+        self.cache_dir = None if cache_dir is None else os.fspath(cache_dir)
         if model is None:
             return
         if "input" not in self.stats:
