@@ -88,6 +88,7 @@ def _vocabulary() -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def _tokenizer(tokens: list[str], merges: list[tuple[str, str]]) -> Any:
+    # deferred: tokenizers and transformers are heavy; only a test building a model loads them
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
