@@ -252,7 +252,7 @@ def test_the_log_probability_statistics_layout(monkeypatch):
         return [answer] * kw["n"]
 
     monkeypatch.setattr(model.client, "complete", complete)
-    assert model.base_stats == ("answer", "log_probs")
+    assert model.base_stats == ("answer", "log_probs", "top_logprobs")
     greedy, sampling = model.calculators(max_new_tokens=4, generation_params={"temperature": 0.7}, samples_n=3,
                                          seed=5)
     out = greedy({"input_texts": ["q0", "q1"]})
@@ -262,6 +262,11 @@ def test_the_log_probability_statistics_layout(monkeypatch):
     np.testing.assert_array_equal(out["log_probs"][0], [-0.1, -0.2])
     # LM-Polygraph's layout: per step, the chosen token first, then the other alternatives
     assert out["greedy_tokens_alternatives"][0] == [[("par", -0.1), ("lyon", -2.5)], [("is", -0.2), ("ee", -1.9)]]
+    # LM-Polygraph's black-box entropy: -sum p log p over the returned alternatives, not renormalised
+    h = [-(np.exp(-0.1) * -0.1 + np.exp(-2.5) * -2.5), -(np.exp(-1.9) * -1.9 + np.exp(-0.2) * -0.2)]
+    np.testing.assert_allclose(out["entropy"][1], h, rtol=0, atol=1e-15)
+    # assay's top_logprobs field: the alternatives' log-probabilities, most likely first
+    assert out["top_logprobs"][0] == [[-0.1, -2.5], [-0.2, -1.9]]
     samples = sampling({"input_texts": ["q0", "q1"]})
     assert samples["sample_texts"] == samples["blackbox_sample_texts"] == [["paris"] * 3] * 2
     np.testing.assert_array_equal(samples["sample_log_probs"][0][2], [-0.1, -0.2])
@@ -270,3 +275,18 @@ def test_the_log_probability_statistics_layout(monkeypatch):
     assert sample_kw["temperature"] == 0.7 and sample_kw["n"] == 3 and sample_kw["index"] == 0
     assert sample_kw["seed"] == int(np.random.SeedSequence([5, 0]).generate_state(1)[0])
     assert sent[3][1]["index"] == 1 and sent[3][1]["seed"] == int(np.random.SeedSequence([5, 1]).generate_state(1)[0])
+
+
+def test_log_probabilities_without_their_alternatives_are_an_error_naming_the_request(monkeypatch):
+    """top_logprobs > 0 and a server that returns the tokens' log-probabilities without the alternatives: an error
+    (assay's entropies would be 0 for a one-entry distribution), not zeros."""
+    from assay_transformers.openai_api import Completion
+
+    model = OpenAIModel("http://127.0.0.1:1/v1", name="m", logprobs=True, top_logprobs=3)
+    bare = Completion(text="paris", tokens=["par", "is"], token_log_probs=np.array([-0.1, -0.2]),
+                      top_log_probs=[[], []])
+    monkeypatch.setattr(model.client, "complete", lambda prompt, **kw: [bare] * kw["n"])
+    greedy, _ = model.calculators(max_new_tokens=4, samples_n=2)
+    with pytest.raises(ModelRequestError, match=r"for prompt 0 returned tokens without their top_logprobs "
+                                                r"alternatives \(asked for 3\).*run with top_logprobs=0"):
+        greedy({"input_texts": ["q0"]})

@@ -39,10 +39,14 @@ def test_completions_endpoint_sends_the_prompt_as_is(openai_server):
 
 
 def test_n_samples_seeded_and_reproducible(openai_server):
+    from assay_transformers.openai_api import NIgnoredWarning
+
     client = OpenAIClient(openai_server.base_url, model=openai_server.model)
-    first = client.complete(PROMPT, n=4, max_tokens=6, temperature=1.0, seed=7, index=3)
+    with pytest.warns(NIgnoredWarning, match="returned 1 choice"):
+        first = client.complete(PROMPT, n=4, max_tokens=6, temperature=1.0, seed=7, index=3)
     assert len(first) == 4
     assert client.requests == 4  # transformers serve ignores n: one choice per request, asked again
+    assert client.n_honoured is False
     for c in first:
         assert all(w in WORDS for w in c.text.split())
     assert len({c.text for c in first}) > 1  # sampling, not greedy

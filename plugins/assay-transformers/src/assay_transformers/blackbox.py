@@ -19,20 +19,40 @@ and gives LM-Polygraph's black-box statistics (its ``BlackboxGreedyTextsCalculat
     The same lists under LM-Polygraph's ``blackbox_`` names (its manager copies a statistic
     ``X`` into ``blackbox_X``).
 
-With ``logprobs=True`` (a server that returns log-probabilities; one that returns none is an
-error naming the request), also ``greedy_tokens`` (token strings), ``greedy_log_likelihoods``
-(and ``log_probs``: each greedy token's log-probability), ``greedy_tokens_alternatives``
-(LM-Polygraph's layout: per step, the chosen token and its log-probability first, then the
-other top alternatives) and ``sample_log_probs`` (per sample, its tokens' log-probabilities;
-assay's stored-output layout, from which ``sample_log_likelihoods`` is derived). Not given:
-``greedy_log_probs`` (LM-Polygraph fills a 50,000-wide row by hashing token strings with
-Python's per-process ``hash``, not reproducible) and so not ``entropy``.
+With ``logprobs=True`` (a server that returns log-probabilities, e.g. llama-cpp-python's or
+vLLM's; one that returns none is an error naming the request), also, from the greedy answer
+(LM-Polygraph's ``BlackboxGreedyTextsCalculator`` on a model with ``supports_logprobs``):
 
-The sample-based estimators run on these statistics: ``lexical_similarity``,
-``num_distinct_answers``, and with an NLI model folder (``semantic_matrix``) ``num_sem_sets``,
-``eigval_laplacian``, ``deg_mat``, ``eccentricity``, ``semantic_entropy`` (with
-``class_probability_estimation="frequency"``: the default ``"sum"`` needs
-``sample_log_probs``, so ``logprobs=True``) ...
+``greedy_tokens``, ``greedy_log_likelihoods`` (= ``log_probs``)
+    The tokens (strings) and each one's log-probability, as the server returned them (the
+    end-of-sequence token that stopped the answer is not among them: the APIs leave it out).
+``greedy_tokens_alternatives``
+    LM-Polygraph's layout: per step, the chosen token and its log-probability first, then the
+    other ``top_logprobs`` alternatives in the server's order.
+``entropy`` (with ``top_logprobs > 0``)
+    LM-Polygraph's black-box entropy: per step, ``-sum_a p_a log p_a`` over the returned
+    alternatives (one per distinct token text), not renormalised, a truncation of the full
+    distribution's entropy. LM-Polygraph computes it from ``greedy_log_probs``, a 50,000-wide row
+    filled by hashing the token strings with Python's per-process ``hash`` (two alternatives whose
+    hashes collide count once); that row is not given here (not reproducible), the entropy is
+    the same sum without collisions.
+``top_logprobs`` (with ``top_logprobs > 0``)
+    assay's stored-output field: per step, the alternatives' log-probabilities (one per distinct
+    token text), from which assay's ``token_entropies`` renormalises.
+
+and from the samples ``sample_log_probs`` (per sample, its tokens' log-probabilities; assay's
+stored-output layout, from which ``sample_log_likelihoods`` is derived; LM-Polygraph's black-box
+sampling gives no log-probabilities).
+
+The estimators that run on them: ``msp`` / ``perplexity`` (and LM-Polygraph's
+``MaximumSequenceProbability`` / ``Perplexity`` / ``MaximumTokenProbability``) on the greedy
+log-probabilities; LM-Polygraph's ``MeanTokenEntropy`` / ``TokenEntropy`` on ``entropy``; assay's
+``mean_token_entropy`` / ``max_token_entropy`` on ``token_entropies``; ``mc_sequence_entropy``,
+``mc_normalized_sequence_entropy`` on the samples' log-probabilities. Without log-probabilities,
+the sample-based estimators: ``lexical_similarity``, ``num_distinct_answers``, and with an NLI
+model folder (``semantic_matrix``) ``num_sem_sets``, ``eigval_laplacian``, ``deg_mat``,
+``eccentricity``, ``semantic_entropy`` (with ``class_probability_estimation="frequency"``: the
+default ``"sum"`` needs ``sample_log_probs``, so ``logprobs=True``) ...
 
 **Failures.** A request that fails after its retries or times out raises
 :class:`~assay_transformers.openai_api.ModelRequestError` naming the URL, the model and the
@@ -61,7 +81,8 @@ from assay.uncertainty.base import EXAMPLE_POSITIONS, StatCalculator
 from assay_transformers.generation_params import check_generation_params
 from assay_transformers.openai_api import Completion, ModelRequestError, OpenAIClient
 
-__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxSamplingCalculator", "OpenAIModel"]
+__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxSamplingCalculator", "OpenAIModel",
+           "blackbox_entropy"]
 
 #: generation parameters an OpenAI-compatible endpoint has no field for
 UNSUPPORTED_PARAMS = ("top_k", "repetition_penalty")
@@ -113,7 +134,9 @@ class OpenAIModel:
     @property
     def base_stats(self) -> tuple[str, ...]:
         """The stored-output fields this model gives (the manager's loop computes them for every run)."""
-        return ("answer", "log_probs") if self.client.logprobs else ("answer",)
+        if not self.client.logprobs:
+            return ("answer",)
+        return ("answer", "log_probs", "top_logprobs") if self.client.top_logprobs else ("answer", "log_probs")
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.client!r})"
@@ -148,13 +171,34 @@ class OpenAIModel:
             got = self.client.complete(prompt, n=n, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
                                        stop=stop, seed=seed, index=index)
             if self.client.logprobs and any(c.token_log_probs is None for c in got):
-                raise ModelRequestError(
-                    f"The request to {self.client.url} (model {self.client.model!r}) for prompt {index} returned no "
-                    "log-probabilities, and logprobs=True asks for them: this server does not return them; run with "
-                    "logprobs=False (text-only statistics).", url=self.client.url, endpoint=self.client.endpoint,
-                    model=self.client.model, index=index)
+                raise self._error(index, "returned no log-probabilities, and logprobs=True asks for them: this server "
+                                         "does not return them; run with logprobs=False (text-only statistics)")
+            if self.client.logprobs and self.client.top_logprobs and any(
+                    not all(c.top_log_probs or []) or len(c.top_log_probs or []) != len(c.tokens or []) for c in got):
+                raise self._error(index, f"returned tokens without their top_logprobs alternatives (asked for "
+                                         f"{self.client.top_logprobs}): this server does not return them; run with "
+                                         "top_logprobs=0 (no entropy statistics)")
             self.answers_cached[key] = got
         return self.answers_cached[key]
+
+
+    def _error(self, index: int, cause: str) -> ModelRequestError:
+        c = self.client
+        return ModelRequestError(f"The request to {c.url} (model {c.model!r}) for prompt {index} {cause}.", url=c.url,
+                                 endpoint=c.endpoint, model=c.model, index=index)
+
+
+def _alternatives(top: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """One log-probability per distinct token text (a later duplicate replaces an earlier one, as LM-Polygraph's
+    dictionary does)."""
+    return {t: float(v) for t, v in top}
+
+
+def blackbox_entropy(top: Sequence[tuple[str, float]]) -> float:
+    """LM-Polygraph's black-box step entropy: ``-sum p log p`` over the distinct alternatives' finite log-probabilities,
+    not renormalised (module docstring)."""
+    lp = np.array([v for v in _alternatives(top).values() if np.isfinite(v)], dtype=np.float64)
+    return float(-np.sum(np.exp(lp) * lp))
 
 
 class _BlackboxCalculator(StatCalculator):
@@ -199,6 +243,8 @@ class BlackboxGreedyTextsCalculator(_BlackboxCalculator):
         stats = ["greedy_texts", "answer", "blackbox_greedy_texts"]
         if model.client.logprobs:
             stats += ["greedy_tokens", "greedy_log_likelihoods", "log_probs", "greedy_tokens_alternatives"]
+            if model.client.top_logprobs:
+                stats += ["entropy", "top_logprobs"]
         super().__init__(model, stats, **kwargs)
 
     def __call__(self, stats: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,6 +263,10 @@ class BlackboxGreedyTextsCalculator(_BlackboxCalculator):
                 for tok, lp, top in zip(c.tokens or [], lps, c.top_log_probs or []):
                     alts.append([(tok, float(lp))] + [(t, v) for t, v in top if t != tok])
                 out["greedy_tokens_alternatives"].append(alts)
+                if "entropy" in out:
+                    steps = c.top_log_probs or []
+                    out["entropy"].append(np.array([blackbox_entropy(top) for top in steps], dtype=np.float64))
+                    out["top_logprobs"].append([sorted(_alternatives(top).values(), reverse=True) for top in steps])
         return out
 
 

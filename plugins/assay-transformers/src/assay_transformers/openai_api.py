@@ -12,17 +12,21 @@ user message to ``/chat/completions`` (after an optional system message);
 ``endpoint="completions"`` sends it as is to the legacy ``/completions``.
 
 **n answers.** One request asks for ``n`` choices; a server that returns fewer (several
-servers ignore ``n``, ``transformers serve`` among them) is asked again for the missing
-ones, each further request with the next seed (``seed + 1``, ``seed + 2`` ...) when a seed
-is given, so the answers are reproducible on a server that honours ``seed`` and does not
-depend on which other prompts were sent before.
+servers ignore ``n``: ``transformers serve`` and llama-cpp-python's server among them) is
+asked again for the missing ones, each further request with the next seed (``seed + 1``,
+``seed + 2`` ...) when a seed is given, so the answers are reproducible on a server that
+honours ``seed`` and does not depend on which other prompts were sent before. The first time a
+client sees it, it warns (:class:`NIgnoredWarning`: the ``n`` answers cost ``n`` requests) and
+sets :attr:`OpenAIClient.n_honoured` to False (True once a server returned several choices).
 
 **Log-probabilities.** With ``logprobs=True`` the request asks for them (``top_logprobs``
 alternatives per token); a server that returns them fills :attr:`Completion.tokens`,
-:attr:`Completion.token_log_probs` and :attr:`Completion.top_log_probs`, one that does not
-leaves them ``None``: :attr:`OpenAIClient.logprobs_returned` records what the last request got,
-and the black-box backend (:mod:`assay_transformers.blackbox`) makes a statistic that needs
-them an error naming the request, never a silent NaN.
+:attr:`Completion.token_log_probs` and :attr:`Completion.top_log_probs` (the alternatives in the
+server's order on the chat endpoint, as LM-Polygraph reads them; by decreasing log-probability
+on the completions endpoint, whose JSON gives them as an object), one that does not leaves them
+``None``: :attr:`OpenAIClient.logprobs_returned` records what the last request got, and the
+black-box backend (:mod:`assay_transformers.blackbox`) makes a statistic that needs them an
+error naming the request, never a silent NaN. Which servers return them: docs/blackbox.md.
 
 **Failures.** Each request has a ``timeout`` (seconds) and is retried ``max_retries`` times
 (the ``openai`` client's own retry with backoff, on connection errors, timeouts, 408, 409,
@@ -39,6 +43,7 @@ The key is never shown in ``repr`` nor saved.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,7 +52,7 @@ import numpy as np
 
 from assay.errors import AssayError, InvalidParameterError, MissingDependencyError
 
-__all__ = ["ENDPOINTS", "Completion", "ModelRequestError", "OpenAIClient"]
+__all__ = ["ENDPOINTS", "Completion", "ModelRequestError", "NIgnoredWarning", "OpenAIClient"]
 
 #: the request kinds a client sends: chat messages or a plain prompt
 ENDPOINTS = ("chat", "completions")
@@ -63,6 +68,11 @@ class ModelRequestError(AssayError, RuntimeError):
     def __init__(self, message: str, *, url: str, endpoint: str, model: str, index: int | None) -> None:
         super().__init__(message)
         self.url, self.endpoint, self.model, self.index = url, endpoint, model, index
+
+
+class NIgnoredWarning(UserWarning):
+    """A server returned fewer choices than the request's ``n``: the client asks again for the rest, one request
+    per missing answer (module docstring). Once per client."""
 
 
 @attrs.frozen
@@ -130,6 +140,9 @@ class OpenAIClient:
         self.logprobs_returned: bool | None = None
         #: the number of HTTP requests answered so far
         self.requests = 0
+        #: whether the server honours ``n``: False once it returned fewer choices than asked, True once it returned
+        #: several; None before either was seen
+        self.n_honoured: bool | None = None
         try:
             # deferred: openai is an optional dependency (the [openai] extra), loaded with the first client
             import openai
@@ -172,9 +185,22 @@ class OpenAIClient:
                                 stop=stop, seed=None if seed is None else seed + tries, index=index)
             if not got:
                 raise self._error(index, f"the server returned no choices (asked for {n - len(out)})")
+            self._note_choices(len(got), n - len(out))
             out.extend(got[: n - len(out)])
             tries += 1
         return out
+
+    def _note_choices(self, got: int, asked: int) -> None:
+        """Record whether the server honours ``n``; warn the first time it does not."""
+        if got < asked:
+            if self.n_honoured is not False:
+                warnings.warn(f"OpenAIClient: {self.url} (model {self.model!r}) returned {got} choice(s) for "
+                              f"n={asked}: the server ignores 'n'; the client asks again for each missing answer (one "
+                              "request each, the seed + 1, + 2 ... when a seed is given).", NIgnoredWarning,
+                              stacklevel=3)
+            self.n_honoured = False
+        elif got > 1 and self.n_honoured is None:
+            self.n_honoured = True
 
     def _error(self, index: int | None, cause: str) -> ModelRequestError:
         where = "" if index is None else f" for prompt {index}"
@@ -192,9 +218,10 @@ class OpenAIClient:
         chat = self.endpoint == "chat"
         if self.logprobs:
             if chat:
+                # top_logprobs sent even when 0: llama-cpp-python's server returns no log-probabilities at all for
+                # logprobs=true without top_logprobs
                 args["logprobs"] = True
-                if self.top_logprobs:
-                    args["top_logprobs"] = self.top_logprobs
+                args["top_logprobs"] = self.top_logprobs
             else:
                 args["logprobs"] = self.top_logprobs
         try:

@@ -46,7 +46,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WORDS", "LocalServer", "build_tiny_chat_model", "free_port", "start_server"]
+__all__ = ["WORDS", "LocalServer", "build_tiny_chat_model", "free_port", "launch", "start_server"]
 
 #: the tiny model's vocabulary (besides ``<pad>``, ``<eos>``, ``<unk>``)
 WORDS = ["the", "a", "capital", "of", "france", "paris", "is", "what", "who", "river", "city", "big", "small", "red",
@@ -158,25 +158,37 @@ def start_server(model_dir: str | os.PathLike[str], *, port: int | None = None, 
     model_dir = Path(model_dir).resolve()
     port = port or free_port()
     log_path = Path(log) if log is not None else model_dir.parent / f"serve-{port}.log"
+    return launch(_serve_command(model_dir, port), port=port, model=str(model_dir), log=log_path,
+                  probe="/health", what="transformers serve", startup_timeout=startup_timeout)
+
+
+def launch(command: list[str], *, port: int, model: str, log: Path, probe: str, what: str,
+           startup_timeout: float = 180.0, server_class: type[LocalServer] = LocalServer,
+           **attributes: Any) -> LocalServer:
+    """Run ``command`` (a server listening on 127.0.0.1:``port``) offline, in a session of its own, its output
+    to ``log``; wait until ``GET probe`` answers 200 and return it as ``server_class(...)`` with ``attributes``.
+
+    A server that exits or does not answer within ``startup_timeout`` seconds is stopped and a
+    ``RuntimeError`` names ``what`` and shows its log's last lines.
+    """
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    with open(log_path, "wb") as out:
-        process = subprocess.Popen(_serve_command(model_dir, port), stdout=out, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    server = LocalServer(process, port, str(model_dir), log_path)
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                   start_new_session=True)
+    server = server_class(process, port, model, log, **attributes)
     deadline = time.monotonic() + startup_timeout
-    last_error: Exception | None = None  # why the last /health probe failed (said if the server never answers)
+    last_error: Exception | None = None  # why the last probe failed (said if the server never answers)
     while time.monotonic() < deadline:
         if not server.alive():
-            raise RuntimeError(f"transformers serve exited with code {process.returncode} before answering; "
-                               f"its log ({log_path}):\n{server.log_tail()}")
+            raise RuntimeError(f"{what} exited with code {process.returncode} before answering; "
+                               f"its log ({log}):\n{server.log_tail()}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{probe}", timeout=2) as r:
                 if r.status == 200:
                     return server
         except (urllib.error.URLError, OSError) as exc:  # not listening yet: probe again until the deadline
             last_error = exc
         time.sleep(0.5)
     server.stop()
-    raise RuntimeError(f"transformers serve did not answer /health within {startup_timeout:g} s (last probe: "
-                       f"{last_error!r}); its log "
-                       f"({log_path}):\n{server.log_tail()}")
+    raise RuntimeError(f"{what} did not answer {probe} within {startup_timeout:g} s (last probe: "
+                       f"{last_error!r}); its log ({log}):\n{server.log_tail()}")
