@@ -12,10 +12,17 @@
 #   ASSAY_SKIP_JAVA=1         skip the Java check (Java provided some other way)
 #   ASSAY_SKIP_LATEX=1        skip the LaTeX check (pdflatex provided some other way)
 #   ASSAY_SKIP_CHROMIUM=1     skip the Chromium check (a browser provided some other way)
+#   CMAKE_ARGS=...            the flags of llama-cpp-python's build of llama.cpp (a test dependency of
+#                             assay-transformers, compiled from source in step 7); default $LLAMA_CPP_CMAKE_ARGS below:
+#                             CPU only, portable (not -march=native: pip caches the wheel), without the multimodal
+#                             library (mtmd/llava) and OpenMP, no examples, tests, tools or server binaries
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+LLAMA_CPP_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF \
+-DGGML_VULKAN=OFF -DGGML_BLAS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
+-DLLAMA_BUILD_SERVER=OFF"
 cd "$(dirname "$0")/.."
 
 STEPS=8
@@ -157,6 +164,10 @@ begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the
 # The torch pin again, so that no dependency's requirement replaces the build installed above.
 # No build isolation: every pyproject builds with setuptools (tests/test_packaging.py checks),
 # installed in step 2, and an isolated build environment per package costs minutes.
+# llama-cpp-python (assay-transformers' test extra) compiles llama.cpp here, with $CMAKE_ARGS (header); pip caches
+# the wheel, so only the first setup on a machine pays for it. Its build needs build isolation (scikit-build-core),
+# which --no-build-isolation would take away: it is installed first, on its own.
+CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CPP_CMAKE_ARGS}" pip_install "llama-cpp-python[server]>=0.3.36"
 pip_install --no-build-isolation "${args[@]}" "torch==$TORCH_VERSION"
 finish "done"
 show_warnings
