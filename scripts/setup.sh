@@ -13,7 +13,7 @@
 #   ASSAY_SKIP_LATEX=1        skip the LaTeX check (pdflatex provided some other way)
 #   ASSAY_SKIP_CHROMIUM=1     skip the Chromium check (a browser provided some other way)
 #   CMAKE_ARGS=...            the flags of llama-cpp-python's build of llama.cpp (a test dependency of
-#                             assay-transformers, compiled from source in step 7); default $LLAMA_CPP_CMAKE_ARGS below:
+#                             assay-transformers, compiled from source in step 8); default $LLAMA_CPP_CMAKE_ARGS below:
 #                             CPU only, portable (not -march=native: pip caches the wheel), without the multimodal
 #                             library (mtmd/llava) and OpenMP, no examples, tests, tools or server binaries
 set -euo pipefail
@@ -25,7 +25,7 @@ LLAMA_CPP_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGG
 -DLLAMA_BUILD_SERVER=OFF"
 cd "$(dirname "$0")/.."
 
-STEPS=8
+STEPS=9
 STEP=0
 STARTED=$SECONDS
 LOG="$VENV/setup.log"
@@ -135,6 +135,9 @@ ensure_step "LaTeX for the table tests" latex
 # 5. Chromium (issue 26): the report's browser tests drive Debian's chromium; install it when missing.
 ensure_step "Chromium for the report's browser tests" chromium
 
+# 5b. cmake and a C++ compiler: llama-cpp-python (a test dependency, step 8) is a source package on PyPI.
+ensure_step "cmake and a C++ compiler for llama-cpp-python" cxx
+
 # 6. torch, pinned, before anything that depends on it (torchmetrics).
 torch_installed() {
     "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true
@@ -167,7 +170,7 @@ begin "assay and $(printf '%s\n' "$plugins" | wc -l) plugins (editable, with the
 # llama-cpp-python (assay-transformers' test extra) compiles llama.cpp here, with $CMAKE_ARGS (header); pip caches
 # the wheel, so only the first setup on a machine pays for it. Its build needs build isolation (scikit-build-core),
 # which --no-build-isolation would take away: it is installed first, on its own.
-CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CPP_CMAKE_ARGS}" pip_install "llama-cpp-python[server]>=0.3.36"
+CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CPP_CMAKE_ARGS}" pip_install "llama-cpp-python[server]==0.3.36"
 pip_install --no-build-isolation "${args[@]}" "torch==$TORCH_VERSION"
 finish "done"
 show_warnings
