@@ -52,6 +52,7 @@ def test_an_interval_excluding_zero_names_the_better_system(metric, better):
     c = assay.compare(ra, rb, n_resamples=500, seed=1)
     assert c.ci_low == c.ci_high == pytest.approx(1.0)
     assert c.p_value == 0.0  # every resampled difference is +1: every interval excludes 0
+    assert c.verdict.endswith("excludes 0; every resampled difference is above 0, p = 0 < 0.05)")
     assert c.significant and c.better == better
     assert c.verdict.startswith(f"{better} is better on ") and "excludes 0" in c.verdict
     assert c.verdict in str(c) and c.summary() == str(c)

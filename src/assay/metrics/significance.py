@@ -131,7 +131,10 @@ class Comparison:
         if self.better is None:
             return (f"no significant difference on {self.score_name} at the {level} level ({interval}, includes 0; "
                     f"p = {p} >= {alpha})")
-        return f"{self.better} is better on {self.score_name} ({interval}, excludes 0; p = {p} < {alpha})"
+        side = ""
+        if self.p_value == 0:  # 0 is outside every interval: say why a p-value is exactly 0
+            side = f"every resampled difference is {'above' if self.ci_low > 0 else 'below'} 0, "
+        return f"{self.better} is better on {self.score_name} ({interval}, excludes 0; {side}p = {p} < {alpha})"
 
     def summary(self) -> str:
         """The text ``assay compare`` prints (same as ``str(comparison)``)."""
