@@ -99,7 +99,10 @@ def percentile_p_value(theta_b: np.ndarray) -> float:
     excludes 0 (``low > 0`` or ``high < 0``) exactly when ``p < 1 - c``, in floating point
     too: ``p`` is the largest ``alpha`` at which the computed interval still contains 0,
     found by bisection over the floats of ``[0, 1]`` on the interval's own computation (the
-    formula above is its value in exact arithmetic, to within an ulp). NaN when some
+    formula above is its value in exact arithmetic, to within an ulp; the bisection relies on
+    the computed interval narrowing as ``alpha`` grows, which
+    ``tests/metrics/test_compare_p_value.py`` checks at the floats on both sides of ``p``,
+    ties and subnormal values included). NaN when some
     ``theta_b`` is undefined (NaN, infinite) or there are none; the interval is then NaN too.
     Our own code: no library inverts a percentile interval.
     """
