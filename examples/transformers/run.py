@@ -51,8 +51,7 @@ def main(out: Path = HERE / "run-output", model_dir: Path = HERE / "tiny-model")
     print(man.table(gen_metric="accuracy"))  # PRR [95% interval]
     c = man.compare(("sequence", "msp", "accuracy", "prr"),
                     ("sequence", "semantic_eigval_laplacian[clustering=embedding]", "accuracy", "prr"))
-    print(f"PRR, semantic_eigval_laplacian - msp: {c.difference:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}], "
-          f"p = {c.p_value:.3f}")
+    print(f"PRR, semantic_eigval_laplacian - msp: {c.difference:+.4f}; {c.verdict}")  # quotes its interval and p
     man.save(out)
 
     loaded = UEManager.load(out)  # no model needed from here on

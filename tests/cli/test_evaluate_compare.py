@@ -114,7 +114,11 @@ def test_compare_does_not_call_a_winner_when_the_interval_spans_zero(tmp_path, c
     assert "b - a: +0.1000" in out
     assert "is better" not in out
     assert "no significant difference on accuracy at the 95% level" in out
-    assert re.search(r"p-value: [0-9.]+ \(approximate randomization\), [0-9.]+ \(paired bootstrap\)", out)
+    # the p-value of the interval's own test, beside the verdict; the other two labelled as second tests
+    p = float(re.search(r"p-value: ([0-9.]+) \(inverts that interval: the test that decides\)", out).group(1))
+    assert p >= 0.05 and f"includes 0; p = {p:g} >= 0.05)" in out
+    assert re.search(r"second tests, not deciding: p = [0-9.]+ \(approximate randomization\), "
+                     r"[0-9.]+ \(shifted bootstrap\)", out)
 
 
 def test_compare_calls_a_winner_when_the_interval_excludes_zero(tmp_path, capsys):

@@ -32,7 +32,9 @@ def test_a_difference_whose_interval_spans_zero_is_no_significant_difference():
     text = str(c)
     assert "is better" not in text and "no significant difference on accuracy at the 95% level" in text
     # with 3 discordant instances, every sign flip gives |delta_r| in {1/20, 3/20} >= 1/20: p = 1 exactly
-    assert c.p_value == c.p_value_randomization == 1.0
+    assert c.p_value_randomization == 1.0
+    # the headline p-value is the interval's: not below 0.05, since the interval contains 0
+    assert c.p_value == c.p_value_percentile and 0.05 <= c.p_value <= 1
 
 
 @pytest.mark.parametrize("metric,better", [(SampleAccuracy, "b"), (SampleAbsError, "a")])
@@ -49,6 +51,8 @@ def test_an_interval_excluding_zero_names_the_better_system(metric, better):
         ra, rb = _results(a, b, metric)
     c = assay.compare(ra, rb, n_resamples=500, seed=1)
     assert c.ci_low == c.ci_high == pytest.approx(1.0)
+    assert c.p_value == 0.0  # every resampled difference is +1: every interval excludes 0
+    assert c.verdict.endswith("excludes 0; every resampled difference is above 0, p = 0 < 0.05)")
     assert c.significant and c.better == better
     assert c.verdict.startswith(f"{better} is better on ") and "excludes 0" in c.verdict
     assert c.verdict in str(c) and c.summary() == str(c)
@@ -57,7 +61,7 @@ def test_an_interval_excluding_zero_names_the_better_system(metric, better):
 def test_to_dict_carries_the_headline_p_value_and_the_verdict():
     ra, rb = _results([0, 0, 1] + [1] * 17, [1, 1, 0] + [1] * 17)
     d = assay.compare(ra, rb, n_resamples=200, seed=0).to_dict()
-    assert d["p_value"] == d["p_value_randomization"]
+    assert d["p_value"] == d["p_value_percentile"] and d["p_value"] >= 0.05
     assert d["better"] is None and d["significant"] is False and "no significant difference" in d["verdict"]
     json.dumps(d)
 

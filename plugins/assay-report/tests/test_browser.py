@@ -14,6 +14,7 @@ import pytest
 
 import assay
 from assay.metrics.api import load_results
+from assay.metrics.significance import format_p_value
 from assay_report.page import write
 from assay_report.sources import build_report
 
@@ -65,13 +66,22 @@ def test_two_systems_marks_the_best_and_those_not_significantly_worse(tmp_path, 
         assert "best" in marks[best_row][col]
         assert ("tied" in marks[other][col]) == (comp.better != "a")
         assert "best" not in marks[other][col]
-    # the paired-comparison table quotes the difference, its interval and the p-value of assay.compare
-    rows = o.values(o.table_id("Paired comparisons with the best"))
-    comp = assay.compare(a, b, "accuracy", n_resamples=300, seed=5)
-    acc_row = [r for r in rows if r[3] is not None][0]
+    # the paired-comparison table quotes the difference, its interval, the verdict and beside it the p-value of
+    # the same test (the inversion of the interval), then the two other tests' p-values
+    table = o.table_id("Paired comparisons with the best")
+    rows = o.values(table)
+    best_acc = 0 if a.global_scores["accuracy"] >= b.global_scores["accuracy"] else 1
+    comp = assay.compare([a, b][best_acc], [a, b][1 - best_acc], "accuracy", score="accuracy", n_resamples=300,
+                         seed=5)
+    texts = o.cells(table)
+    (i,) = [i for i, r in enumerate(texts) if r[0] == "accuracy"]
+    acc_row = rows[i]
     diff, lo, hi = (float(x) for x in acc_row[3].split())
-    assert abs(diff) == pytest.approx(abs(comp.difference))
-    assert float(acc_row[4]) == pytest.approx(comp.p_value)
+    assert diff == pytest.approx(comp.difference)
+    assert float(acc_row[4]) == pytest.approx(comp.p_value_percentile)
+    assert texts[i][5] == comp.verdict and f"p = {format_p_value(comp.p_value, 0.05)[0]} " in comp.verdict
+    assert (float(acc_row[6]), float(acc_row[7])) == pytest.approx((comp.p_value_randomization,
+                                                                    comp.p_value_bootstrap))
     shot(o, "two-systems")
 
 
@@ -238,8 +248,9 @@ def test_comparison_parse_eval_and_run_pages(tmp_path, comparison_file, parse_ev
     o = open_report(_write(tmp_path, [comparison_file], name="c.html"))
     (row,) = o.values(o.table_id("Paired comparisons"))
     assert [float(x) for x in row[6].split()] == [comp["difference"], comp["ci_low"], comp["ci_high"]]
-    assert float(row[7]) == comp["p_value_randomization"]
-    assert o.cells(o.table_id("Paired comparisons"))[0][9] == comp["verdict"]
+    assert float(row[7]) == comp["p_value_percentile"] == comp["p_value"]
+    assert o.cells(o.table_id("Paired comparisons"))[0][8] == comp["verdict"]
+    assert (float(row[9]), float(row[10])) == (comp["p_value_randomization"], comp["p_value_bootstrap"])
 
     o = open_report(_write(tmp_path, list(parse_eval_files), name="p.html"))
     table = o.table_id("Parsing systems compared")

@@ -223,3 +223,27 @@ def test_unpaired_systems_get_the_best_marked_and_a_note_instead_of_a_test(tmp_p
     assert table.best == ((0, 1),)  # 2/3 > 1/2, higher is better (the results' own info)
     assert table.tied == ()
     assert any("b.json not tested against the best" in n for n in table.notes)
+
+
+def test_a_comparison_table_puts_the_verdict_beside_its_own_p_value(tmp_path, comparison_file):
+    comp = json.loads(comparison_file.read_text(encoding="utf-8"))
+    (table,) = build_report([comparison_file]).sections
+    names = [c.label for c in table.columns]
+    (row,) = table.rows
+    decides = names.index("p-value (decides: inverts the interval)")
+    assert names[decides + 1] == "verdict" and row[decides + 1] == comp["verdict"]
+    assert row[decides] == comp["p_value_percentile"] == comp["p_value"]
+    assert (row[decides] < 1 - comp["confidence_level"]) == comp["significant"]
+    assert row[names.index("p-value (second test: randomization)")] == comp["p_value_randomization"]
+    assert row[names.index("p-value (second test: shifted bootstrap)")] == comp["p_value_bootstrap"]
+    assert any("inverts that interval" in n for n in table.notes)
+    # a file written before the p-value of the interval existed: its 'p_value' (randomization) is not shown as
+    # the verdict's, and a note says why the cell is empty
+    old = {k: v for k, v in comp.items() if k != "p_value_percentile"}
+    old["p_value"] = comp["p_value_randomization"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    (table,) = build_report([path]).sections
+    (row,) = table.rows
+    assert row[decides] is None and row[decides + 1] == comp["verdict"]
+    assert any(n.startswith("old.json: written by an assay before the p-value") for n in table.notes)

@@ -188,10 +188,19 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     # the paired comparison: score_b - score_a of the stored scores
     diff = (man.metrics[("sequence", "semantic_eigval_laplacian[clustering=embedding]", "accuracy", "prr")]
             - man.metrics[("sequence", "msp", "accuracy", "prr")])
-    assert re.search(rf"semantic_eigval_laplacian\[clustering=embedding\] - msp: {diff:+.4f} \[", out)
+    assert re.search(rf"semantic_eigval_laplacian\[clustering=embedding\] - msp: {diff:+.4f}; ", out)
     for other in ("p_true", "semantic_entropy"):
         diff = man.metrics[("sequence", other, "accuracy", "prr")] - man.metrics[("sequence", "msp", "accuracy", "prr")]
-        assert f"{other} - msp: {diff:+.4f} [" in out
+        assert f"{other} - msp: {diff:+.4f}; " in out
+    # each printed comparison is the difference and the verdict, which quotes its own interval and p-value:
+    # "is better" exactly when the printed p is below the printed alpha (one test, never p = 0.060 beside it)
+    lines = [x for x in out.splitlines() if x.startswith("Paired comparison of")]
+    assert len(lines) == 4
+    for line in lines:
+        m = re.search(r"; (.*p = ([0-9.e+-]+) (<|>=) ([0-9.e+-]+)\))$", line)
+        assert m, line
+        better = " is better on " in m.group(1)
+        assert better == (m.group(3) == "<") == (float(m.group(2)) < float(m.group(4)))
 
     # the claim table: each answer word a claim, right when it is the reference's word there (rebuilt here)
     claims = UEManager.load(section / "claims")
@@ -219,7 +228,7 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
         assert f"| {name} | {claims.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
     diff = (claims.metrics[("claim", "max_token_entropy_claim", "claim_accuracy", "prr")]
             - claims.metrics[("claim", "maximum_claim_probability", "claim_accuracy", "prr")])
-    assert f"max_token_entropy_claim - maximum_claim_probability: {diff:+.4f} [" in out
+    assert f"max_token_entropy_claim - maximum_claim_probability: {diff:+.4f}; " in out
 
     # the verbalized table: verbalized_1s parses the stated confidence of each saved answer (recomputed here with the
     # regex); quality is the exact match of the guess; PRR (NaN pairs dropped) and the paired comparison with msp

@@ -53,6 +53,24 @@ def percentile(values, level=0.95):
     return float(lo), float(hi)
 
 
+def percentile_p(values):
+    """The p-value of 0 that inverts :func:`percentile`, written out: sorted draws ``d``, ``k = #{d <= 0}``,
+    ``0`` sits at position ``h = (k - 1) + (0 - d[k-1]) / (d[k] - d[k-1])`` of ``B - 1`` (the linear quantile
+    rule read backwards), ``p_lo = 2 h / (B - 1)`` (0 when ``k = 0``, 2 when ``k = B``); the same on ``-d``;
+    ``min(1, p_lo, p_hi)``."""
+    d = np.sort(np.asarray(values, dtype=float))
+    B = len(d)
+
+    def side(x):
+        x = np.sort(x)
+        k = int(np.count_nonzero(x <= 0))
+        if k in (0, B):
+            return 0.0 if k == 0 else 2.0
+        return 2 * ((k - 1) + (0 - x[k - 1]) / (x[k] - x[k - 1])) / (B - 1)
+
+    return min(1.0, side(d), side(-d))
+
+
 def data(n=40, seed=3):
     rng = np.random.default_rng(seed)
     q = np.array([0, 1] * (n // 2), dtype=float)

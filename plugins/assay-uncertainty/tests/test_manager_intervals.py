@@ -20,7 +20,7 @@ from assay.uncertainty import Estimator, UEMetric
 from assay_uncertainty.manager import UEManager
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assay_ue_references import MeanUncertainty, percentile, ref_auc, ref_indices, ref_prr
+from assay_ue_references import MeanUncertainty, percentile, percentile_p, ref_auc, ref_indices, ref_prr
 
 
 def records(n=40, seed=2):
@@ -154,7 +154,8 @@ def test_compare_is_a_paired_bootstrap_on_shared_indices():
     assert c.difference == pytest.approx(delta)
     assert (c.ci_low, c.ci_high) == pytest.approx(percentile(boot), abs=1e-12)
     assert c.p_value_bootstrap == pytest.approx((1 + np.count_nonzero(np.abs(boot - delta) >= abs(delta))) / 251)
-    assert 0 < c.p_value <= 1 and c.n == len(q)
+    assert c.p_value == pytest.approx(percentile_p(boot), abs=1e-12) and c.n == len(q)
+    assert c.significant == (c.p_value < 0.05) and (c.better is None) == (c.p_value >= 0.05)
     # the other way round: the same test, the sign flipped
     back = man.compare(("sequence", "perplexity", "accuracy", "roc_auc"), KEY)
     assert back.difference == pytest.approx(-delta) and back.p_value_bootstrap == pytest.approx(c.p_value_bootstrap)

@@ -23,7 +23,7 @@ from assay.metrics import Metric
 from assay.uncertainty import UEMetric
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from assay_ue_references import MeanUncertainty, data, percentile, ref_auc, ref_indices, ref_prr
+from assay_ue_references import MeanUncertainty, data, percentile, percentile_p, ref_auc, ref_indices, ref_prr
 
 
 # --------------------------------------------------------------------------- the metric protocol
@@ -141,7 +141,10 @@ def test_paired_comparison_of_two_estimators_matches_a_hand_written_paired_boots
     assert c.difference == pytest.approx(delta)
     assert (c.ci_low, c.ci_high) == pytest.approx(percentile(boot), abs=1e-12)
     assert c.p_value_bootstrap == pytest.approx(p_boot)
-    assert c.p_value == pytest.approx(p_perm)
+    assert c.p_value_randomization == pytest.approx(p_perm)
+    # the headline p-value inverts the interval of the verdict
+    assert c.p_value == c.p_value_percentile == pytest.approx(percentile_p(boot), abs=1e-12)
+    assert c.significant == (c.p_value < 0.05)
 
 
 REGISTERED = ["prr", "prr[normalize=true]", "rcc_auc", "roc_auc", "pr_auc", "spearman", "kendall", "rpp", "aurc",

@@ -2,8 +2,10 @@
 
 Prints :meth:`assay.metrics.significance.Comparison.summary`: the verdict follows the
 interval it quotes (one system is called better only when the paired-bootstrap interval of
-``b - a`` at the stated level excludes zero; otherwise "no significant difference"), and
-both p-values are printed. ``--json`` prints ``Comparison.to_dict()`` (with ``p_value``,
+``b - a`` at the stated level excludes zero; otherwise "no significant difference") and
+quotes that interval's own p-value (``p_value``, below ``1 - level`` exactly when the
+interval excludes zero); the randomization and shifted-bootstrap p-values are printed as
+second tests. ``--json`` prints ``Comparison.to_dict()`` (with ``p_value``,
 ``significant``, ``better`` and ``verdict``). A file that is not a results file written by
 ``assay evaluate --output`` is an error naming it.
 """

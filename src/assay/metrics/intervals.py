@@ -7,6 +7,16 @@ default, as ``scipy.stats.bootstrap`` uses).
 
 percentile
     ``[q(alpha / 2), q(1 - alpha / 2)]`` (Efron & Tibshirani 1993, ch. 13).
+percentile p-value (the inversion of the percentile interval, for the value 0)
+    The smallest ``alpha`` at which the percentile interval still contains 0:
+    ``p < alpha`` exactly when the interval at level ``1 - alpha`` excludes 0. With the
+    ``theta_b`` sorted, ``d_(1) <= ... <= d_(B)``, and ``k = #{theta_b <= 0}``: ``p_lo = 0``
+    when ``k = 0``, ``2`` when ``k = B``, else ``2 h / (B - 1)`` with
+    ``h = (k - 1) + (0 - d_(k)) / (d_(k+1) - d_(k))`` (the interpolated position of 0, the
+    quantile rule above read backwards); ``p_hi`` is the same on ``-theta_b``;
+    ``p = min(1, p_lo, p_hi)`` (``B = 1``: 0 when the value is not 0, else 1). So ``p`` is
+    about twice the share of resampled values beyond 0; 0 when they all lie on one side
+    (the interval excludes 0 at every level).
 BCa
     ``z0 = Phi^-1((#{theta_b < theta_hat} + #{theta_b == theta_hat} / 2) / B)``;
     ``a = sum_i (m - theta_(i))^3 / (6 (sum_i (m - theta_(i))^2)^(3/2))`` from the
@@ -35,7 +45,7 @@ import numpy as np
 
 from assay.metrics._params import check_confidence_level
 
-__all__ = ["bca_interval", "percentile_interval", "wilson_interval"]
+__all__ = ["bca_interval", "percentile_interval", "percentile_p_value", "wilson_interval"]
 
 _N = NormalDist()
 
@@ -58,11 +68,61 @@ def percentile_interval(theta_b: np.ndarray, confidence_level: float) -> tuple[f
     why = _undefined(theta_b)
     if why:
         return math.nan, math.nan, why
-    lo, hi = np.percentile(theta_b, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    if theta_b.size == 0:
+        return math.nan, math.nan, "no resampled values (every resample was empty)"
+    lo, hi = _percentile_bounds(theta_b, alpha)
     note = None
     if theta_b.size and np.all(theta_b == theta_b[0]):
         note = f"all {len(theta_b)} resampled values are equal ({theta_b[0]:.6g}): the interval is one point"
     return float(lo), float(hi), note
+
+
+def _percentile_bounds(theta_b: np.ndarray, alpha: float) -> tuple[float, float]:
+    """``(q(alpha / 2), q(1 - alpha / 2))``: the one computation of the percentile bounds.
+
+    :func:`percentile_interval` and :func:`percentile_p_value` both use it, so the p-value
+    inverts the very floating-point interval that is reported.
+    """
+    lo, hi = np.percentile(theta_b, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(lo), float(hi)
+
+
+def _excludes_zero(theta_b: np.ndarray, alpha: float) -> bool:
+    lo, hi = _percentile_bounds(theta_b, alpha)
+    return lo > 0 or hi < 0
+
+
+def percentile_p_value(theta_b: np.ndarray) -> float:
+    """The p-value of the value 0 that inverts :func:`percentile_interval` (formula above).
+
+    For every ``confidence_level`` ``c``, the interval ``percentile_interval(theta_b, c)``
+    excludes 0 (``low > 0`` or ``high < 0``) exactly when ``p < 1 - c``, in floating point
+    too: ``p`` is the largest ``alpha`` at which the computed interval still contains 0,
+    found by bisection over the floats of ``[0, 1]`` on the interval's own computation (the
+    formula above is its value in exact arithmetic, to within an ulp; the bisection relies on
+    the computed interval narrowing as ``alpha`` grows, which
+    ``tests/metrics/test_compare_p_value.py`` checks at the floats on both sides of ``p``,
+    ties and subnormal values included). NaN when some
+    ``theta_b`` is undefined (NaN, infinite) or there are none; the interval is then NaN too.
+    Our own code: no library inverts a percentile interval.
+    """
+    x = np.sort(np.asarray(theta_b, dtype=float).ravel())
+    if x.size == 0 or not np.all(np.isfinite(x)):
+        return math.nan
+    if _excludes_zero(x, 0.0):  # all on one side: every interval excludes 0
+        return 0.0
+    # alpha = 1 - confidence_level is 1.0 in floating point for a level below 2**-54: the top of the range
+    if not _excludes_zero(x, 1.0):  # even the narrowest interval (the median) contains 0
+        return 1.0
+    # the set of alpha that exclude 0 is an upper ray: bisect on the ordered bit patterns of the floats
+    lo, hi = 0, int(np.float64(1.0).view(np.int64))  # lo: contains 0; hi: excludes 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _excludes_zero(x, float(np.int64(mid).view(np.float64))):
+            hi = mid
+        else:
+            lo = mid
+    return float(np.int64(lo).view(np.float64))
 
 
 def bca_interval(theta_b: np.ndarray, theta_hat: float, theta_jack: np.ndarray,

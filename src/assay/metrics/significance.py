@@ -3,18 +3,27 @@
 Two systems scored on the same instances are compared on the difference
 ``delta = score(b) - score(a)`` (``a`` is the baseline):
 
-paired bootstrap
+paired bootstrap (the test that decides)
     Both systems are resampled with the **same** weights (one draw of the shared
     :class:`~assay.metrics.resample.Resampler`, the Poisson bootstrap of ``evaluate``; an
     additive metric's two statistics blocks are resampled as one, so the draw is shared);
-    ``delta_b`` is the difference on resample ``b``. Interval: percentile of ``delta_b``. Two-sided p-value of
-    ``delta = 0`` by the shift method (Berg-Kirkpatrick et al. 2012), with the +1
-    correction: ``p = (1 + #{|delta_b - delta| >= |delta|}) / (B + 1)``.
-approximate randomization
-    Under the null hypothesis the two systems' outputs are exchangeable per instance
-    (per cluster with ``groups``): each round swaps every pair with probability 1/2
-    and recomputes the difference ``delta_r``;
+    ``delta_b`` is the difference on resample ``b``. Interval: percentile of ``delta_b``
+    (:func:`~assay.metrics.intervals.percentile_interval`). The verdict names a better
+    system when that interval excludes 0; ``p_value`` (``p_value_percentile``) is the
+    p-value that inverts it (:func:`~assay.metrics.intervals.percentile_p_value`: about
+    twice the share of ``delta_b`` beyond 0, interpolated by the interval's own quantile
+    rule), so the interval excludes 0 at ``confidence_level`` exactly when
+    ``p_value < 1 - confidence_level``.
+second tests (reported, never deciding)
+    Shifted bootstrap, ``p_value_bootstrap``: two-sided p-value of ``delta = 0`` by the
+    shift method (Berg-Kirkpatrick et al. 2012), with the +1 correction:
+    ``p = (1 + #{|delta_b - delta| >= |delta|}) / (B + 1)``. Approximate randomization,
+    ``p_value_randomization``: under the null hypothesis the two systems' outputs are
+    exchangeable per instance (per cluster with ``groups``): each round swaps every pair
+    with probability 1/2 and recomputes the difference ``delta_r``;
     ``p = (1 + #{|delta_r| >= |delta|}) / (R + 1)`` (Noreen 1989; Riezler & Maxwell 2005).
+    Both test other hypotheses than the interval does and may fall on the other side of
+    ``1 - confidence_level`` than the verdict.
 
 Additive metrics need no ``map`` again: a swap moves ``s_b - s_a`` from one total to the
 other, and with few distinct difference rows the number of swaps per row is binomial.
@@ -35,23 +44,26 @@ from assay.jsonio import to_jsonable
 from assay.metrics._params import check_resampling, check_seed, new_seed
 from assay.metrics.base import Metric, take
 from assay.metrics.catalog import resolve_metric
-from assay.metrics.intervals import percentile_interval
+from assay.metrics.intervals import percentile_interval, percentile_p_value
 from assay.metrics.resample import MAX_DISTINCT, Resampler, check_cost, drop_empty, empty_note
 from assay.provenance import check_signatures
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "compare", "format_p_value"]
 
 
 @attrs.frozen
 class Comparison:
     """The outcome of :func:`compare` (``difference = score_b - score_a``).
 
-    ``p_value`` is the headline p-value (approximate randomization), beside
-    ``p_value_bootstrap`` and ``p_value_randomization``. :attr:`verdict` names the better
-    system only when the paired-bootstrap interval ``[ci_low, ci_high]`` excludes 0 at
-    ``confidence_level`` (:attr:`significant`, :attr:`better`); otherwise it says there is
-    no significant difference. ``str(comparison)`` (what ``assay compare`` prints) ends
-    with the verdict.
+    One test decides: the paired percentile bootstrap. :attr:`verdict` names the better
+    system only when the interval ``[ci_low, ci_high]`` excludes 0 at ``confidence_level``
+    (:attr:`significant`, :attr:`better`); otherwise it says there is no significant
+    difference. :attr:`p_value` is that test's p-value (``p_value_percentile``, the
+    inversion of the interval), so ``significant`` is exactly
+    ``p_value < 1 - confidence_level``; the verdict quotes both. ``p_value_bootstrap``
+    (shifted bootstrap) and ``p_value_randomization`` (approximate randomization) are
+    second tests, reported beside it and labelled so. ``str(comparison)`` (what
+    ``assay compare`` prints) ends with the verdict.
     """
 
     metric: str
@@ -63,7 +75,11 @@ class Comparison:
     ci_low: float
     ci_high: float
     confidence_level: float
+    #: the p-value of ``b - a = 0`` that inverts the percentile interval (the verdict's test; see :attr:`p_value`)
+    p_value_percentile: float
+    #: second test: the shifted paired bootstrap
     p_value_bootstrap: float
+    #: second test: approximate randomization
     p_value_randomization: float
     n_resamples: int
     seed: int
@@ -75,8 +91,13 @@ class Comparison:
 
     @property
     def p_value(self) -> float:
-        """The headline p-value: the approximate-randomization one (``p_value_randomization``)."""
-        return self.p_value_randomization
+        """The p-value of the test that decides the verdict (``p_value_percentile``).
+
+        It inverts the paired percentile-bootstrap interval: the interval at level ``c``
+        excludes 0 exactly when ``p_value < 1 - c`` (so :attr:`significant` is
+        ``p_value < 1 - confidence_level``). NaN when the interval is NaN.
+        """
+        return self.p_value_percentile
 
     @property
     def significant(self) -> bool:
@@ -96,15 +117,24 @@ class Comparison:
         """One sentence: which system is better, only when the interval of ``b - a`` excludes 0.
 
         Otherwise "no significant difference" (or "undetermined" when the interval is NaN).
+        It quotes the interval and its p-value (:attr:`p_value`) against
+        ``alpha = 1 - confidence_level``, printed with as many digits as it takes for the
+        printed numbers to compare as the exact ones do (``p = 0.04998 < 0.05``, never
+        ``p = 0.050 < 0.05``).
         """
         level = f"{self.confidence_level:.0%}" if round(self.confidence_level * 100, 6).is_integer() \
             else f"{self.confidence_level:.2%}"
         interval = f"the {level} paired-bootstrap interval of b - a, [{self.ci_low:+.4g}, {self.ci_high:+.4g}]"
         if not (math.isfinite(self.ci_low) and math.isfinite(self.ci_high)):
-            return f"undetermined on {self.score_name}: the interval of b - a is undefined (NaN)"
+            return f"undetermined on {self.score_name}: the interval of b - a is undefined (NaN), so is its p-value"
+        p, alpha = format_p_value(self.p_value, 1.0 - self.confidence_level)
         if self.better is None:
-            return f"no significant difference on {self.score_name} at the {level} level ({interval}, includes 0)"
-        return f"{self.better} is better on {self.score_name} ({interval}, excludes 0)"
+            return (f"no significant difference on {self.score_name} at the {level} level ({interval}, includes 0; "
+                    f"p = {p} >= {alpha})")
+        side = ""
+        if self.p_value == 0:  # 0 is outside every interval: say why a p-value is exactly 0
+            side = f"every resampled difference is {'above' if self.ci_low > 0 else 'below'} 0, "
+        return f"{self.better} is better on {self.score_name} ({interval}, excludes 0; {side}p = {p} < {alpha})"
 
     def summary(self) -> str:
         """The text ``assay compare`` prints (same as ``str(comparison)``)."""
@@ -123,15 +153,31 @@ class Comparison:
         lines = [
             f"{self.score_name} ({self.metric}), {self.n} paired instances",
             f"  a: {self.score_a:.4f}   b: {self.score_b:.4f}   b - a: {self.difference:+.4f} "
-            f"[{self.ci_low:+.4f}, {self.ci_high:+.4f}] ({self.confidence_level:.0%} paired bootstrap)",
-            f"  p-value: {self.p_value:.4g} (approximate randomization), "
-            f"{self.p_value_bootstrap:.4g} (paired bootstrap); {self.n_resamples} rounds, seed {self.seed}",
+            f"[{self.ci_low:+.4f}, {self.ci_high:+.4f}] ({self.confidence_level:.0%} paired percentile bootstrap)",
+            f"  p-value: {format_p_value(self.p_value, 1.0 - self.confidence_level)[0]} (inverts that interval: "
+            "the test that decides)",
+            f"  second tests, not deciding: p = {self.p_value_randomization:.4g} (approximate randomization), "
+            f"{self.p_value_bootstrap:.4g} (shifted bootstrap); {self.n_resamples} rounds, seed {self.seed}",
             f"  {self.verdict}",
         ]
         lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  signature {side}: {sig}" for side, sig in (("a", self.signature_a), ("b", self.signature_b))
                   if sig]
         return "\n".join(lines)
+
+
+def format_p_value(p: float, alpha: float) -> tuple[str, str]:
+    """``p`` and ``alpha`` as text, with the fewest significant digits (3 at least) that keep ``p < alpha``.
+
+    The printed numbers compare as the exact ones do: ``p = 0.04999`` against ``alpha = 0.05``
+    prints ``0.04999`` and ``0.05``, never ``0.05`` and ``0.05`` beside "excludes 0".
+    """
+    below = p < alpha
+    for digits in range(3, 17):
+        ps, alphas = f"{p:.{digits}g}", f"{alpha:.{digits}g}"
+        if (float(ps) < float(alphas)) == below:
+            return ps, alphas
+    return f"{p:.17g}", f"{alpha:.17g}"  # 17 significant digits give the floats back exactly
 
 
 def _intermediates(res: Any, metric: Any, which: str) -> tuple[Metric, Any]:
@@ -222,9 +268,11 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
     lo, hi, why = percentile_interval(boot, confidence_level)
     if why:
         notes.append(f"interval: {why}")
-    if not math.isfinite(delta) or not np.all(np.isfinite(boot)):
+    p_pct = percentile_p_value(boot)  # inverts [lo, hi]: lo > 0 or hi < 0 <=> p_pct < 1 - confidence_level
+    if not math.isfinite(delta) or not np.all(np.isfinite(boot)) or boot.size == 0:
         p_boot = math.nan
-        notes.append("bootstrap p-value undefined: the score is NaN on the data or on some resamples")
+        notes.append("shifted-bootstrap p-value undefined: the score is NaN on the data or on some resamples, "
+                     "or no resample drew an instance")
     else:
         p_boot = (1 + int(np.count_nonzero(np.abs(boot - delta) >= abs(delta)))) / (len(boot) + 1)
     if not math.isfinite(delta) or not np.all(np.isfinite(perm)):
@@ -235,7 +283,8 @@ def compare(a: Any, b: Any, metric: Any = None, *, n_resamples: int = 1000, conf
             / (n_resamples + 1)
     return Comparison(metric=ma.name or type(ma).__name__, score_name=(ma.score_prefix or "") + name, n=n,
                       score_a=sa, score_b=sb, difference=delta, ci_low=lo, ci_high=hi,
-                      confidence_level=confidence_level, p_value_bootstrap=p_boot, p_value_randomization=p_perm,
+                      confidence_level=confidence_level, p_value_percentile=p_pct, p_value_bootstrap=p_boot,
+                      p_value_randomization=p_perm,
                       n_resamples=n_resamples, seed=seed, higher_is_better=bool(ma.higher_is_better),
                       notes=tuple(notes), signature_a=sig_a or "", signature_b=sig_b or "")
 

@@ -37,6 +37,14 @@ KINDS = ("evaluation", "comparison", "parse-eval", "uemanager", "run")
 EVALUATION_FORMAT = "assay.evaluation/1"
 MANAGER_FILE, RUN_MANIFEST, VALUES_MANIFEST = "manager.json", "assay-results.json", "assay-values-run.json"
 COMPARISON_KEYS = ("score_a", "score_b", "difference", "ci_low", "ci_high", "p_value_randomization")
+# the verdict and the p-value of its test side by side; the two other tests after them, labelled so
+_P_COLUMNS = (Column("p-value (decides: inverts the interval)"), Column("verdict", "text"),
+              Column("p-value (second test: randomization)"), Column("p-value (second test: shifted bootstrap)"))
+P_NOTE = ("The verdict follows the paired percentile-bootstrap interval of b - a; the p-value beside it inverts that "
+          "interval (it is below 1 - level exactly when the interval excludes 0). The randomization and shifted-"
+          "bootstrap p-values test other hypotheses and decide nothing.")
+OLD_COMPARISON_NOTE = ("{names}: written by an assay before the p-value that inverts the interval (its 'p_value' is "
+                       "the randomization one); the verdict follows the interval.")
 EXPECTED = ("an assay result: a results or comparison JSON file ('assay evaluate -o', 'assay compare -o'), "
             "a 'parse-eval --json' file, a saved UEManager folder (manager.json) or an 'assay run' output "
             "folder (assay-results.json)")
@@ -220,8 +228,8 @@ def _compare_systems(loaded: list[tuple[Path, Any]], labels: dict[Path, str], *,
             if comp.better != "a":
                 tied.append((r, c))
             comp_rows.append((name, labels[loaded[b][0]], labels[loaded[r][0]],
-                              _cell(comp.difference, comp.ci_low, comp.ci_high), number(comp.p_value),
-                              number(comp.p_value_bootstrap), comp.verdict))
+                              _cell(comp.difference, comp.ci_low, comp.ci_high), number(comp.p_value), comp.verdict,
+                              number(comp.p_value_randomization), number(comp.p_value_bootstrap)))
     table = Table("Systems compared", tuple(columns), tuple(tuple(r) for r in rows), tuple(best), tuple(tied),
                   tuple(notes) + ("Bold: not significantly worse than the best of its column (paired bootstrap, "
                                   f"{rounds} resamples, seed {seed}); ▲ marks the best.",))
@@ -229,9 +237,7 @@ def _compare_systems(loaded: list[tuple[Path, Any]], labels: dict[Path, str], *,
     if comp_rows:
         out.append(Table("Paired comparisons with the best of each score (a: the best, b: the other)",
                          (Column("score", "text"), Column("a (best)", "text"), Column("b", "text"),
-                          Column("b - a", spread="interval"), Column("p-value (randomization)"),
-                          Column("p-value (paired bootstrap)"), Column("verdict", "text")),
-                         tuple(comp_rows)))
+                          Column("b - a", spread="interval"), *_P_COLUMNS), tuple(comp_rows), notes=(P_NOTE,)))
     return out
 
 
@@ -293,22 +299,25 @@ def _with_path(path: Path, exc: Exception) -> str:
 # --------------------------------------------------------------------------- comparisons
 def _comparisons(items: list[tuple[Path, Any]], labels: dict[Path, str], **_: Any
                  ) -> tuple[list[Source], list[Table | Chart]]:
-    sources, rows = [], []
+    sources, rows, old = [], [], []
     for path, d in items:
         try:
             d = decode_numbers(d)
+            if "p_value_percentile" not in d:  # an older file: its p_value is not the verdict's
+                old.append(labels[path])
             row = (labels[path], str(d.get("metric", "")), str(d.get("score_name", "")), int(d.get("n", 0)),
                    number(d["score_a"]), number(d["score_b"]), _cell(d["difference"], d["ci_low"], d["ci_high"]),
-                   number(d["p_value_randomization"]), number(d.get("p_value_bootstrap")), str(d.get("verdict", "")))
+                   number(d.get("p_value_percentile")), str(d.get("verdict", "")), number(d["p_value_randomization"]),
+                   number(d.get("p_value_bootstrap")))
         except (TypeError, ValueError, AttributeError) as exc:
             raise ResultFileError(f"{path}: a comparison file with a malformed field ({exc}).") from None
         rows.append(row)
         sig = " | ".join(f"{side}: {d[k]}" for side, k in (("a", "signature_a"), ("b", "signature_b")) if d.get(k))
         sources.append(Source(str(path), "comparison", f"{row[1]} / {row[2]} on {row[3]} paired instances", sig))
+    notes = (P_NOTE,) + ((OLD_COMPARISON_NOTE.format(names=", ".join(old)),) if old else ())
     table = Table("Paired comparisons (b - a)", (
         Column("comparison", "text"), Column("metric", "text"), Column("score", "text"), Column("instances", "int"),
-        Column("a"), Column("b"), Column("b - a", spread="interval"), Column("p-value (randomization)"),
-        Column("p-value (paired bootstrap)"), Column("verdict", "text")), tuple(rows))
+        Column("a"), Column("b"), Column("b - a", spread="interval"), *_P_COLUMNS), tuple(rows), notes=notes)
     return sources, [table]
 
 

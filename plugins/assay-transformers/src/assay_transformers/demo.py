@@ -402,8 +402,8 @@ def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: in
     print(claims.table(level="claim", gen_metric="claim_accuracy"))
     a, b = CLAIM_ESTIMATORS
     c = claims.compare(("claim", a, "claim_accuracy", "prr"), ("claim", b, "claim_accuracy", "prr"))
-    print(f"\nPaired comparison of claim PRR, {b} - {a}: {c.difference:+.4f} "
-          f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    # the verdict quotes its own interval and p-value (one test decides: Comparison.verdict)
+    print(f"\nPaired comparison of claim PRR, {b} - {a}: {c.difference:+.4f}; {c.verdict}")
     # polygraph_claims' ``claims`` (dicts, not storable without pickle) are rebuilt from the saved claim_spans
     claims.stats.pop("claims", None)
     saved = claims.save(out_dir / "claims")
@@ -454,8 +454,7 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     key_a = ("sequence", "msp", "accuracy", "prr")
     for other in (estimators[len(ESTIMATORS) - 1], "p_true", "semantic_entropy"):
         c = man.compare(key_a, ("sequence", other, "accuracy", "prr"))
-        print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
-              f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+        print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f}; {c.verdict}")
     _claims(man, rows, out_dir, n_resamples)
     _verbalized(model_dir, rows, out_dir, n_resamples)
     print("\nNot shown: verbalized_2s (it asks a follow-up question as a chat, which needs a chat model) and "

@@ -214,7 +214,9 @@ def _json_report(man: Any, out: Path, marks: dict) -> dict:
             "resampling": {"n_resamples": man.n_resamples, "confidence_level": man.confidence_level,
                            "seed": man.seed, "interval": "percentile bootstrap" if man.n_resamples else None,
                            "test": "paired bootstrap of the difference to the column's best estimator on shared "
-                                   "resample indices; worse when its interval excludes 0" if man.n_resamples else None},
+                                   "resample indices; worse when its percentile interval excludes 0 (equivalently, "
+                                   "when the p-value inverting it is below 1 - confidence_level)"
+                                   if man.n_resamples else None},
             "notes": list(dict.fromkeys(man.notes)), "signature": str(man.signature)}
 
 

@@ -4,10 +4,12 @@ Two estimators scored under one generation metric and one UE metric see the same
 examples and the same quality: their ``(u, q)`` rows are paired by example. A UE metric
 is a :class:`~assay.metrics.Metric` over those rows, so the comparison is exactly
 :func:`assay.compare` on the two sets of rows: the paired bootstrap resamples both with
-the **same** indices (interval of ``score_b - score_a``, shift-method p-value) and the
-approximate randomization test swaps the two estimators' uncertainties per example (the
-headline ``p_value``; their normalized ranks when the score depends only on their order, see
-:func:`_order_only`). See :mod:`assay.metrics.significance` for the formulas.
+the **same** indices (interval of ``score_b - score_a``, and ``p_value``, the p-value that
+inverts it: the test that decides ``better`` and ``verdict``); as second tests, the
+shift-method bootstrap p-value and the approximate randomization test, which swaps the two
+estimators' uncertainties per example (``p_value_randomization``; their normalized ranks
+when the score depends only on their order, see :func:`_order_only`). See
+:mod:`assay.metrics.significance` for the formulas.
 
 :func:`compare_to_best` is what ``assay ue`` marks: per column, the best estimator and
 those whose paired-bootstrap interval of the difference to the best includes 0.

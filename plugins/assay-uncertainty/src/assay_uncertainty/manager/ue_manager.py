@@ -566,8 +566,11 @@ class UEManager:
         assay.Comparison
             From :func:`assay.compare` on the two estimators' ``(u, q)`` rows: the scores, the
             difference, its paired-bootstrap interval (both sides resampled with the same
-            indices), the p-values (``p_value``: approximate randomization;
-            ``p_value_bootstrap``: paired bootstrap), ``significant`` and ``better``. The rows
+            indices), ``p_value`` (the p-value that inverts that interval: below
+            ``1 - confidence_level`` exactly when the interval excludes 0), ``significant``,
+            ``better`` and ``verdict`` (which quotes both), and two second tests'
+            p-values (``p_value_randomization``: approximate randomization;
+            ``p_value_bootstrap``: shifted bootstrap). The rows
             are the examples where both estimations and the quality are finite (with
             ``nan_policy="drop"`` the two stored scores may rest on different examples; a
             note then says so).
