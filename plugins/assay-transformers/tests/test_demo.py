@@ -195,7 +195,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     # each printed comparison is the difference and the verdict, which quotes its own interval and p-value:
     # "is better" exactly when the printed p is below the printed alpha (one test, never p = 0.060 beside it)
     lines = [x for x in out.splitlines() if x.startswith("Paired comparison of")]
-    assert len(lines) == 4
+    # four of the main table, one of the verbalized table
+    assert len(lines) == 5
     for line in lines:
         m = re.search(r"; (.*p = ([0-9.e+-]+) (<|>=) ([0-9.e+-]+)\))$", line)
         assert m, line
@@ -255,7 +256,7 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
         assert f"| {name} | {verbal.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
     diff = verbal.metrics[("sequence", vname, "guess_accuracy", "prr")] - \
         verbal.metrics[("sequence", "msp", "guess_accuracy", "prr")]
-    assert f"verbalized_1s - msp: {diff:+.4f} [" in out
+    assert f"verbalized_1s - msp: {diff:+.4f}; " in out
     assert "they mean nothing about the method" in out
 
     # the families left out say why

@@ -379,8 +379,7 @@ def _verbalized(model_dir: Path, rows: list[dict[str, Any]], out_dir: Path, n_re
           "against the reference. PRR:\n")
     print(man.table(gen_metric="guess_accuracy"))
     c = man.compare(("sequence", "msp", "guess_accuracy", "prr"), ("sequence", verbal, "guess_accuracy", "prr"))
-    print(f"\nPaired comparison of PRR, verbalized_1s - msp: {c.difference:+.4f} "
-          f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    print(f"\nPaired comparison of PRR, verbalized_1s - msp: {c.difference:+.4f}; {c.verdict}")
     saved = man.save(out_dir / "verbalized")
     print(f"Saved the verbalized manager in {saved}")
     return man
