@@ -27,7 +27,7 @@ PROMPTS = ["the capital of france is", "what", "who is the big red river city of
 BATCH_SIZES = (1, 2, 5)
 SEED, MAX_NEW = 11, 4
 #: the served model's vocabulary: the default words, verdict words (three of them contain "True") and numbers
-EXTRA_WORDS = ["True", "False", "True.", "True,", "0.2", "0.5", "0.9"]
+EXTRA_WORDS = ["True", "False", "True.", "True,", *(f"0.{i}" for i in range(1, 10))]
 CONFIDENCE = {"confidence_prompt": "how sure are you", "confidence_regex": r"(0\.\d)", "max_new_tokens": 10}
 
 
