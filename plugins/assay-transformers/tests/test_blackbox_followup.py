@@ -64,6 +64,11 @@ def _runs(server, cls: str, options: dict) -> dict[int, UEManager]:
     return runs
 
 
+def lp_class(lpm, module: str, cls: str):
+    """LM-Polygraph 0.7.0's estimator class ``cls`` from ``lm_polygraph.estimators.<module>`` (imported live)."""
+    return getattr(lpm(f"estimators.{module}"), cls)
+
+
 def _theirs(server, lpm, module: str, cls: str, options: dict, man: UEManager):
     """LM-Polygraph's class on the run's statistics, with a model object of its own on the same endpoint."""
     from assay_transformers.blackbox import BlackboxPolygraphModel
@@ -74,7 +79,7 @@ def _theirs(server, lpm, module: str, cls: str, options: dict, man: UEManager):
              "model": model}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        values = np.asarray(getattr(lpm(f"estimators.{module}"), cls)(**options)(stats), dtype=np.float64)
+        values = np.asarray(lp_class(lpm, module, cls)(**options)(stats), dtype=np.float64)
     assert backend.client.requests > 0  # its replies came from the server, not from the run's cache
     return values
 

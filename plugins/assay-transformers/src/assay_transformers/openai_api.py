@@ -237,7 +237,7 @@ class OpenAIClient:
         self.logprobs_returned = bool(completions) and all(c.token_log_probs is not None for c in completions)
         return completions
 
-    def _completion(self, choice: Any, chat: bool, index: int | None, request: str | None) -> Completion:
+    def _completion(self, choice: Any, chat: bool, index: int | None, request: str | None = None) -> Completion:
         text = (choice.message.content if chat else choice.text)
         if text is None:
             raise self._error(index, "a choice without text (content is null)", request)
