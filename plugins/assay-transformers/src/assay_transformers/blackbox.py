@@ -77,8 +77,8 @@ from assay.uncertainty.base import StatCalculator
 from assay_transformers.generation_params import check_generation_params
 from assay_transformers.openai_api import Completion, ModelRequestError, OpenAIClient
 
-__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxPolygraphModel", "BlackboxSamplingCalculator",
-           "OpenAIModel"]
+__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxPolygraphModel",
+           "BlackboxSamplingCalculator", "OpenAIModel"]
 
 #: generation parameters an OpenAI-compatible endpoint has no field for
 UNSUPPORTED_PARAMS = ("top_k", "repetition_penalty")

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -163,9 +163,9 @@ class OpenAIClient:
         """
         where = request or f"prompt {index}"
         if not isinstance(prompt, str):
-            ok = (isinstance(prompt, Sequence) and len(prompt) > 0
-                  and all(isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-                          for m in prompt))
+            ok = isinstance(prompt, Sequence) and len(prompt) > 0 and all(
+                isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in prompt)
             if not ok:
                 raise InvalidParameterError(f"OpenAIClient: {where} must be a string or a non-empty chat (a list of "
                                             f"{{'role': str, 'content': str}} messages); got {prompt!r:.200}.")
@@ -221,7 +221,8 @@ class OpenAIClient:
                 messages.extend(turns)
                 response = self._client.chat.completions.create(messages=messages, **args)
             else:
-                response = self._client.completions.create(prompt=prompt, **args)
+                # (a chat for this endpoint is rejected by complete(), before any request)
+                response = self._client.completions.create(prompt=cast(str, prompt), **args)
         except self._openai.APITimeoutError as exc:
             raise self._error(index, f"no answer within {self.timeout:g} s, {self.max_retries} retries "
                                      f"({type(exc).__name__})", request) from exc
