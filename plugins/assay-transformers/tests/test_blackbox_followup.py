@@ -153,3 +153,33 @@ def test_follow_up_options_are_checked():
         legacy.generate_texts([[{"role": "user", "content": "q"}]])
     with pytest.raises(InvalidParameterError, match="must be a string or a non-empty chat"):
         model.generate_texts([[{"role": "user"}]])
+
+
+def test_an_empty_reply_where_min_new_tokens_asks_for_more_warns(monkeypatch):
+    """min_new_tokens has no API field: an empty reply is used as is, with a warning naming the request (the
+    server's answer is replaced here by a fixed one: this checks the backend's handling, not the server)."""
+    from assay_transformers.blackbox import BlackboxPolygraphModel, OpenAIModel
+    from assay_transformers.openai_api import Completion
+
+    backend = OpenAIModel("http://127.0.0.1:9/v1", name="m")
+    asked = []
+
+    def complete(prompt, **kw):
+        asked.append((prompt, kw))
+        return [Completion(text="" if prompt == "q" else "one two")] * kw["n"]
+
+    monkeypatch.setattr(backend, "complete", complete)
+    model = BlackboxPolygraphModel(backend, generation_params={"temperature": 0.7, "top_p": 0.9}, seed=4)
+    with pytest.warns(UserWarning, match=r"follow-up prompt 0 of generate_texts \('q'\) got an empty reply though "
+                                         r"min_new_tokens=1"):
+        out = model.generate_texts(["q", "r"], min_new_tokens=1, max_new_tokens=2, num_return_sequences=2,
+                                   do_sample=True)
+    assert out == ["", "", "one two", "one two"]
+    # the run's sampling parameters and a seed per input (different inputs, different seeds)
+    (_, a), (_, b) = asked
+    assert a["temperature"] == b["temperature"] == 0.7 and a["top_p"] == 0.9 and a["n"] == 2 and a["max_tokens"] == 2
+    assert a["seed"] is not None and a["seed"] != b["seed"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # min_new_tokens=0: no warning
+        model.generate_texts(["q"], max_new_tokens=2)
+    assert asked[-1][1]["temperature"] == 0.0 and asked[-1][1]["seed"] is None and asked[-1][1]["top_p"] is None
