@@ -66,7 +66,8 @@ EXCLUDED: dict[str, str] = {
     # (engineer p10-ensemble); until then no model backend computes the statistic
     **{c: "needs an ensemble backend (ensemble_token_scores; p10-ensemble builds it)" for c in ENSEMBLE},
     # parse a confidence *number* the model states (1S: in its answer; 2S: asked again, as a chat); the tiny
-    # models' 25-word vocabulary has no digits and no chat template, so every value would be NaN
+    # models' 25-word vocabulary has no digits and no chat template, so every value would be NaN (Verbalized2S on the
+    # black-box backend, with a server whose vocabulary has numbers: test_blackbox_followup.py)
     "Verbalized1S": "needs a model that states its confidence as a number",
     "Verbalized2S": "needs a chat model that states its confidence as a number when asked",
 }
@@ -276,13 +277,6 @@ def test_every_estimator_in_one_manager_gives_the_same_numbers_for_any_batch_siz
 
 
 # --------------------------------------------------------------------------- the black-box grid
-#: black-box model: the registered estimators whose statistics the backend computes (the others stop at planning
-#: with StatDependencyError, listed by the test) but that cannot run on it, and why
-BLACKBOX_EXCLUDED: dict[str, str] = {
-    # asks the model a follow-up question through stats["model"].generate_texts; the openai backend shares no model
-    # object (LM-Polygraph's BlackboxModel has generate_texts: not built in assay yet)
-    "PTrueEmpirical": "needs stats['model'] (a follow-up question), which the openai backend does not share",
-}
 #: black-box model: options that make an estimator computable from texts alone
 BLACKBOX_OPTIONS: dict[str, dict[str, Any]] = {
     # the default class_probability_estimation="sum" reads sample_log_probs, which a text-only server lacks
@@ -295,7 +289,7 @@ def test_every_sample_based_estimator_on_the_black_box_server_gives_the_same_num
     from assay_transformers.blackbox import OpenAIModel
 
     registry = get_registry("estimator")
-    classes = [c for c in grid_classes("blackbox") if c not in BLACKBOX_EXCLUDED]
+    classes = grid_classes("blackbox")
 
     def create(c: str) -> Any:
         # the white-box options where there is no black-box one (the folders; they matter only if planning passes)
@@ -320,8 +314,10 @@ def test_every_sample_based_estimator_on_the_black_box_server_gives_the_same_num
             missing[c] = str(exc).split(": it is not")[0]
     runnable = [c for c in classes if c not in missing]
     # the sample-based families are all there (a floor: a bug that stopped them all would otherwise pass)
+    # (PTrueEmpirical: its follow-up question goes to the server through stats["model"])
     assert {"LexicalSimilarity", "NumSemSets", "SemanticEntropy", "DegMat", "Eccentricity", "EigValLaplacian",
-            "KernelLanguageEntropy", "LUQ", "LabelProb", "FrequencyScoringClaim"} <= set(runnable), missing
+            "KernelLanguageEntropy", "LUQ", "LabelProb", "FrequencyScoringClaim", "PTrueEmpirical"} <= set(runnable), \
+        missing
     objs = {b: [create(c) for c in runnable] for b in BATCH_SIZES}
     runs = {b: _run(model(), objs[b], calcs, b, records) for b in BATCH_SIZES}
     assert runs[1].stats["sample_texts"] == runs[2].stats["sample_texts"] == runs[5].stats["sample_texts"]

@@ -66,11 +66,31 @@ keys the cache).
 
 ``generation_params``: ``top_k`` and ``repetition_penalty`` have no OpenAI API equivalent and
 are an error, not ignored.
+
+**The model object** (``stats["model"]``, as LM-Polygraph's manager passes its model): every
+batch's statistics hold a :class:`BlackboxPolygraphModel` whose ``generate_texts`` sends each
+input (a prompt, or a chat as a list of messages) to the same endpoint, one request per input
+and answer, with the run's ``generation_params`` (``do_sample=True``: ``temperature``, default
+1.0, ``top_p``, ``stop_strings``; ``do_sample=False``: ``temperature=0``), and, with the run's
+``seed``, a seed made of it, the input and the call's options (so the replies depend neither on
+the batch size nor on which estimator asks first, on a server that honours ``seed``). So the
+estimators that ask the model a follow-up question run on a black-box model:
+``p_true_empirical`` (``PTrueEmpirical``) and ``verbalized_2s`` (``Verbalized2S``, a chat;
+``endpoint="chat"`` only). ``min_new_tokens`` has no OpenAI API field and is not sent (as
+LM-Polygraph's ``BlackboxModel`` drops it): an empty reply where ``min_new_tokens > 0`` warns.
+Each reply is kept with the answers (``answers_cached``); a request that fails raises
+:class:`~assay_transformers.openai_api.ModelRequestError` naming the follow-up prompt.
+LM-Polygraph's ``BlackboxModel.generate_texts`` returns one *list* per input when
+``num_return_sequences > 1`` (so its ``PTrueEmpirical`` tests list membership, not substrings);
+this one returns the flat list LM-Polygraph's ``WhiteboxModel`` returns, which the estimators
+are written for.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -81,8 +101,8 @@ from assay.uncertainty.base import EXAMPLE_POSITIONS, StatCalculator
 from assay_transformers.generation_params import check_generation_params
 from assay_transformers.openai_api import Completion, ModelRequestError, OpenAIClient
 
-__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxSamplingCalculator", "OpenAIModel",
-           "blackbox_entropy"]
+__all__ = ["UNSUPPORTED_PARAMS", "BlackboxGreedyTextsCalculator", "BlackboxPolygraphModel",
+           "BlackboxSamplingCalculator", "OpenAIModel", "blackbox_entropy"]
 
 #: generation parameters an OpenAI-compatible endpoint has no field for
 UNSUPPORTED_PARAMS = ("top_k", "repetition_penalty")
@@ -152,39 +172,43 @@ class OpenAIModel:
     def calculators(self, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
                     samples_n: int = 10, seed: int | None = None) -> list[StatCalculator]:
         """The stat calculators of one manager run (module docstring)."""
-        params = check_generation_params(generation_params)
-        bad = [k for k in UNSUPPORTED_PARAMS if k in params]
-        if bad:
-            raise InvalidParameterError(
-                f"generation_params {', '.join(map(repr, bad))}: an OpenAI-compatible endpoint has no such field; "
-                f"a black-box model takes {', '.join(k for k in ('temperature', 'top_p', 'stop_strings'))}.")
-        opts = {"max_new_tokens": max_new_tokens, "generation_params": params, "seed": seed}
+        opts = {"max_new_tokens": max_new_tokens, "generation_params": _params(generation_params), "seed": seed}
         return [BlackboxGreedyTextsCalculator(self, **opts),
                 BlackboxSamplingCalculator(self, samples_n=samples_n, **opts)]
 
-    def complete(self, prompt: str, *, index: int, n: int, max_tokens: int, temperature: float | None,
-                 top_p: float | None, stop: Sequence[str] | None, seed: int | None) -> list[Completion]:
-        """The client's answers to one prompt, from the cache when this request was answered before."""
-        key = (self.client.url, self.client.model, self.client.logprobs, prompt, n, max_tokens, temperature, top_p,
+    def shared_stats(self, *, seed: int | None = None,
+                     generation_params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What every batch's statistics hold besides the columns: ``model``, a :class:`BlackboxPolygraphModel`
+        on this backend with the run's ``seed`` and ``generation_params`` (module docstring)."""
+        return {"model": BlackboxPolygraphModel(self, generation_params=_params(generation_params), seed=seed)}
+
+    def complete(self, prompt: str | Sequence[Mapping[str, str]], *, index: int | None, n: int, max_tokens: int,
+                 temperature: float | None, top_p: float | None, stop: Sequence[str] | None, seed: int | None,
+                 request: str | None = None) -> list[Completion]:
+        """The client's answers to one prompt (or chat), from the cache when this request was answered before;
+        ``request`` names it in errors instead of "prompt {index}"."""
+        asked = prompt if isinstance(prompt, str) else ("chat", repr(prompt))  # (the client checks the chat)
+        key = (self.client.url, self.client.model, self.client.logprobs, asked, n, max_tokens, temperature, top_p,
                tuple(stop or ()), seed)
         if key not in self.answers_cached:
             got = self.client.complete(prompt, n=n, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
-                                       stop=stop, seed=seed, index=index)
+                                       stop=stop, seed=seed, index=index, request=request)
             if self.client.logprobs and any(c.token_log_probs is None for c in got):
-                raise self._error(index, "returned no log-probabilities, and logprobs=True asks for them: this server "
-                                         "does not return them; run with logprobs=False (text-only statistics)")
+                raise self._error(index, request, "returned no log-probabilities, and logprobs=True asks for them: "
+                                  "this server does not return them; run with logprobs=False (text-only statistics)")
             if self.client.logprobs and self.client.top_logprobs and any(
                     not all(c.top_log_probs or []) or len(c.top_log_probs or []) != len(c.tokens or []) for c in got):
-                raise self._error(index, f"returned tokens without their top_logprobs alternatives (asked for "
-                                         f"{self.client.top_logprobs}): this server does not return them; run with "
-                                         "top_logprobs=0 (no entropy statistics)")
+                raise self._error(index, request, f"returned tokens without their top_logprobs alternatives (asked "
+                                  f"for {self.client.top_logprobs}): this server does not return them; run with "
+                                  "top_logprobs=0 (no entropy statistics)")
             self.answers_cached[key] = got
         return self.answers_cached[key]
 
 
-    def _error(self, index: int, cause: str) -> ModelRequestError:
+    def _error(self, index: int, request: str | None, cause: str) -> ModelRequestError:
         c = self.client
-        return ModelRequestError(f"The request to {c.url} (model {c.model!r}) for prompt {index} {cause}.", url=c.url,
+        where = request or f"prompt {index}"
+        return ModelRequestError(f"The request to {c.url} (model {c.model!r}) for {where} {cause}.", url=c.url,
                                  endpoint=c.endpoint, model=c.model, index=index)
 
 
@@ -304,4 +328,82 @@ class BlackboxSamplingCalculator(_BlackboxCalculator):
             out["blackbox_sample_texts"].append(list(texts))
             if self.model.client.logprobs:
                 out["sample_log_probs"].append([np.asarray(c.token_log_probs, dtype=np.float64) for c in got])
+        return out
+
+
+def _params(generation_params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The run's generation parameters, checked: the ones an OpenAI-compatible endpoint has no field for are an
+    error (module docstring)."""
+    params = check_generation_params(generation_params)
+    bad = [k for k in UNSUPPORTED_PARAMS if k in params]
+    if bad:
+        raise InvalidParameterError(
+            f"generation_params {', '.join(map(repr, bad))}: an OpenAI-compatible endpoint has no such field; "
+            f"a black-box model takes {', '.join(k for k in ('temperature', 'top_p', 'stop_strings'))}.")
+    return dict(params)
+
+
+class BlackboxPolygraphModel:
+    """The black-box model as LM-Polygraph's estimators call it (``stats["model"]``): :meth:`generate_texts`
+    on the endpoint of an :class:`OpenAIModel` (module docstring). ``model_path`` is the served model's name and
+    ``model_type`` is ``"Blackbox"``, LM-Polygraph's ``BlackboxModel`` attributes.
+
+    ``generation_params``: the run's (``temperature``, ``top_p``, ``stop_strings``); ``seed``: the run's (None:
+    the server's own randomness, not reproducible).
+    """
+
+    model_type = "Blackbox"
+
+    def __init__(self, backend: OpenAIModel, *, generation_params: Mapping[str, Any] | None = None,
+                 seed: int | None = None) -> None:
+        if not isinstance(backend, OpenAIModel):
+            raise InvalidParameterError(f"BlackboxPolygraphModel: the backend must be an OpenAIModel; got "
+                                        f"{type(backend).__name__}.")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise InvalidParameterError(f"BlackboxPolygraphModel: 'seed' must be an integer >= 0 or None; got "
+                                        f"{seed!r}.")
+        self.backend, self.params, self.seed = backend, _params(generation_params), seed
+        self.model_path = backend.client.model
+
+    def __repr__(self) -> str:
+        return f"BlackboxPolygraphModel({self.backend.client!r}, seed={self.seed})"
+
+    def _seed(self, item: Any, options: Mapping[str, Any]) -> int | None:
+        if self.seed is None:
+            return None
+        mix = zlib.crc32(repr((item, sorted(options.items()))).encode())
+        return int(np.random.SeedSequence([self.seed, mix]).generate_state(1)[0])
+
+    def generate_texts(self, input_texts: Sequence[Any], *, max_new_tokens: int = 100, min_new_tokens: int = 0,
+                       num_return_sequences: int = 1, do_sample: bool = False) -> list[str]:
+        """The model's replies, ``num_return_sequences`` per input, input by input (a flat list, as
+        LM-Polygraph's ``WhiteboxModel.generate_texts`` returns them); each input a prompt or a chat (a list of
+        ``{"role", "content"}`` messages). ``do_sample=False``: ``temperature=0`` (greedy)."""
+        for name, value, low in (("max_new_tokens", max_new_tokens, 1), ("min_new_tokens", min_new_tokens, 0),
+                                 ("num_return_sequences", num_return_sequences, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidParameterError(f"generate_texts: {name!r} must be an integer >= {low}; got {value!r}.")
+        if not isinstance(do_sample, bool):
+            raise InvalidParameterError(f"generate_texts: 'do_sample' must be true or false; got {do_sample!r}.")
+        if isinstance(input_texts, (str, Mapping)):
+            raise InvalidParameterError("generate_texts: 'input_texts' is a list of inputs (prompts or chats); got "
+                                        f"one {type(input_texts).__name__}.")
+        options = {"max_new_tokens": max_new_tokens, "num_return_sequences": num_return_sequences,
+                   "do_sample": do_sample}
+        temperature = float(self.params.get("temperature", 1.0)) if do_sample else 0.0
+        top_p = self.params.get("top_p") if do_sample else None
+        out: list[str] = []
+        for i, item in enumerate(input_texts):
+            shown = item if isinstance(item, str) else (item[-1].get("content") if isinstance(item, Sequence) and item
+                                                        and isinstance(item[-1], Mapping) else item)
+            request = f"follow-up prompt {i} of generate_texts ({str(shown)[:60]!r})"
+            got = self.backend.complete(item, index=None, n=num_return_sequences, max_tokens=max_new_tokens,
+                                        temperature=temperature, top_p=top_p, stop=self.params.get("stop_strings"),
+                                        seed=self._seed(item, options) if do_sample else None, request=request)
+            texts = [c.text for c in got]
+            if min_new_tokens > 0 and any(t == "" for t in texts):
+                warnings.warn(f"generate_texts: {request} got an empty reply though min_new_tokens={min_new_tokens} "
+                              "(an OpenAI-compatible endpoint has no field for it; the reply is used as is).",
+                              UserWarning, stacklevel=2)
+            out.extend(texts)
         return out

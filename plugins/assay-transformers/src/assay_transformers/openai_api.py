@@ -9,7 +9,9 @@ where the server returns them.
 The requests go through the ``openai`` package (``pip install 'assay-transformers[openai]'``),
 imported when a client is created. ``endpoint="chat"`` (default) sends the prompt as one
 user message to ``/chat/completions`` (after an optional system message);
-``endpoint="completions"`` sends it as is to the legacy ``/completions``.
+``endpoint="completions"`` sends it as is to the legacy ``/completions``. A prompt may also be
+a chat, a list of ``{"role": ..., "content": ...}`` messages (``endpoint="chat"`` only), sent as
+is (after the system message, unless the chat starts with one of its own).
 
 **n answers.** One request asks for ``n`` choices; a server that returns fewer (several
 servers ignore ``n``: ``transformers serve`` and llama-cpp-python's server among them) is
@@ -44,8 +46,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -164,16 +166,25 @@ class OpenAIClient:
         return f"{self.base_url}/{'chat/completions' if self.endpoint == 'chat' else 'completions'}"
 
     # ------------------------------------------------------------------ requests
-    def complete(self, prompt: str, *, n: int = 1, max_tokens: int = 100, temperature: float | None = None,
-                 top_p: float | None = None, stop: Sequence[str] | None = None, seed: int | None = None,
-                 index: int | None = None) -> list[Completion]:
-        """``n`` answers to ``prompt`` (module docstring); ``index`` names the prompt in errors.
+    def complete(self, prompt: str | Sequence[Mapping[str, str]], *, n: int = 1, max_tokens: int = 100,
+                 temperature: float | None = None, top_p: float | None = None, stop: Sequence[str] | None = None,
+                 seed: int | None = None, index: int | None = None, request: str | None = None) -> list[Completion]:
+        """``n`` answers to ``prompt`` (a string, or a chat: module docstring); ``index`` names the prompt
+        in errors ("for prompt 3"), ``request`` replaces that name when given ("for follow-up prompt 0 of ...").
 
         ``temperature=0`` asks for the greedy answer; None leaves the server's default.
         """
+        where = request or f"prompt {index}"
         if not isinstance(prompt, str):
-            raise InvalidParameterError(f"OpenAIClient: prompt {index} must be a string; got "
-                                        f"{type(prompt).__name__}.")
+            ok = isinstance(prompt, Sequence) and len(prompt) > 0 and all(
+                isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in prompt)
+            if not ok:
+                raise InvalidParameterError(f"OpenAIClient: {where} must be a string or a non-empty chat (a list of "
+                                            f"{{'role': str, 'content': str}} messages); got {prompt!r:.200}.")
+            if self.endpoint != "chat":
+                raise InvalidParameterError(f"OpenAIClient: {where} is a chat (a list of messages); the "
+                                            "'completions' endpoint takes a string: use endpoint='chat'.")
         _positive(n, "n", integer=True)
         _positive(max_tokens, "max_tokens", integer=True)
         if seed is not None:
@@ -182,9 +193,9 @@ class OpenAIClient:
         tries = 0
         while len(out) < n:
             got = self._request(prompt, n=n - len(out), max_tokens=max_tokens, temperature=temperature, top_p=top_p,
-                                stop=stop, seed=None if seed is None else seed + tries, index=index)
+                                stop=stop, seed=None if seed is None else seed + tries, index=index, request=request)
             if not got:
-                raise self._error(index, f"the server returned no choices (asked for {n - len(out)})")
+                raise self._error(index, f"the server returned no choices (asked for {n - len(out)})", request)
             self._note_choices(len(got), n - len(out))
             out.extend(got[: n - len(out)])
             tries += 1
@@ -202,13 +213,14 @@ class OpenAIClient:
         elif got > 1 and self.n_honoured is None:
             self.n_honoured = True
 
-    def _error(self, index: int | None, cause: str) -> ModelRequestError:
-        where = "" if index is None else f" for prompt {index}"
+    def _error(self, index: int | None, cause: str, request: str | None = None) -> ModelRequestError:
+        where = f" for {request}" if request else "" if index is None else f" for prompt {index}"
         return ModelRequestError(f"The request to {self.url} (model {self.model!r}){where} failed: {cause}.",
                                  url=self.url, endpoint=self.endpoint, model=self.model, index=index)
 
-    def _request(self, prompt: str, *, n: int, max_tokens: int, temperature: float | None, top_p: float | None,
-                 stop: Sequence[str] | None, seed: int | None, index: int | None) -> list[Completion]:
+    def _request(self, prompt: str | Sequence[Mapping[str, str]], *, n: int, max_tokens: int,
+                 temperature: float | None, top_p: float | None, stop: Sequence[str] | None, seed: int | None,
+                 index: int | None, request: str | None = None) -> list[Completion]:
         args: dict[str, Any] = {"model": self.model, "n": n, "max_tokens": max_tokens}
         for key, value in (("temperature", temperature), ("top_p", top_p), ("seed", seed)):
             if value is not None:
@@ -226,29 +238,37 @@ class OpenAIClient:
                 args["logprobs"] = self.top_logprobs
         try:
             if chat:
-                messages: list[Any] = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-                messages.append({"role": "user", "content": prompt})
+                if isinstance(prompt, str):
+                    turns: list[Any] = [{"role": "user", "content": prompt}]
+                else:
+                    turns = [{"role": m["role"], "content": m["content"]} for m in prompt]
+                own_system = turns[0]["role"] == "system"
+                messages: list[Any] = ([{"role": "system", "content": self.system_prompt}]
+                                       if self.system_prompt and not own_system else [])
+                messages.extend(turns)
                 response = self._client.chat.completions.create(messages=messages, **args)
             else:
-                response = self._client.completions.create(prompt=prompt, **args)
+                # (a chat for this endpoint is rejected by complete(), before any request)
+                response = self._client.completions.create(prompt=cast(str, prompt), **args)
         except self._openai.APITimeoutError as exc:
             raise self._error(index, f"no answer within {self.timeout:g} s, {self.max_retries} retries "
-                                     f"({type(exc).__name__})") from exc
+                                     f"({type(exc).__name__})", request) from exc
         except self._openai.APIStatusError as exc:
             raise self._error(index, f"HTTP {exc.status_code} after {self.max_retries} retries: "
-                                     f"{str(exc)[:300]}") from exc
+                                     f"{str(exc)[:300]}", request) from exc
         except self._openai.APIError as exc:
-            raise self._error(index, f"{type(exc).__name__} after {self.max_retries} retries: {exc}") from exc
+            raise self._error(index, f"{type(exc).__name__} after {self.max_retries} retries: {exc}",
+                              request) from exc
         self.requests += 1
         choices = sorted(response.choices or [], key=lambda c: c.index)
-        completions = [self._completion(c, chat, index) for c in choices]
+        completions = [self._completion(c, chat, index, request) for c in choices]
         self.logprobs_returned = bool(completions) and all(c.token_log_probs is not None for c in completions)
         return completions
 
-    def _completion(self, choice: Any, chat: bool, index: int | None) -> Completion:
+    def _completion(self, choice: Any, chat: bool, index: int | None, request: str | None = None) -> Completion:
         text = (choice.message.content if chat else choice.text)
         if text is None:
-            raise self._error(index, "a choice without text (content is null)")
+            raise self._error(index, "a choice without text (content is null)", request)
         lp = getattr(choice, "logprobs", None)
         tokens = values = top = None
         if lp is not None:

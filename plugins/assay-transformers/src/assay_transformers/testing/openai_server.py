@@ -56,8 +56,12 @@ WORDS = ["the", "a", "capital", "of", "france", "paris", "is", "what", "who", "r
 CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
 
 
-def build_tiny_chat_model(folder: str | os.PathLike[str], *, seed: int = 0) -> Path:
+def build_tiny_chat_model(folder: str | os.PathLike[str], *, seed: int = 0, words: list[str] | None = None) -> Path:
     """Save a tiny random GPT-2 chat model with its tokenizer to ``folder``; return the folder.
+
+    ``words``: its vocabulary besides the special tokens (default :data:`WORDS`; no spaces in a
+    word: the tokenizer splits on whitespace), e.g. with ``"True"`` or numbers for a test of
+    P(True) or verbalized confidence.
 
     The weights are scaled up (``initializer_range=0.25``) so that answers vary from token to
     token; ``generation_config.json`` samples (``do_sample=True``, ``top_k=0``) unless a request
@@ -69,7 +73,12 @@ def build_tiny_chat_model(folder: str | os.PathLike[str], *, seed: int = 0) -> P
     from transformers import GenerationConfig, GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     folder = Path(folder)
-    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *WORDS])}
+    words = list(WORDS if words is None else words)
+    if not words or len(set(words)) != len(words) or any(not isinstance(w, str) or not w or w.split() != [w]
+                                                         for w in words):
+        raise ValueError(f"build_tiny_chat_model: 'words' must be distinct non-empty words without spaces; got "
+                         f"{words!r}.")
+    vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", *words])}
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tk.decoder = decoders.WordPiece(prefix="##")  # joins the words with spaces

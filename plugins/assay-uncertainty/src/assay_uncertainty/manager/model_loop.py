@@ -13,7 +13,8 @@ each batch of ``batch_size`` examples, as LM-Polygraph's manager does:
 A backend with ``shared_stats(seed=...)`` puts what it returns in every batch's statistics
 (not saved): ``assay-transformers`` passes the model and its tokenizer as ``model`` and
 ``tokenizer``, as LM-Polygraph's manager does, for the estimators that ask the model a
-follow-up question or read its config.
+follow-up question or read its config. A ``shared_stats`` that takes ``generation_params``
+also gets the run's (the black-box model asks its follow-up questions with them).
 
 The batches' values are then joined and the UE metrics scored once, as for stored
 outputs. With ``ignore_exceptions=True`` an estimator or generation metric that raises
@@ -52,6 +53,7 @@ from these without the model. A note records the run (the backend's ``repr``, ba
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -128,6 +130,17 @@ def _calculators(man: Any, backend: Any) -> list[Any]:
     return calcs
 
 
+def _shared_stats(man: Any, backend: Any) -> dict[str, Any]:
+    """The backend's ``shared_stats`` for this run (module docstring); none without one."""
+    shared = getattr(backend, "shared_stats", None)
+    if not callable(shared):
+        return {}
+    kwargs: dict[str, Any] = {"seed": man.seed}
+    if "generation_params" in inspect.signature(shared).parameters:
+        kwargs["generation_params"] = man.generation_params
+    return dict(shared(**kwargs))
+
+
 def _batch_values(values: Any, n: int, who: str, start: int) -> list[Any]:
     """An estimator's or metric's values for a batch of ``n`` examples, as a list (one item per example)."""
     if (isinstance(values, np.ndarray) and values.ndim >= 1) or isinstance(values, (list, tuple)):
@@ -175,7 +188,7 @@ def run_model_loop(man: Any) -> None:
     # objects every batch sees (the backend's ``shared_stats``: LM-Polygraph's ``model``, ``tokenizer``); never kept.
     # They are statistics like the data's columns: an estimator that declares one (Focus: ``tokenizer``) needs no
     # calculator for it
-    shared = dict(backend.shared_stats(seed=man.seed)) if callable(getattr(backend, "shared_stats", None)) else {}
+    shared = _shared_stats(man, backend)
     plan = plan_calculators(needed, [*data.keys(), *shared, POSITIONS], _calculators(man, backend))
     active = {"estimator": list(man._estimators), "generation metric": list(man._gen)}
     keep = set(FIELDS) | {"input_texts"} | set(man.save_stats)
