@@ -28,9 +28,12 @@ The claim level (``maximum_claim_probability``, ``max_token_entropy_claim``) get
 (:func:`claim_records`: each generated word of an answer is a claim, right when it is the
 reference's word at that place), since its quality is one label per claim. Not shown, and the
 section says why: the verbalized estimators (the tiny model states no confidence, so every
-value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers) and
-the ensemble measures (the model backend runs one model; nothing in assay produces
-LM-Polygraph's ``ensemble_token_scores`` statistic from several models).
+value would be NaN; the section counts ``verbalized_1s``'s NaNs on the greedy answers).
+
+The ensemble measures (:data:`ENSEMBLE_ESTIMATORS`; LM-Polygraph's EPT*, PET*, EPS*, PES*) get a
+table of their own (:func:`_ensemble`): two more tiny models trained with seeds 1 and 2 make,
+with the first, a deep ensemble of three, whose beam search gives ``ensemble_token_scores``
+(:mod:`assay_transformers.ensemble`).
 
 Every value comes from tiny models trained for seconds (the NLI one not at all): the section
 shows the workflow, not which estimator is better.
@@ -47,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CLAIM_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
+__all__ = ["CLAIM_ESTIMATORS", "ENSEMBLE_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
            "VERBAL_REGEX", "claim_records", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run",
            "vocabulary"]
 
@@ -64,6 +67,8 @@ POLYGRAPH_ESTIMATORS = ["mean_pointwise_mutual_information", "attention_score", 
 NLI_ESTIMATORS = ["semantic_entropy"]
 #: LM-Polygraph's claim-level estimators of the claim table (claims from :func:`claim_records`)
 CLAIM_ESTIMATORS = ["maximum_claim_probability", "max_token_entropy_claim"]
+#: the ensemble table's estimators (LM-Polygraph's EPTmi, PETtu, EPSrmi), on a deep ensemble of three tiny models
+ENSEMBLE_ESTIMATORS = ["EPTmi", "PETtu", "EPSrmi"]
 #: the stated-confidence pattern the section tries ``verbalized_1s`` with (LM-Polygraph's prompts ask for it)
 VERBAL_REGEX = r"Confidence: ([0-9.]+)"
 #: the demo's model is trained on this many rows from the top of the QA file; it guesses the others
@@ -315,6 +320,38 @@ def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: in
     return claims
 
 
+def _ensemble(out_dir: Path, model_dir: Path, records: list[dict[str, Any]], *, steps: int, n_resamples: int) -> Any:
+    """The ensemble table: :data:`ENSEMBLE_ESTIMATORS` on the demo's model and two more trained with other seeds."""
+    import time
+
+    from assay_uncertainty.manager import UEManager
+
+    began = time.perf_counter()
+    others = [make_tiny_model(out_dir / f"tiny-model-seed-{s}", seed=s, steps=steps, train_rows=TRAIN_ROWS)
+              for s in (1, 2)]
+    man = UEManager(records, model=str(model_dir),
+                    model_options={"device": "cpu", "ensemble": [str(o) for o in others],
+                                   "ensemble_generation_params": {"num_beams": 3}},
+                    estimators=["msp", *ENSEMBLE_ESTIMATORS], gen_metrics=["accuracy"], ue_metrics=["prr"],
+                    batch_size=8, max_new_tokens=4, seed=0, n_resamples=n_resamples,
+                    generation_params={"stop_strings": ["Q:"]}, progress=False)
+    man()
+    beams = man.stats.get("answer")
+    print(f"\nA deep ensemble: the model above and two more trained the same way with seeds 1 and 2 "
+          f"({time.perf_counter() - began:.1f} s to train them and run). The three decode together (3 beams on the "
+          "mean of their next-token distributions, LM-Polygraph's 'pe' ensembling) and LM-Polygraph's ensemble "
+          "measures read how they disagree: EPTmi the mutual information of the members' token distributions, "
+          "PETtu the total token entropy, EPSrmi the reverse mutual information of the beams' sequence "
+          f"probabilities. PRR against the first model's greedy answers' accuracy ({int(sum(man.gen_metrics[('sequence', 'accuracy')]))} "
+          f"of {len(beams)} right):\n")
+    print(man.table(gen_metric="accuracy"))
+    for other in ("EPTmi", "EPSrmi"):
+        c = man.compare(("sequence", "msp", "accuracy", "prr"), ("sequence", other, "accuracy", "prr"))
+        print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
+              f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    return man
+
+
 def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     from assay_transformers.nli import SemanticMatrixCalculator
     from assay_uncertainty.manager import UEManager
@@ -361,13 +398,12 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
               f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
     _claims(man, rows, out_dir, n_resamples)
+    _ensemble(out_dir, model_dir, records, steps=steps, n_resamples=n_resamples)
     nan = _verbalized_nans(man.stats["answer"])
     n = len(man.stats["answer"])
     print(f"\nNot shown: the verbalized estimators (verbalized_1s, verbalized_2s, linguistic_1s) read a confidence "
           "the model states in words; the tiny model answers with QA words only, so every value would be NaN "
-          f"(verbalized_1s[confidence_regex='{VERBAL_REGEX}'] on the greedy answers: {nan} of {n} NaN). The ensemble "
-          "measures (EPT*, PET*, EPS*, PES*) read LM-Polygraph's ensemble_token_scores, which needs several models "
-          "decoding together; assay's model backend runs one model and does not produce that statistic.")
+          f"(verbalized_1s[confidence_regex='{VERBAL_REGEX}'] on the greedy answers: {nan} of {n} NaN).")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
     loaded = UEManager.load(saved)
