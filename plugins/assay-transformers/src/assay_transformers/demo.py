@@ -336,14 +336,14 @@ def _ensemble(out_dir: Path, model_dir: Path, records: list[dict[str, Any]], *, 
                     batch_size=8, max_new_tokens=4, seed=0, n_resamples=n_resamples,
                     generation_params={"stop_strings": ["Q:"]}, progress=False)
     man()
-    beams = man.stats.get("answer")
+    right = int(sum(man.gen_metrics[("sequence", "accuracy")]))
     print(f"\nA deep ensemble: the model above and two more trained the same way with seeds 1 and 2 "
           f"({time.perf_counter() - began:.1f} s to train them and run). The three decode together (3 beams on the "
           "mean of their next-token distributions, LM-Polygraph's 'pe' ensembling) and LM-Polygraph's ensemble "
           "measures read how they disagree: EPTmi the mutual information of the members' token distributions, "
           "PETtu the total token entropy, EPSrmi the reverse mutual information of the beams' sequence "
-          f"probabilities. PRR against the first model's greedy answers' accuracy ({int(sum(man.gen_metrics[('sequence', 'accuracy')]))} "
-          f"of {len(beams)} right):\n")
+          f"probabilities. PRR against the accuracy of the first model's greedy answers ({right} of "
+          f"{man.n_examples} right):\n")
     print(man.table(gen_metric="accuracy"))
     for other in ("EPTmi", "EPSrmi"):
         c = man.compare(("sequence", "msp", "accuracy", "prr"), ("sequence", other, "accuracy", "prr"))

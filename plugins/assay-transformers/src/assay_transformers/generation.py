@@ -83,6 +83,7 @@ class HFModel:
                  ensemble_generation_params: Mapping[str, Any] | None = None) -> None:
         from assay_transformers.loading import MODEL_TYPES, load_model, model_type_of
 
+        asked_type = type  # the ensemble's other folders load with the type asked for, not the one read here
         if load_args and "trust_remote_code" in load_args:
             raise InvalidParameterError(
                 "load_args['trust_remote_code']: running a model folder's own code is opted in only with the "
@@ -116,7 +117,7 @@ class HFModel:
             pad = min(self.eos_ids) if self.eos_ids else 0
         self.pad_id = int(pad)
         self.ensemble = self._ensemble(ensemble, ensembling_mode, ensemble_generation_params,
-                                       type=type, device=device, dtype=dtype, load_args=load_args,
+                                       type=asked_type, device=device, dtype=dtype, load_args=load_args,
                                        trust_remote_code=trust_remote_code)
 
     def _ensemble(self, ensemble: Sequence[Any] | None, mode: str | None, params: Mapping[str, Any] | None,
