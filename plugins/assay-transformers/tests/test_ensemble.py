@@ -206,8 +206,8 @@ def test_every_ensemble_estimator_runs_in_the_manager_equal_at_batch_sizes_1_2_3
 
 
 def test_folders_with_another_vocabulary_are_rejected_naming_them(members, tmp_path, tiny_tokenizer):
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
     from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     vocab = {t: i for i, t in enumerate(["<pad>", "<eos>", "<unk>", "le", "la", *[f"w{i}" for i in range(20)]])}
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
@@ -248,20 +248,21 @@ def test_assay_ue_runs_an_ensemble_from_the_config(members, tmp_path, capsys):
     folders = members["causal"]
     (tmp_path / "qa.jsonl").write_text("".join(json.dumps({"question": q, "answer": "paris"}) + "\n"
                                                for q in PROMPTS))
-    cfg = {"model": {"path": str(folders[0]), "device": "cpu", "dtype": "float64", "ensemble": [str(f) for f in folders[1:]],
+    cfg = {"model": {"path": str(folders[0]), "device": "cpu", "dtype": "float64",
+                     "ensemble": [str(f) for f in folders[1:]],
                      "ensembling_mode": "ep", "ensemble_generation_params": {"num_beams": 2, "length_penalty": 0.5},
                      "max_new_tokens": 3, "batch_size": 2},
            "dataset": {"path": "qa.jsonl", "text_column": "question", "label_column": "answer"},
-           "seed": 1, "estimators": ["msp", "EPTmi", "eps_rmi"], "gen_metrics": ["accuracy"],
+           "seed": 1, "estimators": ["msp", "ept_mi", "eps_rmi"], "gen_metrics": ["accuracy"],
            "ue_metrics": ["prr"], "save_path": "out", "plots": False}
     path = tmp_path / "ue.yaml"
     path.write_text(json.dumps(cfg))
     assert main(["ue", str(path)]) == 0
     man = UEManager.load(tmp_path / "out" / "seed-1")
     ens = _ensemble(folders, ensembling_mode="ep", num_beams=2, length_penalty=0.5)
-    want = ENSEMBLE_TOKEN_CLASSES["EPTmi"]()(
-        {"ensemble_token_scores": [ens.token_scores(p, max_new_tokens=3) for p in PROMPTS]})
-    np.testing.assert_allclose(man.estimations[("sequence", "EPTmi")], want, atol=1e-12)
+    scores = [ens.token_scores(p, max_new_tokens=3) for p in PROMPTS]
+    want = [(s["weights"] * s["ep_token_level_scores"]["mutual_information"]).sum() for s in scores]
+    np.testing.assert_allclose(man.estimations[("sequence", "ept_mi")], want, atol=1e-12)
     cfg["model"]["ensemble_generation_params"] = {"beams": 2}
     path.write_text(json.dumps(cfg))
     assert main(["ue", str(path)]) != 0

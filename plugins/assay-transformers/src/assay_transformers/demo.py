@@ -50,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CLAIM_ESTIMATORS", "ENSEMBLE_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
+__all__ = ["CLAIM_ESTIMATORS", "ENSEMBLE_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS",
+           "POLYGRAPH_ESTIMATORS", "TRAIN_ROWS",
            "VERBAL_REGEX", "claim_records", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run",
            "vocabulary"]
 
@@ -321,7 +322,8 @@ def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: in
 
 
 def _ensemble(out_dir: Path, model_dir: Path, records: list[dict[str, Any]], *, steps: int, n_resamples: int) -> Any:
-    """The ensemble table: :data:`ENSEMBLE_ESTIMATORS` on the demo's model and two more trained with other seeds."""
+    """The ensemble table: :data:`ENSEMBLE_ESTIMATORS` on the demo's model and two more trained with other seeds
+    (saved in ``tiny-model-seed-1/``, ``tiny-model-seed-2/``; the manager in ``ensemble/``)."""
     import time
 
     from assay_uncertainty.manager import UEManager
@@ -349,6 +351,7 @@ def _ensemble(out_dir: Path, model_dir: Path, records: list[dict[str, Any]], *, 
         c = man.compare(("sequence", "msp", "accuracy", "prr"), ("sequence", other, "accuracy", "prr"))
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f} "
               f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}], p = {c.p_value:.3f} ({c.verdict})")
+    print(f"Saved the ensemble's manager in {man.save(out_dir / 'ensemble')}")
     return man
 
 

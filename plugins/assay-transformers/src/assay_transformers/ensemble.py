@@ -234,7 +234,8 @@ class ModelEnsemble:
     # ------------------------------------------------------------------ the measures of one step
     def _measures(self, lp: Any, cum: Any) -> tuple[dict[str, Any], Any]:
         """Each running beam's token-level measures (``{"pe:<m>": (R,), "ep:<m>": (R,)}``) and the decoding
-        posterior ``(R, V)``, from the members' log-probabilities ``lp`` ``(M, R, V)`` and prefixes' ``cum`` ``(M, R)``."""
+        posterior ``(R, V)``, from the members' log-probabilities ``lp`` ``(M, R, V)`` and their log-probabilities
+        of the prefixes ``cum`` ``(M, R)``."""
         import torch
 
         m = lp.shape[0]
