@@ -73,15 +73,20 @@ def _entropy(p):
     return float(-(p * np.log(p)).sum())
 
 
-def _expected(lps, tokens, mode, penalty=1.0):
-    """Every field of one beam from the members' teacher-forced rows ``lps`` ``(M, T, V)`` (numpy, by the formulas)."""
+def _posteriors(lps, tokens):
+    """The ``pe`` and ``ep`` posteriors ``(T, V)`` (log) before each token, from the members' rows ``(M, T, V)``."""
     m, t_len, _ = lps.shape
     chosen = lps[:, np.arange(t_len), tokens]  # (M, T)
     cum = np.concatenate([np.zeros((m, 1)), np.cumsum(chosen, 1)[:, :-1]], 1)  # each member's log P(prefix)
-    post = {"pe": np.log(np.exp(lps).mean(0))}
     w = np.exp(cum - cum.max(0))
     w /= w.sum(0)  # ep: the members' weights p_m(prefix) / sum_m p_m(prefix)
-    post["ep"] = np.log((w[:, :, None] * np.exp(lps)).sum(0))
+    return {"pe": np.log(np.exp(lps).mean(0)), "ep": np.log((w[:, :, None] * np.exp(lps)).sum(0))}, chosen
+
+
+def _expected(lps, tokens, mode, penalty=1.0):
+    """Every field of one beam from the members' teacher-forced rows ``lps`` ``(M, T, V)`` (numpy, by the formulas)."""
+    m, t_len, _ = lps.shape
+    post, chosen = _posteriors(lps, tokens)
     norm = t_len ** penalty
     out = {}
     for mo, lp in post.items():
@@ -104,7 +109,6 @@ def _expected(lps, tokens, mode, penalty=1.0):
         out[mo] = {name: sum(v) / norm for name, v in rows.items()}
     out["log_probas"] = chosen.sum(1) / norm
     out["score"] = post[mode][np.arange(t_len), tokens].sum() / norm
-    out["posterior"] = post[mode]
     return out
 
 
@@ -147,7 +151,7 @@ def test_one_beam_is_greedy_decoding_of_the_ensemble_posterior(members, kind, mo
         tokens: list[int] = []
         for _ in range(6):  # brute force: all V next tokens scored by the posterior of plain forward passes
             rows = _rows(ens, kind, prompt, tokens + [0])  # a placeholder last token: rows[:, -1] is the next step
-            nxt = int(np.argmax(_expected(rows, tokens + [0], mode)["posterior"][-1]))
+            nxt = int(np.argmax(_posteriors(rows, tokens + [0])[0][mode][-1]))
             tokens.append(nxt)
             if nxt == 1:
                 break
@@ -158,13 +162,13 @@ def test_two_beams_of_two_steps_are_the_best_by_brute_force(members):
     """max_new_tokens=2, B=2: the two best first tokens, then the best continuations of the unfinished ones."""
     ens = _ensemble(members["causal"], ensembling_mode="pe", num_beams=2)
     prompt = PROMPTS[0]
-    first = _expected(_rows(ens, "causal", prompt, [0]), [0], "pe")["posterior"][0]
+    first = _posteriors(_rows(ens, "causal", prompt, [0]), [0])[0]["pe"][0]
     top2 = list(np.argsort(-first)[:2])
     cands = []
     for a in top2:
         if a == 1:
             continue
-        second = _expected(_rows(ens, "causal", prompt, [int(a), 0]), [int(a), 0], "pe")["posterior"][1]
+        second = _posteriors(_rows(ens, "causal", prompt, [int(a), 0]), [int(a), 0])[0]["pe"][1]
         cands += [(first[a] + second[v], [int(a), v]) for v in range(len(second))]
     finished = [([1], first[1])] if 1 in top2 else []
     best = sorted(cands, key=lambda c: -c[0])[: 2 - len(finished)]
