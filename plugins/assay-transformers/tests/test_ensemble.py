@@ -190,7 +190,7 @@ def _manager(folders, batch_size, mode="pe", **kw):
 
 @pytest.mark.parametrize("kind", ["causal", "seq2seq"])
 def test_every_ensemble_estimator_runs_in_the_manager_equal_at_batch_sizes_1_2_3_and_to_lm_polygraph(members, kind,
-                                                                                                   lpm):
+                                                                                                   lpm, tmp_path):
     mans = [_manager(members[kind], b) for b in (1, 2, 3)]
     est_tok = lpm("estimators.ensemble_token_measures")
     est_seq = lpm("estimators.ensemble_sequence_measures")
@@ -207,6 +207,12 @@ def test_every_ensemble_estimator_runs_in_the_manager_equal_at_batch_sizes_1_2_3
         theirs = getattr(module, name)()({"ensemble_token_scores": data})
         np.testing.assert_allclose(values[0], theirs, atol=1e-6, err_msg=name)
     assert any("ensemble=ModelEnsemble(" in note for note in mans[0].notes)
+    with pytest.warns(RuntimeWarning, match="ensemble_token_scores"):  # a dict column: said, not saved
+        mans[0].save(tmp_path / "run")
+    loaded = UEManager.load(tmp_path / "run")
+    assert "ensemble_token_scores" not in loaded.stats
+    for name in ENSEMBLE_TOKEN_CLASSES:
+        np.testing.assert_array_equal(loaded.estimations[("sequence", name)], mans[0].estimations[("sequence", name)])
 
 
 def test_folders_with_another_vocabulary_are_rejected_naming_them(members, tmp_path, tiny_tokenizer):

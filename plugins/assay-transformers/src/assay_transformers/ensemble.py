@@ -238,23 +238,26 @@ class ModelEnsemble:
         of the prefixes ``cum`` ``(M, R)``."""
         import torch
 
+        def weighted(p: Any, log: Any) -> Any:  # sum_v p(v) log(v), a token of probability 0 counting 0
+            return torch.where(p > 0, p * log, torch.zeros_like(p)).sum(-1)
+
         m = lp.shape[0]
         posteriors = {"pe": torch.logsumexp(lp, 0) - math.log(m),
                       "ep": torch.logsumexp(lp + cum[:, :, None], 0) - torch.logsumexp(cum, 0)[:, None]}
-        data = (-(lp.exp() * lp).sum(-1)).mean(0)
+        data = (-weighted(lp.exp(), lp)).mean(0)
         mean_lp = lp.mean(0)
         out: dict[str, Any] = {}
         for mode, post in posteriors.items():
             p = post.exp()
-            total = -(p * post).sum(-1)
-            epkl_total = -(p * mean_lp).sum(-1)
+            total = -weighted(p, post)
+            epkl_total = -weighted(p, mean_lp)
             vals = {"total_uncertainty": total, "data_uncertainty": data, "mutual_information": total - data,
                     "epkl_total_uncertainty": epkl_total, "epkl": epkl_total - data, "rmi": epkl_total - total,
                     "entropy": total}
             for k in _TOP_K:
                 top = p.topk(min(k, p.shape[-1]), dim=-1).values
                 q = top / top.sum(-1, keepdim=True)
-                vals[f"entropy_top{k}"] = -(q * torch.log(q)).nan_to_num(0.0).sum(-1)  # a zero-probability token: 0
+                vals[f"entropy_top{k}"] = -weighted(q, torch.log(q))
             out.update({f"{mode}:{name}": v for name, v in vals.items()})
         return out, posteriors[self.mode]
 
