@@ -42,6 +42,7 @@ shows the workflow, not which estimator is better.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -324,8 +325,6 @@ def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: in
 def _ensemble(out_dir: Path, model_dir: Path, records: list[dict[str, Any]], *, steps: int, n_resamples: int) -> Any:
     """The ensemble table: :data:`ENSEMBLE_ESTIMATORS` on the demo's model and two more trained with other seeds
     (saved in ``tiny-model-seed-1/``, ``tiny-model-seed-2/``; the manager in ``ensemble/``)."""
-    import time
-
     from assay_uncertainty.manager import UEManager
 
     began = time.perf_counter()
