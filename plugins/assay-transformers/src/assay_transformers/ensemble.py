@@ -45,8 +45,8 @@ mode's posterior. Temperature, top-k and top-p do not apply (no sampling); a
 total - data``; ``epkl_total_uncertainty = -sum_v p(v) mean_m l_m(v)``; ``epkl =
 epkl_total_uncertainty - data_uncertainty``; ``rmi = epkl_total_uncertainty - total_uncertainty``
 (LM-Polygraph's formulas); ``entropy = H(p)``; ``entropy_top{5,10,15}``: the entropy of ``p``'s
-``K`` most probable tokens renormalised (LM-Polygraph computed these three from the decoding
-posterior in both dicts; here each dict's from its own posterior).
+``K`` most probable tokens renormalised (LM-Polygraph's disabled code computed these three from
+the decoding posterior in both dicts; here each dict's from its own posterior).
 
 **The statistic** of one example (a dict; the manager's column holds one per example, which
 :func:`assay_uncertainty.estimators_lmp_ensemble.batch_scores` stacks into LM-Polygraph's
@@ -62,8 +62,8 @@ whole-batch layout), with ``n_b = T_b ** length_penalty``:
   (LM-Polygraph's top-level keys);
 - ``texts`` (``B`` strings) and ``tokens`` (``B`` arrays of token ids): the beams.
 
-LM-Polygraph divided ``log_probas`` by ``T_b + 1``, counting the seq2seq decoder's start token
-as a generated one; here by the ``T_b`` tokens the members predicted.
+LM-Polygraph's disabled code divided ``log_probas`` by ``T_b + 1``, counting the seq2seq
+decoder's start token as a generated one; here by the ``T_b`` tokens the members predicted.
 
 Each example is decoded on its own (no padding), so the values do not depend on the batch size.
 """
