@@ -62,7 +62,7 @@ EXTRA_MODEL = (
     ("claims", "the answer's claims (given to assay; LM-Polygraph extracts them with a hosted model)"),
     ("model", "the model object (LM-Polygraph's class reads `stats[\"model\"]`)"),
     ("tokenizer", "the model's tokenizer"),
-    ("ensemble_token_scores", "an ensemble of models"),
+    ("ensemble_token_scores", "an ensemble of model folders sharing a tokenizer (the backend's `ensemble` option)"),
 )
 
 #: models an estimator loads from its options rather than reading from the statistics

@@ -137,7 +137,10 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     assert sorted(p.name for p in (section / "run").iterdir()) == ["arrays.npz", "manager.json"]
     model_files = {p.name for p in (section / "tiny-model").iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= model_files
-    assert sorted(p.name for p in section.iterdir()) == ["claims", "run", "tiny-model", "tiny-nli", "verbalized"]
+    assert sorted(p.name for p in section.iterdir()) == ["claims", "ensemble", "run", "tiny-model",
+                                                         "tiny-model-seed-1", "tiny-model-seed-2", "tiny-nli",
+                                                         "verbalized"]
+    _check_the_ensemble_table(section, out)
     nli_files = {p.name for p in (section / "tiny-nli").iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= nli_files
 
@@ -195,8 +198,8 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     # each printed comparison is the difference and the verdict, which quotes its own interval and p-value:
     # "is better" exactly when the printed p is below the printed alpha (one test, never p = 0.060 beside it)
     lines = [x for x in out.splitlines() if x.startswith("Paired comparison of")]
-    # four of the main table, one of the verbalized table
-    assert len(lines) == 5
+    # four of the main table (the claim one among them), one of the verbalized table, two of the ensemble table
+    assert len(lines) == 7
     for line in lines:
         m = re.search(r"; (.*p = ([0-9.e+-]+) (<|>=) ([0-9.e+-]+)\))$", line)
         assert m, line
@@ -260,10 +263,40 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
     assert "they mean nothing about the method" in out
 
     # the families left out say why
-    assert "verbalized_2s (it asks a follow-up question as a chat" in out and "does not produce that statistic" in out
+    assert "verbalized_2s (it asks a follow-up question as a chat" in out
+    assert "linguistic_1s (the model was taught" in out
 
     # the rescored UE metrics are in the printed second table; rescoring again here gives the same
     assert "roc_auc (accuracy)" in out and "prr[max_rejection=0.5] (accuracy)" in out
     again = man.rescore(["roc_auc"])
     roc = again[("sequence", "msp", "accuracy", "roc_auc")]
     assert f"{roc:.4f}" in out.split("rescored without the model")[1]
+
+
+def _check_the_ensemble_table(section: Path, out: str) -> None:
+    """The ensemble table: the saved manager's values are the three folders' ensemble decoding (recomputed here
+    for the first prompts, read by the estimator classes), its PRR the hand one, printed with intervals."""
+    from assay_transformers.demo import ENSEMBLE_ESTIMATORS
+    from assay_transformers.ensemble import ModelEnsemble
+    from assay_transformers.generation import HFModel
+    from assay_uncertainty.estimators_lmp_ensemble import ENSEMBLE_SEQUENCE_CLASSES, ENSEMBLE_TOKEN_CLASSES
+
+    man = UEManager.load(section / "ensemble")
+    assert man.estimator_names == ["msp", *ENSEMBLE_ESTIMATORS] and man.n_examples == 40
+    folders = [section / f for f in ("tiny-model", "tiny-model-seed-1", "tiny-model-seed-2")]
+    ens = ModelEnsemble([HFModel(str(f), device="cpu") for f in folders], ensembling_mode="pe", num_beams=3)
+    stats = {"ensemble_token_scores": [ens.token_scores(p, max_new_tokens=4, stop_strings=["Q:"])
+                                       for p in man.stats["input_texts"][:4]]}
+    classes = {**ENSEMBLE_TOKEN_CLASSES, **ENSEMBLE_SEQUENCE_CLASSES}
+    q = np.asarray(man.gen_metrics[("sequence", "accuracy")], dtype=float)
+    for name in ENSEMBLE_ESTIMATORS:
+        u = np.asarray(man.estimations[("sequence", name)], dtype=float)
+        np.testing.assert_allclose(u[:4], classes[name]()(stats), rtol=1e-9)
+        key = ("sequence", name, "accuracy", "prr")
+        assert man.metrics[key] == pytest.approx(hand_prr(u, q), abs=1e-12)
+        low, high = man.intervals[key]
+        assert np.isfinite([low, high]).all() and low <= man.metrics[key] <= high
+        assert f"| {name} | {man.metrics[key]:.4f} [{low:.4f}, {high:.4f}] |" in out
+    for name in ENSEMBLE_ESTIMATORS[::2]:  # the two compared with MSP
+        diff = man.metrics[("sequence", name, "accuracy", "prr")] - man.metrics[("sequence", "msp", "accuracy", "prr")]
+        assert f"{name} - msp: {diff:+.4f}; " in out

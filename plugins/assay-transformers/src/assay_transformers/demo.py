@@ -31,9 +31,12 @@ confidence (``verbalized_1s``) gets a table of its own too: the model is also ta
 same training, LM-Polygraph's verb_1s answer format (:func:`stated_confidence_texts`), and is
 asked :data:`VERBAL_TEMPLATE` prompts; quality is the exact match of the guess
 (:class:`GuessAccuracy`). Not shown, and the section says why: ``verbalized_2s`` (a chat
-model), ``linguistic_1s`` (the model is taught numbers) and the ensemble measures (the model
-backend runs one model; nothing in assay produces LM-Polygraph's ``ensemble_token_scores``
-statistic from several models).
+model) and ``linguistic_1s`` (the model is taught numbers).
+
+The ensemble measures (:data:`ENSEMBLE_ESTIMATORS`; LM-Polygraph's EPT*, PET*, EPS*, PES*) get a
+table of their own (:func:`_ensemble`): two more tiny models trained with seeds 1 and 2 make,
+with the first, a deep ensemble of three, whose beam search gives ``ensemble_token_scores``
+(:mod:`assay_transformers.ensemble`).
 
 Every value comes from tiny models trained for seconds (the NLI one not at all): the section
 shows the workflow, not which estimator is better.
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib import resources
@@ -54,9 +58,10 @@ import numpy as np
 from assay.uncertainty.base import GenerationMetric
 from assay_uncertainty.gen_metrics import normalize_text
 
-__all__ = ["CLAIM_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS", "POLYGRAPH_ESTIMATORS", "STATED",
-           "TRAIN_ROWS", "VERBAL_REGEX", "VERBAL_TEMPLATE", "GuessAccuracy", "claim_records", "guess",
-           "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run", "stated_confidence_texts", "vocabulary"]
+__all__ = ["CLAIM_ESTIMATORS", "ENSEMBLE_ESTIMATORS", "ESTIMATORS", "EXTRA_WORDS", "NLI_ESTIMATORS",
+           "POLYGRAPH_ESTIMATORS", "STATED", "TRAIN_ROWS", "VERBAL_REGEX", "VERBAL_TEMPLATE", "GuessAccuracy",
+           "claim_records", "guess", "make_tiny_model", "make_tiny_nli", "qa_path", "qa_rows", "run",
+           "stated_confidence_texts", "vocabulary"]
 
 #: the estimators of the demo and of examples/transformers/run.py
 #: (the semantic ones cluster by embedding similarity: ``num_sem_sets`` alone is LM-Polygraph's NLI method, issue 28)
@@ -71,6 +76,8 @@ POLYGRAPH_ESTIMATORS = ["mean_pointwise_mutual_information", "attention_score", 
 NLI_ESTIMATORS = ["semantic_entropy"]
 #: LM-Polygraph's claim-level estimators of the claim table (claims from :func:`claim_records`)
 CLAIM_ESTIMATORS = ["maximum_claim_probability", "max_token_entropy_claim"]
+#: the ensemble table's estimators (LM-Polygraph's EPTmi, PETtu, EPSrmi), on a deep ensemble of three tiny models
+ENSEMBLE_ESTIMATORS = ["EPTmi", "PETtu", "EPSrmi"]
 #: the stated-confidence pattern of ``verbalized_1s`` (LM-Polygraph's verb_1s_top1 configs: "Guess: ..." then
 #: "Probability: <0.0 to 1.0>")
 VERBAL_REGEX = r"Probability: (\d+\.\d+)"
@@ -410,6 +417,37 @@ def _claims(man: Any, rows: list[dict[str, Any]], out_dir: Path, n_resamples: in
     return claims
 
 
+def _ensemble(out_dir: Path, model_dir: Path, records: list[dict[str, Any]], *, steps: int, n_resamples: int) -> Any:
+    """The ensemble table: :data:`ENSEMBLE_ESTIMATORS` on the demo's model and two more trained with other seeds
+    (saved in ``tiny-model-seed-1/``, ``tiny-model-seed-2/``; the manager in ``ensemble/``)."""
+    from assay_uncertainty.manager import UEManager
+
+    began = time.perf_counter()
+    others = [make_tiny_model(out_dir / f"tiny-model-seed-{s}", seed=s, steps=steps, train_rows=TRAIN_ROWS)
+              for s in (1, 2)]
+    man = UEManager(records, model=str(model_dir),
+                    model_options={"device": "cpu", "ensemble": [str(o) for o in others],
+                                   "ensemble_generation_params": {"num_beams": 3}},
+                    estimators=["msp", *ENSEMBLE_ESTIMATORS], gen_metrics=["accuracy"], ue_metrics=["prr"],
+                    batch_size=8, max_new_tokens=4, seed=0, n_resamples=n_resamples,
+                    generation_params={"stop_strings": ["Q:"]}, progress=False)
+    man()
+    right = int(sum(man.gen_metrics[("sequence", "accuracy")]))
+    print(f"\nA deep ensemble: the model above and two more trained the same way with seeds 1 and 2 "
+          f"({time.perf_counter() - began:.1f} s to train them and run). The three decode together (3 beams on the "
+          "mean of their next-token distributions, LM-Polygraph's 'pe' ensembling) and LM-Polygraph's ensemble "
+          "measures read how they disagree: EPTmi the mutual information of the members' token distributions, "
+          "PETtu the total token entropy, EPSrmi the reverse mutual information of the beams' sequence "
+          f"probabilities. PRR against the accuracy of the first model's greedy answers ({right} of "
+          f"{man.n_examples} right):\n")
+    print(man.table(gen_metric="accuracy"))
+    for other in ("EPTmi", "EPSrmi"):
+        c = man.compare(("sequence", "msp", "accuracy", "prr"), ("sequence", other, "accuracy", "prr"))
+        print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f}; {c.verdict}")
+    print(f"Saved the ensemble's manager in {man.save(out_dir / 'ensemble')}")
+    return man
+
+
 def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
     from assay_transformers.nli import SemanticMatrixCalculator
     from assay_uncertainty.manager import UEManager
@@ -456,10 +494,9 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f}; {c.verdict}")
     _claims(man, rows, out_dir, n_resamples)
     _verbalized(model_dir, rows, out_dir, n_resamples)
+    _ensemble(out_dir, model_dir, records, steps=steps, n_resamples=n_resamples)
     print("\nNot shown: verbalized_2s (it asks a follow-up question as a chat, which needs a chat model) and "
-          "linguistic_1s (the model was taught numbers, not expressions). The ensemble measures (EPT*, PET*, EPS*, "
-          "PES*) read LM-Polygraph's ensemble_token_scores, which needs several models decoding together; assay's "
-          "model backend runs one model and does not produce that statistic.")
+          "linguistic_1s (the model was taught numbers, not expressions).")
     saved = man.save(out_dir / "run")
     print(f"\nSaved the manager (estimations, statistics, scores, intervals) in {saved}")
     loaded = UEManager.load(saved)

@@ -39,6 +39,7 @@ import attrs
 import numpy as np
 
 from assay.errors import InvalidParameterError
+from assay_transformers.ensemble import EnsembleTokenScoresCalculator, ModelEnsemble, check_ensemble_options
 from assay_transformers.generation_params import GENERATION_PARAMS, check_generation_params
 from assay_transformers.loading import folder_digest
 from assay_transformers.stats import calculators_for
@@ -70,13 +71,23 @@ class HFModel:
     load_args : for a path: more ``from_pretrained`` arguments (not ``trust_remote_code``)
     trust_remote_code : for a path: run the folder's own Python (``auto_map``); a keyword of its
         own, so that a ``load_args`` mapping read from a config file cannot set it
+    ensemble : more models (folders, pairs or :class:`HFModel`; folders loaded with the same ``type``,
+        ``device``, ``dtype``, ``load_args`` and ``trust_remote_code``): with ``model`` they are a deep
+        ensemble whose beam search gives LM-Polygraph's ``ensemble_token_scores``
+        (:mod:`assay_transformers.ensemble`), for the ensemble estimators (EPT*, PET*, EPS*, PES*)
+    ensembling_mode : {"pe", "ep"} (default "pe"), with ``ensemble`` only: the posterior the beams are
+        decoded with and weighted by
+    ensemble_generation_params : with ``ensemble`` only: ``num_beams`` (default 5), ``length_penalty`` (1.0)
     """
 
     def __init__(self, model: Any, *, type: str | None = None, device: str | None = None,
                  dtype: str | None = "float32", load_args: Mapping[str, Any] | None = None,
-                 tokenizer: Any = None, trust_remote_code: bool = False) -> None:
+                 tokenizer: Any = None, trust_remote_code: bool = False, ensemble: Sequence[Any] | None = None,
+                 ensembling_mode: str | None = None,
+                 ensemble_generation_params: Mapping[str, Any] | None = None) -> None:
         from assay_transformers.loading import MODEL_TYPES, load_model, model_type_of
 
+        asked_type = type  # the ensemble's other folders load with the type asked for, not the one read here
         if load_args and "trust_remote_code" in load_args:
             raise InvalidParameterError(
                 "load_args['trust_remote_code']: running a model folder's own code is opted in only with the "
@@ -116,6 +127,25 @@ class HFModel:
         if pad is None:
             pad = min(self.eos_ids) if self.eos_ids else 0
         self.pad_id = int(pad)
+        self.ensemble = self._ensemble(ensemble, ensembling_mode, ensemble_generation_params,
+                                       type=asked_type, device=device, dtype=dtype, load_args=load_args,
+                                       trust_remote_code=trust_remote_code)
+
+    def _ensemble(self, ensemble: Sequence[Any] | None, mode: str | None, params: Mapping[str, Any] | None,
+                  **load: Any) -> Any:
+        """The :class:`~assay_transformers.ensemble.ModelEnsemble` of this model and ``ensemble`` (None without)."""
+        if ensemble is None:
+            for key, value in (("ensembling_mode", mode), ("ensemble_generation_params", params)):
+                if value is not None:
+                    raise InvalidParameterError(f"{key!r} applies to an ensemble; give the other models' folders "
+                                                "in 'ensemble' too.")
+            return None
+        if isinstance(ensemble, (str, os.PathLike)) or not isinstance(ensemble, Sequence) or not ensemble:
+            raise InvalidParameterError(f"'ensemble' must be a non-empty list of model folders (the ensemble's "
+                                        f"models besides this one); got {ensemble!r:.120}.")
+        mode_, beams, penalty = check_ensemble_options("pe" if mode is None else mode, params)
+        members = [self, *(m if isinstance(m, HFModel) else HFModel(m, **load) for m in ensemble)]
+        return ModelEnsemble(members, ensembling_mode=mode_, num_beams=beams, length_penalty=penalty)
 
     @staticmethod
     def accepts(model: Any) -> bool:
@@ -133,7 +163,8 @@ class HFModel:
 
     def __repr__(self) -> str:
         name = getattr(self.model.config, "_name_or_path", "") or type(self.model).__name__
-        return f"HFModel({name!r}, type={self.type!r}, device={str(self.device)!r})"
+        more = "" if self.ensemble is None else f", ensemble={self.ensemble!r}"
+        return f"HFModel({name!r}, type={self.type!r}, device={str(self.device)!r}{more})"
 
     def fingerprint(self) -> dict[str, Any]:
         """What identifies this model's outputs, for a resumable run's cache (``UEManager(cache_dir=...)``).
@@ -167,9 +198,14 @@ class HFModel:
     # ------------------------------------------------------------------ the StatCalculators
     def calculators(self, *, max_new_tokens: int = 100, generation_params: Mapping[str, Any] | None = None,
                     samples_n: int = 10, seed: int | None = None) -> list[Any]:
-        """The stat calculators of this model for one manager run (see :mod:`assay_transformers.stats`)."""
-        return calculators_for(self, max_new_tokens=max_new_tokens, generation_params=generation_params,
-                               samples_n=samples_n, seed=seed)
+        """The stat calculators of this model for one manager run (see :mod:`assay_transformers.stats`), and
+        with an ensemble its ``ensemble_token_scores`` (:mod:`assay_transformers.ensemble`)."""
+        calcs = calculators_for(self, max_new_tokens=max_new_tokens, generation_params=generation_params,
+                                samples_n=samples_n, seed=seed)
+        if self.ensemble is not None:
+            calcs.append(EnsembleTokenScoresCalculator(self.ensemble, max_new_tokens=max_new_tokens,
+                                                       generation_params=generation_params))
+        return calcs
 
     def shared_stats(self, *, seed: int | None = None) -> dict[str, Any]:
         """What every batch's statistics hold besides the columns, as LM-Polygraph's manager passes them:

@@ -8,6 +8,12 @@
       device: cpu                   # optional (default: CUDA when available, else CPU)
       dtype: float32                # optional: float32 | float16 | bfloat16 | float64
       load_args: {}                 # optional: more from_pretrained arguments (never trust_remote_code)
+      ensemble: [seed-1, seed-2]    # optional: more model folders (relative to the config file) that with
+                                    # path make a deep ensemble: it gives ensemble_token_scores, which the
+                                    # ensemble estimators (EPT*, PET*, EPS*, PES*) read; the folders must
+                                    # share path's tokenizer
+      ensembling_mode: pe           # optional, with ensemble: pe | ep (the posterior beams are decoded with)
+      ensemble_generation_params: {num_beams: 5, length_penalty: 1.0}  # optional, with ensemble
       batch_size: 4                 # optional (1)
       max_new_tokens: 16            # optional (100)
       samples_n: 5                  # optional (10): sampled answers per example
@@ -71,9 +77,10 @@ from assay.errors import ConfigError
 
 MODEL_KEYS = ("path", "type", "device", "dtype", "load_args", "batch_size", "max_new_tokens", "samples_n",
               "generation_params", "ignore_exceptions", "save_stats", "url", "name", "endpoint", "timeout",
-              "max_retries", "logprobs", "top_logprobs", "system_prompt", "cache_dir")
+              "max_retries", "logprobs", "top_logprobs", "system_prompt", "cache_dir", "ensemble", "ensembling_mode",
+              "ensemble_generation_params")
 #: the keys of a local model folder (``path``) and of a model behind an OpenAI-compatible endpoint (``url``)
-FOLDER_KEYS = ("type", "device", "dtype", "load_args")
+FOLDER_KEYS = ("type", "device", "dtype", "load_args", "ensemble", "ensembling_mode", "ensemble_generation_params")
 URL_KEYS = ("name", "endpoint", "timeout", "max_retries", "logprobs", "top_logprobs", "system_prompt")
 DATASET_KEYS = ("path", "split", "text_column", "label_column", "template", "few_shot", "few_shot_template",
                 "subsample", "size", "seed")
@@ -134,6 +141,7 @@ def check_model_sections(cfg: dict, path: Path) -> None:
         raise _fail(path, "model.type", "causal or seq2seq", model["type"])
     if model.get("dtype", "float32") not in ("float32", "float16", "bfloat16", "float64"):
         raise _fail(path, "model.dtype", "float32, float16, bfloat16 or float64", model["dtype"])
+    _check_ensemble(model, path)
     for key in ("load_args", "generation_params"):
         if key in model and not isinstance(model[key], dict):
             raise _fail(path, f"model.{key}", "a mapping", model[key])
@@ -160,6 +168,27 @@ def check_model_sections(cfg: dict, path: Path) -> None:
             raise _fail(path, "seed", "an integer >= 0 or a non-empty list of them", cfg["seed"])
         if len(set(seeds)) != len(seeds):
             raise _fail(path, "seed", "distinct seeds (one saved manager each)", cfg["seed"])
+
+
+def _check_ensemble(model: dict, path: Path) -> None:
+    """``ensemble`` (a list of folders) and the keys that apply with it only."""
+    if "ensemble" not in model:
+        for key in ("ensembling_mode", "ensemble_generation_params"):
+            if key in model:
+                raise _fail(path, f"model.{key}", "no ensemble setting without 'ensemble' (the other models' folders)",
+                            model[key])
+        return
+    folders = model["ensemble"]
+    if not isinstance(folders, list) or not folders or not all(isinstance(f, str) and f for f in folders):
+        raise _fail(path, "model.ensemble", "a non-empty list of model folders", folders)
+    if model.get("ensembling_mode", "pe") not in ("pe", "ep"):
+        raise _fail(path, "model.ensembling_mode", "pe or ep", model["ensembling_mode"])
+    params = model.get("ensemble_generation_params", {})
+    if not isinstance(params, dict):
+        raise _fail(path, "model.ensemble_generation_params", "a mapping", params)
+    from assay.configfile import check_keys
+
+    check_keys(params, ("num_beams", "length_penalty"), file=path, path=("model", "ensemble_generation_params"))
 
 
 def _check_url(model: dict, path: Path) -> None:
@@ -222,6 +251,8 @@ def run_seeds(cfg: dict, args: Any, base: Path, out: Path, write: Any) -> list[t
         backend = load_model_backend("openai", model=m["url"], **{k: m[k] for k in URL_KEYS if k in m})
     else:
         options = {k: m[k] for k in FOLDER_KEYS if k in m}
+        if "ensemble" in options:  # the other members' folders, relative to the config file as path is
+            options["ensemble"] = [str(base / f) for f in options["ensemble"]]
         if getattr(args, "trust_remote_code", False):
             options["trust_remote_code"] = True
         backend = resolve_model_backend(str(base / m["path"]), options)  # loaded once for every seed
