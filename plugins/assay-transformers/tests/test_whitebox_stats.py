@@ -60,7 +60,8 @@ def _load_lm_polygraph() -> dict[str, types.ModuleType]:
             pkg = types.ModuleType(name)
             pkg.__path__ = [str(folder)]
             sys.modules[name] = pkg
-    if importlib.util.find_spec("openai") is None:
+    stub_openai = importlib.util.find_spec("openai") is None
+    if stub_openai:
         sys.modules["openai"] = types.ModuleType("openai")
     try:
         model = importlib.import_module("lm_polygraph.utils.model")
@@ -76,8 +77,11 @@ def _load_lm_polygraph() -> dict[str, types.ModuleType]:
             mods[f"estimators.{m}"] = importlib.import_module(f"lm_polygraph.estimators.{m}")
         return mods
     finally:
-        for name in set(sys.modules) - before:  # only ours: transformers' lazily imported modules stay
-            if name == "openai" or name.startswith("lm_polygraph"):
+        # only ours: transformers' lazily imported modules stay, and so does a real openai package with its
+        # submodules (popping the package alone left `openai.lib` & co. behind, and a later `import openai`
+        # made a second package object without them: the black-box tests then failed after this file)
+        for name in set(sys.modules) - before:
+            if (name == "openai" and stub_openai) or name.startswith("lm_polygraph"):
                 sys.modules.pop(name, None)
 
 
