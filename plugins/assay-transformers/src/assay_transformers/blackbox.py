@@ -205,7 +205,7 @@ class OpenAIModel:
         return self.answers_cached[key]
 
 
-    def _error(self, index: int, request: str | None, cause: str) -> ModelRequestError:
+    def _error(self, index: int | None, request: str | None, cause: str) -> ModelRequestError:
         c = self.client
         where = request or f"prompt {index}"
         return ModelRequestError(f"The request to {c.url} (model {c.model!r}) for {where} {cause}.", url=c.url,
