@@ -197,6 +197,7 @@ def test_the_demo_section_runs_end_to_end(tmp_path, capsys):
         assert f"{other} - msp: {diff:+.4f}; " in out
     # each printed comparison is the difference and the verdict, which quotes its own interval and p-value:
     # "is better" exactly when the printed p is below the printed alpha (one test, never p = 0.060 beside it)
+    assert "'B - A' is b - a: the verdict's a is the estimator after the minus sign" in out
     lines = [x for x in out.splitlines() if x.startswith("Paired comparison of")]
     # four of the main table (the claim one among them), one of the verbalized table, two of the ensemble table
     assert len(lines) == 7

@@ -489,6 +489,8 @@ def _run(out_dir: Path, *, steps: int, samples_n: int, n_resamples: int) -> Any:
           "which estimator is better.\n")
     print(man.table(gen_metric="accuracy"))
     key_a = ("sequence", "msp", "accuracy", "prr")
+    print("\nIn each paired comparison of this section, 'B - A' is b - a: the verdict's a is the estimator after the "
+          "minus sign, b the one before it.")
     for other in (estimators[len(ESTIMATORS) - 1], "p_true", "semantic_entropy"):
         c = man.compare(key_a, ("sequence", other, "accuracy", "prr"))
         print(f"\nPaired comparison of PRR, {other} - msp: {c.difference:+.4f}; {c.verdict}")
