@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from assay.uncertainty import Estimator, StatCalculator
+from assay.uncertainty.base import EXAMPLE_POSITIONS
 from assay_uncertainty import estimators_claim as ec
 from assay_uncertainty import estimators_density as ed
 from assay_uncertainty import estimators_info as ei
@@ -25,14 +26,23 @@ def _batches(est, stats, sizes):
 
 # --------------------------------------------------------------------------- random_baseline_claim
 def test_random_baseline_claim_with_a_seed_gives_the_same_draws_for_any_batch_size():
-    claims = {"claims": [[{"aligned_token_ids": [0]}] * k for k in (2, 1, 3, 2, 1)]}
+    k = (2, 1, 3, 2, 1)
+    claims = {"claims": [[{"aligned_token_ids": [0]}] * n for n in k]}
     whole = ec.RandomBaselineClaim(seed=7)(claims)
-    # the numbers of RandomState(7), one per claim in order (9 claims)
-    np.testing.assert_array_equal(np.concatenate(whole), np.random.RandomState(7).rand(9))
-    for sizes in ([1] * 5, [2, 2, 1]):
-        got = _batches(ec.RandomBaselineClaim(seed=7), claims, sizes)
-        np.testing.assert_array_equal(np.concatenate(got), np.concatenate(whole))
+    # example i draws its claims' numbers from RandomState([7, i])
+    for i, n in enumerate(k):
+        np.testing.assert_array_equal(whole[i], np.random.RandomState([7, i]).rand(n))
+    # the model loop's batches carry the examples' positions: any batch size gives the same numbers
     # (before: a generator made again at each call drew the first numbers again for every batch)
+    for sizes in ([1] * 5, [2, 2, 1]):
+        with_positions = {**claims, EXAMPLE_POSITIONS: list(range(5))}
+        got = _batches(ec.RandomBaselineClaim(seed=7), with_positions, sizes)
+        np.testing.assert_array_equal(np.concatenate(got), np.concatenate(whole))
+    # a run resumed from its cache computes only the examples not done (3 and 4 here): the same numbers
+    rest = ec.RandomBaselineClaim(seed=7)({"claims": claims["claims"][3:], EXAMPLE_POSITIONS: [3, 4]})
+    np.testing.assert_array_equal(np.concatenate(rest), np.concatenate(whole[3:]))
+    with pytest.raises(Exception, match="positions for 5 examples"):
+        ec.RandomBaselineClaim(seed=7)({**claims, EXAMPLE_POSITIONS: [0, 1]})
 
 
 # --------------------------------------------------------------------------- label_prob

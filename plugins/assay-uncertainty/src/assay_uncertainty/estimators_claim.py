@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from assay.errors import InvalidParameterError
-from assay.uncertainty.base import Estimator, StatCalculator, nan_with_warning
+from assay.uncertainty.base import EXAMPLE_POSITIONS, Estimator, StatCalculator, nan_with_warning
 from assay_uncertainty.estimators_info import BoostedProbSequence, _model_config, _unpad
 
 __all__ = [
@@ -309,23 +309,29 @@ class RandomBaselineClaim(Estimator):
 
     Drawn with numpy's global generator (``np.random.rand()``, one call per claim in order, as
     LM-Polygraph draws them), so seeding numpy gives LM-Polygraph's numbers; ``seed`` (assay's
-    addition) draws from its own ``np.random.RandomState(seed)`` instead and leaves the global
-    state alone. That generator is made once, with the estimator: its draws continue from one
-    call to the next, as the global generator's do, so a run in batches gives the numbers of
-    one call on all the examples, whatever the batch size (a generator made again at every call
-    gave each batch the same first numbers).
+    addition) leaves the global state alone and draws each example's numbers from its own
+    ``np.random.RandomState([seed, position])``, ``position`` being the example's place in the run
+    (the model loop's ``example_positions`` statistic; without it, its place in the call). So an
+    example gets the same numbers whatever the batch size, the batches around it, or whether a
+    run resumed from its cache (``cache_dir``) skipped the examples before it.
     """
 
     name, level, dependencies = "random_baseline_claim", "claim", ("claims",)
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
-        self._rng = None if seed is None else np.random.RandomState(seed)
         super().__init__()
 
     def __call__(self, stats: Mapping[str, Any]) -> list[np.ndarray]:
-        draw = np.random.rand if self._rng is None else self._rng.rand
-        return [np.array([draw() for _ in claims], dtype=np.float64) for claims in stats["claims"]]
+        claims = stats["claims"]
+        if self.seed is None:
+            return [np.array([np.random.rand() for _ in c], dtype=np.float64) for c in claims]
+        positions = list(stats.get(EXAMPLE_POSITIONS, range(len(claims))))
+        if len(positions) != len(claims):
+            raise InvalidParameterError(f"estimator {self.name!r}: {EXAMPLE_POSITIONS} has {len(positions)} "
+                                        f"positions for {len(claims)} examples of claims.")
+        return [np.random.RandomState([self.seed, int(p)]).rand(len(c)).astype(np.float64)
+                for p, c in zip(positions, claims)]
 
 
 class FrequencyScoringClaim(Estimator):
