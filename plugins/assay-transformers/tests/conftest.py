@@ -141,6 +141,29 @@ def tiny_tokenizer():
     return build_tokenizer
 
 
+@pytest.fixture(scope="session")
+def whitebox_models(tmp_path_factory):
+    """A 3-layer GPT-2 with room for LM-Polygraph's eliciting prompt (512 positions) and a 3-layer T5 (RAUQ's
+    middle layers need 3), on :func:`build_tokenizer`: ``{"causal": folder, "seq2seq": folder}``."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
+
+    root = tmp_path_factory.mktemp("whitebox")
+    tok = build_tokenizer()
+    torch.manual_seed(0)
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=512, n_embd=32, n_layer=3, n_head=2,
+                               bos_token_id=1, eos_token_id=1, pad_token_id=0,
+                               initializer_range=0.25)).save_pretrained(root / "causal")
+    tok.save_pretrained(root / "causal")
+    torch.manual_seed(0)
+    T5ForConditionalGeneration(T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=3,
+                                        num_decoder_layers=3, num_heads=4, eos_token_id=1, pad_token_id=0,
+                                        decoder_start_token_id=0,
+                                        initializer_factor=2.0)).save_pretrained(root / "seq2seq")
+    tok.save_pretrained(root / "seq2seq")
+    return {"causal": root / "causal", "seq2seq": root / "seq2seq"}
+
+
 def build_cross_encoder(folder, seed=1):
     """A tiny random BERT with one output (a cross-encoder's shape), saved with its tokenizer."""
     import torch

@@ -113,28 +113,17 @@ def one_torch_thread():
 
 # --------------------------------------------------------------------------- the local folders
 @pytest.fixture(scope="module")
-def env(tmp_path_factory, tiny_tokenizer, nli_dir, cross_encoder_dir):
+def env(tmp_path_factory, tiny_tokenizer, nli_dir, cross_encoder_dir, whitebox_models):
     """Every folder and fitted statistic the grid needs, built once for the module."""
     import spacy
     import torch
-    from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
+    from transformers import BertConfig, BertModel
 
     from assay_transformers.density_training import training_stats
     from assay_transformers.generation import HFModel
 
     root = tmp_path_factory.mktemp("grid")
     tok = tiny_tokenizer()
-    torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=512, n_embd=32, n_layer=3, n_head=2,
-                               bos_token_id=1, eos_token_id=1, pad_token_id=0,
-                               initializer_range=0.25)).save_pretrained(root / "causal")
-    tok.save_pretrained(root / "causal")
-    torch.manual_seed(0)
-    T5ForConditionalGeneration(T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=3,
-                                        num_decoder_layers=3, num_heads=4, eos_token_id=1, pad_token_id=0,
-                                        decoder_start_token_id=0,
-                                        initializer_factor=2.0)).save_pretrained(root / "seq2seq")
-    tok.save_pretrained(root / "seq2seq")
     torch.manual_seed(9)  # SemanticEntropyToken's sentence-BERT (clusters the vocabulary)
     BertModel(BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=16, max_position_embeddings=16,
@@ -150,7 +139,7 @@ def env(tmp_path_factory, tiny_tokenizer, nli_dir, cross_encoder_dir):
     nlp.to_disk(root / "spacy")
     out: dict[str, Any] = {"nli": nli_dir, "ce": cross_encoder_dir, "root": root}
     for kind in ("causal", "seq2seq"):
-        folder = root / kind
+        folder = whitebox_models[kind]  # conftest's 3-layer GPT-2 (512 positions) and T5
         hf = HFModel(str(folder), device="cpu", dtype=DTYPE)
         train = training_stats(hf, TRAIN, max_new_tokens=MAX_NEW)
         background = training_stats(hf, TRAIN[::-1][:40], max_new_tokens=MAX_NEW)
