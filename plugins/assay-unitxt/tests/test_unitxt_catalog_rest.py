@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import socket
 
 import pytest
 import sacrebleu
@@ -24,17 +23,11 @@ import assay
 from assay.errors import InvalidParameterError, MissingDependencyError
 from assay_unitxt.catalog import hf_sacrebleu
 
-pytestmark = pytest.mark.slow  # importing unitxt (datasets, pandas) takes seconds
+# slow: importing unitxt (datasets, pandas) takes seconds
+# offline: conftest's no_network fails a test that opens a socket or resolves a name
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_network")]
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"a test reached for the network: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
 class _EvaluateSacrebleu:
